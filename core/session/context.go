@@ -1,0 +1,114 @@
+package session
+
+// Context is what BuildContext produces: the messages for the model and the
+// settings in force at the leaf.
+type Context struct {
+	Messages      []Message
+	ThinkingLevel string
+	Model         *ModelRef
+	// Leaf is the entry the context was built for, nil for an empty context.
+	Leaf *Entry
+	// Path is the walk from the root to Leaf.
+	Path []*Entry
+}
+
+// ModelRef names a model.
+type ModelRef struct {
+	Provider string `json:"provider"`
+	ModelID  string `json:"modelId"`
+}
+
+// LeafDefault asks BuildContext for the default leaf (the last entry).
+const LeafDefault = "\x00default"
+
+// BuildContext builds the context for leafID (SPEC §2). leafID "" gives an
+// empty context; LeafDefault or an unknown id uses the last entry.
+func (t *Tree) BuildContext(leafID string) Context {
+	ctx := Context{ThinkingLevel: "off"}
+	if leafID == "" {
+		return ctx
+	}
+	leaf := t.byID[leafID]
+	if leaf == nil {
+		leaf = t.Last()
+	}
+	if leaf == nil {
+		return ctx
+	}
+	path := t.Path(leaf)
+	ctx.Leaf, ctx.Path = leaf, path
+	compactionAt := -1
+	for i, e := range path {
+		switch e.Type {
+		case TypeThinkingLevelChange:
+			ctx.ThinkingLevel = e.Get("thinkingLevel").String()
+		case TypeModelChange:
+			ctx.Model = &ModelRef{Provider: e.Get("provider").String(), ModelID: e.Get("modelId").String()}
+		case TypeMessage:
+			if e.Role() == RoleAssistant {
+				m := e.Get("message")
+				ctx.Model = &ModelRef{Provider: m.Get("provider").String(), ModelID: m.Get("model").String()}
+			}
+		case TypeCompaction:
+			compactionAt = i
+		}
+	}
+	msgs := make([]Message, 0, len(path))
+	if compactionAt < 0 {
+		for _, e := range path {
+			msgs = AppendEntryMessage(msgs, e)
+		}
+		ctx.Messages = msgs
+		return ctx
+	}
+	c := path[compactionAt]
+	msgs = append(msgs, NewCompactionSummary(c.Get("summary").String(), int(c.Get("tokensBefore").Int()), c.Timestamp(), c.ID))
+	firstKept := c.Get("firstKeptEntryId").String()
+	found := false
+	for _, e := range path[:compactionAt] {
+		if e.ID == firstKept {
+			found = true
+		}
+		if found {
+			msgs = AppendEntryMessage(msgs, e)
+		}
+	}
+	for _, e := range path[compactionAt+1:] {
+		msgs = AppendEntryMessage(msgs, e)
+	}
+	ctx.Messages = msgs
+	return ctx
+}
+
+// AppendEntryMessage appends the message an entry contributes to a context
+// (SPEC §2 step 4), if any.
+func AppendEntryMessage(msgs []Message, e *Entry) []Message {
+	if m, ok := EntryMessage(e); ok {
+		msgs = append(msgs, m)
+	}
+	return msgs
+}
+
+// EntryMessage is the message an entry contributes to a context: a message
+// entry's message, a custom_message as a custom message, a non-empty
+// branch_summary as a branchSummary message. Compactions are handled by
+// BuildContext and give nothing here.
+func EntryMessage(e *Entry) (Message, bool) {
+	switch e.Type {
+	case TypeMessage:
+		raw := e.MessageRaw()
+		if raw == nil {
+			return Message{}, false
+		}
+		return Message{Role: e.Role(), Raw: raw, EntryID: e.ID}, true
+	case TypeCustomMessage:
+		return customFromEntry(e), true
+	case TypeBranchSummary:
+		s := e.Get("summary").String()
+		if s == "" {
+			return Message{}, false
+		}
+		return NewBranchSummary(s, e.Get("fromId").String(), e.Timestamp(), e.ID), true
+	}
+	return Message{}, false
+}

@@ -1,0 +1,12 @@
+// Package session owns the session data model and pi's JSONL file format
+// (SPEC §1–§2): entries and messages, lossless parsing and encoding, the
+// in-memory migration from v1 and v2 files, the append-only Store with its
+// advisory lock, the entry tree (paths, children, common ancestors) and
+// BuildContext, which turns a path into the messages sent to a model.
+//
+// Entries are decoded lazily. Parsing reads only each line's envelope (type,
+// id, parentId) and keeps the line's exact bytes, so an entry that nobody
+// modifies is written back byte for byte, and a message is decoded only when a
+// caller asks for it. This is what makes a 100 MB session open in well under a
+// second.
+package session

@@ -1,0 +1,108 @@
+package session
+
+import (
+	"github.com/tidwall/gjson"
+)
+
+// Entry types of SPEC §1. Other types are kept and written back unchanged.
+const (
+	TypeSession             = "session"
+	TypeMessage             = "message"
+	TypeThinkingLevelChange = "thinking_level_change"
+	TypeModelChange         = "model_change"
+	TypeCompaction          = "compaction"
+	TypeBranchSummary       = "branch_summary"
+	TypeCustom              = "custom"
+	TypeCustomMessage       = "custom_message"
+	TypeLabel               = "label"
+	TypeSessionInfo         = "session_info"
+)
+
+// Entry is one line of a session file after the header. Raw holds the
+// line's exact bytes (without the newline); the other fields are read from
+// it. Treat an Entry as immutable: to change one, build a new line.
+type Entry struct {
+	Type     string
+	ID       string
+	ParentID string // "" for a root (parentId null or absent)
+	// Line is the entry's 1-based line number in the file it was read from
+	// (the header is line 1), or 0 for an entry that was never in a file.
+	Line int
+	Raw  []byte
+}
+
+// Get reads a field of the entry by gjson path, without decoding the rest.
+func (e *Entry) Get(path string) gjson.Result { return gjson.GetBytes(e.Raw, path) }
+
+// Timestamp is the entry's ISO 8601 timestamp.
+func (e *Entry) Timestamp() string { return e.Get("timestamp").String() }
+
+// MessageRaw is the JSON of a message entry's agent message, or nil.
+func (e *Entry) MessageRaw() []byte {
+	if e.Type != TypeMessage {
+		return nil
+	}
+	r := e.Get("message")
+	if !r.IsObject() {
+		return nil
+	}
+	return rawOf(e.Raw, r)
+}
+
+// Role is the role of a message entry's agent message, or "".
+func (e *Entry) Role() string {
+	if e.Type != TypeMessage {
+		return ""
+	}
+	return internRole(e.Get("message.role").String())
+}
+
+// rawOf returns the bytes of r inside json without copying when gjson gives
+// an index into the original document.
+func rawOf(json []byte, r gjson.Result) []byte {
+	if r.Index > 0 && r.Index+len(r.Raw) <= len(json) {
+		return json[r.Index : r.Index+len(r.Raw)]
+	}
+	return []byte(r.Raw)
+}
+
+// Header is the first line of a session file.
+type Header struct {
+	ID            string
+	Version       int // 1 when the header has none
+	Timestamp     string
+	Cwd           string
+	ParentSession string
+	Raw           []byte
+}
+
+var knownTypes = map[string]string{}
+
+func init() {
+	for _, t := range []string{TypeSession, TypeMessage, TypeThinkingLevelChange, TypeModelChange,
+		TypeCompaction, TypeBranchSummary, TypeCustom, TypeCustomMessage, TypeLabel, TypeSessionInfo} {
+		knownTypes[t] = t
+	}
+	for _, r := range []string{RoleUser, RoleAssistant, RoleToolResult, RoleBashExecution, RoleCustom,
+		RoleCompactionSummary, RoleBranchSummary, "hookMessage"} {
+		knownRoles[r] = r
+	}
+}
+
+var knownRoles = map[string]string{}
+
+// intern returns a shared copy of the well-known type names, so a session
+// of 100 000 entries does not hold 100 000 copies of "message".
+func intern(s string) string {
+	if k, ok := knownTypes[s]; ok {
+		return k
+	}
+	return s
+}
+
+func internRole(s string) string {
+	if k, ok := knownRoles[s]; ok {
+		return k
+	}
+	return s
+}

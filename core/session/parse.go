@@ -1,0 +1,275 @@
+package session
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/tidwall/gjson"
+)
+
+// ErrNotSession is returned for a file whose first line is not a session
+// header with a string id.
+var ErrNotSession = errors.New("not a pi session file")
+
+// Warning reports a line that was skipped while reading.
+type Warning struct {
+	Line   int // 1-based
+	Reason string
+}
+
+func (w Warning) String() string { return fmt.Sprintf("line %d: %s", w.Line, w.Reason) }
+
+// File is a parsed session file. Entries keep file order. Skipped lines are
+// kept too (in Skipped, by line) so a rewrite does not drop them.
+type File struct {
+	Header   Header
+	Entries  []*Entry
+	Warnings []Warning
+	// Skipped holds the raw bytes of malformed lines keyed by line number,
+	// so that rewriting the file (prune, migrate) never loses them.
+	Skipped map[int][]byte
+	// Migrated is true when the file was v1 or v2 and was upgraded in memory.
+	Migrated bool
+	// TornTail is true when the last line had no newline (a crash mid-write).
+	TornTail bool
+}
+
+// parallelThreshold is the size above which parsing is split across cores;
+// below it the goroutine hand-off costs more than it saves.
+const parallelThreshold = 4 << 20
+
+// Parse reads a whole session file held in data. data is retained: entries'
+// Raw fields and string fields point into it, so the caller must not modify
+// it afterwards. Malformed lines are skipped with a Warning; a file whose
+// first non-empty line is not a session header gives ErrNotSession.
+func Parse(data []byte) (*File, error) {
+	f := &File{}
+	// Header: the first non-empty line.
+	line := 0
+	rest := data
+	for len(rest) > 0 {
+		l, r := nextLine(rest)
+		rest = r
+		line++
+		if len(bytes.TrimSpace(l)) == 0 {
+			continue
+		}
+		h, err := parseHeader(l)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		f.Header = h
+		break
+	}
+	if f.Header.Raw == nil {
+		return nil, fmt.Errorf("%w: the file is empty", ErrNotSession)
+	}
+	f.TornTail = len(data) > 0 && data[len(data)-1] != '\n'
+	chunks := splitChunks(rest, line)
+	results := make([]chunkResult, len(chunks))
+	if len(chunks) == 1 {
+		results[0] = parseChunk(chunks[0])
+	} else {
+		var wg sync.WaitGroup
+		for i := range chunks {
+			wg.Go(func() { results[i] = parseChunk(chunks[i]) })
+		}
+		wg.Wait()
+	}
+	n := 0
+	for _, r := range results {
+		n += len(r.entries)
+	}
+	f.Entries = make([]*Entry, 0, n)
+	for _, r := range results {
+		f.Entries = append(f.Entries, r.entries...)
+		f.Warnings = append(f.Warnings, r.warnings...)
+		for k, v := range r.skipped {
+			if f.Skipped == nil {
+				f.Skipped = map[int][]byte{}
+			}
+			f.Skipped[k] = v
+		}
+	}
+	if f.Header.Version < 3 || needsV3(f) {
+		f.Migrated = migrate(f)
+	}
+	return f, nil
+}
+
+type chunk struct {
+	data      []byte
+	firstLine int // line number of the line before data's first line
+}
+
+type chunkResult struct {
+	entries  []*Entry
+	warnings []Warning
+	skipped  map[int][]byte
+}
+
+// splitChunks cuts data at line boundaries into one piece per core. Line
+// numbers are counted per piece up front so warnings name the right line.
+func splitChunks(data []byte, linesBefore int) []chunk {
+	parts := 1
+	if len(data) >= parallelThreshold {
+		parts = runtime.GOMAXPROCS(0)
+	}
+	if parts <= 1 {
+		return []chunk{{data, linesBefore}}
+	}
+	out := make([]chunk, 0, parts)
+	size := len(data) / parts
+	start := 0
+	line := linesBefore
+	for i := 0; i < parts && start < len(data); i++ {
+		end := len(data)
+		if i < parts-1 {
+			end = start + size
+			if end < len(data) {
+				nl := bytes.IndexByte(data[end:], '\n')
+				if nl < 0 {
+					end = len(data)
+				} else {
+					end += nl + 1
+				}
+			}
+		}
+		out = append(out, chunk{data[start:end], line})
+		line += bytes.Count(data[start:end], []byte{'\n'})
+		start = end
+	}
+	return out
+}
+
+func parseChunk(c chunk) chunkResult {
+	var res chunkResult
+	// A rough guess of the entry count avoids most slice growth.
+	res.entries = make([]*Entry, 0, len(c.data)/512+1)
+	block := make([]Entry, 0, 256)
+	line := c.firstLine
+	rest := c.data
+	for len(rest) > 0 {
+		var l []byte
+		l, rest = nextLine(rest)
+		line++
+		if len(bytes.TrimSpace(l)) == 0 {
+			continue
+		}
+		if len(block) == cap(block) {
+			block = make([]Entry, 0, 256)
+		}
+		block = append(block, Entry{})
+		e := &block[len(block)-1]
+		if reason := parseEntry(l, e); reason != "" {
+			block = block[:len(block)-1]
+			res.warnings = append(res.warnings, Warning{Line: line, Reason: reason})
+			if res.skipped == nil {
+				res.skipped = map[int][]byte{}
+			}
+			res.skipped[line] = l
+			continue
+		}
+		e.Line = line
+		res.entries = append(res.entries, e)
+	}
+	return res
+}
+
+// nextLine splits off the first line (without its "\n" or a trailing "\r").
+func nextLine(data []byte) (line, rest []byte) {
+	i := bytes.IndexByte(data, '\n')
+	if i < 0 {
+		line, rest = data, nil
+	} else {
+		line, rest = data[:i], data[i+1:]
+	}
+	return line, rest
+}
+
+// ParseEntry reads one entry line. It reports why a line is not an entry.
+func ParseEntry(line []byte) (*Entry, error) {
+	e := &Entry{}
+	if reason := parseEntry(line, e); reason != "" {
+		return nil, errors.New(reason)
+	}
+	return e, nil
+}
+
+// parseEntry fills e from a line and returns "" or the reason it is not a
+// valid entry. Only the envelope is read; the message stays raw.
+func parseEntry(l []byte, e *Entry) string {
+	s := unsafeString(l)
+	if !gjson.Valid(s) {
+		return "malformed JSON"
+	}
+	root := gjson.Parse(s)
+	if !root.IsObject() {
+		return "not a JSON object"
+	}
+	var typ gjson.Result
+	root.ForEach(func(key, value gjson.Result) bool {
+		switch key.Str {
+		case "type":
+			typ = value
+		case "id":
+			if value.Type == gjson.String {
+				e.ID = value.Str
+			}
+		case "parentId":
+			if value.Type == gjson.String {
+				e.ParentID = value.Str
+			}
+		}
+		return true
+	})
+	if typ.Type != gjson.String || typ.Str == "" {
+		return "no \"type\" field"
+	}
+	e.Type = intern(typ.Str)
+	if e.Type == TypeSession {
+		return "a second session header"
+	}
+	e.Raw = l
+	return ""
+}
+
+func parseHeader(l []byte) (Header, error) {
+	s := unsafeString(l)
+	if !gjson.Valid(s) {
+		return Header{}, fmt.Errorf("%w: the first line is not valid JSON", ErrNotSession)
+	}
+	r := gjson.Parse(s)
+	if r.Get("type").String() != TypeSession {
+		return Header{}, fmt.Errorf("%w: the first line is not a \"session\" header", ErrNotSession)
+	}
+	id := r.Get("id")
+	if id.Type != gjson.String {
+		return Header{}, fmt.Errorf("%w: the header has no string \"id\"", ErrNotSession)
+	}
+	h := Header{
+		ID:            id.Str,
+		Version:       1,
+		Timestamp:     r.Get("timestamp").String(),
+		Cwd:           r.Get("cwd").String(),
+		ParentSession: r.Get("parentSession").String(),
+		Raw:           l,
+	}
+	if v := r.Get("version"); v.Type == gjson.Number {
+		h.Version = int(v.Int())
+	}
+	return h, nil
+}
+
+// unsafeString views b as a string without copying. The session buffer is
+// never written after parsing, so strings taken from it stay valid.
+func unsafeString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}

@@ -1,0 +1,257 @@
+package tokens
+
+import (
+	"math"
+	"strconv"
+)
+
+// StringifiedLen returns the UTF-16 length of JSON.stringify(JSON.parse(raw))
+// for a valid JSON value (SPEC §3): keys in file order with duplicates
+// collapsed (the last value wins), no whitespace, strings re-escaped the
+// JavaScript way and numbers in JavaScript's shortest form. It does not
+// build the string. Invalid JSON gives a best-effort length.
+func StringifiedLen(raw []byte) int {
+	p := jsParser{s: unsafeString(raw)}
+	p.ws()
+	return p.value()
+}
+
+type jsParser struct {
+	s string
+	i int
+}
+
+func (p *jsParser) ws() {
+	for p.i < len(p.s) {
+		switch p.s[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *jsParser) value() int {
+	if p.i >= len(p.s) {
+		return 0
+	}
+	switch c := p.s[p.i]; {
+	case c == '{':
+		return p.object()
+	case c == '[':
+		return p.array()
+	case c == '"':
+		_, n := jsonStringUnits(p.stringLit())
+		return n
+	case c == 't':
+		p.i += 4
+		return 4
+	case c == 'f':
+		p.i += 5
+		return 5
+	case c == 'n':
+		p.i += 4
+		return 4
+	default:
+		return p.number()
+	}
+}
+
+// stringLit returns the next string literal, quotes included.
+func (p *jsParser) stringLit() string {
+	start := p.i
+	p.i++
+	for p.i < len(p.s) {
+		switch p.s[p.i] {
+		case '\\':
+			p.i += 2
+			continue
+		case '"':
+			p.i++
+			return p.s[start:p.i]
+		}
+		p.i++
+	}
+	return p.s[start:]
+}
+
+func (p *jsParser) number() int {
+	start := p.i
+	for p.i < len(p.s) {
+		switch c := p.s[p.i]; {
+		case c >= '0' && c <= '9', c == '-', c == '+', c == '.', c == 'e', c == 'E':
+			p.i++
+			continue
+		}
+		break
+	}
+	if p.i == start { // not a value at all; skip a byte to make progress
+		p.i++
+		return 0
+	}
+	return jsNumberLen(p.s[start:p.i])
+}
+
+func (p *jsParser) array() int {
+	p.i++ // [
+	n, count := 2, 0
+	for {
+		p.ws()
+		if p.i >= len(p.s) {
+			return n
+		}
+		if p.s[p.i] == ']' {
+			p.i++
+			return n
+		}
+		if p.s[p.i] == ',' {
+			p.i++
+			continue
+		}
+		if count > 0 {
+			n++ // the comma
+		}
+		n += p.value()
+		count++
+	}
+}
+
+type member struct {
+	key  string // the raw literal
+	klen int
+	vlen int
+}
+
+func (p *jsParser) object() int {
+	p.i++ // {
+	var small [8]member
+	members := small[:0]
+	for {
+		p.ws()
+		if p.i >= len(p.s) {
+			break
+		}
+		c := p.s[p.i]
+		if c == '}' {
+			p.i++
+			break
+		}
+		if c == ',' {
+			p.i++
+			continue
+		}
+		if c != '"' {
+			p.i++
+			continue
+		}
+		lit := p.stringLit()
+		_, klen := jsonStringUnits(lit)
+		p.ws()
+		if p.i < len(p.s) && p.s[p.i] == ':' {
+			p.i++
+		}
+		p.ws()
+		vlen := p.value()
+		dup := false
+		for j := range members {
+			if sameKey(members[j].key, lit) {
+				members[j].vlen = vlen // JSON.parse keeps the first position, the last value
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			members = append(members, member{lit, klen, vlen})
+		}
+	}
+	n := 2
+	for j, m := range members {
+		if j > 0 {
+			n++
+		}
+		n += m.klen + 1 + m.vlen
+	}
+	return n
+}
+
+// sameKey compares two key literals by their decoded value.
+func sameKey(a, b string) bool {
+	if a == b {
+		return true
+	}
+	if !hasBackslash(a) && !hasBackslash(b) {
+		return false
+	}
+	ua, e1 := strconv.Unquote(a)
+	ub, e2 := strconv.Unquote(b)
+	return e1 == nil && e2 == nil && ua == ub
+}
+
+func hasBackslash(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' {
+			return true
+		}
+	}
+	return false
+}
+
+// jsNumberLen is the length of a JSON number literal as JavaScript's
+// Number.prototype.toString prints the parsed value (ECMA-262
+// Number::toString): shortest round-trip digits, plain notation for
+// exponents from -6 to 20, exponential otherwise; -0 prints as 0 and an
+// overflow to Infinity makes JSON.stringify print null.
+func jsNumberLen(lit string) int {
+	f, err := strconv.ParseFloat(lit, 64)
+	if err != nil && !math.IsInf(f, 0) {
+		return len(lit)
+	}
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return 4 // null
+	}
+	if f == 0 {
+		return 1
+	}
+	sign := 0
+	if f < 0 {
+		sign = 1
+		f = -f
+	}
+	var buf [32]byte
+	e := strconv.AppendFloat(buf[:0], f, 'e', -1, 64) // d.ddde±XX
+	k := 0
+	expAt := 0
+	for i, c := range e {
+		if c == 'e' {
+			expAt = i
+			break
+		}
+		if c >= '0' && c <= '9' {
+			k++
+		}
+	}
+	exp, _ := strconv.Atoi(string(e[expAt+1:]))
+	n := exp + 1 // value = 0.d1d2…dk × 10^n
+	switch {
+	case k <= n && n <= 21:
+		return sign + n
+	case 0 < n && n <= 21:
+		return sign + k + 1
+	case -6 < n && n <= 0:
+		return sign + 2 - n + k
+	default:
+		l := sign + k + 2 // digits, 'e', the exponent's sign
+		if k > 1 {
+			l++ // the decimal point
+		}
+		return l + len(strconv.Itoa(abs(n-1)))
+	}
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
