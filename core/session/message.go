@@ -40,7 +40,7 @@ func (m Message) Decode() (*AgentMessage, error) {
 type AgentMessage struct {
 	Role         string          `json:"role"`
 	Content      json.RawMessage `json:"content,omitempty"`
-	Timestamp    json.Number     `json:"timestamp,omitempty"`
+	Timestamp    json.RawMessage `json:"timestamp,omitempty"` // a number (ms) or an ISO string
 	Provider     string          `json:"provider,omitempty"`
 	Model        string          `json:"model,omitempty"`
 	API          string          `json:"api,omitempty"`

@@ -37,11 +37,30 @@ type Store struct {
 	size int64
 	log  hclog.Logger
 	now  func() time.Time
+	rand io.Reader
 }
 
 // Options tune Open and Create.
 type Options struct {
 	Logger hclog.Logger // warnings about skipped lines; default: discard
+	// Now and Random replace the clock and the id source, for reproducible
+	// files (the bundled demo session, tests). Default: the real ones.
+	Now    func() time.Time
+	Random io.Reader
+}
+
+func (o Options) clock() func() time.Time {
+	if o.Now == nil {
+		return time.Now
+	}
+	return o.Now
+}
+
+func (o Options) random() io.Reader {
+	if o.Random == nil {
+		return rand.Reader
+	}
+	return o.Random
 }
 
 func (o Options) logger() hclog.Logger {
@@ -63,7 +82,7 @@ func Open(path string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("%s: %w", path, unwrapPathError(err))
 		}
 	}
-	s := &Store{path: path, fd: fd, log: opts.logger(), now: time.Now}
+	s := &Store{path: path, fd: fd, log: opts.logger(), now: opts.clock(), rand: opts.random()}
 	if err := s.load(); err != nil {
 		fd.Close()
 		return nil, err
@@ -84,13 +103,13 @@ func Create(path, cwd string, opts Options) (*Store, error) {
 		ID        string `json:"id"`
 		Timestamp string `json:"timestamp"`
 		Cwd       string `json:"cwd"`
-	}{TypeSession, CurrentVersion, newUUID(), isoTime(time.Now()), cwd})
+	}{TypeSession, CurrentVersion, newUUID(opts.random()), isoTime(opts.clock()()), cwd})
 	if err := writeAllSync(fd, append(header, '\n')); err != nil {
 		fd.Close()
 		os.Remove(path)
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	s := &Store{path: path, fd: fd, log: opts.logger(), now: time.Now}
+	s := &Store{path: path, fd: fd, log: opts.logger(), now: opts.clock(), rand: opts.random()}
 	if err := s.load(); err != nil {
 		fd.Close()
 		return nil, err
@@ -323,7 +342,9 @@ func (s *Store) catchUp() error {
 func (s *Store) newID(pending map[string]bool) string {
 	var b [4]byte
 	for {
-		rand.Read(b[:])
+		if _, err := io.ReadFull(s.rand, b[:]); err != nil {
+			panic("session: id source failed: " + err.Error())
+		}
 		id := hex.EncodeToString(b[:])
 		if !s.tree.Has(id) && !pending[id] {
 			pending[id] = true
@@ -482,9 +503,9 @@ func writeAllSync(f *os.File, b []byte) error {
 
 func isoTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
-func newUUID() string {
+func newUUID(r io.Reader) string {
 	var b [16]byte
-	rand.Read(b[:])
+	io.ReadFull(r, b[:])
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	h := hex.EncodeToString(b[:])

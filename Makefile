@@ -1,0 +1,60 @@
+# Pith — build, test, benchmark, lint. `make help` lists the targets.
+GO        ?= go
+BIN       := bin
+STATICCHECK_VERSION := v0.8.2
+PLUGINS   := $(notdir $(wildcard plugins/examples/*))
+
+.PHONY: help build test test-short bench lint fmt demo examples conformance proto fuzz clean
+
+help:
+	@echo "make build        bin/pith and bin/plugins/<name>"
+	@echo "make demo         the tour on the bundled demo session (no network)"
+	@echo "make test         every test (what CI runs)"
+	@echo "make bench        the benchmarks of the hot paths"
+	@echo "make lint         gofmt, go vet, staticcheck"
+	@echo "make fuzz         each fuzz target for FUZZTIME (default 30s)"
+	@echo "make conformance  regenerate golden data with pi under Node (skipped without node)"
+	@echo "make proto        regenerate the protobuf Go code (pinned generators)"
+	@echo "make examples     rewrite examples/demo-session.jsonl"
+
+build:
+	@mkdir -p $(BIN)/plugins
+	$(GO) build -o $(BIN)/pith ./cmd/host
+	@for p in $(PLUGINS); do \
+		if [ -f plugins/examples/$$p/main.go ]; then $(GO) build -o $(BIN)/plugins/$$p ./plugins/examples/$$p || exit 1; fi; \
+	done
+
+test:
+	$(GO) test ./...
+
+test-short:
+	$(GO) test -short ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParseLine$$' -fuzztime $(FUZZTIME) ./core/session
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./core/session
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck ./...
+
+demo: build
+	@scripts/demo.sh
+
+examples:
+	$(GO) run ./internal/demo/writedemo examples/demo-session.jsonl
+
+conformance:
+	@conformance/run.sh
+
+proto:
+	@tools/proto.sh
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/core/tokens"
+	"github.com/spf13/cobra"
+)
+
+func newContextCommand() *cobra.Command {
+	var (
+		leaf   string
+		asJSON bool
+		window int
+	)
+	cmd := &cobra.Command{
+		Use:   "context FILE",
+		Short: "Show the context that would be sent to the model",
+		Long: `Builds the context of a session (SPEC §2) for its current leaf, or for --leaf,
+and counts its tokens (SPEC §3): the last valid usage plus estimates of the
+messages after it.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := args[0]
+			_, tree, err := loadSession(path, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			leafID, err := leafFor(path, tree, leaf)
+			if err != nil {
+				return err
+			}
+			ctx := tree.BuildContext(leafID)
+			est := tokens.Context(len(ctx.Messages), func(i int) []byte { return ctx.Messages[i].Raw })
+			if asJSON {
+				return writeContextJSON(cmd.OutOrStdout(), ctx, est)
+			}
+			return writeContextTable(cmd.OutOrStdout(), ctx, est, window)
+		},
+	}
+	cmd.Flags().StringVar(&leaf, "leaf", "", "build the context for this entry id instead of the current leaf")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	cmd.Flags().IntVar(&window, "window", 200000, "the model's context window, for the total")
+	return cmd
+}
+
+type contextJSON struct {
+	Messages      int               `json:"messages"`
+	Roles         []string          `json:"roles"`
+	Tokens        int               `json:"tokens"`
+	Model         *session.ModelRef `json:"model"`
+	ThinkingLevel string            `json:"thinkingLevel"`
+	LeafID        string            `json:"leafId"`
+}
+
+func writeContextJSON(w io.Writer, ctx session.Context, est tokens.ContextEstimate) error {
+	out := contextJSON{
+		Messages:      len(ctx.Messages),
+		Roles:         make([]string, len(ctx.Messages)),
+		Tokens:        est.Tokens,
+		Model:         ctx.Model,
+		ThinkingLevel: ctx.ThinkingLevel,
+	}
+	for i, m := range ctx.Messages {
+		out.Roles[i] = m.Role
+	}
+	if ctx.Leaf != nil {
+		out.LeafID = ctx.Leaf.ID
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}
+
+func writeContextTable(w io.Writer, ctx session.Context, est tokens.ContextEstimate, window int) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tROLE\tTOKENS\tMESSAGE")
+	for i, m := range ctx.Messages {
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\n", i+1, m.Role, tokens.Estimate(m.Raw), preview(m, 80))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	model := "none"
+	if ctx.Model != nil {
+		model = ctx.Model.Provider + "/" + ctx.Model.ModelID
+	}
+	fmt.Fprintf(w, "\n%d messages · model %s · thinking %s\n", len(ctx.Messages), model, ctx.ThinkingLevel)
+	how := "estimated"
+	if est.LastUsageIndex >= 0 {
+		how = fmt.Sprintf("usage of message %d + %d estimated after it", est.LastUsageIndex+1, est.TrailingTokens)
+	}
+	pct := 0.0
+	if window > 0 {
+		pct = 100 * float64(est.Tokens) / float64(window)
+	}
+	fmt.Fprintf(w, "context: %d / %d tokens (%.1f%%; %s)\n", est.Tokens, window, pct, how)
+	return nil
+}
