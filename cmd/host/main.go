@@ -57,6 +57,7 @@ summarizes abandoned branches, and runs out-of-process hook plugins.`,
 		newContextCommand(),
 		newTreeCommand(),
 		newMigrateCommand(),
+		newConfigCommand(),
 	)
 	return root
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/pith-dev/pith/core/session"
@@ -24,8 +25,19 @@ func fixture(t testing.TB, name string) string {
 	return p
 }
 
+type goldenLeaf struct {
+	LeafID        *string           `json:"leafId"`
+	Why           string            `json:"why"`
+	Messages      int               `json:"messages"`
+	Roles         []string          `json:"roles"`
+	Tokens        int               `json:"tokens"`
+	Model         *session.ModelRef `json:"model"`
+	ThinkingLevel string            `json:"thinkingLevel"`
+}
+
 type goldenContext struct {
 	Files []struct {
+		Leaves         []goldenLeaf      `json:"leaves"`
 		File           string            `json:"file"`
 		FileVersion    int               `json:"fileVersion"`
 		IDsFromFile    bool              `json:"idsFromFile"`
@@ -53,9 +65,25 @@ type goldenContext struct {
 // against what pi 0.73.1 computed on the shared fixtures (golden data made by
 // conformance/context.mjs). v1 files are compared by line, since migrating
 // v1 invents ids.
+//
+// The generated corpus (internal/sessiongen: v1, v2 and v3 files, malformed
+// lines, torn tails, branches, compactions) is checked the same way, and
+// both also at other leaves: abandoned branches, at and before compactions,
+// an unknown id and an explicit empty leaf.
 func TestPiContextConformance(t *testing.T) {
+	t.Run("fixtures", func(t *testing.T) {
+		checkContextGolden(t, "testdata/golden/pi-fixtures-context.json", func(t *testing.T, name string) string { return fixture(t, name) })
+	})
+	t.Run("generated", func(t *testing.T) {
+		checkContextGolden(t, "testdata/golden/pi-generated-context.json", func(t *testing.T, name string) string {
+			return filepath.Join("testdata/golden/generated", name)
+		})
+	})
+}
+
+func checkContextGolden(t *testing.T, goldenPath string, locate func(*testing.T, string) string) {
 	var golden goldenContext
-	data, err := os.ReadFile("testdata/golden/pi-fixtures-context.json")
+	data, err := os.ReadFile(goldenPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,12 +92,9 @@ func TestPiContextConformance(t *testing.T) {
 	}
 	for _, g := range golden.Files {
 		t.Run(g.File, func(t *testing.T) {
-			f, err := session.Load(fixture(t, g.File))
+			f, err := session.Load(locate(t, g.File))
 			if err != nil {
 				t.Fatal(err)
-			}
-			if len(f.Warnings) != 0 {
-				t.Errorf("warnings: %v", f.Warnings)
 			}
 			if len(f.Entries) != g.Entries {
 				t.Errorf("entries = %d, pi %d", len(f.Entries), g.Entries)
@@ -113,6 +138,26 @@ func TestPiContextConformance(t *testing.T) {
 			}
 			if ctx.ThinkingLevel != g.ThinkingLevel {
 				t.Errorf("thinking level = %s, pi %s", ctx.ThinkingLevel, g.ThinkingLevel)
+			}
+			for _, l := range g.Leaves {
+				leaf := ""
+				switch {
+				case l.LeafID != nil && (g.IDsFromFile || l.Why == "unknownFallsBackToLast"):
+					leaf = *l.LeafID
+				case l.LeafID != nil:
+					continue // pi's ids for a migrated v1 file are random
+				}
+				c := tree.BuildContext(leaf)
+				e := tokens.Context(len(c.Messages), func(i int) []byte { return c.Messages[i].Raw })
+				roles := make([]string, len(c.Messages))
+				for i, m := range c.Messages {
+					roles[i] = m.Role
+				}
+				if !slices.Equal(roles, l.Roles) || e.Tokens != l.Tokens || c.ThinkingLevel != l.ThinkingLevel ||
+					(c.Model == nil) != (l.Model == nil) || (c.Model != nil && *c.Model != *l.Model) {
+					t.Errorf("leaf %v (%s): %d messages, %d tokens, %s, %+v; pi %d, %d, %s, %+v",
+						l.LeafID, l.Why, len(roles), e.Tokens, c.ThinkingLevel, c.Model, len(l.Roles), l.Tokens, l.ThinkingLevel, l.Model)
+				}
 			}
 		})
 	}

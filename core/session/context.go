@@ -46,8 +46,8 @@ func (t *Tree) BuildContext(leafID string) Context {
 			ctx.Model = &ModelRef{Provider: e.Get("provider").String(), ModelID: e.Get("modelId").String()}
 		case TypeMessage:
 			if e.Role() == RoleAssistant {
-				m := e.Get("message")
-				ctx.Model = &ModelRef{Provider: m.Get("provider").String(), ModelID: m.Get("model").String()}
+				p, m := e.MessageModel()
+				ctx.Model = &ModelRef{Provider: p, ModelID: m}
 			}
 		case TypeCompaction:
 			compactionAt = i

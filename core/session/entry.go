@@ -29,6 +29,11 @@ type Entry struct {
 	// (the header is line 1), or 0 for an entry that was never in a file.
 	Line int
 	Raw  []byte
+
+	// Read from the message of a message entry while scanning the line, so
+	// building a context never has to search the line again.
+	role, provider, model, stopReason string
+	msgStart, msgEnd                  int
 }
 
 // Get reads a field of the entry by gjson path, without decoding the rest.
@@ -37,16 +42,13 @@ func (e *Entry) Get(path string) gjson.Result { return gjson.GetBytes(e.Raw, pat
 // Timestamp is the entry's ISO 8601 timestamp.
 func (e *Entry) Timestamp() string { return e.Get("timestamp").String() }
 
-// MessageRaw is the JSON of a message entry's agent message, or nil.
+// MessageRaw is the JSON of a message entry's agent message (a slice of
+// Raw), or nil.
 func (e *Entry) MessageRaw() []byte {
-	if e.Type != TypeMessage {
+	if e.Type != TypeMessage || e.msgEnd <= e.msgStart {
 		return nil
 	}
-	r := e.Get("message")
-	if !r.IsObject() {
-		return nil
-	}
-	return rawOf(e.Raw, r)
+	return e.Raw[e.msgStart:e.msgEnd:e.msgEnd]
 }
 
 // Role is the role of a message entry's agent message, or "".
@@ -54,17 +56,14 @@ func (e *Entry) Role() string {
 	if e.Type != TypeMessage {
 		return ""
 	}
-	return internRole(e.Get("message.role").String())
+	return e.role
 }
 
-// rawOf returns the bytes of r inside json without copying when gjson gives
-// an index into the original document.
-func rawOf(json []byte, r gjson.Result) []byte {
-	if r.Index > 0 && r.Index+len(r.Raw) <= len(json) {
-		return json[r.Index : r.Index+len(r.Raw)]
-	}
-	return []byte(r.Raw)
-}
+// MessageModel returns the provider and model of a message entry's message.
+func (e *Entry) MessageModel() (provider, model string) { return e.provider, e.model }
+
+// StopReason is the stopReason of a message entry's message, or "".
+func (e *Entry) StopReason() string { return e.stopReason }
 
 // Header is the first line of a session file.
 type Header struct {

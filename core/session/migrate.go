@@ -32,8 +32,8 @@ func migrate(f *File) bool {
 	}
 	if f.Header.Version < 3 {
 		for _, e := range f.Entries {
-			if e.Type == TypeMessage && e.Get("message.role").String() == "hookMessage" {
-				e.Raw = mustSet(e.Raw, "message.role", RoleCustom)
+			if e.Type == TypeMessage && e.Role() == "hookMessage" {
+				replaceRaw(e, mustSet(e.Raw, "message.role", RoleCustom))
 			}
 		}
 		changed = true
@@ -68,7 +68,7 @@ func migrateV1(f *File) {
 				}
 			}
 		}
-		e.ID, e.ParentID, e.Raw = id, prev, raw
+		replaceRaw(e, raw)
 		prev = id
 	}
 	f.Header.Version = 2
@@ -101,4 +101,13 @@ func mustDelete(raw []byte, path string) []byte {
 		panic("session: delete " + path + ": " + err.Error())
 	}
 	return out
+}
+
+// replaceRaw gives an entry a new line and re-reads its fields from it.
+func replaceRaw(e *Entry, raw []byte) {
+	line := e.Line
+	if reason := scanEntry(raw, e); reason != "" {
+		panic("session: a migrated line does not scan: " + reason)
+	}
+	e.Line = line
 }

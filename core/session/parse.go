@@ -201,42 +201,9 @@ func ParseEntry(line []byte) (*Entry, error) {
 }
 
 // parseEntry fills e from a line and returns "" or the reason it is not a
-// valid entry. Only the envelope is read; the message stays raw.
-func parseEntry(l []byte, e *Entry) string {
-	s := unsafeString(l)
-	if !gjson.Valid(s) {
-		return "malformed JSON"
-	}
-	root := gjson.Parse(s)
-	if !root.IsObject() {
-		return "not a JSON object"
-	}
-	var typ gjson.Result
-	root.ForEach(func(key, value gjson.Result) bool {
-		switch key.Str {
-		case "type":
-			typ = value
-		case "id":
-			if value.Type == gjson.String {
-				e.ID = value.Str
-			}
-		case "parentId":
-			if value.Type == gjson.String {
-				e.ParentID = value.Str
-			}
-		}
-		return true
-	})
-	if typ.Type != gjson.String || typ.Str == "" {
-		return "no \"type\" field"
-	}
-	e.Type = intern(typ.Str)
-	if e.Type == TypeSession {
-		return "a second session header"
-	}
-	e.Raw = l
-	return ""
-}
+// valid entry. Only the envelope and the message's role, provider and model
+// are read; the rest stays raw.
+func parseEntry(l []byte, e *Entry) string { return scanEntry(l, e) }
 
 func parseHeader(l []byte) (Header, error) {
 	s := unsafeString(l)

@@ -16,7 +16,20 @@ const fixtureDir = "../../../shared/testdata/pi"
 // message entry of the shared fixtures (golden data from
 // conformance/context.mjs), and the JSON.stringify length of every tool
 // call's arguments.
+//
+// The same runs over the generated corpus, written to stress the JSON
+// rules: escapes like \u00e9 and \/, numbers like 1.0 and 1e2,
+// integer-like keys, astral characters, control characters.
 func TestEstimateMatchesPi(t *testing.T) {
+	t.Run("fixtures", func(t *testing.T) {
+		checkEstimates(t, "testdata/golden/pi-fixtures-estimates.json", fixtureDir)
+	})
+	t.Run("generated", func(t *testing.T) {
+		checkEstimates(t, "testdata/golden/pi-generated-estimates.json", "testdata/golden/generated")
+	})
+}
+
+func checkEstimates(t *testing.T, goldenPath, dir string) {
 	var golden struct {
 		Files []struct {
 			File     string `json:"file"`
@@ -32,7 +45,7 @@ func TestEstimateMatchesPi(t *testing.T) {
 			} `json:"perEntry"`
 		} `json:"files"`
 	}
-	data, err := os.ReadFile("testdata/golden/pi-fixtures-estimates.json")
+	data, err := os.ReadFile(goldenPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +54,7 @@ func TestEstimateMatchesPi(t *testing.T) {
 	}
 	for _, g := range golden.Files {
 		t.Run(g.File, func(t *testing.T) {
-			p := filepath.Join(fixtureDir, g.File)
+			p := filepath.Join(dir, g.File)
 			if _, err := os.Stat(p); err != nil {
 				t.Skipf("pi fixtures not available: %v", err)
 			}

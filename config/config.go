@@ -1,0 +1,319 @@
+package config
+
+import (
+	"maps"
+	"slices"
+	"time"
+)
+
+// Config is the whole configuration of Pith. Keys are camelCase as in pi's
+// settings.json, so a pi `compaction` block carries over unchanged.
+//
+// The `pith` struct tag marks fields whose values need care when displayed
+// (see Mask): "url" may carry credentials in its user info or query,
+// "envmap" holds values for a child process's environment, "args" holds
+// command-line arguments.
+type Config struct {
+	Compaction    Compaction    `koanf:"compaction"`
+	BranchSummary BranchSummary `koanf:"branchSummary"`
+	Pruning       Pruning       `koanf:"pruning"`
+	Retry         Retry         `koanf:"retry"`
+	Summarizer    Summarizer    `koanf:"summarizer"`
+	// ContextWindow is the session model's context window in tokens, used by
+	// the threshold test of SPEC §3.
+	ContextWindow int      `koanf:"contextWindow"`
+	Plugins       []Plugin `koanf:"plugins"`
+	Sessions      Sessions `koanf:"sessions"`
+	Server        Server   `koanf:"server"`
+	Logging       Logging  `koanf:"logging"`
+}
+
+// Compaction strategies (SPEC §7, §12).
+const (
+	StrategySummary = "summary"
+	StrategyExplore = "explore"
+)
+
+// Compaction configures SPEC §3–§9 and the exploring worker budgets of §12.
+type Compaction struct {
+	Enabled          bool `koanf:"enabled"`
+	ReserveTokens    int  `koanf:"reserveTokens"`
+	KeepRecentTokens int  `koanf:"keepRecentTokens"`
+	// AutoContinue injects "Continue if you have next steps." after a
+	// threshold compaction (SPEC §9.3).
+	AutoContinue bool `koanf:"autoContinue"`
+	// CalibrateKeepRecent scales keepRecentTokens by the measured
+	// prompt/estimate ratio (SPEC §5.3).
+	CalibrateKeepRecent bool           `koanf:"calibrateKeepRecent"`
+	RemoteEndpoint      RemoteEndpoint `koanf:"remoteEndpoint"`
+	Strategy            string         `koanf:"strategy"`
+
+	// Budgets of the exploring compact worker (SPEC §12), all in tokens
+	// except WorkerMaxTurns.
+	RetainedTokens               int `koanf:"retainedTokens"`
+	OverviewTargetTokens         int `koanf:"overviewTargetTokens"`
+	OverviewWarningTokens        int `koanf:"overviewWarningTokens"`
+	OverviewDeadlineTokens       int `koanf:"overviewDeadlineTokens"`
+	WorkerContextMaxTokens       int `koanf:"workerContextMaxTokens"`
+	FinishWarningRemainingTokens int `koanf:"finishWarningRemainingTokens"`
+	FinalReserveTokens           int `koanf:"finalReserveTokens"`
+	WorkerMaxTurns               int `koanf:"workerMaxTurns"`
+	SummaryTargetTokens          int `koanf:"summaryTargetTokens"`
+	SummaryMaxTokens             int `koanf:"summaryMaxTokens"`
+	AutoReadBudgetTokens         int `koanf:"autoReadBudgetTokens"`
+	ResultContextMaxTokens       int `koanf:"resultContextMaxTokens"`
+	// Model is the explorer's model; empty means the summarizer's model.
+	Model string `koanf:"model"`
+}
+
+// RemoteEndpoint is the remote summarizer of SPEC §7. It is in use when URL
+// is set.
+type RemoteEndpoint struct {
+	URL     string        `koanf:"url" pith:"url"`
+	Timeout time.Duration `koanf:"timeout"`
+	// AuthHeader names the HTTP header that carries the credential.
+	AuthHeader string `koanf:"authHeader"`
+	// AuthEnv names the environment variable holding the credential; the
+	// credential itself never appears in the configuration.
+	AuthEnv string `koanf:"authEnv"`
+	// Retries bounds the retries on transient errors (0: one attempt).
+	Retries int `koanf:"retries"`
+}
+
+// BranchSummary configures summaries of abandoned branches (SPEC §11).
+type BranchSummary struct {
+	Enabled       bool `koanf:"enabled"`
+	ReserveTokens int  `koanf:"reserveTokens"`
+	// ContextWindow is the window the branch-summary budget is computed
+	// from: tokenBudget = contextWindow − reserveTokens.
+	ContextWindow int `koanf:"contextWindow"`
+	// SkipPrompt is pi's setting of the same name, accepted so that a pi
+	// branchSummary block carries over: do not ask whether to summarize.
+	SkipPrompt bool `koanf:"skipPrompt"`
+}
+
+// Pruning configures tool-output pruning (SPEC §8).
+type Pruning struct {
+	Enabled        bool     `koanf:"enabled"`
+	ProtectTokens  int      `koanf:"protectTokens"`
+	MinimumSavings int      `koanf:"minimumSavings"`
+	ProtectedTools []string `koanf:"protectedTools"`
+}
+
+// Retry configures retries of summarizer calls (SPEC §9.5).
+type Retry struct {
+	Enabled     bool `koanf:"enabled"`
+	MaxRetries  int  `koanf:"maxRetries"`
+	BaseDelayMs int  `koanf:"baseDelayMs"`
+	// MaxBackoff is how much backoff one candidate may accumulate before
+	// the chain moves on to the next candidate.
+	MaxBackoff time.Duration `koanf:"maxBackoff"`
+}
+
+// Summarizer providers.
+const (
+	ProviderBuiltin   = "builtin"
+	ProviderOpenAI    = "openai"
+	ProviderAnthropic = "anthropic"
+	ProviderRemote    = "remote"
+)
+
+// Summarizer selects the model that writes summaries (SPEC §7).
+type Summarizer struct {
+	Provider string `koanf:"provider"`
+	Model    string `koanf:"model"`
+	BaseURL  string `koanf:"baseUrl" pith:"url"`
+	// APIKeyEnv names the environment variable holding the API key.
+	APIKeyEnv string `koanf:"apiKeyEnv"`
+	// MaxOutputTokens is the model's own output limit, which summary caps
+	// are clamped to; 0 looks the model up in the providers' table of
+	// known models (no clamp for an unknown one).
+	MaxOutputTokens int `koanf:"maxOutputTokens"`
+	// ContextWindow is the model's window, which the summarizer input must
+	// fit; 0 means the session model's (the top-level contextWindow). See
+	// Config.SummarizerContextWindow.
+	ContextWindow int `koanf:"contextWindow"`
+	// Candidates are further models tried in order, after the one above,
+	// when it keeps failing with transient errors (SPEC §9.5).
+	Candidates []Candidate `koanf:"candidates"`
+}
+
+// Candidate is one fallback summarizer model.
+type Candidate struct {
+	Provider  string `koanf:"provider"`
+	Model     string `koanf:"model"`
+	BaseURL   string `koanf:"baseUrl" pith:"url"`
+	APIKeyEnv string `koanf:"apiKeyEnv"`
+}
+
+// Plugin failure policies (SPEC §13).
+const (
+	FailureOpen   = "open"
+	FailureClosed = "closed"
+)
+
+// Plugin is one out-of-process plugin (SPEC §13, §14).
+type Plugin struct {
+	// Name is unique and namespaces the plugin's preserveData.
+	Name string `koanf:"name"`
+	// Path is the executable. A relative path in a file is resolved against
+	// the file's directory at load time, so Path is absolute afterwards.
+	Path string            `koanf:"path"`
+	Args []string          `koanf:"args" pith:"args"`
+	Env  map[string]string `koanf:"env" pith:"envmap"`
+	// SHA256, when set, is the hex checksum the binary must match.
+	SHA256 string `koanf:"sha256"`
+	// Priority orders plugins; lower runs first, ties keep list order.
+	Priority int           `koanf:"priority"`
+	Timeout  time.Duration `koanf:"timeout"`
+	Failure  string        `koanf:"failure"`
+}
+
+// Sessions configures where the daemon keeps session files.
+type Sessions struct {
+	// Root is the directory of session files. A leading ~ is expanded and
+	// a relative path is resolved against the file's directory at load.
+	Root string `koanf:"root"`
+}
+
+// Server configures the `serve` daemon.
+type Server struct {
+	// Listen is the SessionService address: host:port, or unix:/path.
+	Listen string `koanf:"listen"`
+	// Metrics is the Prometheus /metrics address; empty turns it off.
+	Metrics         string        `koanf:"metrics"`
+	ShutdownTimeout time.Duration `koanf:"shutdownTimeout"`
+}
+
+// Logging configures the host's hclog logger.
+type Logging struct {
+	Level  string `koanf:"level"`
+	Format string `koanf:"format"`
+}
+
+// Reference defaults (SPEC §12, §14).
+const (
+	DefaultContextWindow       = 200000
+	DefaultBranchContextWindow = 128000
+	DefaultPluginPriority      = 100
+	DefaultPluginTimeout       = 5 * time.Second
+	DefaultRemoteTimeout       = 2 * time.Minute
+	DefaultRemoteRetries       = 2
+	DefaultMaxBackoff          = 30 * time.Second
+	DefaultShutdownTimeout     = 10 * time.Second
+	DefaultListen              = "127.0.0.1:7420"
+	DefaultSessionsRoot        = "~/.pith/sessions"
+)
+
+// Defaults returns the reference configuration. Every call returns a fresh
+// value that the caller owns.
+func Defaults() *Config {
+	return &Config{
+		Compaction: Compaction{
+			Enabled:             true,
+			ReserveTokens:       16384,
+			KeepRecentTokens:    20000,
+			AutoContinue:        true,
+			CalibrateKeepRecent: true,
+			RemoteEndpoint: RemoteEndpoint{
+				Timeout:    DefaultRemoteTimeout,
+				AuthHeader: "Authorization",
+				Retries:    DefaultRemoteRetries,
+			},
+			Strategy:                     StrategySummary,
+			RetainedTokens:               8000,
+			OverviewTargetTokens:         8000,
+			OverviewWarningTokens:        16000,
+			OverviewDeadlineTokens:       40000,
+			WorkerContextMaxTokens:       50000,
+			FinishWarningRemainingTokens: 8000,
+			FinalReserveTokens:           4000,
+			WorkerMaxTurns:               20,
+			SummaryTargetTokens:          2000,
+			SummaryMaxTokens:             4000,
+			AutoReadBudgetTokens:         8000,
+			ResultContextMaxTokens:       60000,
+		},
+		BranchSummary: BranchSummary{
+			Enabled:       false,
+			ReserveTokens: 16384,
+			ContextWindow: DefaultBranchContextWindow,
+		},
+		Pruning: Pruning{
+			Enabled:        true,
+			ProtectTokens:  40000,
+			MinimumSavings: 20000,
+			ProtectedTools: []string{"skill", "read"},
+		},
+		Retry: Retry{
+			Enabled:     true,
+			MaxRetries:  3,
+			BaseDelayMs: 2000,
+			MaxBackoff:  DefaultMaxBackoff,
+		},
+		Summarizer: Summarizer{
+			Provider:   ProviderBuiltin,
+			Candidates: []Candidate{},
+		},
+		ContextWindow: DefaultContextWindow,
+		Plugins:       []Plugin{},
+		Sessions:      Sessions{Root: DefaultSessionsRoot},
+		Server: Server{
+			Listen:          DefaultListen,
+			ShutdownTimeout: DefaultShutdownTimeout,
+		},
+		Logging: Logging{Level: "info", Format: "text"},
+	}
+}
+
+// defaultPlugin is the starting value of every plugin entry, so that keys
+// left out of an entry get their defaults.
+func defaultPlugin() Plugin {
+	return Plugin{
+		Args:     []string{},
+		Env:      map[string]string{},
+		Priority: DefaultPluginPriority,
+		Timeout:  DefaultPluginTimeout,
+		Failure:  FailureOpen,
+	}
+}
+
+// Clone returns a deep copy that the caller may modify.
+func (c *Config) Clone() *Config {
+	out := *c
+	out.Pruning.ProtectedTools = slices.Clone(c.Pruning.ProtectedTools)
+	out.Summarizer.Candidates = slices.Clone(c.Summarizer.Candidates)
+	out.Plugins = slices.Clone(c.Plugins)
+	for i := range out.Plugins {
+		out.Plugins[i].Args = slices.Clone(out.Plugins[i].Args)
+		out.Plugins[i].Env = maps.Clone(out.Plugins[i].Env)
+	}
+	return &out
+}
+
+// Plugin returns the entry named name, if any.
+func (c *Config) Plugin(name string) (Plugin, bool) {
+	for _, p := range c.Plugins {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Plugin{}, false
+}
+
+// Chain is the ordered list of models automatic compaction tries: the
+// primary summarizer, then the candidates (SPEC §9.5).
+func (s Summarizer) Chain() []Candidate {
+	out := make([]Candidate, 0, 1+len(s.Candidates))
+	out = append(out, Candidate{Provider: s.Provider, Model: s.Model, BaseURL: s.BaseURL, APIKeyEnv: s.APIKeyEnv})
+	return append(out, s.Candidates...)
+}
+
+// SummarizerContextWindow is the summarizer model's window: its own when
+// set, else the session model's.
+func (c *Config) SummarizerContextWindow() int {
+	if c.Summarizer.ContextWindow > 0 {
+		return c.Summarizer.ContextWindow
+	}
+	return c.ContextWindow
+}

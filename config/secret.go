@@ -1,0 +1,120 @@
+package config
+
+import (
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// Masked replaces a secret in anything shown to people.
+const Masked = "********"
+
+// Credentials belong in the environment, referred to by name (authEnv,
+// apiKeyEnv). Values can still slip into free-form places — a plugin's env
+// and args, a URL's user info — so display masks whatever looks secret
+// there.
+
+// secretWords mark a name (an environment variable, a flag, a query
+// parameter) whose value is a credential.
+var secretWords = []string{
+	"secret", "password", "passwd", "token", "apikey", "accesskey",
+	"privatekey", "credential", "auth", "cookie",
+}
+
+// secretName reports whether name looks like it holds a credential.
+func secretName(name string) bool {
+	n := normalizeKey(name)
+	// Names that refer to a secret rather than hold one, and token counts.
+	if strings.HasSuffix(n, "env") || strings.HasSuffix(n, "tokens") || strings.HasSuffix(n, "header") {
+		return false
+	}
+	for _, w := range secretWords {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return n == "key" || strings.HasSuffix(n, "key")
+}
+
+// secretValue matches values in well-known credential formats, wherever
+// they appear.
+var secretValue = regexp.MustCompile(`^(?:` +
+	`sk-[A-Za-z0-9_-]{8,}|` + // OpenAI, Anthropic
+	`sk_(?:live|test)_[A-Za-z0-9]{8,}|` + // Stripe
+	`gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|` + // GitHub
+	`xox[abposr]-[A-Za-z0-9-]{10,}|` + // Slack
+	`AKIA[0-9A-Z]{16}|` + // AWS access key id
+	`AIza[0-9A-Za-z_-]{30,}|` + // Google API key
+	`glpat-[A-Za-z0-9_-]{20,}|` + // GitLab
+	`(?i:bearer|basic|token)\s+\S{8,}|` + // an Authorization header value
+	`eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*` + // a JWT
+	`)$`)
+
+// looksSecret reports whether a value is in a known credential format.
+func looksSecret(s string) bool {
+	return secretValue.MatchString(strings.TrimSpace(s))
+}
+
+// maskURL hides the password of the user info and secret-looking query
+// parameters; the rest of the URL stays readable.
+func maskURL(s string) string {
+	if s == "" {
+		return s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return s
+	}
+	changed := false
+	if u.User != nil {
+		if _, hasPassword := u.User.Password(); hasPassword {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		} else {
+			u.User = url.User("xxxxx")
+		}
+		changed = true
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k, vs := range q {
+			if secretName(k) {
+				for i := range vs {
+					vs[i] = "xxxxx"
+				}
+				changed = true
+			}
+		}
+		u.RawQuery = q.Encode()
+	}
+	if !changed {
+		return s
+	}
+	return u.String()
+}
+
+// maskArgs masks the values of secret-looking flags: "--token=abc" and
+// "--token abc" both lose "abc".
+func maskArgs(args []any) []any {
+	out := make([]any, len(args))
+	maskNext := false
+	for i, a := range args {
+		s, _ := a.(string)
+		switch {
+		case maskNext:
+			s, maskNext = Masked, false
+		case strings.HasPrefix(s, "-"):
+			name, _, hasValue := strings.Cut(strings.TrimLeft(s, "-"), "=")
+			if secretName(name) {
+				if hasValue {
+					s = s[:strings.Index(s, "=")+1] + Masked
+				} else {
+					maskNext = true
+				}
+			}
+		case looksSecret(s):
+			s = Masked
+		}
+		out[i] = s
+	}
+	return out
+}

@@ -1,0 +1,404 @@
+package config
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/hashicorp/go-hclog"
+)
+
+// Watcher defaults.
+const (
+	DefaultDebounce = 150 * time.Millisecond
+	DefaultMaxDelay = 2 * time.Second
+)
+
+// ErrConcurrentSwap rejects a reload when the Store changed while the new
+// configuration was being prepared against the old one.
+var ErrConcurrentSwap = errors.New("configuration changed while the reload was being prepared")
+
+// Trigger says what started a reload.
+type Trigger string
+
+// Triggers.
+const (
+	TriggerFile   Trigger = "file"
+	TriggerSignal Trigger = "signal"
+	TriggerManual Trigger = "manual"
+)
+
+// Result is the outcome of one reload attempt, for WatcherOptions.Observe.
+type Result struct {
+	Trigger Trigger
+	// Applied is true when a new configuration was swapped in; Change
+	// describes it.
+	Applied bool
+	Change  Change
+	// Err is why the file's configuration is not in force: it did not
+	// load, did not validate, was vetoed by OnReload, or the file is gone.
+	// Nil with Applied false means the file's content changed but the
+	// configuration it gives did not.
+	Err error
+}
+
+// WatcherOptions configures a Watcher. The zero value is usable.
+type WatcherOptions struct {
+	Logger hclog.Logger
+	// Debounce is the quiet time after the last file event before
+	// reloading (default 150 ms): editors and Kubernetes save in several
+	// steps, and only the end state is worth loading.
+	Debounce time.Duration
+	// MaxDelay bounds how long a steady stream of events can postpone a
+	// reload (default 2 s).
+	MaxDelay time.Duration
+	// OnReload is called with the configuration in force and the validated
+	// new one before the swap, to prepare for it (start the new plugin
+	// set, say). An error rejects the new configuration and the old one
+	// stays in force. ctx is Run's (or Reload's) context; neither
+	// configuration may be modified.
+	OnReload func(ctx context.Context, old, new *Config) error
+	// Observe, when set, is told the outcome of every reload attempt
+	// (metrics, tests). It runs on the reloading goroutine and must not
+	// block.
+	Observe func(Result)
+	// LoadOptions are passed to every load (WithEnviron, WithoutEnv).
+	LoadOptions []Option
+}
+
+// Watcher reloads a configuration file into a Store when it changes.
+//
+// It watches the file's directory rather than the file, so that it follows
+// every way of saving: writing in place, rename-on-save (vim), remove then
+// create, write-temp-then-rename, and the symlink swap of a Kubernetes
+// ConfigMap volume (name → ..data/name, ..data → ..<timestamp>). When the
+// file is a symlink into another directory, that directory is watched too.
+// Each reload loads into a fresh koanf instance, validates the whole
+// configuration, asks OnReload, and only then swaps it in; anything that
+// fails keeps the configuration in force.
+type Watcher struct {
+	path, dir, base string
+	store           *Store
+	opts            WatcherOptions
+	log             hclog.Logger
+	fsw             *fsnotify.Watcher
+
+	// target is where the path's symlinks lead; atomic because the event
+	// loop reads it while a reload may be busy.
+	target atomic.Pointer[symlinkTarget]
+
+	mu      sync.Mutex // serializes reloads and guards the fields below
+	lastSum [sha256.Size]byte
+	haveSum bool
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// NewWatcher starts watching path's directory for store. Events are queued
+// from now on; Run handles them. Close (or the end of Run) releases the
+// watch.
+func NewWatcher(path string, store *Store, opts WatcherOptions) (*Watcher, error) {
+	w, err := newWatcher(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	w.store = store
+	return w, nil
+}
+
+// Open loads the configuration at path into a new Store and returns a
+// Watcher for it. The watch starts before the file is read, so no edit made
+// in between is missed.
+func Open(path string, opts WatcherOptions) (*Store, *Watcher, error) {
+	w, err := newWatcher(path, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := os.ReadFile(w.path)
+	if err != nil {
+		w.Close()
+		return nil, nil, fmt.Errorf("read configuration: %w", err)
+	}
+	cfg, err := Parse(data, w.path, opts.LoadOptions...)
+	if err != nil {
+		w.Close()
+		return nil, nil, err
+	}
+	w.lastSum, w.haveSum = sha256.Sum256(data), true
+	w.store = NewStore(cfg)
+	return w.store, w, nil
+}
+
+func newWatcher(path string, opts WatcherOptions) (*Watcher, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("watch configuration %s: %w", path, err)
+	}
+	if _, err := FormatOf(abs); err != nil {
+		return nil, err
+	}
+	if opts.Debounce <= 0 {
+		opts.Debounce = DefaultDebounce
+	}
+	if opts.MaxDelay <= 0 {
+		opts.MaxDelay = DefaultMaxDelay
+	}
+	log := opts.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	fsw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, fmt.Errorf("watch configuration %s: %w", abs, err)
+	}
+	w := &Watcher{
+		path: abs,
+		dir:  filepath.Dir(abs),
+		base: filepath.Base(abs),
+		opts: opts,
+		log:  log.Named("config"),
+		fsw:  fsw,
+	}
+	if err := fsw.Add(w.dir); err != nil {
+		fsw.Close()
+		return nil, fmt.Errorf("watch configuration directory %s: %w", w.dir, err)
+	}
+	w.mu.Lock()
+	w.syncTargetLocked()
+	w.mu.Unlock()
+	return w, nil
+}
+
+// Path is the absolute path of the watched file.
+func (w *Watcher) Path() string { return w.path }
+
+// Close stops watching. It is safe to call more than once and alongside Run.
+func (w *Watcher) Close() error {
+	w.closeOnce.Do(func() { w.closeErr = w.fsw.Close() })
+	return w.closeErr
+}
+
+// Run handles file events until ctx is done, then closes the watcher; call
+// it once. It returns nil on cancellation and an error only when the event
+// source fails for good.
+func (w *Watcher) Run(ctx context.Context) error {
+	defer w.Close()
+	var (
+		pending      <-chan time.Time
+		timer        *time.Timer
+		pendingSince time.Time
+	)
+	schedule := func() {
+		now := time.Now()
+		switch {
+		case pending == nil:
+			pendingSince = now
+			timer = time.NewTimer(w.opts.Debounce)
+			pending = timer.C
+		case now.Sub(pendingSince) < w.opts.MaxDelay:
+			timer.Reset(w.opts.Debounce)
+		}
+		// Past MaxDelay the timer is left to fire, so a file that never
+		// stops changing is still picked up.
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			if timer != nil {
+				timer.Stop()
+			}
+			return nil
+		case ev, ok := <-w.fsw.Events:
+			if !ok {
+				return fmt.Errorf("watch configuration %s: event stream closed", w.path)
+			}
+			if w.relevant(ev) {
+				schedule()
+			}
+		case err, ok := <-w.fsw.Errors:
+			if !ok {
+				return fmt.Errorf("watch configuration %s: error stream closed", w.path)
+			}
+			// An overflow means events were lost; reloading is the safe
+			// answer to any watch error.
+			w.log.Warn("config watch error; reloading to be safe", "path", w.path, "error", err)
+			schedule()
+		case <-pending:
+			pending = nil
+			_ = w.reload(ctx, TriggerFile, false)
+		}
+	}
+}
+
+// relevant filters the directory's events down to those that can change
+// what the path reads as.
+func (w *Watcher) relevant(ev fsnotify.Event) bool {
+	name := filepath.Clean(ev.Name)
+	dir, base := filepath.Dir(name), filepath.Base(name)
+	t := w.target.Load()
+	if dir == w.dir {
+		// "..data", "..data_tmp", "..2026_11_30_…": the ConfigMap swap.
+		return base == w.base || strings.HasPrefix(base, "..") || t != nil && base == t.base
+	}
+	return t != nil && t.dir != "" && dir == t.dir
+}
+
+// symlinkTarget is where the watched path leads when it is a symlink.
+type symlinkTarget struct {
+	dir  string // the target's directory when it is not the path's own (watched too)
+	base string // the target's name when it is in the path's own directory
+}
+
+// syncTargetLocked follows the path's symlinks, so that an in-place write
+// to the file they lead to is seen too: a target in another directory gets
+// that directory watched as well.
+func (w *Watcher) syncTargetLocked() {
+	var want symlinkTarget
+	if real, err := filepath.EvalSymlinks(w.path); err == nil && real != w.path {
+		d := filepath.Dir(real)
+		if realDir, err := filepath.EvalSymlinks(w.dir); err == nil && d == realDir {
+			want.base = filepath.Base(real)
+		} else {
+			want.dir = d
+		}
+	}
+	current := symlinkTarget{}
+	if t := w.target.Load(); t != nil {
+		current = *t
+	}
+	if want == current {
+		return
+	}
+	if current.dir != "" && current.dir != want.dir {
+		// The old target may be gone already (a ConfigMap swap deletes
+		// it), which removes its watch by itself.
+		_ = w.fsw.Remove(current.dir)
+	}
+	if want.dir != "" && want.dir != current.dir {
+		if err := w.fsw.Add(want.dir); err != nil {
+			w.log.Debug("cannot watch the config symlink target", "dir", want.dir, "error", err)
+			want.dir = ""
+		}
+	}
+	w.target.Store(&want)
+}
+
+// Reload loads the file now, whether or not it changed, and swaps the result
+// in as a file change would. It returns why the new configuration was
+// rejected; the configuration in force stays then.
+func (w *Watcher) Reload(ctx context.Context) error {
+	return w.reload(ctx, TriggerManual, true)
+}
+
+// ReloadOnSignal reloads whenever one of sigs arrives (SIGHUP when none are
+// given) until ctx is done or stop is called. The signals are caught from
+// the moment it returns, so a SIGHUP sent afterwards never falls through to
+// the default action (terminating the process). stop waits for the handler
+// to finish.
+func (w *Watcher) ReloadOnSignal(ctx context.Context, sigs ...os.Signal) (stop func()) {
+	if len(sigs) == 0 {
+		sigs = []os.Signal{syscall.SIGHUP}
+	}
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, sigs...)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer signal.Stop(ch)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ch:
+				_ = w.reload(ctx, TriggerSignal, true)
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+func (w *Watcher) reload(ctx context.Context, trigger Trigger, force bool) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	defer w.syncTargetLocked()
+
+	data, err := os.ReadFile(w.path)
+	if err != nil {
+		if trigger == TriggerFile && errors.Is(err, fs.ErrNotExist) {
+			// Most likely the middle of a remove-then-create save; the
+			// create will bring us back.
+			w.haveSum = false
+			w.log.Warn("config file missing; keeping the current configuration", "path", w.path)
+			w.observe(Result{Trigger: trigger, Err: err})
+			return err
+		}
+		return w.reject(trigger, fmt.Errorf("read configuration: %w", err))
+	}
+	sum := sha256.Sum256(data)
+	if !force && w.haveSum && sum == w.lastSum {
+		return nil // touched, chmod-ed or rewritten with the same bytes
+	}
+	w.lastSum, w.haveSum = sum, true
+
+	next, err := Parse(data, w.path, w.opts.LoadOptions...)
+	if err != nil {
+		return w.reject(trigger, err)
+	}
+	old := w.store.Snapshot()
+	keys := Diff(old, next)
+	if len(keys) == 0 {
+		w.log.Debug("config unchanged", "path", w.path, "trigger", trigger)
+		w.observe(Result{Trigger: trigger})
+		return nil
+	}
+	if w.opts.OnReload != nil {
+		if err := w.opts.OnReload(ctx, old, next); err != nil {
+			// Let the next event retry the same content: what failed may
+			// be outside the file (a plugin binary, say).
+			w.haveSum = false
+			return w.reject(trigger, fmt.Errorf("prepare new configuration: %w", err))
+		}
+	}
+	ch, ok := w.store.SwapIf(old, next)
+	if !ok {
+		w.haveSum = false
+		return w.reject(trigger, ErrConcurrentSwap)
+	}
+	w.log.Info("config reloaded", "path", w.path, "trigger", trigger, "version", ch.Version, "changed", ch.Keys)
+	if w.log.IsDebug() {
+		before, after := old.flattenMasked(), next.flattenMasked()
+		for _, k := range ch.Keys {
+			w.log.Debug("config key changed", "key", k, "old", before[k], "new", after[k])
+		}
+	}
+	w.observe(Result{Trigger: trigger, Applied: true, Change: ch})
+	return nil
+}
+
+func (w *Watcher) reject(trigger Trigger, err error) error {
+	w.log.Error("config rejected", "path", w.path, "trigger", trigger, "kept_version", w.store.Version(), "error", err.Error())
+	w.observe(Result{Trigger: trigger, Err: err})
+	return err
+}
+
+func (w *Watcher) observe(r Result) {
+	if w.opts.Observe != nil {
+		w.opts.Observe(r)
+	}
+}

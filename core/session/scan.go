@@ -1,0 +1,369 @@
+package session
+
+import (
+	"encoding/binary"
+	"encoding/json"
+)
+
+// A single-pass validating scanner for entry lines. It checks the whole line
+// against the JSON grammar (as strictly as JSON.parse, except that bytes are
+// not checked for valid UTF-8: Node decodes files leniently too), and on the
+// way records the envelope fields and, for message entries, where the
+// message is and its role, provider, model and stop reason. Everything else
+// is skipped without being decoded. This is the hot path of opening a
+// session: it must run at memory-scan speed.
+
+type scanner struct {
+	s   []byte
+	i   int
+	err string
+}
+
+func (p *scanner) fail(msg string) {
+	if p.err == "" {
+		p.err = msg
+	}
+}
+
+func (p *scanner) ws() {
+	for p.i < len(p.s) {
+		switch p.s[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+// str scans a string starting at its opening quote. It returns the raw
+// content (without quotes) and whether it contained escapes.
+func (p *scanner) str() (content []byte, escaped bool) {
+	start := p.i + 1
+	i := start
+	s := p.s
+	for i < len(s) {
+		// Skip 8 plain bytes at a time: no quote, backslash or control
+		// character among them. Tool outputs are long strings, so this
+		// loop is where opening a session spends its time.
+		for i+8 <= len(s) && !special8(binary.LittleEndian.Uint64(s[i:])) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
+		c := s[i]
+		if c == '"' {
+			p.i = i + 1
+			return s[start:i], escaped
+		}
+		if c == '\\' {
+			escaped = true
+			if i+1 >= len(s) {
+				break
+			}
+			switch s[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+				continue
+			case 'u':
+				if i+5 < len(s) && isHex(s[i+2]) && isHex(s[i+3]) && isHex(s[i+4]) && isHex(s[i+5]) {
+					i += 6
+					continue
+				}
+			}
+			p.fail("invalid escape in a string")
+			return nil, false
+		}
+		if c < 0x20 {
+			p.fail("control character in a string")
+			return nil, false
+		}
+		i++
+	}
+	p.fail("unterminated string")
+	return nil, false
+}
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// special8 reports whether any of 8 bytes is '"', '\\' or below 0x20. It
+// may report a false positive, never a false negative; the byte loop
+// settles it.
+func special8(x uint64) bool {
+	quote := x ^ (ones * '"')
+	slash := x ^ (ones * '\\')
+	return ((x-ones*0x20)&^x|(quote-ones)&^quote|(slash-ones)&^slash)&highs != 0
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// value skips any JSON value, validating it.
+func (p *scanner) value(depth int) {
+	if depth > 10000 {
+		p.fail("nested too deeply")
+		return
+	}
+	p.ws()
+	if p.i >= len(p.s) {
+		p.fail("unexpected end of line")
+		return
+	}
+	switch c := p.s[p.i]; {
+	case c == '"':
+		p.str()
+	case c == '{':
+		p.object(depth, nil)
+	case c == '[':
+		p.array(depth)
+	case c == 't':
+		p.literal("true")
+	case c == 'f':
+		p.literal("false")
+	case c == 'n':
+		p.literal("null")
+	case c == '-' || c >= '0' && c <= '9':
+		p.number()
+	default:
+		p.fail("unexpected character")
+	}
+}
+
+func (p *scanner) literal(lit string) {
+	if len(p.s)-p.i >= len(lit) && string(p.s[p.i:p.i+len(lit)]) == lit {
+		p.i += len(lit)
+		return
+	}
+	p.fail("invalid literal")
+}
+
+func (p *scanner) number() {
+	s, i := p.s, p.i
+	if s[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case digits() == 0:
+		p.fail("invalid number")
+		return
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if digits() == 0 {
+			p.fail("invalid number")
+			return
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			p.fail("invalid number")
+			return
+		}
+	}
+	p.i = i
+}
+
+func (p *scanner) array(depth int) {
+	p.i++ // [
+	p.ws()
+	if p.i < len(p.s) && p.s[p.i] == ']' {
+		p.i++
+		return
+	}
+	for p.err == "" {
+		p.value(depth + 1)
+		p.ws()
+		if p.i >= len(p.s) {
+			p.fail("unterminated array")
+			return
+		}
+		switch p.s[p.i] {
+		case ',':
+			p.i++
+		case ']':
+			p.i++
+			return
+		default:
+			p.fail("expected , or ] in an array")
+			return
+		}
+	}
+}
+
+// object scans an object; onKey, when set, is called for each key with the
+// scanner positioned at the value and must consume it (or leave it to the
+// default skip by returning false).
+func (p *scanner) object(depth int, onKey func(key []byte, escaped bool) bool) {
+	p.i++ // {
+	p.ws()
+	if p.i < len(p.s) && p.s[p.i] == '}' {
+		p.i++
+		return
+	}
+	for p.err == "" {
+		p.ws()
+		if p.i >= len(p.s) || p.s[p.i] != '"' {
+			p.fail("expected a key in an object")
+			return
+		}
+		key, esc := p.str()
+		if p.err != "" {
+			return
+		}
+		p.ws()
+		if p.i >= len(p.s) || p.s[p.i] != ':' {
+			p.fail("expected : after a key")
+			return
+		}
+		p.i++
+		p.ws()
+		if onKey == nil || !onKey(key, esc) {
+			p.value(depth + 1)
+		}
+		p.ws()
+		if p.i >= len(p.s) {
+			p.fail("unterminated object")
+			return
+		}
+		switch p.s[p.i] {
+		case ',':
+			p.i++
+		case '}':
+			p.i++
+			return
+		default:
+			p.fail("expected , or } in an object")
+			return
+		}
+	}
+}
+
+// stringValue scans a value and returns it as a string when it is a string
+// without escapes (the envelope fields always are); ok is false otherwise.
+func (p *scanner) stringValue(depth int) (string, bool) {
+	if p.i < len(p.s) && p.s[p.i] == '"' {
+		c, esc := p.str()
+		if p.err == "" && !esc {
+			return unsafeString(c), true
+		}
+		if p.err == "" {
+			return decodeEscaped(c), true
+		}
+		return "", false
+	}
+	p.value(depth)
+	return "", false
+}
+
+// scanEntry validates a line and fills e. It returns "" or why the line
+// is not an entry.
+func scanEntry(l []byte, e *Entry) string {
+	p := scanner{s: l}
+	p.ws()
+	if p.i >= len(l) || l[p.i] != '{' {
+		if p.i < len(l) {
+			p.value(0)
+			p.ws()
+			if p.err == "" && p.i == len(l) {
+				return "not a JSON object"
+			}
+		}
+		return "malformed JSON"
+	}
+	var typ string
+	hasType := false
+	e.msgStart, e.msgEnd = 0, 0
+	p.object(0, func(key []byte, esc bool) bool {
+		if esc {
+			key = []byte(decodeEscaped(key))
+		}
+		switch string(key) {
+		case "type":
+			typ, hasType = p.stringValue(1)
+			return true
+		case "id":
+			e.ID, _ = p.stringValue(1)
+			return true
+		case "parentId":
+			e.ParentID, _ = p.stringValue(1)
+			return true
+		case "message":
+			if p.i < len(p.s) && p.s[p.i] == '{' {
+				start := p.i
+				e.role, e.provider, e.model, e.stopReason = "", "", "", ""
+				p.object(1, func(k []byte, esc bool) bool {
+					if esc {
+						k = []byte(decodeEscaped(k))
+					}
+					switch string(k) {
+					case "role":
+						e.role, _ = p.stringValue(2)
+					case "provider":
+						e.provider, _ = p.stringValue(2)
+					case "model":
+						e.model, _ = p.stringValue(2)
+					case "stopReason":
+						e.stopReason, _ = p.stringValue(2)
+					default:
+						return false
+					}
+					return true
+				})
+				e.msgStart, e.msgEnd = start, p.i
+				return true
+			}
+			// A later non-object "message" replaces an earlier one, as
+			// with JSON.parse.
+			e.msgStart, e.msgEnd = 0, 0
+			e.role, e.provider, e.model, e.stopReason = "", "", "", ""
+		}
+		return false
+	})
+	if p.err != "" {
+		return "malformed JSON: " + p.err
+	}
+	p.ws()
+	if p.i != len(l) {
+		return "malformed JSON: text after the object"
+	}
+	if !hasType {
+		typ = ""
+	}
+	e.Type = intern(typ)
+	e.role = internRole(e.role)
+	if e.Type == TypeSession {
+		return "a second session header"
+	}
+	e.Raw = l
+	return ""
+}
+
+// decodeEscaped decodes the content of a JSON string that has escapes.
+func decodeEscaped(content []byte) string {
+	var out string
+	q := make([]byte, 0, len(content)+2)
+	q = append(append(append(q, '"'), content...), '"')
+	if json.Unmarshal(q, &out) != nil {
+		return string(content)
+	}
+	return out
+}
