@@ -2,11 +2,11 @@ package session_test
 
 import (
 	"os"
-	"syscall"
-	"time"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/internal/sessiongen"
