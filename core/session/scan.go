@@ -3,6 +3,7 @@ package session
 import (
 	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 )
 
 // A single-pass validating scanner for entry lines. It checks the whole line
@@ -42,47 +43,52 @@ func (p *scanner) str() (content []byte, escaped bool) {
 	start := p.i + 1
 	i := start
 	s := p.s
-	for i < len(s) {
-		// Skip 8 plain bytes at a time: no quote, backslash or control
-		// character among them. Tool outputs are long strings, so this
-		// loop is where opening a session spends its time.
-		for i+8 <= len(s) && !special8(binary.LittleEndian.Uint64(s[i:])) {
-			i += 8
-		}
-		if i >= len(s) {
-			break
-		}
-		c := s[i]
-		if c == '"' {
-			p.i = i + 1
-			return s[start:i], escaped
-		}
-		if c == '\\' {
-			escaped = true
-			if i+1 >= len(s) {
+	for {
+		// Find the next quote, backslash or control character eight bytes
+		// at a time. Tool outputs are long strings full of escapes, so
+		// this loop is where opening a session spends its time.
+		for i+8 <= len(s) {
+			m := specialMask(binary.LittleEndian.Uint64(s[i:]))
+			if m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
 				break
 			}
-			switch s[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-				continue
-			case 'u':
-				if i+5 < len(s) && isHex(s[i+2]) && isHex(s[i+3]) && isHex(s[i+4]) && isHex(s[i+5]) {
-					i += 6
+			i += 8
+		}
+		if i+8 > len(s) {
+			for i < len(s) && !strSpecial[s[i]] {
+				i++
+			}
+		}
+		if i >= len(s) {
+			p.fail("unterminated string")
+			return nil, false
+		}
+		switch c := s[i]; {
+		case c == '"':
+			p.i = i + 1
+			return s[start:i], escaped
+		case c == '\\':
+			escaped = true
+			if i+1 < len(s) {
+				switch s[i+1] {
+				case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+					i += 2
 					continue
+				case 'u':
+					if i+5 < len(s) && isHex(s[i+2]) && isHex(s[i+3]) && isHex(s[i+4]) && isHex(s[i+5]) {
+						i += 6
+						continue
+					}
 				}
 			}
 			p.fail("invalid escape in a string")
 			return nil, false
-		}
-		if c < 0x20 {
+		default:
 			p.fail("control character in a string")
 			return nil, false
 		}
-		i++
 	}
-	p.fail("unterminated string")
-	return nil, false
 }
 
 const (
@@ -90,14 +96,23 @@ const (
 	highs = 0x8080808080808080
 )
 
-// special8 reports whether any of 8 bytes is '"', '\\' or below 0x20. It
-// may report a false positive, never a false negative; the byte loop
-// settles it.
-func special8(x uint64) bool {
+// specialMask has the high bit set in each byte of x that is '"', '\\' or
+// below 0x20, and possibly in bytes above such a byte (a borrow can carry
+// upwards), never below: so its lowest set bit is exactly the first one.
+func specialMask(x uint64) uint64 {
 	quote := x ^ (ones * '"')
 	slash := x ^ (ones * '\\')
-	return ((x-ones*0x20)&^x|(quote-ones)&^quote|(slash-ones)&^slash)&highs != 0
+	return ((x-ones*0x20)&^x | (quote-ones)&^quote | (slash-ones)&^slash) & highs
 }
+
+// strSpecial marks the bytes that end a plain run inside a string.
+var strSpecial = func() (t [256]bool) {
+	for c := 0; c < 0x20; c++ {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
 
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
