@@ -10,6 +10,11 @@ type Context struct {
 	Leaf *Entry
 	// Path is the walk from the root to Leaf.
 	Path []*Entry
+	// SinceCompaction is the index of the first message that came after
+	// the last compaction on the path (0 without one). Usage reported by
+	// an assistant message before it describes the context as it was
+	// before the compaction, not this one.
+	SinceCompaction int
 }
 
 // ModelRef names a model.
@@ -73,6 +78,7 @@ func (t *Tree) BuildContext(leafID string) Context {
 			msgs = AppendEntryMessage(msgs, e)
 		}
 	}
+	ctx.SinceCompaction = len(msgs)
 	for _, e := range path[compactionAt+1:] {
 		msgs = AppendEntryMessage(msgs, e)
 	}

@@ -49,7 +49,16 @@ func PromptTokens(raw []byte) (tokens int, ok bool) {
 // of message i (SPEC §3): the last valid assistant usage plus the estimates
 // of every message after it, or the sum of all estimates without one.
 func Context(n int, raw func(i int) []byte) ContextEstimate {
-	for i := n - 1; i >= 0; i-- {
+	return ContextSince(n, raw, 0)
+}
+
+// ContextSince is Context where only assistant messages at index from or
+// later may supply the usage. After a compaction, usage reported before it
+// measures the old, longer context; pi's reference estimate still uses it,
+// which makes a freshly compacted session look as full as before. Pith's
+// CLI and engine pass the index of the first message after the compaction.
+func ContextSince(n int, raw func(i int) []byte, from int) ContextEstimate {
+	for i := n - 1; i >= max(0, from); i-- {
 		if u, ok := UsageTokens(raw(i)); ok {
 			trailing := 0
 			for j := i + 1; j < n; j++ {

@@ -1,0 +1,522 @@
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// DefaultTimeout bounds a plugin call when the plugin sets no timeout.
+const DefaultTimeout = 5 * time.Second
+
+// Outcome classifies one plugin call for observation.
+type Outcome string
+
+// Call outcomes.
+const (
+	OutcomeOK       Outcome = "ok"       // returned normally (possibly no result)
+	OutcomeError    Outcome = "error"    // returned an error or crashed
+	OutcomeTimeout  Outcome = "timeout"  // outlived its deadline
+	OutcomePanic    Outcome = "panic"    // an in-process handler panicked
+	OutcomeRejected Outcome = "rejected" // result failed validation
+	OutcomeAborted  Outcome = "aborted"  // the operation was cancelled meanwhile
+)
+
+// Observation describes one finished plugin call.
+type Observation struct {
+	Event    EventID
+	Plugin   string
+	Duration time.Duration
+	Outcome  Outcome
+	Err      error
+}
+
+// Options configure a Dispatcher.
+type Options struct {
+	Logger hclog.Logger
+	// DefaultTimeout applies to plugins without a timeout; zero means
+	// DefaultTimeout.
+	DefaultTimeout time.Duration
+	// Observe, when set, is called after every plugin call (metrics). It
+	// must be fast and safe for concurrent use.
+	Observe func(Observation)
+	// Host, when set, is put into the context of every call for in-process
+	// handlers to find with HostFromContext.
+	Host HostAPI
+}
+
+// Dispatcher calls plugins for each event and combines their results as
+// SPEC §13 says. It is safe for concurrent use; SetPlugins swaps the plugin
+// set atomically, and each dispatch works on the set it started with.
+type Dispatcher struct {
+	log     hclog.Logger
+	timeout time.Duration
+	observe func(Observation)
+	host    HostAPI
+	plugins atomic.Pointer[[]Plugin]
+}
+
+// NewDispatcher returns a Dispatcher with the given plugins (see SetPlugins).
+func NewDispatcher(opts Options, plugins ...Plugin) (*Dispatcher, error) {
+	d := &Dispatcher{log: opts.Logger, timeout: opts.DefaultTimeout, observe: opts.Observe, host: opts.Host}
+	if d.log == nil {
+		d.log = hclog.NewNullLogger()
+	}
+	if d.timeout <= 0 {
+		d.timeout = DefaultTimeout
+	}
+	if err := d.SetPlugins(plugins); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// SetPlugins replaces the plugin set. Names must be unique (they namespace
+// preserveData). Dispatches already running keep the set they started with.
+func (d *Dispatcher) SetPlugins(plugins []Plugin) error {
+	list := make([]Plugin, 0, len(plugins))
+	seen := make(map[string]bool, len(plugins))
+	for _, p := range plugins {
+		if p == nil {
+			continue
+		}
+		name := p.Info().Name
+		if name == "" {
+			return errors.New("hooks: a plugin has no name")
+		}
+		if seen[name] {
+			return fmt.Errorf("hooks: plugin name %q is used twice", name)
+		}
+		seen[name] = true
+		list = append(list, p)
+	}
+	sort.SliceStable(list, func(i, j int) bool {
+		a, b := list[i].Info(), list[j].Info()
+		if a.Priority != b.Priority {
+			return a.Priority < b.Priority
+		}
+		return a.Order < b.Order
+	})
+	d.plugins.Store(&list)
+	return nil
+}
+
+// Plugins returns the current plugin set in call order.
+func (d *Dispatcher) Plugins() []Plugin {
+	return append([]Plugin(nil), d.snapshot()...)
+}
+
+// Has reports whether any plugin handles event, so a caller can skip
+// building a payload nobody reads.
+func (d *Dispatcher) Has(event EventID) bool {
+	for _, p := range d.snapshot() {
+		if p.Implements(event) {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *Dispatcher) snapshot() []Plugin {
+	if l := d.plugins.Load(); l != nil {
+		return *l
+	}
+	return nil
+}
+
+func (d *Dispatcher) handling(event EventID) []Plugin {
+	var out []Plugin
+	for _, p := range d.snapshot() {
+		if p.Implements(event) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// BeforeCompactOutcome is the combined answer to session_before_compact.
+type BeforeCompactOutcome struct {
+	Cancelled    bool
+	CancelReason string
+	// Compaction is a validated plugin-supplied compaction, or nil.
+	Compaction *Compaction
+	// Plugin names the plugin whose cancel or compaction ended the chain.
+	Plugin string
+}
+
+// BeforeCompact runs the plugins in order; the first cancel or valid
+// compaction ends the chain. A compaction that fails validation against lim
+// is rejected, logged and treated as no result. The error is non-nil only
+// when ctx was cancelled or a `failure: closed` plugin failed (ErrPluginFailed).
+func (d *Dispatcher) BeforeCompact(ctx context.Context, ev *BeforeCompactEvent, lim CompactionLimits) (BeforeCompactOutcome, error) {
+	ps := d.handling(EventBeforeCompact)
+	for i, p := range ps {
+		evc := *ev
+		start := time.Now()
+		res, err := call(ctx, d, p, EventBeforeCompact, func(ctx context.Context) (*BeforeCompactResult, error) {
+			return p.BeforeCompact(ctx, &evc)
+		})
+		if err != nil {
+			if ferr := d.failed(ctx, p, EventBeforeCompact, start, err); ferr != nil {
+				return BeforeCompactOutcome{}, ferr
+			}
+			continue
+		}
+		name := p.Info().Name
+		switch {
+		case res == nil:
+		case res.Cancel:
+			d.ok(p, EventBeforeCompact, start)
+			d.log.Info("plugin cancelled the compaction", "plugin", name, "reason", res.CancelReason)
+			d.skipped(EventBeforeCompact, ps[i+1:])
+			return BeforeCompactOutcome{Cancelled: true, CancelReason: res.CancelReason, Plugin: name}, nil
+		case res.Compaction != nil:
+			if verr := ValidateCompaction(res.Compaction, lim); verr != nil {
+				d.rejected(p, EventBeforeCompact, start, verr)
+				continue
+			}
+			d.ok(p, EventBeforeCompact, start)
+			d.log.Info("plugin supplied the compaction", "plugin", name)
+			d.skipped(EventBeforeCompact, ps[i+1:])
+			return BeforeCompactOutcome{Compaction: res.Compaction, Plugin: name}, nil
+		}
+		d.ok(p, EventBeforeCompact, start)
+	}
+	return BeforeCompactOutcome{}, nil
+}
+
+// CompactingOutcome is the combined answer to session.compacting.
+type CompactingOutcome struct {
+	// Context holds every plugin's context lines, in priority order.
+	Context []string
+	// Prompt is the first non-empty prompt in priority order.
+	Prompt string
+	// PromptFrom names the plugin whose prompt was taken.
+	PromptFrom string
+	// PreserveData is a JSON object keyed by plugin name, nil when no plugin
+	// returned any.
+	PreserveData json.RawMessage
+}
+
+// Compacting runs every plugin concurrently and combines the results in
+// priority order.
+func (d *Dispatcher) Compacting(ctx context.Context, ev *CompactingEvent) (CompactingOutcome, error) {
+	ps := d.handling(EventCompacting)
+	results := make([]*CompactingResult, len(ps))
+	errs := make([]error, len(ps))
+	d.fanOut(ctx, ps, EventCompacting, func(ctx context.Context, i int, p Plugin) error {
+		evc := *ev
+		res, err := call(ctx, d, p, EventCompacting, func(ctx context.Context) (*CompactingResult, error) {
+			return p.Compacting(ctx, &evc)
+		})
+		results[i] = res
+		return err
+	}, errs)
+	if err := firstErr(errs); err != nil {
+		return CompactingOutcome{}, err
+	}
+	var out CompactingOutcome
+	var preserve bytes.Buffer
+	for i, p := range ps {
+		res := results[i]
+		if res == nil {
+			continue
+		}
+		name := p.Info().Name
+		out.Context = append(out.Context, res.Context...)
+		if res.Prompt != "" {
+			if out.Prompt == "" {
+				out.Prompt, out.PromptFrom = res.Prompt, name
+			} else {
+				d.log.Warn("ignoring a later plugin's compaction prompt: the first one wins", "plugin", name, "used", out.PromptFrom)
+			}
+		}
+		if len(res.PreserveData) > 0 {
+			if !json.Valid(res.PreserveData) {
+				d.log.Error("ignoring preserveData that is not valid JSON", "plugin", name, "event", EventCompacting)
+				continue
+			}
+			if preserve.Len() == 0 {
+				preserve.WriteByte('{')
+			} else {
+				preserve.WriteByte(',')
+			}
+			key, _ := json.Marshal(name)
+			preserve.Write(key)
+			preserve.WriteByte(':')
+			if err := json.Compact(&preserve, res.PreserveData); err != nil {
+				// Unreachable after json.Valid; keep the object well-formed anyway.
+				preserve.WriteString("null")
+			}
+		}
+	}
+	if preserve.Len() > 0 {
+		preserve.WriteByte('}')
+		out.PreserveData = preserve.Bytes()
+	}
+	return out, nil
+}
+
+// Compact notifies every plugin concurrently and returns when all are done or
+// timed out. The compaction is already saved, so failures cannot undo it: the
+// error joins the failures of `failure: closed` plugins for the caller to
+// report.
+func (d *Dispatcher) Compact(ctx context.Context, ev *CompactEvent) error {
+	ps := d.handling(EventCompact)
+	errs := make([]error, len(ps))
+	d.fanOut(ctx, ps, EventCompact, func(ctx context.Context, _ int, p Plugin) error {
+		evc := *ev
+		_, err := call(ctx, d, p, EventCompact, func(ctx context.Context) (struct{}, error) {
+			return struct{}{}, p.Compact(ctx, &evc)
+		})
+		return err
+	}, errs)
+	return errors.Join(errs...)
+}
+
+// BeforeTreeOutcome is the combined answer to session_before_tree.
+type BeforeTreeOutcome struct {
+	Cancelled    bool
+	CancelReason string
+	// Summary is a validated plugin-supplied summary, or nil. The caller uses
+	// it only when the user wanted a summary.
+	Summary *BranchSummary
+	// Plugin names the plugin whose cancel or summary ended the chain.
+	Plugin string
+	// CustomInstructions and ReplaceInstructions come from the first plugin
+	// that returned instructions; Label from the first that returned one.
+	CustomInstructions  string
+	ReplaceInstructions bool
+	Label               string
+}
+
+// BeforeTree runs the plugins in order; the first cancel or valid summary
+// ends the chain. Instructions and label: the first non-empty one wins.
+func (d *Dispatcher) BeforeTree(ctx context.Context, ev *BeforeTreeEvent, lim SummaryLimits) (BeforeTreeOutcome, error) {
+	var out BeforeTreeOutcome
+	var instrFrom, labelFrom string
+	ps := d.handling(EventBeforeTree)
+	for i, p := range ps {
+		evc := *ev
+		start := time.Now()
+		res, err := call(ctx, d, p, EventBeforeTree, func(ctx context.Context) (*BeforeTreeResult, error) {
+			return p.BeforeTree(ctx, &evc)
+		})
+		if err != nil {
+			if ferr := d.failed(ctx, p, EventBeforeTree, start, err); ferr != nil {
+				return BeforeTreeOutcome{}, ferr
+			}
+			continue
+		}
+		if res == nil {
+			d.ok(p, EventBeforeTree, start)
+			continue
+		}
+		name := p.Info().Name
+		if !res.Cancel && res.Summary != nil {
+			if verr := ValidateSummary(res.Summary, lim); verr != nil {
+				d.rejected(p, EventBeforeTree, start, verr)
+				continue
+			}
+		}
+		d.ok(p, EventBeforeTree, start)
+		if res.CustomInstructions != "" {
+			if instrFrom == "" {
+				out.CustomInstructions, out.ReplaceInstructions, instrFrom = res.CustomInstructions, res.ReplaceInstructions, name
+			} else {
+				d.log.Warn("ignoring a later plugin's instructions: the first ones win", "plugin", name, "used", instrFrom)
+			}
+		}
+		if res.Label != "" {
+			if labelFrom == "" {
+				out.Label, labelFrom = res.Label, name
+			} else {
+				d.log.Warn("ignoring a later plugin's label: the first one wins", "plugin", name, "used", labelFrom)
+			}
+		}
+		if res.Cancel {
+			d.log.Info("plugin cancelled the navigation", "plugin", name, "reason", res.CancelReason)
+			out.Cancelled, out.CancelReason, out.Plugin = true, res.CancelReason, name
+			d.skipped(EventBeforeTree, ps[i+1:])
+			return out, nil
+		}
+		if res.Summary != nil {
+			out.Summary, out.Plugin = res.Summary, name
+			d.skipped(EventBeforeTree, ps[i+1:])
+			return out, nil
+		}
+	}
+	return out, nil
+}
+
+// Tree notifies every plugin concurrently, like Compact.
+func (d *Dispatcher) Tree(ctx context.Context, ev *TreeEvent) error {
+	ps := d.handling(EventTree)
+	errs := make([]error, len(ps))
+	d.fanOut(ctx, ps, EventTree, func(ctx context.Context, _ int, p Plugin) error {
+		evc := *ev
+		_, err := call(ctx, d, p, EventTree, func(ctx context.Context) (struct{}, error) {
+			return struct{}{}, p.Tree(ctx, &evc)
+		})
+		return err
+	}, errs)
+	return errors.Join(errs...)
+}
+
+// skipped logs the plugins a chain did not reach, so an operator can see
+// why a plugin was not called.
+func (d *Dispatcher) skipped(event EventID, rest []Plugin) {
+	if len(rest) == 0 || !d.log.IsDebug() {
+		return
+	}
+	names := make([]string, len(rest))
+	for i, p := range rest {
+		names[i] = p.Info().Name
+	}
+	d.log.Debug("chain ended; later plugins not called", "event", event, "plugins", names)
+}
+
+// fanOut runs fn for every plugin concurrently and records, per plugin, the
+// error the failure policy yields (nil for success or an open failure).
+func (d *Dispatcher) fanOut(ctx context.Context, ps []Plugin, event EventID, fn func(context.Context, int, Plugin) error, errs []error) {
+	var wg sync.WaitGroup
+	for i, p := range ps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			if err := fn(ctx, i, p); err != nil {
+				errs[i] = d.failed(ctx, p, event, start, err)
+				return
+			}
+			d.ok(p, event, start)
+		}()
+	}
+	wg.Wait()
+}
+
+func firstErr(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// errAborted marks a call cut short by the operation's own cancellation.
+var errAborted = errors.New("operation cancelled")
+
+// call runs fn under the plugin's deadline. The handler runs in its own
+// goroutine so that one ignoring its context cannot hold the operation past
+// the deadline; a panic becomes an error.
+func call[R any](ctx context.Context, d *Dispatcher, p Plugin, event EventID, fn func(context.Context) (R, error)) (R, error) {
+	var zero R
+	if err := ctx.Err(); err != nil {
+		return zero, fmt.Errorf("%w: %w", errAborted, err)
+	}
+	timeout := p.Info().Timeout
+	if timeout <= 0 {
+		timeout = d.timeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if d.host != nil {
+		if _, ok := HostFromContext(cctx); !ok {
+			cctx = WithHost(cctx, d.host)
+		}
+	}
+	type answer struct {
+		r   R
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				d.log.Error("plugin handler panicked", "plugin", p.Info().Name, "event", event, "panic", v, "stack", string(debug.Stack()))
+				ch <- answer{err: fmt.Errorf("%w: %v", ErrPanic, v)}
+			}
+		}()
+		r, err := fn(cctx)
+		ch <- answer{r, err}
+	}()
+	select {
+	case a := <-ch:
+		if a.err != nil && ctx.Err() != nil {
+			return zero, fmt.Errorf("%w: %w", errAborted, ctx.Err())
+		}
+		if a.err != nil && deadlinePassed(cctx) {
+			// However the plugin or transport phrased it, the call failed
+			// because its deadline passed.
+			return zero, fmt.Errorf("%w after %s: %w", ErrTimeout, timeout, a.err)
+		}
+		return a.r, a.err
+	case <-cctx.Done():
+		if ctx.Err() != nil {
+			return zero, fmt.Errorf("%w: %w", errAborted, ctx.Err())
+		}
+		return zero, fmt.Errorf("%w after %s", ErrTimeout, timeout)
+	}
+}
+
+// failed applies the failure policy to a failed call: it logs and observes
+// the failure and returns the error the operation must stop with, or nil
+// when the plugin fails open.
+func (d *Dispatcher) failed(ctx context.Context, p Plugin, event EventID, start time.Time, err error) error {
+	info := p.Info()
+	outcome := OutcomeError
+	switch {
+	case errors.Is(err, errAborted):
+		d.observeCall(event, info.Name, start, OutcomeAborted, err)
+		return fmt.Errorf("hook %s: %w", event, context.Cause(ctx))
+	case errors.Is(err, ErrTimeout):
+		outcome = OutcomeTimeout
+	case errors.Is(err, ErrPanic):
+		outcome = OutcomePanic
+	}
+	d.observeCall(event, info.Name, start, outcome, err)
+	if info.Failure == FailureClosed {
+		d.log.Error("plugin failed; its failure policy is closed, cancelling the operation", "plugin", info.Name, "event", event, "error", err)
+		return &PluginError{Plugin: info.Name, Event: event, Err: err}
+	}
+	d.log.Warn("plugin failed; ignoring its result", "plugin", info.Name, "event", event, "error", err)
+	return nil
+}
+
+func (d *Dispatcher) rejected(p Plugin, event EventID, start time.Time, err error) {
+	name := p.Info().Name
+	d.observeCall(event, name, start, OutcomeRejected, err)
+	d.log.Error("rejected a plugin's result", "plugin", name, "event", event, "error", err)
+}
+
+func (d *Dispatcher) ok(p Plugin, event EventID, start time.Time) {
+	d.observeCall(event, p.Info().Name, start, OutcomeOK, nil)
+}
+
+func (d *Dispatcher) observeCall(event EventID, plugin string, start time.Time, outcome Outcome, err error) {
+	if d.observe != nil {
+		d.observe(Observation{Event: event, Plugin: plugin, Duration: time.Since(start), Outcome: outcome, Err: err})
+	}
+}
+
+// deadlinePassed reports whether ctx's deadline is over. The clock is read
+// too: under load the context's timer can fire after the transport has
+// already reported the expired call (the plugin's side enforces the same
+// deadline).
+func deadlinePassed(ctx context.Context) bool {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
+}

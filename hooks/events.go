@@ -1,0 +1,164 @@
+package hooks
+
+import (
+	"encoding/json"
+)
+
+// EventID names a hook event. The values are stable: they cross the wire in
+// Describe and appear in configuration and logs.
+type EventID string
+
+// The five events of SPEC §13.
+const (
+	EventBeforeCompact EventID = "session_before_compact"
+	EventCompacting    EventID = "session.compacting"
+	EventCompact       EventID = "session_compact"
+	EventBeforeTree    EventID = "session_before_tree"
+	EventTree          EventID = "session_tree"
+)
+
+// AllEvents lists every event in a fixed order.
+func AllEvents() []EventID {
+	return []EventID{EventBeforeCompact, EventCompacting, EventCompact, EventBeforeTree, EventTree}
+}
+
+// Valid reports whether e is one of the five known events.
+func (e EventID) Valid() bool {
+	switch e {
+	case EventBeforeCompact, EventCompacting, EventCompact, EventBeforeTree, EventTree:
+		return true
+	}
+	return false
+}
+
+// Reason says why a compaction runs (SPEC §9).
+type Reason string
+
+// Compaction reasons.
+const (
+	ReasonManual    Reason = "manual"
+	ReasonThreshold Reason = "threshold"
+	ReasonOverflow  Reason = "overflow"
+)
+
+// Preparation is the material of SPEC §5 that a plugin needs to decide about
+// or produce a compaction. Messages are the engine's JSON encoding of each
+// LLM message, unchanged.
+type Preparation struct {
+	FirstKeptEntryID    string            `json:"firstKeptEntryId"`
+	IsSplitTurn         bool              `json:"isSplitTurn"`
+	TokensBefore        int               `json:"tokensBefore"`
+	MessagesToSummarize []json.RawMessage `json:"messagesToSummarize"`
+	TurnPrefixMessages  []json.RawMessage `json:"turnPrefixMessages"`
+	PreviousSummary     string            `json:"previousSummary,omitempty"`
+	ReadFiles           []string          `json:"readFiles"`
+	ModifiedFiles       []string          `json:"modifiedFiles"`
+	KeepRecentTokens    int               `json:"keepRecentTokens"`
+	ReserveTokens       int               `json:"reserveTokens"`
+}
+
+// Label is a label attached to an entry on the current path (pi's `label`
+// entries), so a guard plugin can, for example, refuse to compact a session
+// labelled "no-compact".
+type Label struct {
+	EntryID string `json:"entryId"`
+	Label   string `json:"label"`
+}
+
+// BeforeCompactEvent is the payload of session_before_compact.
+type BeforeCompactEvent struct {
+	SessionID          string            `json:"sessionId"`
+	Preparation        Preparation       `json:"preparation"`
+	PathEntries        []json.RawMessage `json:"pathEntries"`
+	CustomInstructions string            `json:"customInstructions,omitempty"`
+	Reason             Reason            `json:"reason"`
+	WillRetry          bool              `json:"willRetry"`
+	Labels             []Label           `json:"labels,omitempty"`
+}
+
+// Compaction is a complete compaction supplied by a plugin in place of the
+// built-in summarizer.
+type Compaction struct {
+	Summary          string          `json:"summary"`
+	ShortSummary     string          `json:"shortSummary,omitempty"`
+	FirstKeptEntryID string          `json:"firstKeptEntryId"`
+	TokensBefore     int             `json:"tokensBefore"`
+	Details          json.RawMessage `json:"details,omitempty"`
+	PreserveData     json.RawMessage `json:"preserveData,omitempty"`
+}
+
+// BeforeCompactResult is what a plugin answers to session_before_compact: a
+// cancel, a compaction, or neither (a nil result means the same as neither).
+// Setting both is an error of the plugin: the cancel wins.
+type BeforeCompactResult struct {
+	Cancel       bool        `json:"cancel,omitempty"`
+	CancelReason string      `json:"cancelReason,omitempty"`
+	Compaction   *Compaction `json:"compaction,omitempty"`
+}
+
+// CompactingEvent is the payload of session.compacting, sent only when no
+// plugin supplied a compaction.
+type CompactingEvent struct {
+	SessionID          string            `json:"sessionId"`
+	Messages           []json.RawMessage `json:"messages"`
+	TurnPrefixMessages []json.RawMessage `json:"turnPrefixMessages"`
+	Reason             Reason            `json:"reason"`
+}
+
+// CompactingResult adds material to the built-in summarization.
+type CompactingResult struct {
+	// Context lines are appended to the summarizer's input.
+	Context []string `json:"context,omitempty"`
+	// Prompt replaces the summarization prompt when non-empty.
+	Prompt string `json:"prompt,omitempty"`
+	// PreserveData is stored in the compaction entry under the plugin's name.
+	PreserveData json.RawMessage `json:"preserveData,omitempty"`
+}
+
+// CompactEvent is the notification session_compact, sent after the compaction
+// entry was saved.
+type CompactEvent struct {
+	SessionID       string          `json:"sessionId"`
+	CompactionEntry json.RawMessage `json:"compactionEntry"`
+	FromExtension   bool            `json:"fromExtension"`
+}
+
+// BeforeTreeEvent is the payload of session_before_tree (SPEC §11).
+type BeforeTreeEvent struct {
+	SessionID          string            `json:"sessionId"`
+	TargetID           string            `json:"targetId"`
+	OldLeafID          string            `json:"oldLeafId,omitempty"`
+	CommonAncestorID   string            `json:"commonAncestorId,omitempty"`
+	EntriesToSummarize []json.RawMessage `json:"entriesToSummarize"`
+	UserWantsSummary   bool              `json:"userWantsSummary"`
+	CustomInstructions string            `json:"customInstructions,omitempty"`
+	Label              string            `json:"label,omitempty"`
+}
+
+// BranchSummary is a branch summary supplied by a plugin.
+type BranchSummary struct {
+	Summary string          `json:"summary"`
+	Details json.RawMessage `json:"details,omitempty"`
+}
+
+// BeforeTreeResult is what a plugin answers to session_before_tree.
+type BeforeTreeResult struct {
+	Cancel       bool           `json:"cancel,omitempty"`
+	CancelReason string         `json:"cancelReason,omitempty"`
+	Summary      *BranchSummary `json:"summary,omitempty"`
+	// CustomInstructions, when non-empty, is added to the summarization
+	// instructions, or replaces them when ReplaceInstructions is set.
+	CustomInstructions  string `json:"customInstructions,omitempty"`
+	ReplaceInstructions bool   `json:"replaceInstructions,omitempty"`
+	// Label, when non-empty, labels the new branch summary entry.
+	Label string `json:"label,omitempty"`
+}
+
+// TreeEvent is the notification session_tree, sent after navigation.
+type TreeEvent struct {
+	SessionID     string          `json:"sessionId"`
+	NewLeafID     string          `json:"newLeafId"`
+	OldLeafID     string          `json:"oldLeafId,omitempty"`
+	SummaryEntry  json.RawMessage `json:"summaryEntry,omitempty"`
+	FromExtension bool            `json:"fromExtension"`
+}

@@ -1,0 +1,65 @@
+package hooks
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// HostAPI is what a plugin may call back into the host for (SPEC §13): the
+// engine implements it; hooks/pluginhost serves it to subprocesses over the
+// go-plugin broker, and the Dispatcher hands it to in-process handlers
+// through the context (HostFromContext).
+type HostAPI interface {
+	// ReadEntries returns a session's entries as their original JSON lines.
+	ReadEntries(ctx context.Context, req ReadEntriesRequest) ([]json.RawMessage, error)
+	// EstimateTokens estimates each message's tokens (SPEC §3).
+	EstimateTokens(ctx context.Context, messages []json.RawMessage) ([]int, error)
+	// Complete runs one completion on the host's configured summarizer, so a
+	// plugin needs no credentials of its own.
+	Complete(ctx context.Context, req CompleteRequest) (CompleteResponse, error)
+	// Log writes a line to the host's log under the plugin's name. For
+	// subprocesses pluginhost writes these lines to the plugin's logger
+	// itself; the engine's Log serves in-process handlers.
+	Log(ctx context.Context, level hclog.Level, msg string, keyvals ...any) error
+}
+
+// ReadEntriesRequest selects the entries ReadEntries returns.
+type ReadEntriesRequest struct {
+	SessionID string
+	// LeafID, when set, is the leaf the path is taken from; default the
+	// session's current leaf. It matters only with PathOnly.
+	LeafID string
+	// PathOnly limits the answer to the path root → leaf, else every entry
+	// of the file in file order.
+	PathOnly bool
+}
+
+// CompleteRequest is one completion on the host's summarizer.
+type CompleteRequest struct {
+	SystemPrompt string
+	Prompt       string
+	MaxTokens    int
+}
+
+// CompleteResponse is the host summarizer's answer.
+type CompleteResponse struct {
+	Text string
+	// FinishReason is "stop" for a complete answer, "length" when cut off.
+	FinishReason string
+	Model        string
+}
+
+type hostKey struct{}
+
+// WithHost returns a context carrying h for HostFromContext.
+func WithHost(ctx context.Context, h HostAPI) context.Context {
+	return context.WithValue(ctx, hostKey{}, h)
+}
+
+// HostFromContext returns the HostAPI available to the running handler.
+func HostFromContext(ctx context.Context) (HostAPI, bool) {
+	h, ok := ctx.Value(hostKey{}).(HostAPI)
+	return h, ok && h != nil
+}

@@ -1,0 +1,9 @@
+// Package pluginhost is the host side of Pith's out-of-process plugins. A
+// Supervisor runs one plugin binary through hashicorp/go-plugin (gRPC only,
+// protocol version 1, AutoMTLS, optional sha256 check), asks it what it
+// handles (Describe), watches its health, restarts it with exponential
+// backoff after a crash and disables it once it exhausts its crash budget.
+// It serves the host's API to the plugin over the go-plugin broker, parses
+// the plugin's stderr into the host's log, and presents the plugin to the
+// hooks Dispatcher as a hooks.Plugin. A Host manages the configured set.
+package pluginhost

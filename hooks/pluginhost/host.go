@@ -1,0 +1,115 @@
+package pluginhost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/pith-dev/pith/hooks"
+)
+
+// Host manages the configured set of plugins. Apply reconciles it with a new
+// configuration the way SPEC §14 asks: start what was added or changed
+// first, then hand out the new list, and only then stop what was removed or
+// replaced, so no event falls between two sets.
+type Host struct {
+	opts Options
+
+	mu   sync.Mutex
+	sups map[string]*Supervisor
+}
+
+// NewHost returns a Host whose supervisors use opts.
+func NewHost(opts Options) *Host {
+	return &Host{opts: opts, sups: map[string]*Supervisor{}}
+}
+
+// Apply reconciles the running plugins with specs and returns the plugins to
+// give the Dispatcher (in spec order). A plugin that fails to start is
+// logged, left out, and reported in the joined error; the others are applied.
+// The caller swaps the returned list into its Dispatcher and then calls
+// the returned retire function, which stops what the new set replaced.
+func (h *Host) Apply(ctx context.Context, specs []Spec) (plugins []hooks.Plugin, retire func(context.Context), err error) {
+	seen := map[string]bool{}
+	for _, sp := range specs {
+		if err := sp.Validate(); err != nil {
+			return nil, nil, err
+		}
+		if seen[sp.Name] {
+			return nil, nil, fmt.Errorf("plugin name %q is used twice", sp.Name)
+		}
+		seen[sp.Name] = true
+	}
+
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	next := map[string]*Supervisor{}
+	var old []*Supervisor
+	var errs []error
+	for _, sp := range specs {
+		cur := h.sups[sp.Name]
+		if cur != nil && cur.Spec().sameProcess(sp) && cur.State() != StateDisabled {
+			cur.SetInfo(sp)
+			next[sp.Name] = cur
+			plugins = append(plugins, cur)
+			continue
+		}
+		sup := NewSupervisor(sp, h.opts)
+		if err := sup.Start(ctx); err != nil {
+			h.opts.loggerOrNull().Error("plugin not started", "plugin", sp.Name, "error", err)
+			errs = append(errs, err)
+			if cur != nil {
+				// Keep the running old version rather than nothing.
+				next[sp.Name] = cur
+				plugins = append(plugins, cur)
+			}
+			continue
+		}
+		if cur != nil {
+			old = append(old, cur)
+		}
+		next[sp.Name] = sup
+		plugins = append(plugins, sup)
+	}
+	for name, sup := range h.sups {
+		if next[name] == nil {
+			old = append(old, sup)
+		}
+	}
+	h.sups = next
+	retire = func(ctx context.Context) { stopAll(ctx, old) }
+	return plugins, retire, errors.Join(errs...)
+}
+
+// Supervisor returns the supervisor of the named plugin, or nil.
+func (h *Host) Supervisor(name string) *Supervisor {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sups[name]
+}
+
+// StopAll shuts every plugin down (Shutdown RPC, then kill) concurrently
+// and waits; the CLI calls it on SIGINT/SIGTERM.
+func (h *Host) StopAll(ctx context.Context) {
+	h.mu.Lock()
+	sups := make([]*Supervisor, 0, len(h.sups))
+	for _, s := range h.sups {
+		sups = append(sups, s)
+	}
+	h.sups = map[string]*Supervisor{}
+	h.mu.Unlock()
+	stopAll(ctx, sups)
+}
+
+func stopAll(ctx context.Context, sups []*Supervisor) {
+	var wg sync.WaitGroup
+	for _, s := range sups {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.Stop(ctx)
+		}()
+	}
+	wg.Wait()
+}

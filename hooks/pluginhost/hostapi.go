@@ -1,0 +1,96 @@
+package pluginhost
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/hooks/wire"
+	pb "github.com/pith-dev/pith/proto/pith/hooks/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// hostAPIServer serves hooks.HostAPI to one plugin instance over the broker.
+// Log lines are written straight to the plugin's named logger.
+type hostAPIServer struct {
+	pb.UnimplementedHostAPIServer
+	host hooks.HostAPI
+	log  hclog.Logger
+}
+
+func (s *hostAPIServer) api() (hooks.HostAPI, error) {
+	if s.host == nil {
+		return nil, status.Error(codes.Unavailable, "this host offers no host API")
+	}
+	return s.host, nil
+}
+
+func hostErr(err error) error {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, err.Error())
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, err.Error())
+	}
+	return status.Error(codes.Unknown, err.Error())
+}
+
+func (s *hostAPIServer) ReadEntries(ctx context.Context, req *pb.ReadEntriesRequest) (*pb.ReadEntriesResponse, error) {
+	h, err := s.api()
+	if err != nil {
+		return nil, err
+	}
+	entries, err := h.ReadEntries(ctx, hooks.ReadEntriesRequest{SessionID: req.GetSessionId(), LeafID: req.GetLeafId(), PathOnly: req.GetPathOnly()})
+	if err != nil {
+		return nil, hostErr(err)
+	}
+	resp := &pb.ReadEntriesResponse{Entries: make([][]byte, len(entries))}
+	for i, e := range entries {
+		resp.Entries[i] = e
+	}
+	return resp, nil
+}
+
+func (s *hostAPIServer) EstimateTokens(ctx context.Context, req *pb.EstimateTokensRequest) (*pb.EstimateTokensResponse, error) {
+	h, err := s.api()
+	if err != nil {
+		return nil, err
+	}
+	msgs := make([]json.RawMessage, len(req.GetMessages()))
+	for i, m := range req.GetMessages() {
+		msgs[i] = m
+	}
+	n, err := h.EstimateTokens(ctx, msgs)
+	if err != nil {
+		return nil, hostErr(err)
+	}
+	resp := &pb.EstimateTokensResponse{Tokens: make([]int64, len(n))}
+	for i, x := range n {
+		resp.Tokens[i] = int64(x)
+	}
+	return resp, nil
+}
+
+func (s *hostAPIServer) Complete(ctx context.Context, req *pb.CompleteRequest) (*pb.CompleteResponse, error) {
+	h, err := s.api()
+	if err != nil {
+		return nil, err
+	}
+	r, err := h.Complete(ctx, hooks.CompleteRequest{SystemPrompt: req.GetSystemPrompt(), Prompt: req.GetPrompt(), MaxTokens: int(req.GetMaxTokens())})
+	if err != nil {
+		return nil, hostErr(err)
+	}
+	return &pb.CompleteResponse{Text: r.Text, FinishReason: r.FinishReason, Model: r.Model}, nil
+}
+
+func (s *hostAPIServer) Log(_ context.Context, req *pb.LogRequest) (*pb.LogResponse, error) {
+	kv := make([]any, 0, 2*len(req.GetFields()))
+	for _, f := range req.GetFields() {
+		kv = append(kv, sanitize([]byte(f.GetKey())), sanitize([]byte(f.GetValue())))
+	}
+	s.log.Log(wire.LogLevelFromProto(req.GetLevel()), sanitize([]byte(req.GetMessage())), kv...)
+	return &pb.LogResponse{}, nil
+}

@@ -1,0 +1,183 @@
+package pluginhost
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// maxLogLine bounds one re-logged line; the rest of a longer line is dropped
+// and the line marked truncated, so a plugin cannot make the host buffer an
+// unbounded amount of memory.
+const maxLogLine = 64 << 10
+
+// logWriter turns a plugin's stderr into host log lines. go-plugin hands it
+// the raw stream in pieces (a line, then its newline, long lines in chunks),
+// so it assembles whole lines itself. JSON lines from the SDK's hclog logger
+// are re-logged with their level, message and fields; anything else is
+// logged as text. It never fails and never panics, whatever it is fed:
+// go-plugin's own parser panics on a non-string @message, which is why it is
+// switched off.
+type logWriter struct {
+	log hclog.Logger
+
+	mu        sync.Mutex
+	buf       []byte
+	truncated bool
+	inPanic   bool
+}
+
+func newLogWriter(log hclog.Logger) *logWriter { return &logWriter{log: log} }
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		chunk := p
+		if i >= 0 {
+			chunk = p[:i]
+		}
+		if room := maxLogLine - len(w.buf); len(chunk) > room {
+			w.buf = append(w.buf, chunk[:room]...)
+			w.truncated = true
+		} else {
+			w.buf = append(w.buf, chunk...)
+		}
+		if i < 0 {
+			break
+		}
+		w.emit()
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+// Flush logs a final line that had no newline.
+func (w *logWriter) Flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.buf) > 0 {
+		w.emit()
+	}
+}
+
+func (w *logWriter) emit() {
+	line := bytes.TrimRight(w.buf, "\r")
+	truncated := w.truncated
+	defer func() {
+		w.buf, w.truncated = w.buf[:0], false
+		if cap(w.buf) > 4*1024 {
+			w.buf = nil // do not keep a huge buffer after one huge line
+		}
+	}()
+	if len(bytes.TrimSpace(line)) == 0 {
+		return
+	}
+	if !truncated && line[0] == '{' {
+		if level, msg, kv, ok := parseJSONLine(line); ok {
+			w.log.Log(level, msg, kv...)
+			return
+		}
+	}
+	text := sanitize(line)
+	var kv []any
+	if truncated {
+		kv = append(kv, "truncated", true)
+	}
+	level := hclog.Info
+	switch {
+	case w.inPanic:
+		level = hclog.Error
+	case strings.HasPrefix(text, "panic: "), strings.HasPrefix(text, "fatal error: "):
+		// A Go runtime crash report: everything after it is the trace.
+		w.inPanic = true
+		level = hclog.Error
+	default:
+		level, text = levelPrefix(text)
+	}
+	w.log.Log(level, text, kv...)
+}
+
+// levelPrefix recognises the "[INFO] msg" convention of the standard logger.
+func levelPrefix(s string) (hclog.Level, string) {
+	for _, p := range []struct {
+		prefix string
+		level  hclog.Level
+	}{{"[TRACE]", hclog.Trace}, {"[DEBUG]", hclog.Debug}, {"[INFO]", hclog.Info}, {"[WARN]", hclog.Warn}, {"[ERROR]", hclog.Error}} {
+		if strings.HasPrefix(s, p.prefix) {
+			return p.level, strings.TrimSpace(s[len(p.prefix):])
+		}
+	}
+	return hclog.Info, s
+}
+
+// skippedKeys are hclog's bookkeeping fields; the host adds its own.
+var skippedKeys = map[string]bool{"@message": true, "@level": true, "@timestamp": true, "@module": true, "@caller": true}
+
+func parseJSONLine(line []byte) (hclog.Level, string, []any, bool) {
+	var m map[string]any
+	if err := json.Unmarshal(line, &m); err != nil || m == nil {
+		return 0, "", nil, false
+	}
+	level := hclog.Info
+	if s, ok := m["@level"].(string); ok {
+		if l := hclog.LevelFromString(s); l != hclog.NoLevel && l != hclog.Off {
+			level = l
+		}
+	}
+	var msg string
+	switch v := m["@message"].(type) {
+	case nil:
+	case string:
+		msg = v
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			msg = fmt.Sprint(v)
+		} else {
+			msg = string(b)
+		}
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if !skippedKeys[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	kv := make([]any, 0, 2*len(keys))
+	for _, k := range keys {
+		kv = append(kv, k, m[k])
+	}
+	return level, sanitize([]byte(msg)), kv, true
+}
+
+// sanitize makes arbitrary bytes safe to log: valid UTF-8, no control
+// characters that could forge log lines or move a terminal's cursor.
+func sanitize(b []byte) string {
+	var sb strings.Builder
+	sb.Grow(len(b))
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		b = b[size:]
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			sb.WriteRune(utf8.RuneError)
+		case r == '\t':
+			sb.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&sb, "\\x%02x", r)
+		default:
+			sb.WriteRune(r)
+		}
+	}
+	return sb.String()
+}

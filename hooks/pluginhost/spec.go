@@ -1,0 +1,66 @@
+package pluginhost
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/pith-dev/pith/hooks"
+)
+
+// Spec is one configured plugin (SPEC §14's plugin list entry).
+type Spec struct {
+	// Name is unique; it namespaces the plugin's preserveData and logs.
+	Name string
+	// Path is the executable.
+	Path string
+	Args []string
+	// Env is added to the host's environment (and overrides it).
+	Env map[string]string
+	// SHA256 is the hex checksum the binary must match; empty skips the check.
+	SHA256 string
+	// Priority: lower runs first. Order is the position in the config list.
+	Priority int
+	Order    int
+	// Timeout bounds each call; zero means the Dispatcher's default.
+	Timeout time.Duration
+	Failure hooks.Failure
+}
+
+// Validate checks what can be checked without starting the plugin.
+func (s Spec) Validate() error {
+	if s.Name == "" {
+		return errors.New("plugin has no name")
+	}
+	if s.Path == "" {
+		return fmt.Errorf("plugin %q has no path", s.Name)
+	}
+	if s.SHA256 != "" {
+		if _, err := decodeSHA256(s.SHA256); err != nil {
+			return fmt.Errorf("plugin %q: %w", s.Name, err)
+		}
+	}
+	if _, err := hooks.ParseFailure(string(s.Failure)); err != nil {
+		return fmt.Errorf("plugin %q: %w", s.Name, err)
+	}
+	if s.Timeout < 0 {
+		return fmt.Errorf("plugin %q: negative timeout %s", s.Name, s.Timeout)
+	}
+	return nil
+}
+
+// info is the part of the spec the Dispatcher reads.
+func (s Spec) info() hooks.PluginInfo {
+	f, _ := hooks.ParseFailure(string(s.Failure))
+	return hooks.PluginInfo{Name: s.Name, Priority: s.Priority, Order: s.Order, Timeout: s.Timeout, Failure: f}
+}
+
+// sameProcess reports whether two specs launch the same process, so that a
+// configuration change touching only priority, order, timeout or failure
+// policy does not restart the plugin.
+func (s Spec) sameProcess(o Spec) bool {
+	return s.Name == o.Name && s.Path == o.Path && slices.Equal(s.Args, o.Args) &&
+		maps.Equal(s.Env, o.Env) && s.SHA256 == o.SHA256
+}

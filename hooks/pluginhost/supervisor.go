@@ -1,0 +1,589 @@
+package pluginhost
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/hooks/wire"
+	pb "github.com/pith-dev/pith/proto/pith/hooks/v1"
+	"google.golang.org/grpc"
+)
+
+var (
+	// ErrChecksumMismatch: the binary does not match the configured sha256;
+	// the plugin is not started.
+	ErrChecksumMismatch = errors.New("plugin binary does not match its configured sha256")
+	// ErrPluginDisabled: the plugin crashed too often and is not restarted.
+	ErrPluginDisabled = errors.New("plugin disabled after repeated crashes")
+	// ErrPluginStopped: the supervisor was stopped.
+	ErrPluginStopped = errors.New("plugin stopped")
+	// ErrNotStarted: the supervisor was never started successfully.
+	ErrNotStarted = errors.New("plugin not started")
+	// ErrPluginExited: the plugin process died during the call.
+	ErrPluginExited = errors.New("plugin process exited")
+)
+
+// Options tune supervisors; zero values mean the defaults.
+type Options struct {
+	// Logger is the host's logger; each plugin logs under Named(name).
+	Logger hclog.Logger
+	// Host is served to plugins over the broker; nil makes their host
+	// calls fail with Unavailable.
+	Host        hooks.HostAPI
+	HostVersion string
+	// StartTimeout bounds process start, handshake and Describe (10 s).
+	StartTimeout time.Duration
+	// HealthInterval is the period of the Ping health check (10 s);
+	// negative disables it.
+	HealthInterval time.Duration
+	// MinBackoff and MaxBackoff bound the restart delay (200 ms, 30 s),
+	// doubled for each crash within CrashWindow.
+	MinBackoff, MaxBackoff time.Duration
+	// CrashBudget crashes within CrashWindow disable the plugin (3 in 5 min).
+	CrashBudget int
+	CrashWindow time.Duration
+}
+
+func (o Options) loggerOrNull() hclog.Logger {
+	if o.Logger == nil {
+		return hclog.NewNullLogger()
+	}
+	return o.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = 10 * time.Second
+	}
+	if o.HealthInterval == 0 {
+		o.HealthInterval = 10 * time.Second
+	}
+	if o.MinBackoff <= 0 {
+		o.MinBackoff = 200 * time.Millisecond
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = 30 * time.Second
+	}
+	if o.CrashBudget <= 0 {
+		o.CrashBudget = 3
+	}
+	if o.CrashWindow <= 0 {
+		o.CrashWindow = 5 * time.Minute
+	}
+	return o
+}
+
+// State is a supervisor's lifecycle state.
+type State int
+
+// Supervisor states.
+const (
+	StateNew        State = iota // not started yet
+	StateRunning                 // process up, Describe done
+	StateRestarting              // crashed, waiting for the backoff or starting again
+	StateDisabled                // crash budget exhausted
+	StateStopped                 // stopped by the host
+)
+
+func (s State) String() string {
+	return [...]string{"new", "running", "restarting", "disabled", "stopped"}[s]
+}
+
+// Description is what a plugin reported in Describe.
+type Description struct {
+	Name    string
+	Version string
+	Events  []hooks.EventID
+}
+
+// exitPoll is how often a running instance is checked for an exited process.
+const exitPoll = 50 * time.Millisecond
+
+// exitGrace is how long a call that lost its transport waits to see the
+// process exit before reporting a plain error.
+const exitGrace = time.Second
+
+// Supervisor runs one plugin and is its hooks.Plugin.
+type Supervisor struct {
+	spec Spec
+	opts Options
+	log  hclog.Logger
+	info atomic.Pointer[hooks.PluginInfo]
+	desc atomic.Pointer[Description]
+
+	mu       sync.Mutex
+	state    State
+	starting bool // Start is launching the first instance
+	inst     *instance
+	changed  chan struct{} // closed and replaced on every state change
+	crashes  []time.Time
+	stopCh   chan struct{}
+	wg       sync.WaitGroup
+}
+
+// instance is one started process; every (re)start makes a new one with a
+// fresh plugin.Client, as go-plugin requires.
+type instance struct {
+	client *plugin.Client
+	rpc    pb.HooksClient
+	pid    int
+	done   chan struct{}
+	logs   []*logWriter
+	once   sync.Once
+}
+
+func (in *instance) retire() { in.once.Do(func() { close(in.done) }) }
+
+// NewSupervisor returns a supervisor for spec; Start launches the plugin.
+func NewSupervisor(spec Spec, opts Options) *Supervisor {
+	opts = opts.withDefaults()
+	s := &Supervisor{
+		spec:    spec,
+		opts:    opts,
+		log:     opts.Logger.Named(spec.Name),
+		changed: make(chan struct{}),
+		stopCh:  make(chan struct{}),
+	}
+	info := spec.info()
+	s.info.Store(&info)
+	s.desc.Store(&Description{})
+	return s
+}
+
+// Spec returns the spec the supervisor was made with.
+func (s *Supervisor) Spec() Spec { return s.spec }
+
+// SetInfo updates priority, order, timeout and failure policy in place.
+func (s *Supervisor) SetInfo(spec Spec) {
+	info := spec.info()
+	s.info.Store(&info)
+}
+
+// State returns the current state.
+func (s *Supervisor) State() State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state
+}
+
+// Description returns what the plugin last reported in Describe.
+func (s *Supervisor) Description() Description { return *s.desc.Load() }
+
+// Pid returns the running process's pid, or 0.
+func (s *Supervisor) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inst == nil {
+		return 0
+	}
+	return s.inst.pid
+}
+
+// Start launches the plugin and waits for its Describe answer.
+func (s *Supervisor) Start(ctx context.Context) error {
+	s.mu.Lock()
+	if s.state != StateNew || s.starting {
+		st := s.state
+		s.mu.Unlock()
+		return fmt.Errorf("plugin %q: start in state %s", s.spec.Name, st)
+	}
+	s.starting = true
+	s.mu.Unlock()
+	inst, err := s.launch(ctx)
+	s.mu.Lock()
+	s.starting = false
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	if s.state == StateStopped {
+		s.mu.Unlock()
+		s.shutdown(context.Background(), inst)
+		return fmt.Errorf("plugin %q: %w while starting", s.spec.Name, ErrPluginStopped)
+	}
+	s.running(inst)
+	s.mu.Unlock()
+	return nil
+}
+
+// WaitRunning blocks until the plugin is running, or fails when it is
+// disabled or stopped or ctx ends.
+func (s *Supervisor) WaitRunning(ctx context.Context) error {
+	_, err := s.acquire(ctx)
+	return err
+}
+
+// Stop asks the plugin to shut down (Shutdown RPC), then ends the process.
+// It waits for the process to exit; ctx bounds the polite part.
+func (s *Supervisor) Stop(ctx context.Context) {
+	s.mu.Lock()
+	if s.state == StateStopped {
+		s.mu.Unlock()
+		return
+	}
+	close(s.stopCh)
+	inst := s.inst
+	s.inst = nil
+	s.setState(StateStopped)
+	s.mu.Unlock()
+	if inst != nil {
+		s.shutdown(ctx, inst)
+	}
+	s.wg.Wait()
+}
+
+func (s *Supervisor) shutdown(ctx context.Context, inst *instance) {
+	inst.retire()
+	if !inst.client.Exited() {
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		if _, err := inst.rpc.Shutdown(sctx, &pb.ShutdownRequest{}); err != nil {
+			s.log.Debug("shutdown request failed; killing", "error", err)
+		}
+		cancel()
+	}
+	inst.client.Kill()
+	for _, w := range inst.logs {
+		w.Flush()
+	}
+}
+
+// setState must be called with s.mu held.
+func (s *Supervisor) setState(st State) {
+	s.state = st
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// running must be called with s.mu held.
+func (s *Supervisor) running(inst *instance) {
+	s.inst = inst
+	s.setState(StateRunning)
+	s.wg.Add(1)
+	go s.monitor(inst)
+}
+
+// acquire returns the running instance, waiting through a restart.
+func (s *Supervisor) acquire(ctx context.Context) (*instance, error) {
+	for {
+		s.mu.Lock()
+		st, inst, ch := s.state, s.inst, s.changed
+		s.mu.Unlock()
+		switch st {
+		case StateRunning:
+			return inst, nil
+		case StateDisabled:
+			return nil, fmt.Errorf("plugin %q: %w", s.spec.Name, ErrPluginDisabled)
+		case StateStopped:
+			return nil, fmt.Errorf("plugin %q: %w", s.spec.Name, ErrPluginStopped)
+		case StateNew:
+			return nil, fmt.Errorf("plugin %q: %w", s.spec.Name, ErrNotStarted)
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("plugin %q is %s: %w", s.spec.Name, st, ctx.Err())
+		}
+	}
+}
+
+// monitor watches one instance: process exit and, periodically, Ping.
+func (s *Supervisor) monitor(inst *instance) {
+	defer s.wg.Done()
+	exitTick := time.NewTicker(exitPoll)
+	defer exitTick.Stop()
+	var health <-chan time.Time
+	if s.opts.HealthInterval > 0 {
+		t := time.NewTicker(s.opts.HealthInterval)
+		defer t.Stop()
+		health = t.C
+	}
+	failedPings := 0
+	for {
+		select {
+		case <-inst.done:
+			return
+		case <-exitTick.C:
+			if inst.client.Exited() {
+				s.crashed(inst, "process exited")
+				return
+			}
+		case <-health:
+			ctx, cancel := context.WithTimeout(context.Background(), min(s.opts.HealthInterval, 5*time.Second))
+			_, err := inst.rpc.Ping(ctx, &pb.PingRequest{})
+			cancel()
+			if err == nil {
+				failedPings = 0
+				continue
+			}
+			failedPings++
+			s.log.Warn("health check failed", "error", err, "consecutive", failedPings)
+			if failedPings >= 2 {
+				s.crashed(inst, "not answering health checks")
+				return
+			}
+		}
+	}
+}
+
+// crashed records a crash of inst and schedules a restart, or disables the
+// plugin once the crash budget is spent. Reports about an instance that is
+// no longer current are ignored, so a crash is counted once.
+func (s *Supervisor) crashed(inst *instance, why string) {
+	s.mu.Lock()
+	if s.inst != inst || s.state != StateRunning {
+		s.mu.Unlock()
+		return
+	}
+	s.inst = nil
+	n := s.recordCrash()
+	if n >= s.opts.CrashBudget {
+		s.setState(StateDisabled)
+		s.mu.Unlock()
+		s.log.Error(fmt.Sprintf("plugin crashed %d times within %s; disabled until the configuration is reloaded", n, s.opts.CrashWindow), "reason", why)
+	} else {
+		delay := s.backoff(n)
+		s.setState(StateRestarting)
+		s.wg.Add(1)
+		s.mu.Unlock()
+		s.log.Warn("plugin crashed; restarting", "reason", why, "in", delay, "crashes", n)
+		go s.restart(delay)
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		inst.retire()
+		inst.client.Kill()
+		for _, w := range inst.logs {
+			w.Flush()
+		}
+	}()
+}
+
+// recordCrash must be called with s.mu held; it returns the crashes within
+// the window, this one included.
+func (s *Supervisor) recordCrash() int {
+	now := time.Now()
+	kept := s.crashes[:0]
+	for _, t := range s.crashes {
+		if now.Sub(t) < s.opts.CrashWindow {
+			kept = append(kept, t)
+		}
+	}
+	s.crashes = append(kept, now)
+	return len(s.crashes)
+}
+
+func (s *Supervisor) backoff(n int) time.Duration {
+	d := s.opts.MinBackoff
+	for i := 1; i < n && d < s.opts.MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, s.opts.MaxBackoff)
+}
+
+func (s *Supervisor) restart(delay time.Duration) {
+	defer s.wg.Done()
+	for {
+		select {
+		case <-s.stopCh:
+			return
+		case <-time.After(delay):
+		}
+		inst, err := s.launch(context.Background())
+		s.mu.Lock()
+		if s.state == StateStopped {
+			s.mu.Unlock()
+			if inst != nil {
+				s.shutdown(context.Background(), inst)
+			}
+			return
+		}
+		if err == nil {
+			s.running(inst)
+			s.mu.Unlock()
+			s.log.Info("plugin restarted", "pid", inst.pid)
+			return
+		}
+		n := s.recordCrash()
+		if n >= s.opts.CrashBudget {
+			s.setState(StateDisabled)
+			s.mu.Unlock()
+			s.log.Error(fmt.Sprintf("plugin failed to restart and crashed %d times within %s; disabled until the configuration is reloaded", n, s.opts.CrashWindow), "error", err)
+			return
+		}
+		delay = s.backoff(n)
+		s.mu.Unlock()
+		s.log.Warn("plugin failed to restart; retrying", "error", err, "in", delay)
+	}
+}
+
+func decodeSHA256(s string) ([]byte, error) {
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) != sha256.Size {
+		return nil, fmt.Errorf("sha256 %q is not 64 hex digits", s)
+	}
+	return b, nil
+}
+
+func fileSHA256(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return nil, err
+	}
+	return h.Sum(nil), nil
+}
+
+// launch starts one instance: checksum, process, handshake, HostAPI on the
+// broker, Describe.
+func (s *Supervisor) launch(ctx context.Context) (*instance, error) {
+	spec := s.spec
+	var secure *plugin.SecureConfig
+	if spec.SHA256 != "" {
+		want, err := decodeSHA256(spec.SHA256)
+		if err != nil {
+			return nil, fmt.Errorf("plugin %q: %w", spec.Name, err)
+		}
+		got, err := fileSHA256(spec.Path)
+		if err != nil {
+			return nil, fmt.Errorf("plugin %q: checksum %s: %w", spec.Name, spec.Path, err)
+		}
+		if !bytesEqual(got, want) {
+			return nil, fmt.Errorf("plugin %q: %w: %s has sha256 %x, the configuration says %x; not started", spec.Name, ErrChecksumMismatch, spec.Path, got, want)
+		}
+		// go-plugin checks again right before exec, narrowing the window
+		// in which the file could be swapped.
+		secure = &plugin.SecureConfig{Checksum: want, Hash: sha256.New()}
+	}
+
+	cmd := exec.Command(spec.Path, spec.Args...)
+	cmd.Env = append(os.Environ(), wire.EnvHostPID+"="+strconv.Itoa(os.Getpid()))
+	keys := make([]string, 0, len(spec.Env))
+	for k := range spec.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		cmd.Env = append(cmd.Env, k+"="+spec.Env[k])
+	}
+
+	stderr := newLogWriter(s.log)
+	syncErr := newLogWriter(s.log)
+	syncOut := newLogWriter(s.log.With("stream", "stdout"))
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  wire.Handshake,
+		VersionedPlugins: map[int]plugin.PluginSet{wire.ProtocolVersion: {wire.PluginName: &hostPlugin{}}},
+		Cmd:              cmd,
+		SecureConfig:     secure,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		AutoMTLS:         true,
+		StartTimeout:     s.opts.StartTimeout,
+		// go-plugin's own logger is off: its stderr parser panics on a
+		// non-string @message. Pith parses the stream itself (logWriter).
+		Logger:          hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Off}),
+		Stderr:          stderr,
+		SyncStderr:      syncErr,
+		SyncStdout:      syncOut,
+		GRPCDialOptions: wire.DialOptions(),
+		// The host environment is passed above, so that spec.Env wins.
+		SkipHostEnv: true,
+	})
+	fail := func(err error) (*instance, error) {
+		client.Kill()
+		stderr.Flush()
+		if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {
+			return nil, fmt.Errorf("plugin %q: %w: %s; not started", spec.Name, ErrChecksumMismatch, spec.Path)
+		}
+		return nil, fmt.Errorf("start plugin %q (%s): %w", spec.Name, spec.Path, err)
+	}
+	proto, err := client.Client()
+	if err != nil {
+		return fail(err)
+	}
+	raw, err := proto.Dispense(wire.PluginName)
+	if err != nil {
+		return fail(err)
+	}
+	r, ok := raw.(*remote)
+	if !ok {
+		return fail(fmt.Errorf("unexpected plugin client %T", raw))
+	}
+	inst := &instance{client: client, rpc: r.rpc, done: make(chan struct{}), logs: []*logWriter{stderr, syncErr, syncOut}}
+	if cmd.Process != nil {
+		inst.pid = cmd.Process.Pid
+	}
+	brokerID := r.broker.NextId()
+	api := &hostAPIServer{host: s.opts.Host, log: s.log}
+	go r.broker.AcceptAndServe(brokerID, func(opts []grpc.ServerOption) *grpc.Server {
+		srv := wire.NewServer(opts)
+		pb.RegisterHostAPIServer(srv, api)
+		return srv
+	})
+	dctx, cancel := context.WithTimeout(ctx, s.opts.StartTimeout)
+	defer cancel()
+	resp, err := r.rpc.Describe(dctx, &pb.DescribeRequest{HostApiBrokerId: brokerID, ConfiguredName: spec.Name, HostVersion: s.opts.HostVersion})
+	if err != nil {
+		return fail(fmt.Errorf("describe: %w", err))
+	}
+	events, unknown := wire.EventsFromStrings(resp.GetEvents())
+	if len(unknown) > 0 {
+		s.log.Warn("plugin lists events this host does not know; ignoring them", "events", unknown)
+	}
+	if len(events) == 0 {
+		s.log.Warn("plugin handles no event; it will never be called")
+	}
+	s.desc.Store(&Description{Name: resp.GetName(), Version: resp.GetVersion(), Events: events})
+	s.log.Debug("plugin started", "pid", inst.pid, "version", resp.GetVersion(), "events", events)
+	return inst, nil
+}
+
+func bytesEqual(a, b []byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	var d byte
+	for i := range a {
+		d |= a[i] ^ b[i]
+	}
+	return d == 0
+}
+
+// hostPlugin is the go-plugin glue on the host side.
+type hostPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+}
+
+// remote is what Dispense returns: the Hooks client and the broker.
+type remote struct {
+	rpc    pb.HooksClient
+	broker *plugin.GRPCBroker
+}
+
+func (hostPlugin) GRPCServer(*plugin.GRPCBroker, *grpc.Server) error {
+	return errors.New("pluginhost: the host does not serve the Hooks service")
+}
+
+func (hostPlugin) GRPCClient(_ context.Context, broker *plugin.GRPCBroker, conn *grpc.ClientConn) (any, error) {
+	return &remote{rpc: pb.NewHooksClient(conn), broker: broker}, nil
+}

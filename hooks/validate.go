@@ -1,0 +1,104 @@
+package hooks
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf16"
+)
+
+// CompactionLimits is what a plugin-supplied compaction is checked against.
+type CompactionLimits struct {
+	// MaxSummaryTokens is the hard cap on the summary's estimated tokens;
+	// zero means no cap.
+	MaxSummaryTokens int
+	// AllowedFirstKeptIDs are the entry ids a compaction may keep from: the
+	// path entries within the compacted range. When nil the id is only
+	// required to be non-empty.
+	AllowedFirstKeptIDs []string
+	// EstimateTokens estimates a text's tokens; nil means EstimateText.
+	EstimateTokens func(text string) int
+}
+
+// SummaryLimits is what a plugin-supplied branch summary is checked against.
+type SummaryLimits struct {
+	// MaxSummaryTokens is the hard cap; zero means no cap.
+	MaxSummaryTokens int
+	// EstimateTokens estimates a text's tokens; nil means EstimateText.
+	EstimateTokens func(text string) int
+}
+
+// EstimateText is SPEC §3's estimate for plain text: UTF-16 code units / 4,
+// rounded up.
+func EstimateText(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return (n + 3) / 4
+}
+
+// ValidateCompaction checks a plugin-supplied compaction.
+func ValidateCompaction(c *Compaction, lim CompactionLimits) error {
+	if c == nil {
+		return fmt.Errorf("%w: no compaction", ErrInvalidResult)
+	}
+	if err := checkSummary(c.Summary, lim.MaxSummaryTokens, lim.EstimateTokens); err != nil {
+		return err
+	}
+	if c.FirstKeptEntryID == "" {
+		return fmt.Errorf("%w: compaction has no firstKeptEntryId", ErrInvalidResult)
+	}
+	if lim.AllowedFirstKeptIDs != nil && !contains(lim.AllowedFirstKeptIDs, c.FirstKeptEntryID) {
+		return fmt.Errorf("%w: firstKeptEntryId %q is not an entry of the compacted range on the path", ErrInvalidResult, c.FirstKeptEntryID)
+	}
+	if c.TokensBefore < 0 {
+		return fmt.Errorf("%w: tokensBefore %d is negative", ErrInvalidResult, c.TokensBefore)
+	}
+	if err := checkJSON("details", c.Details); err != nil {
+		return err
+	}
+	return checkJSON("preserveData", c.PreserveData)
+}
+
+// ValidateSummary checks a plugin-supplied branch summary.
+func ValidateSummary(s *BranchSummary, lim SummaryLimits) error {
+	if s == nil {
+		return fmt.Errorf("%w: no summary", ErrInvalidResult)
+	}
+	if err := checkSummary(s.Summary, lim.MaxSummaryTokens, lim.EstimateTokens); err != nil {
+		return err
+	}
+	return checkJSON("details", s.Details)
+}
+
+func checkSummary(text string, maxTokens int, estimate func(string) int) error {
+	if strings.TrimSpace(text) == "" {
+		return fmt.Errorf("%w: summary is empty", ErrInvalidResult)
+	}
+	if maxTokens > 0 {
+		if estimate == nil {
+			estimate = EstimateText
+		}
+		if n := estimate(text); n > maxTokens {
+			return fmt.Errorf("%w: summary is ~%d tokens, over the cap of %d", ErrInvalidResult, n, maxTokens)
+		}
+	}
+	return nil
+}
+
+func checkJSON(field string, raw json.RawMessage) error {
+	if len(raw) != 0 && !json.Valid(raw) {
+		return fmt.Errorf("%w: %s is not valid JSON", ErrInvalidResult, field)
+	}
+	return nil
+}
+
+func contains(ids []string, id string) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,48 @@
+package wire
+
+import (
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+)
+
+// ProtocolVersion is the go-plugin protocol version of proto/pith/hooks/v1.
+// A new incompatible protocol gets a new number and is served side by side.
+const ProtocolVersion = 1
+
+// PluginName is the key of the hooks plugin in go-plugin's plugin set.
+const PluginName = "hooks"
+
+// MaxMessageSize bounds gRPC messages both ways. Sessions can be large and
+// entries cross whole, so it is far above gRPC's 4 MiB default.
+const MaxMessageSize = 256 << 20
+
+// EnvHostPID names the environment variable carrying the host's pid, which
+// the SDK's parent-death watchdog watches.
+const EnvHostPID = "PITH_HOST_PID"
+
+// Handshake is the magic cookie that keeps a plugin binary from being run by
+// hand and from being confused with another program's plugins.
+var Handshake = plugin.HandshakeConfig{
+	ProtocolVersion:  ProtocolVersion,
+	MagicCookieKey:   "PITH_PLUGIN_MAGIC_COOKIE",
+	MagicCookieValue: "5b1c1d0e-pith-hooks-v1-8f3a2c77d9e4",
+}
+
+// ServerOptions raise the message limits of a gRPC server to MaxMessageSize.
+func ServerOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageSize), grpc.MaxSendMsgSize(MaxMessageSize)}
+}
+
+// DialOptions raise the message limits of a gRPC client to MaxMessageSize.
+func DialOptions() []grpc.DialOption {
+	return []grpc.DialOption{grpc.WithDefaultCallOptions(
+		grpc.MaxCallRecvMsgSize(MaxMessageSize),
+		grpc.MaxCallSendMsgSize(MaxMessageSize),
+	)}
+}
+
+// NewServer is a gRPC server constructor for go-plugin (ServeConfig.GRPCServer,
+// GRPCBroker.AcceptAndServe) with the raised limits.
+func NewServer(opts []grpc.ServerOption) *grpc.Server {
+	return grpc.NewServer(append(opts, ServerOptions()...)...)
+}

@@ -1,0 +1,4 @@
+// Package testplugins holds plugin binaries used by the tests of hooks/...
+// and sdk/...: scripted, whose behaviour per event is set by flags, and
+// guard, the complete plugin shown in sdk/README.md.
+package testplugins

@@ -1,0 +1,216 @@
+// Command scripted is a test plugin whose answer to each event is chosen by
+// flags, so one binary covers every host-side scenario: normal answers,
+// errors, panics, hangs, crashes, invalid results, host API round trips and
+// garbage on stderr.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/sdk"
+)
+
+// stderr is the pipe the host parses, captured before go-plugin swaps
+// os.Stderr for its stdio stream.
+var stderr = os.Stderr
+
+type plugin struct {
+	name        string
+	marker      string
+	record      string
+	prompt      string
+	garbage     bool
+	recordMu    sync.Mutex
+	beforeComp  string
+	compacting  string
+	beforeTree  string
+	compactNote string
+	treeNote    string
+}
+
+func main() {
+	p := &plugin{}
+	flag.StringVar(&p.name, "name", "scripted", "name reported in Describe and used in answers")
+	flag.StringVar(&p.beforeComp, "before-compact", "off", "off|none|cancel|compact|echo|invalid|error|panic|hang|exit|exit-once|host")
+	flag.StringVar(&p.compacting, "compacting", "off", "off|none|context|error|hang")
+	flag.StringVar(&p.prompt, "prompt", "", "prompt returned by compacting=context")
+	flag.StringVar(&p.beforeTree, "before-tree", "off", "off|none|cancel|summary|invalid")
+	flag.StringVar(&p.compactNote, "compact", "off", "off|record|hang|error")
+	flag.StringVar(&p.treeNote, "tree", "off", "off|record")
+	flag.StringVar(&p.record, "record", "", "file notifications are appended to")
+	flag.StringVar(&p.marker, "marker", "", "exit-once: exit only while this file does not exist")
+	flag.BoolVar(&p.garbage, "garbage", false, "write garbage and odd JSON log lines to stderr on every call")
+	flag.Parse()
+	if p.garbage {
+		p.spew()
+	}
+	f := sdk.Funcs{}
+	if p.beforeComp != "off" {
+		f.OnBeforeCompact = p.onBeforeCompact
+	}
+	if p.compacting != "off" {
+		f.OnCompacting = p.onCompacting
+	}
+	if p.compactNote != "off" {
+		f.OnCompact = p.onCompact
+	}
+	if p.beforeTree != "off" {
+		f.OnBeforeTree = p.onBeforeTree
+	}
+	if p.treeNote != "off" {
+		f.OnTree = p.onTree
+	}
+	sdk.Serve(closer{f, p}, sdk.WithName(p.name), sdk.WithVersion("1.2.3"))
+}
+
+// closer adds sdk.Closer: the host's Shutdown is recorded.
+type closer struct {
+	sdk.Funcs
+	p *plugin
+}
+
+func (c closer) Close() error { return c.p.note("closed", nil) }
+
+func (p *plugin) spew() {
+	fmt.Fprintln(stderr, "\x00\xff garbage \x1b[2J not json {")
+	fmt.Fprintln(stderr, `{"@level":"info","@message":{"not":"a string"},"k":1}`)
+	fmt.Fprintln(stderr, `{"@level":["odd"],"@message":12345}`)
+	fmt.Fprintln(stderr, `{"@message":null,"@timestamp":"yesterday"}`)
+	fmt.Fprintf(stderr, "%s\n", make([]byte, 200<<10)) // a huge line of NULs
+	fmt.Fprintln(os.Stderr, `{"@message":[1,2,3]} via the stdio stream`)
+}
+
+func (p *plugin) onBeforeCompact(ctx context.Context, ev *sdk.BeforeCompactEvent) (*sdk.BeforeCompactResult, error) {
+	if p.garbage {
+		p.spew()
+	}
+	switch p.beforeComp {
+	case "cancel":
+		return &sdk.BeforeCompactResult{Cancel: true, CancelReason: p.name + " says no"}, nil
+	case "compact":
+		return p.compaction(ev, p.name+" summary"), nil
+	case "echo":
+		// Sends the first message back as the summary: a large payload
+		// both ways.
+		if len(ev.Preparation.MessagesToSummarize) == 0 {
+			return nil, errors.New("echo: no message")
+		}
+		return p.compaction(ev, string(ev.Preparation.MessagesToSummarize[0])), nil
+	case "invalid":
+		return &sdk.BeforeCompactResult{Compaction: &sdk.Compaction{Summary: "", FirstKeptEntryID: "not-on-the-path"}}, nil
+	case "error":
+		return nil, errors.New(p.name + " failed on purpose")
+	case "panic":
+		panic(p.name + " panics on purpose")
+	case "hang":
+		select {} // ignore the deadline on purpose
+	case "exit":
+		os.Exit(3)
+	case "exit-once":
+		if _, err := os.Stat(p.marker); errors.Is(err, os.ErrNotExist) {
+			_ = os.WriteFile(p.marker, []byte("crashed once\n"), 0o644)
+			os.Exit(3)
+		}
+		return p.compaction(ev, p.name+" after restart"), nil
+	case "host":
+		return p.viaHost(ctx, ev)
+	}
+	return nil, nil
+}
+
+func (p *plugin) compaction(ev *sdk.BeforeCompactEvent, summary string) *sdk.BeforeCompactResult {
+	return &sdk.BeforeCompactResult{Compaction: &sdk.Compaction{
+		Summary:          summary,
+		FirstKeptEntryID: ev.Preparation.FirstKeptEntryID,
+		TokensBefore:     ev.Preparation.TokensBefore,
+		Details:          json.RawMessage(`{"by":"` + p.name + `"}`),
+	}}
+}
+
+// viaHost builds its summary from the host: the session's entries, a token
+// estimate and a completion on the host's summarizer.
+func (p *plugin) viaHost(ctx context.Context, ev *sdk.BeforeCompactEvent) (*sdk.BeforeCompactResult, error) {
+	host := sdk.Host(ctx)
+	entries, err := host.ReadEntries(ctx, sdk.ReadEntriesRequest{SessionID: ev.SessionID, PathOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	tokens, err := host.EstimateTokens(ctx, entries)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := host.Complete(ctx, sdk.CompleteRequest{SystemPrompt: "summarize", Prompt: fmt.Sprintf("%d entries, %v tokens", len(entries), tokens), MaxTokens: 100})
+	if err != nil {
+		return nil, err
+	}
+	if err := host.Log(ctx, hclog.Info, "summarized through the host", "entries", len(entries)); err != nil {
+		return nil, err
+	}
+	return p.compaction(ev, resp.Text), nil
+}
+
+func (p *plugin) onCompacting(ctx context.Context, ev *sdk.CompactingEvent) (*sdk.CompactingResult, error) {
+	switch p.compacting {
+	case "context":
+		return &sdk.CompactingResult{
+			Context:      []string{p.name + ": " + fmt.Sprint(len(ev.Messages)) + " messages"},
+			Prompt:       p.prompt,
+			PreserveData: json.RawMessage(`{"from":"` + p.name + `"}`),
+		}, nil
+	case "error":
+		return nil, errors.New(p.name + " failed on purpose")
+	case "hang":
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return nil, nil
+}
+
+func (p *plugin) note(event string, v any) error {
+	if p.record == "" {
+		return nil
+	}
+	p.recordMu.Lock()
+	defer p.recordMu.Unlock()
+	f, err := os.OpenFile(p.record, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	b, _ := json.Marshal(v)
+	_, err = fmt.Fprintf(f, "%s %s %s\n", p.name, event, b)
+	return err
+}
+
+func (p *plugin) onCompact(ctx context.Context, ev *sdk.CompactEvent) error {
+	switch p.compactNote {
+	case "hang":
+		select {}
+	case "error":
+		return errors.New(p.name + " failed on purpose")
+	}
+	return p.note(string(sdk.EventCompact), ev)
+}
+
+func (p *plugin) onBeforeTree(ctx context.Context, ev *sdk.BeforeTreeEvent) (*sdk.BeforeTreeResult, error) {
+	switch p.beforeTree {
+	case "cancel":
+		return &sdk.BeforeTreeResult{Cancel: true, CancelReason: p.name + " says no"}, nil
+	case "summary":
+		return &sdk.BeforeTreeResult{Summary: &sdk.BranchSummary{Summary: p.name + " branch summary"}, Label: p.name}, nil
+	case "invalid":
+		return &sdk.BeforeTreeResult{Summary: &sdk.BranchSummary{Summary: " "}}, nil
+	}
+	return nil, nil
+}
+
+func (p *plugin) onTree(ctx context.Context, ev *sdk.TreeEvent) error {
+	return p.note(string(sdk.EventTree), ev)
+}

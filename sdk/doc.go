@@ -1,0 +1,10 @@
+// Package sdk is what a Pith plugin author imports. A plugin is a value that
+// implements one or more handler interfaces (BeforeCompactHandler, …, or the
+// Funcs bundle); its main function calls Serve. The SDK hides go-plugin and
+// gRPC: it performs the handshake, reports the implemented events, turns
+// panics into errors, exits when the host dies, logs to the host through
+// Logger, and gives handlers the host's API through Host.
+//
+// The SDK links no LLM client: a plugin that wants a completion asks the host
+// (Host(ctx).Complete), which runs it on its configured summarizer.
+package sdk

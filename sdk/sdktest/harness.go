@@ -1,0 +1,246 @@
+package sdktest
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/hooks/pluginhost"
+	"github.com/pith-dev/pith/sdk"
+)
+
+// Option configures a Harness.
+type Option func(*options)
+
+type options struct {
+	info hooks.PluginInfo
+	host hooks.HostAPI
+	args []string
+	env  map[string]string
+	spec func(*pluginhost.Spec)
+	sup  pluginhost.Options
+}
+
+// WithInfo sets the plugin's name, priority, timeout and failure policy.
+func WithInfo(info hooks.PluginInfo) Option { return func(o *options) { o.info = info } }
+
+// WithHost replaces the default FakeHost.
+func WithHost(h hooks.HostAPI) Option { return func(o *options) { o.host = h } }
+
+// WithArgs sets a subprocess's command-line arguments.
+func WithArgs(args ...string) Option { return func(o *options) { o.args = args } }
+
+// WithEnv adds environment variables to a subprocess.
+func WithEnv(env map[string]string) Option { return func(o *options) { o.env = env } }
+
+// WithSpec edits the subprocess's plugin spec (sha256, …) before start.
+func WithSpec(f func(*pluginhost.Spec)) Option { return func(o *options) { o.spec = f } }
+
+// WithSupervisorOptions sets the supervisor's options (backoff, crash
+// budget, …); Host and Logger are filled in by the harness.
+func WithSupervisorOptions(so pluginhost.Options) Option { return func(o *options) { o.sup = so } }
+
+// Harness drives one plugin in a test.
+type Harness struct {
+	// Plugin is the plugin as the Dispatcher sees it.
+	Plugin hooks.Plugin
+	// Dispatcher holds just this plugin, for checking how the host would
+	// combine and validate its results.
+	Dispatcher *hooks.Dispatcher
+	// Host is the HostAPI offered to the plugin (a *FakeHost by default).
+	Host hooks.HostAPI
+	// Supervisor is set for a subprocess.
+	Supervisor *pluginhost.Supervisor
+}
+
+func build(t testing.TB, opts []Option) options {
+	o := options{info: hooks.PluginInfo{Name: "plugin-under-test", Timeout: 10 * time.Second}}
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.info.Name == "" {
+		o.info.Name = "plugin-under-test"
+	}
+	if o.host == nil {
+		o.host = &FakeHost{}
+	}
+	return o
+}
+
+func (h *Harness) dispatcher(t testing.TB, log hclog.Logger) {
+	d, err := hooks.NewDispatcher(hooks.Options{Logger: log, Host: h.Host}, h.Plugin)
+	if err != nil {
+		t.Fatalf("sdktest: %v", err)
+	}
+	h.Dispatcher = d
+}
+
+// InProcess runs the handler value p in the test process, through the same
+// protobuf adaptation and panic guard as a subprocess.
+func InProcess(t testing.TB, p any, opts ...Option) *Harness {
+	t.Helper()
+	o := build(t, opts)
+	h := &Harness{Plugin: sdk.NewPlugin(o.info, p), Host: o.host}
+	h.dispatcher(t, testLogger(t))
+	return h
+}
+
+// Subprocess starts the plugin binary through the host's supervisor and
+// stops it when the test ends.
+func Subprocess(t testing.TB, binary string, opts ...Option) *Harness {
+	t.Helper()
+	o := build(t, opts)
+	spec := pluginhost.Spec{
+		Name: o.info.Name, Path: binary, Args: o.args, Env: o.env,
+		Priority: o.info.Priority, Order: o.info.Order, Timeout: o.info.Timeout, Failure: o.info.Failure,
+	}
+	if o.spec != nil {
+		o.spec(&spec)
+	}
+	log := testLogger(t)
+	so := o.sup
+	so.Host, so.Logger = o.host, log
+	sup := pluginhost.NewSupervisor(spec, so)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := sup.Start(ctx); err != nil {
+		t.Fatalf("sdktest: %v", err)
+	}
+	t.Cleanup(func() { sup.Stop(context.Background()) })
+	h := &Harness{Plugin: sup, Host: o.host, Supervisor: sup}
+	h.dispatcher(t, log)
+	return h
+}
+
+// FakeHost returns the harness's FakeHost, or nil when WithHost replaced it.
+func (h *Harness) FakeHost() *FakeHost {
+	f, _ := h.Host.(*FakeHost)
+	return f
+}
+
+func (h *Harness) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx = hooks.WithHost(ctx, h.Host)
+	return context.WithTimeout(ctx, h.timeout())
+}
+
+func (h *Harness) timeout() time.Duration {
+	if t := h.Plugin.Info().Timeout; t > 0 {
+		return t
+	}
+	return hooks.DefaultTimeout
+}
+
+// BeforeCompact sends session_before_compact and returns the plugin's own
+// answer (use Dispatcher to see the combined, validated outcome).
+func (h *Harness) BeforeCompact(ctx context.Context, ev *hooks.BeforeCompactEvent) (*hooks.BeforeCompactResult, error) {
+	ctx, cancel := h.ctx(ctx)
+	defer cancel()
+	return h.Plugin.BeforeCompact(ctx, ev)
+}
+
+// Compacting sends session.compacting.
+func (h *Harness) Compacting(ctx context.Context, ev *hooks.CompactingEvent) (*hooks.CompactingResult, error) {
+	ctx, cancel := h.ctx(ctx)
+	defer cancel()
+	return h.Plugin.Compacting(ctx, ev)
+}
+
+// Compact sends the session_compact notification.
+func (h *Harness) Compact(ctx context.Context, ev *hooks.CompactEvent) error {
+	ctx, cancel := h.ctx(ctx)
+	defer cancel()
+	return h.Plugin.Compact(ctx, ev)
+}
+
+// BeforeTree sends session_before_tree.
+func (h *Harness) BeforeTree(ctx context.Context, ev *hooks.BeforeTreeEvent) (*hooks.BeforeTreeResult, error) {
+	ctx, cancel := h.ctx(ctx)
+	defer cancel()
+	return h.Plugin.BeforeTree(ctx, ev)
+}
+
+// Tree sends the session_tree notification.
+func (h *Harness) Tree(ctx context.Context, ev *hooks.TreeEvent) error {
+	ctx, cancel := h.ctx(ctx)
+	defer cancel()
+	return h.Plugin.Tree(ctx, ev)
+}
+
+// Build compiles the main package at pkg (a path or import path, as for go
+// build) into a temporary directory and returns the binary's path.
+func Build(t testing.TB, pkg string) string {
+	t.Helper()
+	bin, err := BuildTo(t.TempDir(), pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// BuildTo compiles the main package at pkg into dir; for TestMain, which
+// builds once per test binary run and has no testing.TB.
+func BuildTo(dir, pkg string) (string, error) {
+	name := filepath.Base(strings.TrimSuffix(pkg, "/"))
+	if name == "." || name == "" {
+		name = "plugin"
+	}
+	bin := filepath.Join(dir, name)
+	cmd := exec.Command("go", "build", "-o", bin, pkg)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return "", &buildError{pkg: pkg, err: err, out: out.String()}
+	}
+	return bin, nil
+}
+
+type buildError struct {
+	pkg string
+	err error
+	out string
+}
+
+func (e *buildError) Error() string {
+	return "sdktest: go build " + e.pkg + ": " + e.err.Error() + "\n" + e.out
+}
+
+// testLogger logs through t.Log until the test ends; later lines (from
+// goroutines winding down) go nowhere instead of panicking.
+func testLogger(t testing.TB) hclog.Logger {
+	w := &tWriter{t: t}
+	t.Cleanup(w.close)
+	level := hclog.Info
+	if os.Getenv("PITH_TEST_LOG") != "" {
+		level = hclog.Trace
+	}
+	return hclog.New(&hclog.LoggerOptions{Output: w, Level: level, DisableTime: true})
+}
+
+type tWriter struct {
+	mu   sync.Mutex
+	t    testing.TB
+	done bool
+}
+
+func (w *tWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done {
+		w.t.Log(strings.TrimRight(string(p), "\n"))
+	}
+	return len(p), nil
+}
+
+func (w *tWriter) close() {
+	w.mu.Lock()
+	w.done = true
+	w.mu.Unlock()
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Regenerates the Go code beside every .proto under proto/ (make proto).
+# The generators are pinned here and installed into a private bin directory
+# so the output does not depend on whatever is on the PATH.
+set -euo pipefail
+
+BUF_VERSION=v1.75.0
+PROTOC_GEN_GO_VERSION=v1.36.12
+PROTOC_GEN_GO_GRPC_VERSION=v1.6.0
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bin="${PITH_TOOLS_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/pith/tools/bin}"
+mkdir -p "$bin"
+
+install() { # module@version binary
+	if [[ ! -x "$bin/$2" || ! -f "$bin/.$2.$(basename "$1")" ]]; then
+		echo "installing $1" >&2
+		GOBIN="$bin" go install "$1"
+		rm -f "$bin/.$2."*
+		touch "$bin/.$2.$(basename "$1")"
+	fi
+}
+install "github.com/bufbuild/buf/cmd/buf@$BUF_VERSION" buf
+install "google.golang.org/protobuf/cmd/protoc-gen-go@$PROTOC_GEN_GO_VERSION" protoc-gen-go
+install "google.golang.org/grpc/cmd/protoc-gen-go-grpc@$PROTOC_GEN_GO_GRPC_VERSION" protoc-gen-go-grpc
+
+cd "$root"
+PATH="$bin:$PATH" buf lint
+PATH="$bin:$PATH" buf generate
