@@ -4,13 +4,14 @@ BIN       := bin
 STATICCHECK_VERSION := v0.8.2
 PLUGINS   := $(notdir $(wildcard plugins/examples/*))
 
-.PHONY: help build test test-short bench lint fmt demo examples conformance proto fuzz clean
+.PHONY: help build test test-short bench bench-vs-pi lint fmt demo examples conformance proto fuzz clean
 
 help:
 	@echo "make build        bin/pith and bin/plugins/<name>"
 	@echo "make demo         the tour on the bundled demo session (no network)"
 	@echo "make test         every test (what CI runs)"
 	@echo "make bench        the benchmarks of the hot paths"
+	@echo "make bench-vs-pi  open a 110 MB session with pi (Node) and with Pith, compare"
 	@echo "make lint         gofmt, go vet, staticcheck"
 	@echo "make fuzz         each fuzz target for FUZZTIME (default 30s)"
 	@echo "make conformance  regenerate golden data with pi under Node (skipped without node)"
@@ -49,6 +50,9 @@ demo: build
 
 examples:
 	$(GO) run ./internal/demo/writedemo examples/demo-session.jsonl
+
+bench-vs-pi:
+	@scripts/bench-vs-pi.sh
 
 conformance:
 	@conformance/run.sh
