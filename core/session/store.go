@@ -40,6 +40,10 @@ type Store struct {
 	rand io.Reader
 }
 
+// ErrOldVersion refuses appends to a v1 or v2 file, which is read through
+// an in-memory migration.
+var ErrOldVersion = errors.New("the session file is in an old format (version 1 or 2)")
+
 // Options tune Open and Create.
 type Options struct {
 	Logger hclog.Logger // warnings about skipped lines; default: discard
@@ -247,6 +251,11 @@ func (s *Store) Append(drafts ...Draft) ([]*Entry, error) {
 	if len(drafts) == 0 {
 		return nil, nil
 	}
+	if s.file.Migrated {
+		// The ids of a v1 file exist only in memory; an entry pointing at
+		// them would dangle for pi, and Pith never rewrites a file unasked.
+		return nil, fmt.Errorf("%s: %w; run `pith migrate --in-place %s` first", s.path, ErrOldVersion, s.path)
+	}
 	if err := flock(s.fd, syscall.LOCK_EX); err != nil {
 		return nil, fmt.Errorf("%s: lock: %w", s.path, err)
 	}
@@ -449,6 +458,9 @@ func WriteAtomic(path string, write func(io.Writer) error) error {
 func (s *Store) Rewrite(f *File) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.file.Migrated {
+		return fmt.Errorf("%s: %w; run `pith migrate --in-place %s` first", s.path, ErrOldVersion, s.path)
+	}
 	if err := flock(s.fd, syscall.LOCK_EX); err != nil {
 		return fmt.Errorf("%s: lock: %w", s.path, err)
 	}
