@@ -1,6 +1,8 @@
-// Package summarize owns the Summarizer interface and its providers: the
-// built-in deterministic summarizer (the default, no network), an
-// OpenAI-compatible chat-completions client, an Anthropic messages client, the
-// remote endpoint of SPEC §7, and the candidate chain with retry and backoff
-// used by automatic compaction (SPEC §9.5).
+// Package summarize owns the Summarizer interface and the summarizers that
+// need no provider SDK: the built-in deterministic summarizer (the default,
+// no network), the remote endpoint of SPEC §7, and the candidate chain with
+// retry and backoff used by automatic compaction (SPEC §9.5). The
+// OpenAI-compatible and Anthropic providers live in core/summarize/llm, the
+// only package that links the provider SDKs, so the pure core packages and
+// plugin binaries stay light.
 package summarize

@@ -1,0 +1,19 @@
+package summarize
+
+import (
+	"net/http"
+	"time"
+)
+
+// httpClientWithTimeout returns a copy of base (or a fresh client) whose
+// every attempt is bounded by timeout. The http.Client timeout (rather than
+// a context deadline) makes an expired attempt distinguishable from the
+// caller's abort: it surfaces as a net.Error with Timeout() true.
+func httpClientWithTimeout(base *http.Client, timeout time.Duration) *http.Client {
+	c := &http.Client{}
+	if base != nil {
+		*c = *base
+	}
+	c.Timeout = timeout
+	return c
+}

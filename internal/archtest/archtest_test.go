@@ -1,0 +1,105 @@
+package archtest
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/pith-dev/pith"
+
+// in returns the patterns, relative to the module, as import paths.
+func in(rel ...string) []string {
+	out := make([]string, len(rel))
+	for i, r := range rel {
+		out[i] = module + "/" + r
+	}
+	return out
+}
+
+var (
+	llmSDKs = []string{
+		"github.com/openai/openai-go/...",
+		"github.com/anthropics/anthropic-sdk-go/...",
+	}
+	pluginRuntime = []string{
+		"github.com/hashicorp/go-plugin/...",
+		"google.golang.org/grpc/...",
+	}
+	pureCore = in("core/session", "core/tokens", "core/compaction", "core/branch")
+)
+
+// depRules are ARCHITECTURE.md's "Dependency direction": a plugin binary
+// that imports sdk must not link an LLM client, and the pure core links
+// neither an LLM client nor the plugin runtime.
+var depRules = []DepRule{
+	{
+		Name: "light packages and plugin binaries link no LLM SDK",
+		From: append(in("core/summarize", "hooks/...", "sdk/...", "plugins/examples/...",
+			"internal/testplugins/..."), pureCore...),
+		Forbid: llmSDKs,
+	},
+	{
+		Name:   "the pure core links no plugin runtime",
+		From:   pureCore,
+		Forbid: pluginRuntime,
+	},
+}
+
+// protoRule: generated protobuf types never leak past the adapter packages.
+var protoRule = ImportRule{
+	Name:      "the hooks protobuf package is imported only by its adapters",
+	Target:    in("proto/pith/hooks/v1/..."),
+	AllowedBy: in("hooks/wire/...", "hooks/pluginhost/...", "sdk/..."),
+}
+
+// TestArchitecture loads the module's import graph with one go list run
+// and checks every rule against it.
+func TestArchitecture(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to read the import graph: %v", err)
+	}
+	g, err := Load(context.Background(), goBin, "", module+"/...")
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := module + "/..."
+	for _, path := range g.Select(own) {
+		if p := g[path]; p.Error != nil {
+			// Another test reports the breakage; the rules still run on
+			// what go list could read.
+			t.Logf("note: %s did not load fully: %s", path, firstLine(p.Error.Err))
+		}
+	}
+	for _, r := range depRules {
+		t.Run(r.Name, func(t *testing.T) {
+			violations, checked := r.Check(g)
+			for _, v := range violations {
+				t.Error(short(v))
+			}
+			t.Logf("checked %d packages: %s", len(checked), trimModule(checked))
+		})
+	}
+	t.Run("nothing imports cmd", func(t *testing.T) {
+		for _, v := range NoImportOfTree(g, module+"/cmd/...", own) {
+			t.Error(short(v))
+		}
+	})
+	t.Run(protoRule.Name, func(t *testing.T) {
+		for _, v := range protoRule.Check(g, own) {
+			t.Error(short(v))
+		}
+	})
+}
+
+func trimModule(paths []string) string { return short(strings.Join(paths, " ")) }
+
+// short drops the module prefix from the import paths in s, for reading.
+func short(s string) string { return strings.ReplaceAll(s, module+"/", "") }
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
