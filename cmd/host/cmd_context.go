@@ -35,7 +35,7 @@ messages after it.`,
 				return err
 			}
 			ctx := tree.BuildContext(leafID)
-			est := tokens.Context(len(ctx.Messages), func(i int) []byte { return ctx.Messages[i].Raw })
+			est := tokens.ContextSince(len(ctx.Messages), func(i int) []byte { return ctx.Messages[i].Raw }, ctx.SinceCompaction)
 			if asJSON {
 				return writeContextJSON(cmd.OutOrStdout(), ctx, est)
 			}

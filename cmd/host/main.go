@@ -57,6 +57,8 @@ summarizes abandoned branches, and runs out-of-process hook plugins.`,
 		newContextCommand(),
 		newTreeCommand(),
 		newMigrateCommand(),
+		newCompactCommand(),
+		newPruneCommand(),
 		newConfigCommand(),
 	)
 	return root

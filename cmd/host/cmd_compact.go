@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/signal"
+	"syscall"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/config"
+	"github.com/pith-dev/pith/core/compaction"
+	"github.com/pith-dev/pith/core/engine"
+	"github.com/pith-dev/pith/core/session"
+	"github.com/spf13/cobra"
+)
+
+type compactFlags struct {
+	instructions     string
+	keepRecentTokens int
+	reserveTokens    int
+	noCalibrate      bool
+	dryRun           bool
+	asJSON           bool
+	config           string
+	verbose          bool
+	provider         providerFlags
+}
+
+func newCompactCommand() *cobra.Command {
+	var f compactFlags
+	cmd := &cobra.Command{
+		Use:   "compact FILE",
+		Short: "Compact a session: summarize old history and keep the recent part",
+		Long: `Prepares a compaction on the path from the root to the current leaf (the last
+entry), summarizes the old part (the built-in summarizer by default: no
+network), validates the summary and appends a compaction entry, with the
+plugins of --config attached. The file is only ever appended to; a failed,
+rejected or interrupted compaction leaves it as it was.
+
+--dry-run shows the preparation without summarizing or writing anything.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			fl := cmd.Flags()
+			return runCompact(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], f, func(name string) bool { return fl.Changed(name) })
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.instructions, "instructions", "", "what the summary should focus on")
+	fl.IntVar(&f.keepRecentTokens, "keep-recent-tokens", 20000, "tokens of recent conversation to keep verbatim (default: the config's)")
+	fl.IntVar(&f.reserveTokens, "reserve-tokens", 16384, "tokens reserved for the summary and the next turn (default: the config's)")
+	fl.BoolVar(&f.noCalibrate, "no-calibrate", false, "do not scale keep-recent-tokens by the provider's real usage (SPEC §5.3)")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "show the preparation; summarize and write nothing")
+	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object")
+	fl.StringVar(&f.config, "config", "", "configuration file: settings, summarizer and plugins (default $PITH_CONFIG)")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log what the engine and the plugins do")
+	f.provider.register(cmd)
+	return cmd
+}
+
+// apply puts the flags the user set over the configured settings.
+func (f compactFlags) apply(s engine.Settings, changed func(string) bool) (engine.Settings, error) {
+	if changed("keep-recent-tokens") {
+		s.KeepRecentTokens = f.keepRecentTokens
+	}
+	if changed("reserve-tokens") {
+		s.ReserveTokens = f.reserveTokens
+	}
+	if f.noCalibrate {
+		s.CalibrateKeepRecent = false
+	}
+	if s.KeepRecentTokens <= 0 {
+		return s, errors.New("--keep-recent-tokens must be > 0")
+	}
+	if s.ReserveTokens <= 0 {
+		return s, errors.New("--reserve-tokens must be > 0")
+	}
+	return s, nil
+}
+
+func runCompact(ctx context.Context, stdout, stderr io.Writer, path string, f compactFlags, changed func(string) bool) error {
+	log := cliLogger(stderr, f.verbose)
+	if f.dryRun {
+		return dryRunCompact(stdout, path, f, changed, log)
+	}
+	rt, err := newRuntime(ctx, path, f.config, f.provider, log)
+	if err != nil {
+		return err
+	}
+	defer rt.close()
+	settings, err := f.apply(engineSettings(rt.cfg), changed)
+	if err != nil {
+		return err
+	}
+	rt.engine.SetSettings(settings)
+	prog := startProgress(stderr, "compacting with the "+rt.summName+" summarizer")
+	res, err := rt.engine.Compact(ctx, f.instructions)
+	prog.done()
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s: compaction interrupted; the session is unchanged", path)
+		}
+		if errors.Is(err, engine.ErrNothingToCompact) || errors.Is(err, engine.ErrCancelled) {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		return fmt.Errorf("%s: %w; the session is unchanged", path, err)
+	}
+	return printCompaction(stdout, res, f.asJSON)
+}
+
+func dryRunCompact(stdout io.Writer, path string, f compactFlags, changed func(string) bool, log hclog.Logger) error {
+	cfg, err := config.Load(configPath(f.config))
+	if err != nil {
+		return err
+	}
+	s, err := f.apply(engineSettings(cfg), changed)
+	if err != nil {
+		return err
+	}
+	file, err := session.Load(path)
+	if err != nil {
+		return err
+	}
+	for _, w := range file.Warnings {
+		log.Warn("skipped a line of the session file", "file", path, "line", w.Line, "reason", w.Reason)
+	}
+	tree := session.NewTree(file.Entries)
+	prep, err := compaction.Prepare(tree.Path(tree.Last()), compaction.Settings{
+		ReserveTokens: s.ReserveTokens, KeepRecentTokens: s.KeepRecentTokens, CalibrateKeepRecent: s.CalibrateKeepRecent,
+	})
+	return printPreparation(stdout, prep, err, f.asJSON)
+}
+
+type preparationJSON struct {
+	FirstKeptEntryID    string   `json:"firstKeptEntryId"`
+	IsSplitTurn         bool     `json:"isSplitTurn"`
+	TokensBefore        int      `json:"tokensBefore"`
+	KeepRecentTokens    int      `json:"keepRecentTokens"`
+	MessagesToSummarize int      `json:"messagesToSummarize"`
+	TurnPrefixMessages  int      `json:"turnPrefixMessages"`
+	ReadFiles           []string `json:"readFiles"`
+	ModifiedFiles       []string `json:"modifiedFiles"`
+}
+
+func printPreparation(w io.Writer, prep *compaction.Preparation, err error, asJSON bool) error {
+	if err != nil && !errors.Is(err, compaction.ErrNothingToCompact) {
+		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		if err != nil {
+			return enc.Encode(struct {
+				NothingToCompact bool   `json:"nothingToCompact"`
+				Reason           string `json:"reason"`
+			}{true, nothingReason(err)})
+		}
+		return enc.Encode(preparationJSON{
+			FirstKeptEntryID:    prep.FirstKeptEntryID,
+			IsSplitTurn:         prep.IsSplitTurn(),
+			TokensBefore:        prep.TokensBefore,
+			KeepRecentTokens:    prep.KeepRecentTokens,
+			MessagesToSummarize: len(prep.MessagesToSummarize),
+			TurnPrefixMessages:  len(prep.TurnPrefixMessages),
+			ReadFiles:           nonNil(prep.ReadFiles),
+			ModifiedFiles:       nonNil(prep.ModifiedFiles),
+		})
+	}
+	if err != nil {
+		fmt.Fprintf(w, "nothing to compact: %s\n", nothingReason(err))
+		return nil
+	}
+	fmt.Fprintf(w, "tokens before:        %d\n", prep.TokensBefore)
+	fmt.Fprintf(w, "keep recent tokens:   %d (after calibration)\n", prep.KeepRecentTokens)
+	fmt.Fprintf(w, "first kept entry:     %s\n", prep.FirstKeptEntryID)
+	fmt.Fprintf(w, "messages to summarize: %d\n", len(prep.MessagesToSummarize))
+	if prep.IsSplitTurn() {
+		fmt.Fprintf(w, "split turn:           yes, %d messages of the turn's start summarized separately\n", len(prep.TurnPrefixMessages))
+	} else {
+		fmt.Fprintf(w, "split turn:           no\n")
+	}
+	fmt.Fprintf(w, "messages kept:        %d\n", len(prep.RecentMessages))
+	fmt.Fprintf(w, "files read:           %d, modified: %d\n", len(prep.ReadFiles), len(prep.ModifiedFiles))
+	return nil
+}
+
+// nothingReason is the reason part of an ErrNothingToCompact error.
+func nothingReason(err error) string {
+	s := err.Error()
+	prefix := compaction.ErrNothingToCompact.Error() + ": "
+	if len(s) > len(prefix) && s[:len(prefix)] == prefix {
+		return s[len(prefix):]
+	}
+	return s
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func printCompaction(w io.Writer, res *engine.Result, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		return enc.Encode(struct {
+			EntryID            string `json:"entryId"`
+			FirstKeptEntryID   string `json:"firstKeptEntryId"`
+			TokensBefore       int    `json:"tokensBefore"`
+			TokensAfter        int    `json:"tokensAfter"`
+			MessagesSummarized int    `json:"messagesSummarized"`
+			IsSplitTurn        bool   `json:"isSplitTurn"`
+			FromPlugin         string `json:"fromPlugin,omitempty"`
+			Summary            string `json:"summary"`
+		}{res.Entry.ID, res.FirstKeptEntryID, res.TokensBefore, res.TokensAfter, res.MessagesSummarized, res.SplitTurn, res.Plugin, res.Summary})
+	}
+	fmt.Fprintf(w, "compacted: %d → %d tokens; %d messages summarized", res.TokensBefore, res.TokensAfter, res.MessagesSummarized)
+	if res.SplitTurn {
+		fmt.Fprint(w, " (split turn)")
+	}
+	if res.FromHook {
+		fmt.Fprintf(w, "; summary supplied by plugin %s", res.Plugin)
+	}
+	fmt.Fprintf(w, "; kept from entry %s; saved as entry %s\n\n%s\n", res.FirstKeptEntryID, res.Entry.ID, res.Summary)
+	return nil
+}

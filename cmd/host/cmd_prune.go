@@ -1,0 +1,84 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/pith-dev/pith/core/compaction"
+	"github.com/pith-dev/pith/core/session"
+	"github.com/spf13/cobra"
+)
+
+func newPruneCommand() *cobra.Command {
+	var (
+		dryRun, restore, asJSON bool
+		s                       = compaction.DefaultPruneSettings()
+	)
+	cmd := &cobra.Command{
+		Use:   "prune FILE",
+		Short: "Replace old tool outputs by a short notice, keeping the originals in a sidecar archive",
+		Long: `Prunes tool outputs past the newest --protect tokens (SPEC §8) when that saves
+at least --minimum tokens; results of protected tools (skill, read) are never
+pruned. Every original is first appended to FILE.pruned.jsonl, then the
+session is rewritten atomically, so nothing is lost: --restore puts every
+pruned output back byte for byte.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := args[0]
+			out := cmd.OutOrStdout()
+			store, err := session.Open(path, session.Options{Logger: warnLogger(cmd.ErrOrStderr())})
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			archive := compaction.ArchivePath(path)
+			if restore {
+				f, n, err := compaction.Restore(store.File(), archive)
+				if err != nil {
+					return fmt.Errorf("%s: %w", path, err)
+				}
+				if n > 0 {
+					if err := store.Rewrite(f); err != nil {
+						return err
+					}
+				}
+				return report(out, asJSON, map[string]any{"restored": n}, fmt.Sprintf("restored %d tool outputs from %s", n, archive))
+			}
+			plan := compaction.PlanPrune(store.Tree().Path(store.Leaf()), s)
+			summary := fmt.Sprintf("%d tool outputs to prune, saving %d tokens", len(plan.Items), plan.Saving)
+			if len(plan.Items) == 0 {
+				summary = fmt.Sprintf("nothing to prune: it would save less than %d tokens", s.Minimum)
+			}
+			if dryRun || len(plan.Items) == 0 {
+				return report(out, asJSON, map[string]any{"pruned": 0, "candidates": len(plan.Items), "saving": plan.Saving, "dryRun": dryRun}, summary)
+			}
+			f, err := compaction.ApplyPrune(store.File(), plan, archive, time.Now())
+			if err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			if err := store.Rewrite(f); err != nil {
+				return err
+			}
+			return report(out, asJSON, map[string]any{"pruned": len(plan.Items), "saving": plan.Saving, "archive": archive},
+				fmt.Sprintf("pruned %d tool outputs, saving %d tokens; originals in %s", len(plan.Items), plan.Saving, archive))
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&dryRun, "dry-run", false, "show what would be pruned; change nothing")
+	fl.BoolVar(&restore, "restore", false, "put every pruned output back from the archive")
+	fl.BoolVar(&asJSON, "json", false, "print one JSON object")
+	fl.IntVar(&s.Protect, "protect", s.Protect, "tokens of the newest tool output that are never pruned")
+	fl.IntVar(&s.Minimum, "minimum", s.Minimum, "prune only when at least this many tokens are saved")
+	fl.StringSliceVar(&s.ProtectedTools, "protected-tools", s.ProtectedTools, "tools whose results are never pruned")
+	return cmd
+}
+
+func report(w io.Writer, asJSON bool, obj map[string]any, text string) error {
+	if asJSON {
+		return json.NewEncoder(w).Encode(obj)
+	}
+	_, err := fmt.Fprintln(w, text)
+	return err
+}

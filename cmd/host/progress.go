@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// progress shows a spinner with a message on a terminal while long work
+// runs, and nothing at all when stderr is a pipe or a file (scripts and CI
+// get clean output).
+type progress struct {
+	w       io.Writer
+	mu      sync.Mutex
+	msg     string
+	start   time.Time
+	stop    chan struct{}
+	stopped sync.WaitGroup
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func startProgress(w io.Writer, msg string) *progress {
+	p := &progress{w: w, msg: msg, start: time.Now()}
+	if !isTerminal(w) {
+		return p
+	}
+	p.stop = make(chan struct{})
+	p.stopped.Add(1)
+	go func() {
+		defer p.stopped.Done()
+		frames := `|/-\`
+		t := time.NewTicker(120 * time.Millisecond)
+		defer t.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-p.stop:
+				fmt.Fprint(p.w, "\r\033[K")
+				return
+			case <-t.C:
+				p.mu.Lock()
+				fmt.Fprintf(p.w, "\r\033[K%c %s (%.0fs)", frames[i%4], p.msg, time.Since(p.start).Seconds())
+				p.mu.Unlock()
+			}
+		}
+	}()
+	return p
+}
+
+// set changes the message shown.
+func (p *progress) set(msg string) {
+	p.mu.Lock()
+	p.msg = msg
+	p.mu.Unlock()
+}
+
+// done clears the line.
+func (p *progress) done() {
+	if p.stop != nil {
+		close(p.stop)
+		p.stopped.Wait()
+		p.stop = nil
+	}
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/config"
+	"github.com/pith-dev/pith/core/engine"
+	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/hooks/pluginhost"
+)
+
+// runtime is what a one-shot command needs to run an operation the way the
+// daemon would: the configuration, the summarizer, the configured plugins
+// behind a Dispatcher, and an engine session on the file.
+type runtime struct {
+	cfg        *config.Config
+	log        hclog.Logger
+	summarizer summarize.Summarizer
+	summName   string
+	plugins    *pluginhost.Host
+	dispatcher *hooks.Dispatcher
+	store      *session.Store
+	engine     *engine.Session
+}
+
+// configPath is --config, else $PITH_CONFIG, else none (the defaults).
+func configPath(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	return os.Getenv("PITH_CONFIG")
+}
+
+// cliLogger writes the host's and the plugins' log lines to stderr: warnings
+// by default, everything with --verbose.
+func cliLogger(w io.Writer, verbose bool) hclog.Logger {
+	level := hclog.Warn
+	if verbose {
+		level = hclog.Debug
+	}
+	return hclog.New(&hclog.LoggerOptions{Name: "pith", Level: level, Output: w, DisableTime: true})
+}
+
+// newRuntime opens the session and starts the configured plugins. close
+// stops every plugin and closes the file; call it on every path.
+func newRuntime(ctx context.Context, path, cfgPath string, p providerFlags, log hclog.Logger) (*runtime, error) {
+	cfg, err := config.Load(configPath(cfgPath))
+	if err != nil {
+		return nil, err
+	}
+	rt := &runtime{cfg: cfg, log: log}
+	rt.summarizer, rt.summName, err = buildSummarizer(cfg, p, log.Named("summarizer"))
+	if err != nil {
+		return nil, err
+	}
+	rt.store, err = session.Open(path, session.Options{Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	if rt.store.File().Migrated {
+		rt.close()
+		return nil, fmt.Errorf("%s: %w; run `pith migrate --in-place %s` first", path, session.ErrOldVersion, path)
+	}
+	host := &engine.HostAPI{Lookup: engine.SingleSession(rt.store), Summarizer: rt.summarizer, Logger: log.Named("plugin")}
+	var plugins []hooks.Plugin
+	if len(cfg.Plugins) > 0 {
+		rt.plugins = pluginhost.NewHost(pluginhost.Options{Logger: log.Named("plugin"), Host: host, HostVersion: version})
+		var retire func(context.Context)
+		plugins, retire, err = rt.plugins.Apply(ctx, pluginSpecs(cfg))
+		if retire != nil {
+			retire(ctx)
+		}
+		if err != nil {
+			// A plugin that does not start is logged and left out, as at
+			// run time; the operation goes on with the others.
+			log.Warn("some plugins did not start", "error", err)
+		}
+	}
+	rt.dispatcher, err = hooks.NewDispatcher(hooks.Options{Logger: log.Named("hooks"), Host: host}, plugins...)
+	if err != nil {
+		rt.close()
+		return nil, err
+	}
+	settings := engineSettings(cfg)
+	rt.engine = engine.New(rt.store, engine.Options{
+		Settings:       settings,
+		Summarizer:     rt.summarizer,
+		AutoSummarizer: rt.summarizer,
+		Hooks:          rt.dispatcher,
+		Logger:         log.Named("engine"),
+	})
+	return rt, nil
+}
+
+func (rt *runtime) close() {
+	if rt.plugins != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		rt.plugins.StopAll(ctx)
+	}
+	if rt.store != nil {
+		rt.store.Close()
+	}
+}
+
+func engineSettings(cfg *config.Config) engine.Settings {
+	s := engine.DefaultSettings()
+	s.Enabled = cfg.Compaction.Enabled
+	s.ReserveTokens = cfg.Compaction.ReserveTokens
+	s.KeepRecentTokens = cfg.Compaction.KeepRecentTokens
+	s.CalibrateKeepRecent = cfg.Compaction.CalibrateKeepRecent
+	s.AutoContinue = cfg.Compaction.AutoContinue
+	s.ContextWindow = cfg.ContextWindow
+	s.SummarizerContextWindow = cfg.SummarizerContextWindow()
+	s.SummarizerOutputLimit = cfg.Summarizer.MaxOutputTokens
+	return s
+}
+
+// version is the host's version, sent to plugins.
+const version = "0.1.0"

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/config"
+	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summarize/llm"
+	"github.com/spf13/cobra"
+)
+
+// providerFlags choose the summarizer on the command line; each overrides
+// the configuration file's summarizer block.
+type providerFlags struct {
+	provider string
+	baseURL  string
+	model    string
+}
+
+func (p *providerFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&p.provider, "provider", "", "summarizer: builtin, openai, anthropic or remote (default: the config's, else builtin)")
+	fl.StringVar(&p.baseURL, "base-url", "", "the provider's base URL (an OpenAI-compatible server such as http://127.0.0.1:11434/v1), or the remote endpoint's URL")
+	fl.StringVar(&p.model, "model", "", "the summarizer model")
+}
+
+// buildSummarizer makes the summarizer a command uses: the configured (or
+// flagged) provider, then the configured candidates, inside a Chain that
+// retries transient errors with backoff (SPEC §9.5). The built-in
+// summarizer needs none of this. Credentials come only from environment
+// variables named in the configuration (OPENAI_API_KEY / ANTHROPIC_API_KEY
+// by default).
+func buildSummarizer(cfg *config.Config, p providerFlags, log hclog.Logger) (summarize.Summarizer, string, error) {
+	s := cfg.Summarizer
+	provider := s.Provider
+	if p.provider != "" {
+		provider = p.provider
+		if p.provider != s.Provider {
+			// Settings of another provider do not carry over.
+			s = config.Summarizer{Provider: p.provider}
+		}
+	} else if cfg.Compaction.RemoteEndpoint.URL != "" && (provider == "" || provider == config.ProviderBuiltin) {
+		provider = config.ProviderRemote // SPEC §7: a configured endpoint is used
+	}
+	if p.model != "" {
+		s.Model = p.model
+	}
+	if p.baseURL != "" {
+		s.BaseURL = p.baseURL
+	}
+	builtin := summarize.NewBuiltin(summarize.BuiltinOptions{})
+	switch provider {
+	case "", config.ProviderBuiltin:
+		return builtin, "builtin", nil
+	case config.ProviderRemote:
+		ep := cfg.Compaction.RemoteEndpoint
+		if p.baseURL != "" {
+			ep.URL = p.baseURL
+		}
+		if ep.URL == "" {
+			return nil, "", fmt.Errorf("--provider remote needs --base-url or compaction.remoteEndpoint.url")
+		}
+		r, err := summarize.NewRemote(summarize.RemoteOptions{
+			URL: ep.URL, Timeout: ep.Timeout, AuthEnv: ep.AuthEnv, AuthHeader: ep.AuthHeader,
+			MaxRetries: ep.Retries, BaseDelay: time.Duration(cfg.Retry.BaseDelayMs) * time.Millisecond,
+			MaxBackoff: cfg.Retry.MaxBackoff, Fallback: builtin, Logger: log,
+		})
+		if err != nil {
+			return nil, "", err
+		}
+		return r, "remote " + ep.URL, nil
+	}
+	cands := []config.Candidate{{Provider: provider, Model: s.Model, BaseURL: s.BaseURL, APIKeyEnv: s.APIKeyEnv}}
+	cands = append(cands, s.Candidates...)
+	chain := &summarize.Chain{
+		BaseDelay:  time.Duration(cfg.Retry.BaseDelayMs) * time.Millisecond,
+		MaxBackoff: cfg.Retry.MaxBackoff,
+		Logger:     log,
+	}
+	if cfg.Retry.Enabled {
+		chain.MaxRetries = cfg.Retry.MaxRetries
+	}
+	for _, c := range cands {
+		sum, err := providerSummarizer(c, s.MaxOutputTokens)
+		if err != nil {
+			return nil, "", err
+		}
+		chain.Candidates = append(chain.Candidates, summarize.Candidate{Name: c.Provider + "/" + c.Model, Summarizer: sum})
+	}
+	return chain, cands[0].Provider + "/" + cands[0].Model, nil
+}
+
+func providerSummarizer(c config.Candidate, maxOutput int) (summarize.Summarizer, error) {
+	if c.Model == "" {
+		return nil, fmt.Errorf("the %s summarizer needs a model (--model or summarizer.model)", c.Provider)
+	}
+	switch c.Provider {
+	case config.ProviderOpenAI:
+		return llm.NewOpenAI(llm.OpenAIOptions{Model: c.Model, BaseURL: c.BaseURL, APIKeyEnv: c.APIKeyEnv, MaxOutputTokens: maxOutput})
+	case config.ProviderAnthropic:
+		return llm.NewAnthropic(llm.AnthropicOptions{Model: c.Model, BaseURL: c.BaseURL, APIKeyEnv: c.APIKeyEnv, MaxOutputTokens: maxOutput})
+	}
+	return nil, fmt.Errorf("unknown summarizer provider %q (builtin, openai, anthropic or remote)", c.Provider)
+}
+
+// loadConfig reads --config (or $PITH_CONFIG); without one, the defaults.
+func loadConfig(path string) (*config.Config, error) {
+	if path == "" {
+		return config.Load("")
+	}
+	return config.Load(path)
+}

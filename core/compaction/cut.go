@@ -1,0 +1,234 @@
+package compaction
+
+import (
+	"bytes"
+
+	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/core/tokens"
+	"github.com/tidwall/gjson"
+)
+
+// CutPoint is where a compaction splits a path: entries from FirstKeptIndex
+// on are kept verbatim, the ones before are summarized.
+type CutPoint struct {
+	// FirstKeptIndex is the path index of the first kept entry.
+	FirstKeptIndex int
+	// TurnStartIndex is the path index of the message that started the turn
+	// the cut falls into, or -1 when the cut is at a turn boundary.
+	TurnStartIndex int
+	// IsSplitTurn is true when the cut falls inside a turn: the entries from
+	// TurnStartIndex to FirstKeptIndex are then summarized separately as the
+	// turn prefix.
+	IsSplitTurn bool
+}
+
+// isCutPoint reports whether the kept part may start at e (SPEC §4.1). A
+// tool result never may: it must stay behind the call that asked for it.
+func isCutPoint(e *session.Entry) bool {
+	switch e.Type {
+	case session.TypeBranchSummary, session.TypeCustomMessage:
+		return true
+	case session.TypeMessage:
+		switch entryRole(e) {
+		case session.RoleUser, session.RoleAssistant, session.RoleBashExecution, session.RoleCustom,
+			session.RoleBranchSummary, session.RoleCompactionSummary:
+			return true
+		}
+	}
+	return false
+}
+
+// isTurnStart reports whether e begins a turn: something the user (or a
+// plugin on the user's side) put into the conversation.
+func isTurnStart(e *session.Entry) bool {
+	switch e.Type {
+	case session.TypeBranchSummary, session.TypeCustomMessage:
+		return true
+	case session.TypeMessage:
+		r := entryRole(e)
+		return r == session.RoleUser || r == session.RoleBashExecution
+	}
+	return false
+}
+
+// yieldsMessage reports whether e puts a message into a context.
+func yieldsMessage(e *session.Entry) bool {
+	switch e.Type {
+	case session.TypeMessage, session.TypeCustomMessage, session.TypeBranchSummary:
+		return true
+	}
+	return false
+}
+
+// FindCutPoint chooses where to cut path[start:end] so that roughly
+// keepRecentTokens of the newest messages are kept (SPEC §4).
+//
+// Differences from the reference, on purpose:
+//   - §4.4: whether the turn is split is decided from the first message at
+//     or after the cut, so metadata entries moved in front of a user message
+//     do not turn the whole previous turn into a "turn prefix"; a cut at a
+//     bashExecution, custom_message or branch_summary is clean.
+//   - §4.5: the cut moves earlier when it would separate a tool result from
+//     its call.
+//   - When the budget is reached inside trailing tool results that no cut
+//     point follows, the cut goes to the nearest cut point before them
+//     instead of keeping everything, so a huge last tool result can still be
+//     compacted around.
+func FindCutPoint(path []*session.Entry, start, end, keepRecentTokens int) CutPoint {
+	if start < 0 {
+		start = 0
+	}
+	if end > len(path) {
+		end = len(path)
+	}
+	first := -1
+	for i := start; i < end; i++ {
+		if isCutPoint(path[i]) {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return CutPoint{FirstKeptIndex: start, TurnStartIndex: -1}
+	}
+
+	cut := first
+	acc := 0
+	for i := end - 1; i >= start; i-- {
+		e := path[i]
+		if e.Type != session.TypeMessage {
+			continue
+		}
+		acc += tokens.Estimate(e.MessageRaw())
+		if acc < keepRecentTokens {
+			continue
+		}
+		cut = -1
+		for c := i; c < end; c++ {
+			if isCutPoint(path[c]) {
+				cut = c
+				break
+			}
+		}
+		if cut < 0 {
+			for c := i; c >= first; c-- {
+				if isCutPoint(path[c]) {
+					cut = c
+					break
+				}
+			}
+		}
+		break
+	}
+
+	cut = keepToolPairs(path, start, end, cut)
+
+	// Metadata directly before the cut belongs to the kept part.
+	for cut > start {
+		prev := path[cut-1]
+		if prev.Type == session.TypeCompaction || prev.Type == session.TypeMessage {
+			break
+		}
+		cut--
+	}
+
+	cp := CutPoint{FirstKeptIndex: cut, TurnStartIndex: -1}
+	firstMsg := -1
+	for i := cut; i < end; i++ {
+		if yieldsMessage(path[i]) {
+			firstMsg = i
+			break
+		}
+	}
+	if firstMsg < 0 || isTurnStart(path[firstMsg]) {
+		return cp
+	}
+	for i := cut - 1; i >= start; i-- {
+		if isTurnStart(path[i]) {
+			cp.TurnStartIndex = i
+			cp.IsSplitTurn = true
+			break
+		}
+	}
+	return cp
+}
+
+// keepToolPairs moves cut earlier while a kept tool result answers a call
+// made before the cut (SPEC §4.5), to the assistant message that made the
+// call. Results always follow their calls in a session, so this is the
+// only way a pair can be separated; a call whose result never came (an
+// aborted turn) has nothing to keep it with.
+func keepToolPairs(path []*session.Entry, start, end, cut int) int {
+	for {
+		// Results in the kept part whose call is not in the kept part.
+		pending := map[string]bool{}
+		keptCalls := map[string]bool{}
+		for i := cut; i < end; i++ {
+			e := path[i]
+			if e.Type != session.TypeMessage {
+				continue
+			}
+			switch entryRole(e) {
+			case session.RoleToolResult:
+				if id := e.Get("message.toolCallId").String(); id != "" && !keptCalls[id] {
+					pending[id] = true
+				}
+			case session.RoleAssistant:
+				for _, id := range toolCallIDs(e) {
+					keptCalls[id] = true
+				}
+			}
+		}
+		if len(pending) == 0 {
+			return cut
+		}
+		moved := -1
+		for i := cut - 1; i >= start && len(pending) > 0; i-- {
+			e := path[i]
+			if e.Type != session.TypeMessage || !mentionsAny(e.Raw, pending) || entryRole(e) != session.RoleAssistant {
+				continue
+			}
+			for _, id := range toolCallIDs(e) {
+				if pending[id] {
+					delete(pending, id)
+					moved = i
+				}
+			}
+		}
+		if moved < 0 {
+			// The calls are not in range (orphaned results): nothing to keep.
+			return cut
+		}
+		cut = moved
+	}
+}
+
+// mentionsAny is a cheap byte scan that rules out most entries before
+// their JSON is parsed.
+func mentionsAny(raw []byte, ids map[string]bool) bool {
+	for id := range ids {
+		if bytes.Contains(raw, []byte(id)) {
+			return true
+		}
+	}
+	return false
+}
+
+var toolCallMarker = []byte(`"toolCall"`)
+
+// toolCallIDs lists the ids of an assistant entry's tool calls.
+func toolCallIDs(e *session.Entry) []string {
+	if !bytes.Contains(e.Raw, toolCallMarker) {
+		return nil
+	}
+	var ids []string
+	e.Get("message.content").ForEach(func(_, b gjson.Result) bool {
+		if b.Get("type").Str == "toolCall" {
+			if id := b.Get("id").String(); id != "" {
+				ids = append(ids, id)
+			}
+		}
+		return true
+	})
+	return ids
+}

@@ -1,0 +1,124 @@
+package compaction
+
+import (
+	"slices"
+	"strings"
+	"unicode/utf16"
+
+	"github.com/pith-dev/pith/core/session"
+	"github.com/tidwall/gjson"
+)
+
+// FileOps collects the files the summarized part touched (SPEC §5.8).
+type FileOps struct {
+	Read    map[string]bool
+	Written map[string]bool
+	Edited  map[string]bool
+}
+
+// NewFileOps returns empty sets.
+func NewFileOps() *FileOps {
+	return &FileOps{Read: map[string]bool{}, Written: map[string]bool{}, Edited: map[string]bool{}}
+}
+
+// AddDetails adds the lists a previous compaction or branch summary stored
+// in its details: readFiles as read, modifiedFiles as edited.
+func (f *FileOps) AddDetails(details gjson.Result) {
+	details.Get("readFiles").ForEach(func(_, v gjson.Result) bool {
+		if v.Type == gjson.String && v.Str != "" {
+			f.Read[v.Str] = true
+		}
+		return true
+	})
+	details.Get("modifiedFiles").ForEach(func(_, v gjson.Result) bool {
+		if v.Type == gjson.String && v.Str != "" {
+			f.Edited[v.Str] = true
+		}
+		return true
+	})
+}
+
+// AddMessage adds the read, write and edit tool calls of an assistant
+// message whose arguments carry a non-empty string path. Other tools (bash,
+// grep, …) touch files too, but their arguments do not say which reliably.
+func (f *FileOps) AddMessage(m session.Message) {
+	if m.Role != session.RoleAssistant || !strings.Contains(string(m.Raw), `"toolCall"`) {
+		return
+	}
+	gjson.GetBytes(m.Raw, "content").ForEach(func(_, b gjson.Result) bool {
+		if b.Get("type").Str != "toolCall" {
+			return true
+		}
+		p := b.Get("arguments.path")
+		if p.Type != gjson.String || p.Str == "" {
+			return true
+		}
+		switch b.Get("name").Str {
+		case "read":
+			f.Read[p.Str] = true
+		case "write":
+			f.Written[p.Str] = true
+		case "edit":
+			f.Edited[p.Str] = true
+		}
+		return true
+	})
+}
+
+// Lists returns the files only read and the files modified (edited or
+// written), each sorted the way JavaScript sorts strings (by UTF-16 code
+// units), so lists match the reference's byte for byte.
+func (f *FileOps) Lists() (readFiles, modifiedFiles []string) {
+	modified := map[string]bool{}
+	for p := range f.Edited {
+		modified[p] = true
+	}
+	for p := range f.Written {
+		modified[p] = true
+	}
+	for p := range f.Read {
+		if !modified[p] {
+			readFiles = append(readFiles, p)
+		}
+	}
+	for p := range modified {
+		modifiedFiles = append(modifiedFiles, p)
+	}
+	slices.SortFunc(readFiles, compareUTF16)
+	slices.SortFunc(modifiedFiles, compareUTF16)
+	return readFiles, modifiedFiles
+}
+
+// compareUTF16 orders strings by UTF-16 code units. It equals byte order
+// except between characters U+E000–U+FFFF and astral ones, which UTF-16
+// puts the other way round.
+func compareUTF16(a, b string) int {
+	for a != "" && b != "" {
+		ra, na := decodeRune(a)
+		rb, nb := decodeRune(b)
+		if ra != rb {
+			ua, ub := firstUnit(ra), firstUnit(rb)
+			if ua != ub {
+				if ua < ub {
+					return -1
+				}
+				return 1
+			}
+			// Same high surrogate: the low surrogates order like the runes.
+			if ra < rb {
+				return -1
+			}
+			return 1
+		}
+		a, b = a[na:], b[nb:]
+	}
+	return len(a) - len(b)
+}
+
+func firstUnit(r rune) rune {
+	if r >= 0x10000 {
+		hi, _ := utf16.EncodeRune(r)
+		return hi
+	}
+	return r
+}

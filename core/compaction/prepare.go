@@ -1,0 +1,261 @@
+package compaction
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/core/tokens"
+)
+
+// ErrNothingToCompact is returned (wrapped with the reason) when a path has
+// nothing a compaction could summarize. Callers branch on it with errors.Is.
+var ErrNothingToCompact = errors.New("nothing to compact")
+
+// Settings are the compaction settings of SPEC §14 this package uses.
+type Settings struct {
+	// ReserveTokens is kept free in the context window for the summary
+	// request's output and the next turn.
+	ReserveTokens int `json:"reserveTokens"`
+	// KeepRecentTokens is how much recent conversation stays verbatim.
+	KeepRecentTokens int `json:"keepRecentTokens"`
+	// CalibrateKeepRecent scales KeepRecentTokens by how much the chars/4
+	// estimate undercounts the provider's real token usage (SPEC §5.3).
+	// The zero Settings leave it off; DefaultSettings turns it on.
+	CalibrateKeepRecent bool `json:"calibrateKeepRecent"`
+}
+
+// DefaultSettings are the defaults of SPEC §14.
+func DefaultSettings() Settings {
+	return Settings{ReserveTokens: 16384, KeepRecentTokens: 20000, CalibrateKeepRecent: true}
+}
+
+// Preparation is everything a compaction needs before the summarizer runs
+// (SPEC §5). It is also the payload of the session_before_compact hook.
+type Preparation struct {
+	// LeafID is the last path entry: the compaction entry will be its child.
+	LeafID string
+	// RangeStart is the path index where summarizing starts (after the
+	// previous compaction's summarized part).
+	RangeStart int
+	// Cut is the cut point; FirstKeptEntryID the id of the entry at it.
+	Cut              CutPoint
+	FirstKeptEntryID string
+	// MessagesToSummarize are the messages before the cut (before the turn
+	// start when the turn is split); TurnPrefixMessages the split turn's
+	// early part; RecentMessages what stays verbatim.
+	MessagesToSummarize []session.Message
+	TurnPrefixMessages  []session.Message
+	RecentMessages      []session.Message
+	// TokensBefore is the context size before compaction (SPEC §3).
+	TokensBefore int
+	// PreviousSummary is the summary of the previous compaction on the
+	// path, "" when there is none.
+	PreviousSummary string
+	// FileOps are the files touched in the summarized part (plus what the
+	// previous compaction recorded); ReadFiles and ModifiedFiles the lists.
+	FileOps       *FileOps
+	ReadFiles     []string
+	ModifiedFiles []string
+	// KeepRecentTokens is the budget actually used for the cut, after
+	// calibration.
+	KeepRecentTokens int
+	Settings         Settings
+}
+
+// IsSplitTurn reports whether the cut falls inside a turn.
+func (p *Preparation) IsSplitTurn() bool { return p.Cut.IsSplitTurn }
+
+// Prepare builds the preparation for compacting path (root → leaf) (SPEC
+// §5). When there is nothing to summarize it returns an error wrapping
+// ErrNothingToCompact that says why.
+func Prepare(path []*session.Entry, settings Settings) (*Preparation, error) {
+	if len(path) == 0 {
+		return nil, fmt.Errorf("%w: empty session", ErrNothingToCompact)
+	}
+	last := path[len(path)-1]
+	if last.Type == session.TypeCompaction {
+		return nil, fmt.Errorf("%w: already compacted", ErrNothingToCompact)
+	}
+	prep := &Preparation{LeafID: last.ID, Settings: settings, FileOps: NewFileOps()}
+
+	prev := -1
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i].Type == session.TypeCompaction {
+			prev = i
+			break
+		}
+	}
+	if prev >= 0 {
+		c := path[prev]
+		prep.PreviousSummary = c.Get("summary").String()
+		prep.RangeStart = prev + 1
+		if id := c.Get("firstKeptEntryId").String(); id != "" {
+			for i, e := range path {
+				if e.ID == id {
+					prep.RangeStart = i
+					break
+				}
+			}
+		}
+		if !c.Get("fromHook").Bool() {
+			prep.FileOps.AddDetails(c.Get("details"))
+		}
+	}
+	end := len(path)
+
+	prep.TokensBefore = ContextTokens(path)
+	prep.KeepRecentTokens = settings.KeepRecentTokens
+	if settings.CalibrateKeepRecent {
+		prep.KeepRecentTokens = calibrate(path, prep.RangeStart, end, settings.KeepRecentTokens, prep.TokensBefore)
+	}
+
+	prep.Cut = FindCutPoint(path, prep.RangeStart, end, prep.KeepRecentTokens)
+	kept := path[prep.Cut.FirstKeptIndex]
+	if kept.ID == "" {
+		return nil, fmt.Errorf("compaction: the first kept entry (line %d) has no id; migrate the session first", kept.Line)
+	}
+	prep.FirstKeptEntryID = kept.ID
+
+	historyEnd := prep.Cut.FirstKeptIndex
+	if prep.Cut.IsSplitTurn {
+		historyEnd = prep.Cut.TurnStartIndex
+	}
+	prep.MessagesToSummarize = summaryMessages(path[prep.RangeStart:historyEnd])
+	if prep.Cut.IsSplitTurn {
+		prep.TurnPrefixMessages = summaryMessages(path[prep.Cut.TurnStartIndex:prep.Cut.FirstKeptIndex])
+	}
+	if len(prep.MessagesToSummarize) == 0 && len(prep.TurnPrefixMessages) == 0 {
+		// The reference calls the model on nothing here (SPEC §5.6).
+		return nil, fmt.Errorf("%w: no messages to summarize before the kept part", ErrNothingToCompact)
+	}
+	for _, m := range prep.MessagesToSummarize {
+		prep.FileOps.AddMessage(m)
+	}
+	for _, m := range prep.TurnPrefixMessages {
+		prep.FileOps.AddMessage(m)
+	}
+	prep.ReadFiles, prep.ModifiedFiles = prep.FileOps.Lists()
+	for _, e := range path[prep.Cut.FirstKeptIndex:] {
+		prep.RecentMessages = session.AppendEntryMessage(prep.RecentMessages, e)
+	}
+	return prep, nil
+}
+
+// summaryMessages converts entries into the messages a summary covers:
+// messages (tool results included), custom_message as custom, and
+// branch_summary as branchSummary even when empty, as the reference does.
+// Compactions and metadata give nothing.
+func summaryMessages(entries []*session.Entry) []session.Message {
+	msgs := make([]session.Message, 0, len(entries))
+	for _, e := range entries {
+		if e.Type == session.TypeBranchSummary {
+			msgs = append(msgs, session.NewBranchSummary(e.Get("summary").String(), e.Get("fromId").String(), e.Timestamp(), e.ID))
+			continue
+		}
+		msgs = session.AppendEntryMessage(msgs, e)
+	}
+	return msgs
+}
+
+// calibrate scales keepRecentTokens down when the provider's reported
+// prompt size shows the chars/4 estimate undercounting (SPEC §5.3). Without
+// any usable usage on the path there is nothing to calibrate against.
+func calibrate(path []*session.Entry, start, end, keepRecent, contextTotal int) int {
+	prompt, found := 0, false
+	for i := len(path) - 1; i >= 0; i-- {
+		if raw := path[i].MessageRaw(); raw != nil && entryRole(path[i]) == session.RoleAssistant {
+			if p, ok := tokens.PromptTokens(raw); ok {
+				prompt, found = p, true
+				break
+			}
+		}
+	}
+	if !found {
+		return keepRecent
+	}
+	if prompt == 0 {
+		prompt = contextTotal
+	}
+	// Only a ratio above 1 changes anything, so the sum can stop as soon as
+	// it reaches prompt: a long range need not be estimated in full.
+	estimated := 0
+	for i := end - 1; i >= start && estimated < prompt; i-- {
+		if m, ok := summaryMessage(path[i]); ok {
+			estimated += tokens.Estimate(m.Raw)
+		}
+	}
+	if estimated <= 0 || estimated >= prompt {
+		return keepRecent
+	}
+	// keep / (prompt/estimated), in integers without rounding up.
+	k := int(int64(keepRecent) * int64(estimated) / int64(prompt))
+	return max(1, k)
+}
+
+// summaryMessage is the message one entry contributes to a summary.
+func summaryMessage(e *session.Entry) (session.Message, bool) {
+	if e.Type == session.TypeBranchSummary {
+		return session.NewBranchSummary(e.Get("summary").String(), e.Get("fromId").String(), e.Timestamp(), e.ID), true
+	}
+	return session.EntryMessage(e)
+}
+
+// ContextTokens is the context size (SPEC §3) of the context built from
+// path with its last entry as the leaf (SPEC §2). It equals
+// tokens.Context over BuildContext's messages but walks only from the end
+// back to the last usable usage instead of materialising every message.
+func ContextTokens(path []*session.Entry) int {
+	if len(path) == 0 {
+		return 0
+	}
+	comp := -1
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i].Type == session.TypeCompaction {
+			comp = i
+			break
+		}
+	}
+	// The context is: [summary] + path[keptFrom:comp] + path[comp+1:].
+	keptFrom, keptTo := 0, 0
+	if comp >= 0 {
+		keptFrom, keptTo = comp, comp // empty unless the id is found
+		id := path[comp].Get("firstKeptEntryId").String()
+		for i := 0; i < comp; i++ {
+			if path[i].ID == id {
+				keptFrom = i
+				break
+			}
+		}
+	}
+	trailing := 0
+	visit := func(e *session.Entry) (int, bool) {
+		m, ok := session.EntryMessage(e)
+		if !ok {
+			return 0, false
+		}
+		if m.Role == session.RoleAssistant {
+			if u, ok := tokens.UsageTokens(m.Raw); ok {
+				return u, true
+			}
+		}
+		trailing += tokens.Estimate(m.Raw)
+		return 0, false
+	}
+	for i := len(path) - 1; i > comp; i-- {
+		if u, ok := visit(path[i]); ok {
+			return u + trailing
+		}
+	}
+	if comp < 0 {
+		return trailing
+	}
+	for i := keptTo - 1; i >= keptFrom; i-- {
+		if u, ok := visit(path[i]); ok {
+			return u + trailing
+		}
+	}
+	c := path[comp]
+	s := session.NewCompactionSummary(c.Get("summary").String(), int(c.Get("tokensBefore").Int()), c.Timestamp(), c.ID)
+	return trailing + tokens.Estimate(s.Raw)
+}

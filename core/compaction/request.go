@@ -1,0 +1,378 @@
+package compaction
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/prompts"
+)
+
+// ErrInvalidSummary is returned when a summarizer's answer must not be
+// saved: empty, cut off by the output cap, or over the hard cap (SPEC §7).
+var ErrInvalidSummary = errors.New("invalid summary")
+
+// TurnContextSeparator joins the history summary and the turn-prefix
+// summary of a split turn.
+const TurnContextSeparator = "\n\n---\n\n**Turn Context (split turn):**\n\n"
+
+// NoPriorHistory stands in for the history summary of a split turn when
+// nothing precedes the turn.
+const NoPriorHistory = "No prior history."
+
+// RequestOptions shape the summary requests.
+type RequestOptions struct {
+	// ContextLines come from plugins (session.compacting), one per line.
+	ContextLines []string
+	// Prompt, when set by a plugin, replaces the base prompt.
+	Prompt string
+	// Instructions are the user's focus for a manual compaction.
+	Instructions string
+	// ModelOutputLimit is the summarizer model's own output cap (0: none).
+	ModelOutputLimit int
+	// InputBudget is the summarizer model's input window in tokens for one
+	// request, system prompt included (0: no limit).
+	InputBudget int
+	// Reasoning is passed through to the requests.
+	Reasoning string
+	// ShortSummary asks for a 2–3 sentence summary as well.
+	ShortSummary bool
+}
+
+// Requests are the summarizer calls of one compaction.
+type Requests struct {
+	History summarize.Request
+	// SkipHistory is true when a split turn has nothing before it: the
+	// history part is then HistoryText and History is not sent.
+	SkipHistory bool
+	HistoryText string
+	// TurnPrefix is set for a split turn with a non-empty prefix.
+	TurnPrefix *summarize.Request
+	// Omitted* say how much of the history conversation was left out to fit
+	// the input budget (0 when everything fitted).
+	OmittedMessages int
+	OmittedTokens   int
+	// ShortMaxTokens is the cap of the short summary request, 0 when none
+	// was asked for; see ShortSummaryRequest.
+	ShortMaxTokens int
+}
+
+// Output caps of SPEC §7 as fractions of reserveTokens.
+func historyCap(reserve int) int    { return reserve * 8 / 10 }
+func turnPrefixCap(reserve int) int { return reserve / 2 }
+func shortCap(reserve int) int      { return min(512, reserve*2/10) }
+
+func clampOutput(n, limit int) int {
+	if limit > 0 && n > limit {
+		n = limit
+	}
+	return max(1, n)
+}
+
+// BuildSummaryRequests assembles the summarizer requests for prep (SPEC §7).
+// It fails with ErrInputTooLarge when a request cannot fit opts.InputBudget
+// even after leaving out the middle of the conversation.
+func BuildSummaryRequests(prep *Preparation, opts RequestOptions) (*Requests, error) {
+	reserve := prep.Settings.ReserveTokens
+	out := &Requests{}
+	splitPrefix := prep.Cut.IsSplitTurn && len(prep.TurnPrefixMessages) > 0
+
+	if splitPrefix && len(prep.MessagesToSummarize) == 0 {
+		out.SkipHistory = true
+		out.HistoryText = NoPriorHistory
+		if prep.PreviousSummary != "" {
+			// The reference writes "No prior history." here and so loses the
+			// previous summary; keeping it is what the user expects.
+			out.HistoryText = prep.PreviousSummary
+		}
+	} else {
+		base := prompts.Initial
+		if prep.PreviousSummary != "" {
+			base = prompts.Update
+		}
+		if opts.Prompt != "" {
+			base = opts.Prompt
+		}
+		var tail strings.Builder
+		if prep.PreviousSummary != "" {
+			tail.WriteString("<previous-summary>\n" + prep.PreviousSummary + "\n</previous-summary>\n\n")
+		}
+		if len(opts.ContextLines) > 0 {
+			tail.WriteString("<additional-context>\n")
+			for _, l := range opts.ContextLines {
+				tail.WriteString("- " + l + "\n")
+			}
+			tail.WriteString("</additional-context>\n\n")
+		}
+		tail.WriteString(base)
+		focus := ""
+		if opts.Instructions != "" {
+			focus = "\n\nAdditional focus: " + opts.Instructions
+		}
+		omittedNote := "\n\n" + prompts.Omitted
+		fixed := EstimateTextTokens(prompts.System) + EstimateTextTokens("<conversation>\n\n</conversation>\n\n"+tail.String()+omittedNote+focus)
+		conv, err := fitBudget(prep.MessagesToSummarize, opts.InputBudget, fixed, "history")
+		if err != nil {
+			return nil, err
+		}
+		prompt := "<conversation>\n" + conv.Text + "\n</conversation>\n\n" + tail.String()
+		if conv.OmittedMessages > 0 {
+			prompt += omittedNote
+		}
+		prompt += focus
+		out.OmittedMessages, out.OmittedTokens = conv.OmittedMessages, conv.OmittedTokens
+		out.History = summarize.Request{
+			Purpose:      summarize.PurposeHistory,
+			SystemPrompt: prompts.System,
+			Prompt:       prompt,
+			MaxTokens:    clampOutput(historyCap(reserve), opts.ModelOutputLimit),
+			Reasoning:    opts.Reasoning,
+			Source: &summarize.Transcript{
+				Messages:        prep.MessagesToSummarize,
+				PreviousSummary: prep.PreviousSummary,
+				ContextLines:    opts.ContextLines,
+				Instructions:    opts.Instructions,
+				ReadFiles:       prep.ReadFiles,
+				ModifiedFiles:   prep.ModifiedFiles,
+			},
+		}
+	}
+
+	if splitPrefix {
+		omittedNote := "\n\n" + prompts.Omitted
+		fixed := EstimateTextTokens(prompts.System) + EstimateTextTokens("<conversation>\n\n</conversation>\n\n"+prompts.TurnPrefix+omittedNote)
+		conv, err := fitBudget(prep.TurnPrefixMessages, opts.InputBudget, fixed, "turn prefix")
+		if err != nil {
+			return nil, err
+		}
+		prompt := "<conversation>\n" + conv.Text + "\n</conversation>\n\n" + prompts.TurnPrefix
+		if conv.OmittedMessages > 0 {
+			prompt += omittedNote
+		}
+		out.TurnPrefix = &summarize.Request{
+			Purpose:      summarize.PurposeTurnPrefix,
+			SystemPrompt: prompts.System,
+			Prompt:       prompt,
+			MaxTokens:    clampOutput(turnPrefixCap(reserve), opts.ModelOutputLimit),
+			Reasoning:    opts.Reasoning,
+			Source:       &summarize.Transcript{Messages: prep.TurnPrefixMessages},
+		}
+	}
+	if opts.ShortSummary {
+		out.ShortMaxTokens = clampOutput(shortCap(reserve), opts.ModelOutputLimit)
+	}
+	return out, nil
+}
+
+func fitBudget(msgs []session.Message, budget, fixed int, what string) (Fitted, error) {
+	conv := 0
+	if budget > 0 {
+		conv = budget - fixed
+		if conv <= 0 {
+			return Fitted{}, fmt.Errorf("%s summary: %w: the prompt alone needs ~%d of %d tokens", what, ErrInputTooLarge, fixed, budget)
+		}
+	}
+	f, err := FitConversation(msgs, conv)
+	if err != nil {
+		return Fitted{}, fmt.Errorf("%s summary: %w", what, err)
+	}
+	return f, nil
+}
+
+// ShortSummaryRequest asks for the 2–3 sentence version of a finished
+// summary. For summarizers that read Source, the summary to shorten is in
+// Transcript.PreviousSummary.
+func ShortSummaryRequest(summary string, maxTokens int, reasoning string) summarize.Request {
+	return summarize.Request{
+		Purpose:      summarize.PurposeShort,
+		SystemPrompt: prompts.System,
+		Prompt:       "<summary>\n" + summary + "\n</summary>\n\n" + prompts.Short,
+		MaxTokens:    maxTokens,
+		Reasoning:    reasoning,
+		Source:       &summarize.Transcript{PreviousSummary: summary},
+	}
+}
+
+// Details is what a compaction stores in its details field.
+type Details struct {
+	ReadFiles     []string `json:"readFiles"`
+	ModifiedFiles []string `json:"modifiedFiles"`
+}
+
+// Result is a generated compaction, ready to persist.
+type Result struct {
+	Summary          string
+	ShortSummary     string
+	FirstKeptEntryID string
+	TokensBefore     int
+	Details          Details
+	// RawDetails, when set, is stored as details instead of Details: the
+	// details a plugin supplied with its own compaction.
+	RawDetails json.RawMessage
+	// ShortSummaryErr is why the optional short summary is missing; the
+	// compaction itself does not fail for it.
+	ShortSummaryErr error
+	// Usage adds up what the summarizer calls reported.
+	Usage summarize.Usage
+	// OmittedMessages is how many history messages were left out to fit the
+	// summarizer's window.
+	OmittedMessages int
+}
+
+// Generate runs the summary requests of prep on s (SPEC §7): history and
+// turn prefix concurrently (an error or ctx cancellation stops both), then
+// joins them, appends the file lists, and optionally asks for the short
+// summary. Every answer is validated; an invalid one fails the compaction
+// with ErrInvalidSummary and nothing is returned to save.
+func Generate(ctx context.Context, s summarize.Summarizer, prep *Preparation, opts RequestOptions) (*Result, error) {
+	reqs, err := BuildSummaryRequests(prep, opts)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	var (
+		wg                sync.WaitGroup
+		history, prefix   summarize.Result
+		historyErr, prErr error
+	)
+	if !reqs.SkipHistory {
+		wg.Go(func() {
+			history, historyErr = call(ctx, s, reqs.History, "history summary")
+			if historyErr != nil {
+				cancel()
+			}
+		})
+	}
+	if reqs.TurnPrefix != nil {
+		wg.Go(func() {
+			prefix, prErr = call(ctx, s, *reqs.TurnPrefix, "turn-prefix summary")
+			if prErr != nil {
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	// Report the error that caused the other call's cancellation, not the
+	// cancellation itself.
+	if err := firstCause(historyErr, prErr); err != nil {
+		return nil, err
+	}
+
+	summary := reqs.HistoryText
+	if !reqs.SkipHistory {
+		summary = history.Text
+	}
+	if reqs.TurnPrefix != nil {
+		summary += TurnContextSeparator + prefix.Text
+	}
+	summary += FormatFileOperations(prep.ReadFiles, prep.ModifiedFiles)
+
+	res := &Result{
+		Summary:          summary,
+		FirstKeptEntryID: prep.FirstKeptEntryID,
+		TokensBefore:     prep.TokensBefore,
+		Details:          Details{ReadFiles: nonNil(prep.ReadFiles), ModifiedFiles: nonNil(prep.ModifiedFiles)},
+		Usage:            addUsage(history.Usage, prefix.Usage),
+		OmittedMessages:  reqs.OmittedMessages,
+	}
+	if reqs.ShortMaxTokens > 0 {
+		short, err := call(ctx, s, ShortSummaryRequest(summary, reqs.ShortMaxTokens, opts.Reasoning), "short summary")
+		switch {
+		case err == nil:
+			res.ShortSummary = short.Text
+			res.Usage = addUsage(res.Usage, short.Usage)
+		case ctx.Err() != nil:
+			return nil, err
+		default:
+			res.ShortSummaryErr = err
+		}
+	}
+	return res, nil
+}
+
+// call runs one request and validates the answer.
+func call(ctx context.Context, s summarize.Summarizer, req summarize.Request, what string) (summarize.Result, error) {
+	res, err := s.Summarize(ctx, req)
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", what, err)
+	}
+	if err := Validate(res, req.MaxTokens); err != nil {
+		return res, fmt.Errorf("%s: %w", what, err)
+	}
+	res.Text = strings.TrimSpace(res.Text)
+	return res, nil
+}
+
+// Validate rejects a summary that must not be saved (SPEC §7, fixes pi
+// #7048 and #8652): empty, cut off by the output cap, or longer than the
+// cap by estimate.
+func Validate(res summarize.Result, maxTokens int) error {
+	if strings.TrimSpace(res.Text) == "" {
+		return fmt.Errorf("%w: the summarizer returned an empty summary", ErrInvalidSummary)
+	}
+	if res.FinishReason == summarize.FinishLength {
+		return fmt.Errorf("%w: the summary was cut off by the output cap of %d tokens", ErrInvalidSummary, maxTokens)
+	}
+	if n := EstimateTextTokens(res.Text); maxTokens > 0 && n > maxTokens {
+		return fmt.Errorf("%w: the summary is ~%d tokens, over the cap of %d", ErrInvalidSummary, n, maxTokens)
+	}
+	return nil
+}
+
+func firstCause(errs ...error) error {
+	var cancelled error
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		if errors.Is(err, context.Canceled) {
+			if cancelled == nil {
+				cancelled = err
+			}
+			continue
+		}
+		return err
+	}
+	return cancelled
+}
+
+// FormatFileOperations renders the file lists appended to a summary:
+// "\n\n" then <read-files> and <modified-files> blocks, or "" when both
+// lists are empty.
+func FormatFileOperations(readFiles, modifiedFiles []string) string {
+	var sections []string
+	if len(readFiles) > 0 {
+		sections = append(sections, "<read-files>\n"+strings.Join(readFiles, "\n")+"\n</read-files>")
+	}
+	if len(modifiedFiles) > 0 {
+		sections = append(sections, "<modified-files>\n"+strings.Join(modifiedFiles, "\n")+"\n</modified-files>")
+	}
+	if len(sections) == 0 {
+		return ""
+	}
+	return "\n\n" + strings.Join(sections, "\n\n")
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func addUsage(a, b summarize.Usage) summarize.Usage {
+	return summarize.Usage{Input: a.Input + b.Input, Output: a.Output + b.Output,
+		CacheRead: a.CacheRead + b.CacheRead, CacheWrite: a.CacheWrite + b.CacheWrite}
+}
+
+// summarizeResult wraps text as a finished summarizer answer.
+func summarizeResult(text string) summarize.Result {
+	return summarize.Result{Text: text, FinishReason: summarize.FinishStop}
+}

@@ -1,0 +1,310 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/pith-dev/pith/core/compaction"
+	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/tokens"
+	"github.com/pith-dev/pith/hooks"
+)
+
+// run is one compaction in flight. Until it commits (just before the
+// entry is appended) AbortCompaction cancels it; after, it completes.
+type run struct {
+	ctx       context.Context
+	cancel    context.CancelFunc
+	committed bool
+}
+
+func (s *Session) startRun(parent context.Context) *run {
+	ctx, cancel := context.WithCancel(parent)
+	r := &run{ctx: ctx, cancel: cancel}
+	s.abortMu.Lock()
+	s.runs[r] = struct{}{}
+	s.abortMu.Unlock()
+	return r
+}
+
+func (s *Session) endRun(r *run) {
+	s.abortMu.Lock()
+	delete(s.runs, r)
+	s.abortMu.Unlock()
+	r.cancel()
+}
+
+// commit marks r as past the point of no return, unless it was aborted.
+func (s *Session) commit(r *run) bool {
+	s.abortMu.Lock()
+	defer s.abortMu.Unlock()
+	if r.ctx.Err() != nil {
+		return false
+	}
+	r.committed = true
+	return true
+}
+
+// AbortCompaction cancels the running compaction, manual or automatic
+// (SPEC §9.7). A compaction aborted before its entry is appended leaves
+// the session file and the live context unchanged and fails with
+// ErrAborted; one already appending completes.
+func (s *Session) AbortCompaction() {
+	s.abortMu.Lock()
+	defer s.abortMu.Unlock()
+	for r := range s.runs {
+		if !r.committed {
+			r.cancel()
+		}
+	}
+}
+
+func (s *Session) summarizer(reason Reason) summarize.Summarizer {
+	first, second := s.opts.AutoSummarizer, s.opts.Summarizer
+	if reason == ReasonManual {
+		first, second = second, first
+	}
+	switch {
+	case first != nil:
+		return first
+	case second != nil:
+		return second
+	}
+	return summarize.NewBuiltin(summarize.BuiltinOptions{})
+}
+
+// compact runs one compaction with its start and end events. The caller
+// holds the operation lock.
+func (s *Session) compact(ctx context.Context, st Settings, reason Reason, instructions string) (*Result, error) {
+	r := s.startRun(ctx)
+	defer s.endRun(r)
+	before := s.ContextTokens()
+	s.emit(Event{Kind: EventCompactionStart, Reason: reason, TokensBefore: before})
+	s.log.Info("compaction started", "reason", reason, "tokens", before)
+
+	res, err := s.pipeline(r, st, reason, instructions)
+	if err != nil && !r.committed && r.ctx.Err() != nil && !errors.Is(err, ErrCancelled) {
+		err = fmt.Errorf("%w: %w", ErrAborted, context.Cause(r.ctx))
+	}
+
+	end := Event{Kind: EventCompactionEnd, Reason: reason, TokensBefore: before}
+	if err != nil {
+		end.Aborted = errors.Is(err, ErrAborted)
+		end.Cancelled = errors.Is(err, ErrCancelled)
+		end.Error = err.Error()
+		if reason != ReasonManual {
+			end.Error = (&AutoCompactionError{Reason: reason, Err: err}).Error()
+		}
+		s.log.Warn("compaction did not complete", "reason", reason, "error", err)
+		s.emit(end)
+		return nil, err
+	}
+	end.TokensBefore, end.TokensAfter = res.TokensBefore, res.TokensAfter
+	end.EntryID, end.Plugin = res.Entry.ID, res.Plugin
+	end.WillRetry = reason == ReasonOverflow
+	if reason == ReasonThreshold && st.AutoContinue {
+		end.Continue = ContinuePrompt
+	}
+	s.log.Info("compaction saved", "reason", reason, "entry", res.Entry.ID, "tokens_before", res.TokensBefore,
+		"tokens_after", res.TokensAfter, "summarized", res.MessagesSummarized, "from_hook", res.FromHook)
+	s.emit(end)
+	return res, nil
+}
+
+// pipeline is SPEC §9–§10 for one compaction: prepare, the hooks,
+// summarize, check, persist, rebuild, notify.
+func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions string) (*Result, error) {
+	ctx := r.ctx
+	leaf := s.store.Leaf()
+	path := s.store.Tree().Path(leaf)
+	prep, err := compaction.Prepare(path, st.compaction())
+	if err != nil {
+		return nil, err
+	}
+
+	var (
+		supplied *hooks.Compaction
+		plugin   string
+	)
+	if handles(s.opts.Hooks, hooks.EventBeforeCompact) {
+		lim := compactionLimits(path, prep, st)
+		out, err := s.opts.Hooks.BeforeCompact(ctx, beforeCompactEvent(s.sessionID, path, prep, instructions, reason), lim)
+		if err != nil {
+			return nil, s.hookFailed(ctx, hooks.EventBeforeCompact, reason, err)
+		}
+		switch {
+		case out.Cancelled:
+			msg := fmt.Sprintf("%v by plugin %q", ErrCancelled, out.Plugin)
+			if out.CancelReason != "" {
+				msg += ": " + out.CancelReason
+			}
+			return nil, &cancelError{msg: msg}
+		case out.Compaction != nil:
+			// Checked again here: Hooks need not be a validating Dispatcher.
+			if verr := hooks.ValidateCompaction(out.Compaction, lim); verr != nil {
+				s.hookError(reason, out.Plugin, hooks.EventBeforeCompact, fmt.Errorf("compaction rejected, using the built-in one: %w", verr))
+			} else {
+				supplied, plugin = out.Compaction, out.Plugin
+			}
+		}
+	}
+
+	var (
+		gen      *compaction.Result
+		preserve json.RawMessage
+	)
+	if supplied != nil {
+		gen = &compaction.Result{
+			Summary:          supplied.Summary,
+			ShortSummary:     supplied.ShortSummary,
+			FirstKeptEntryID: supplied.FirstKeptEntryID,
+			TokensBefore:     supplied.TokensBefore,
+			RawDetails:       supplied.Details,
+		}
+		if gen.TokensBefore == 0 {
+			gen.TokensBefore = prep.TokensBefore
+		}
+		preserve = supplied.PreserveData
+	} else {
+		ropts := compaction.RequestOptions{
+			Instructions:     instructions,
+			ModelOutputLimit: st.SummarizerOutputLimit,
+			InputBudget:      st.SummarizerContextWindow,
+			Reasoning:        st.Reasoning,
+			ShortSummary:     st.ShortSummary,
+		}
+		if handles(s.opts.Hooks, hooks.EventCompacting) {
+			out, err := s.opts.Hooks.Compacting(ctx, &hooks.CompactingEvent{
+				SessionID:          s.sessionID,
+				Messages:           rawMessages(prep.MessagesToSummarize),
+				TurnPrefixMessages: rawMessages(prep.TurnPrefixMessages),
+				Reason:             reason,
+			})
+			if err != nil {
+				return nil, s.hookFailed(ctx, hooks.EventCompacting, reason, err)
+			}
+			ropts.ContextLines, ropts.Prompt, preserve = out.Context, out.Prompt, out.PreserveData
+		}
+		generate := s.opts.Generate
+		if generate == nil {
+			generate = compaction.Generate
+		}
+		gen, err = generate(ctx, s.summarizer(reason), prep, ropts)
+		if err != nil {
+			return nil, err
+		}
+		if gen.ShortSummaryErr != nil {
+			s.log.Warn("no short summary", "error", gen.ShortSummaryErr)
+		}
+	}
+
+	after := estimateAfter(path, gen, s.inContext)
+	if reason != ReasonManual && st.above(after) {
+		return nil, fmt.Errorf("%w: ~%d tokens after compaction, threshold %d (contextWindow %d − reserveTokens %d); lower compaction.keepRecentTokens or use a model with a larger window",
+			ErrStillAboveThreshold, after, st.threshold(), st.ContextWindow, st.ReserveTokens)
+	}
+
+	if !s.commit(r) {
+		return nil, ctx.Err()
+	}
+	entry, built, err := compaction.Persist(s.store, prep, gen, supplied != nil, preserve)
+	if err != nil {
+		return nil, err
+	}
+	lc := liveContext{acct: newAccounting(), compaction: entryTime(entry)}
+	lc.messages = make([]session.Message, 0, len(built.Messages))
+	for _, m := range built.Messages {
+		if s.inContext(m) {
+			lc.messages = append(lc.messages, m)
+			lc.acct.trailing += tokens.Estimate(m.Raw)
+		}
+	}
+	s.mu.Lock()
+	s.live = lc
+	s.mu.Unlock()
+
+	if handles(s.opts.Hooks, hooks.EventCompact) {
+		// The entry is saved: the notification runs to its deadline even
+		// if the operation is cancelled now.
+		ev := &hooks.CompactEvent{SessionID: s.sessionID, CompactionEntry: entry.Raw, FromExtension: supplied != nil}
+		if err := s.opts.Hooks.Compact(context.WithoutCancel(ctx), ev); err != nil {
+			s.hookError(reason, pluginOf(err), hooks.EventCompact, err)
+		}
+	}
+	return &Result{
+		Reason:             reason,
+		Entry:              entry,
+		Summary:            gen.Summary,
+		ShortSummary:       gen.ShortSummary,
+		FirstKeptEntryID:   gen.FirstKeptEntryID,
+		TokensBefore:       gen.TokensBefore,
+		TokensAfter:        lc.acct.tokens(),
+		MessagesSummarized: len(prep.MessagesToSummarize) + len(prep.TurnPrefixMessages),
+		SplitTurn:          prep.IsSplitTurn() && supplied == nil,
+		FromHook:           supplied != nil,
+		Plugin:             plugin,
+		Usage:              gen.Usage,
+	}, nil
+}
+
+// estimateAfter is the estimated size of the context the compaction would
+// leave: its summary plus the kept path entries, overflow errors left out.
+// Usage figures are not used: they all describe the old context.
+func estimateAfter(path []*session.Entry, gen *compaction.Result, keep func(session.Message) bool) int {
+	start := len(path)
+	for i, e := range path {
+		if e.ID == gen.FirstKeptEntryID {
+			start = i
+			break
+		}
+	}
+	n := tokens.Estimate(session.NewCompactionSummary(gen.Summary, gen.TokensBefore, "", "").Raw)
+	for _, e := range path[start:] {
+		if m, ok := session.EntryMessage(e); ok && keep(m) {
+			n += tokens.Estimate(m.Raw)
+		}
+	}
+	return n
+}
+
+// cancelError is a plugin's cancel; it matches ErrCancelled.
+type cancelError struct{ msg string }
+
+func (e *cancelError) Error() string { return e.msg }
+func (e *cancelError) Is(target error) bool {
+	return target == ErrCancelled
+}
+
+// hookFailed turns a dispatcher error into the compaction's error: the
+// operation's own cancellation stays an abort; a failing plugin with
+// `failure: closed` is reported as a hook error and fails the compaction.
+func (s *Session) hookFailed(ctx context.Context, event hooks.EventID, reason Reason, err error) error {
+	if ctx.Err() != nil {
+		return err
+	}
+	s.hookError(reason, pluginOf(err), event, err)
+	return err
+}
+
+func (s *Session) hookError(reason Reason, plugin string, event hooks.EventID, err error) {
+	s.log.Error("hook error", "event", event, "plugin", plugin, "error", err)
+	s.emit(Event{Kind: EventHookError, Reason: reason, Plugin: plugin, Error: fmt.Sprintf("%s: %v", event, err)})
+}
+
+func pluginOf(err error) string {
+	var pe *hooks.PluginError
+	if errors.As(err, &pe) {
+		return pe.Plugin
+	}
+	return ""
+}
+
+// inContext reports whether a message of a rebuilt context belongs in the
+// live list: overflow messages never do. The caller holds the operation
+// lock.
+func (s *Session) inContext(m session.Message) bool {
+	return !s.excluded[m.EntryID] && !isOverflowError(m)
+}

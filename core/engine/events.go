@@ -1,0 +1,102 @@
+package engine
+
+import (
+	"sync"
+	"time"
+
+	"github.com/pith-dev/pith/hooks"
+)
+
+// Reason says why a compaction runs (SPEC §9); the values are those of the
+// hook payloads.
+type Reason = hooks.Reason
+
+// Compaction reasons.
+const (
+	ReasonManual    = hooks.ReasonManual
+	ReasonThreshold = hooks.ReasonThreshold
+	ReasonOverflow  = hooks.ReasonOverflow
+)
+
+// EventKind classifies an Event.
+type EventKind string
+
+// Event kinds.
+const (
+	// EventCompactionStart: a compaction began (every reason).
+	EventCompactionStart EventKind = "compaction_start"
+	// EventCompactionEnd: it ended — saved, failed, aborted or cancelled.
+	EventCompactionEnd EventKind = "compaction_end"
+	// EventHookError: a plugin failed or its result was rejected; Plugin
+	// and Error say which and why.
+	EventHookError EventKind = "hook_error"
+	// EventOverflowReported: an overflow that was not (or no longer)
+	// compacted away; Error says why.
+	EventOverflowReported EventKind = "overflow_reported"
+	// EventAutoCompactionDisabled: the failure guard turned automatic
+	// compaction off until the next successful manual compaction.
+	EventAutoCompactionDisabled EventKind = "auto_compaction_disabled"
+)
+
+// Event is one notification of a Session.
+type Event struct {
+	Kind   EventKind
+	Time   time.Time
+	Reason Reason
+	// Aborted: AbortCompaction or the caller's context stopped it.
+	Aborted bool
+	// Cancelled: a plugin cancelled it; Plugin names the plugin.
+	Cancelled bool
+	// WillRetry: the agent should retry the failed turn (overflow).
+	WillRetry bool
+	// Continue is the prompt to send after a threshold compaction, "" for
+	// none.
+	Continue string
+	// Error is the failure in one line, "" on success.
+	Error        string
+	Plugin       string
+	TokensBefore int
+	TokensAfter  int
+	// EntryID is the saved compaction entry's id (end events of saved
+	// compactions).
+	EntryID string
+}
+
+// subscribers fans events out to callbacks, in subscription order.
+type subscribers struct {
+	mu   sync.Mutex
+	next int
+	subs []subscriber
+}
+
+type subscriber struct {
+	id int
+	fn func(Event)
+}
+
+func (s *subscribers) add(fn func(Event)) func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := s.next
+	s.next++
+	s.subs = append(s.subs, subscriber{id, fn})
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for i, sub := range s.subs {
+			if sub.id == id {
+				s.subs = append(s.subs[:i:i], s.subs[i+1:]...)
+				return
+			}
+		}
+	}
+}
+
+func (s *subscribers) emit(ev Event) {
+	s.mu.Lock()
+	subs := s.subs
+	s.mu.Unlock()
+	for _, sub := range subs {
+		sub.fn(ev)
+	}
+}

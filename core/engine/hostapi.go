@@ -1,0 +1,88 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/tokens"
+	"github.com/pith-dev/pith/hooks"
+)
+
+// HostAPI is what plugins may call back into (SPEC §13): read a session's
+// entries, estimate tokens, and run a completion on the host's configured
+// summarizer, so a plugin needs no credentials of its own.
+type HostAPI struct {
+	// Lookup finds an open session by its header id.
+	Lookup     func(sessionID string) (*session.Store, bool)
+	Summarizer summarize.Summarizer
+	Logger     hclog.Logger
+}
+
+var _ hooks.HostAPI = (*HostAPI)(nil)
+
+// SingleSession is a Lookup for a host with one open session.
+func SingleSession(store *session.Store) func(string) (*session.Store, bool) {
+	id := store.File().Header.ID
+	return func(sid string) (*session.Store, bool) {
+		return store, sid == "" || sid == id
+	}
+}
+
+// ReadEntries returns the entries as their original JSON lines.
+func (h *HostAPI) ReadEntries(_ context.Context, req hooks.ReadEntriesRequest) ([]json.RawMessage, error) {
+	store, ok := h.Lookup(req.SessionID)
+	if !ok {
+		return nil, fmt.Errorf("no open session %q", req.SessionID)
+	}
+	tree := store.Tree()
+	entries := tree.Entries
+	if req.PathOnly {
+		leaf := store.Leaf()
+		if req.LeafID != "" {
+			if leaf = tree.Get(req.LeafID); leaf == nil {
+				return nil, fmt.Errorf("session %s has no entry %q", req.SessionID, req.LeafID)
+			}
+		}
+		entries = tree.Path(leaf)
+	}
+	out := make([]json.RawMessage, len(entries))
+	for i, e := range entries {
+		out[i] = e.Raw
+	}
+	return out, nil
+}
+
+// EstimateTokens estimates each message (SPEC §3).
+func (h *HostAPI) EstimateTokens(_ context.Context, messages []json.RawMessage) ([]int, error) {
+	out := make([]int, len(messages))
+	for i, m := range messages {
+		out[i] = tokens.Estimate(m)
+	}
+	return out, nil
+}
+
+// Complete runs one completion on the host's summarizer.
+func (h *HostAPI) Complete(ctx context.Context, req hooks.CompleteRequest) (hooks.CompleteResponse, error) {
+	if h.Summarizer == nil {
+		return hooks.CompleteResponse{}, fmt.Errorf("the host has no summarizer")
+	}
+	res, err := h.Summarizer.Summarize(ctx, summarize.Request{
+		Purpose: summarize.PurposeCompletion, SystemPrompt: req.SystemPrompt, Prompt: req.Prompt, MaxTokens: req.MaxTokens,
+	})
+	if err != nil {
+		return hooks.CompleteResponse{}, err
+	}
+	return hooks.CompleteResponse{Text: res.Text, FinishReason: string(res.FinishReason)}, nil
+}
+
+// Log writes an in-process handler's line to the host's log.
+func (h *HostAPI) Log(_ context.Context, level hclog.Level, msg string, keyvals ...any) error {
+	if h.Logger != nil {
+		h.Logger.Log(level, msg, keyvals...)
+	}
+	return nil
+}

@@ -1,0 +1,102 @@
+package engine
+
+import (
+	"regexp"
+
+	"github.com/tidwall/gjson"
+)
+
+// overflowPattern recognises one provider's way of saying that the request
+// did not fit the model's context window.
+type overflowPattern struct {
+	provider string
+	re       *regexp.Regexp
+}
+
+// overflowPatterns is matched against the errorMessage of an assistant
+// message whose stopReason is "error". Each line names who sends the text;
+// the tests hold a real message for every line.
+var overflowPatterns = []overflowPattern{
+	{"Anthropic", regexp.MustCompile(`(?i)prompt is too long`)},
+	{"Anthropic (HTTP 413)", regexp.MustCompile(`(?i)request_too_large`)},
+	{"Anthropic (input + max_tokens)", regexp.MustCompile("(?i)input length and `?max_tokens`? exceed context limit")},
+	{"OpenAI, Azure, OpenRouter, vLLM, DeepSeek", regexp.MustCompile(`(?i)maximum context length is \d+ tokens`)},
+	{"OpenAI error code", regexp.MustCompile(`(?i)context[_ ]length[_ ]exceeded`)},
+	{"OpenAI Responses", regexp.MustCompile(`(?i)exceeds the context window`)},
+	{"Google Gemini", regexp.MustCompile(`(?i)input token count.*exceeds the maximum`)},
+	{"Amazon Bedrock", regexp.MustCompile(`(?i)input is too long for requested model`)},
+	{"xAI", regexp.MustCompile(`(?i)maximum prompt length is \d+`)},
+	{"Groq", regexp.MustCompile(`(?i)reduce the length of the messages`)},
+	{"Mistral", regexp.MustCompile(`(?i)too large for model with \d+ maximum context length`)},
+	{"vLLM", regexp.MustCompile(`(?i)is longer than the maximum model length`)},
+	{"llama.cpp", regexp.MustCompile(`(?i)exceeds the available context size`)},
+	{"LM Studio", regexp.MustCompile(`(?i)greater than the context length`)},
+	{"Ollama", regexp.MustCompile(`(?i)prompt too long; exceeded (?:max )?context length`)},
+	{"GitHub Copilot", regexp.MustCompile(`(?i)token count of \d+ exceeds the limit of \d+`)},
+	{"MiniMax", regexp.MustCompile(`(?i)context window exceeds limit`)},
+	{"Kimi", regexp.MustCompile(`(?i)exceeded model token limit`)},
+	{"z.ai", regexp.MustCompile(`(?i)model_context_window_exceeded`)},
+	{"generic", regexp.MustCompile(`(?i)too many tokens`)},
+	{"generic", regexp.MustCompile(`(?i)token limit exceeded`)},
+	{"HTTP 400/413 without body", regexp.MustCompile(`(?i)^\s*(?:HTTP\s*)?4(?:00|13)\s*(?:status code\s*)?(?:\(no body\))?\s*$`)},
+	{"HTTP 413", regexp.MustCompile(`(?i)\b413\b.*(?:no body|too large)|request entity too large|payload too large`)},
+}
+
+// notOverflowPatterns win over overflowPatterns: throttling messages that
+// happen to say "too many tokens" are rate limits, for the retry path.
+var notOverflowPatterns = []*regexp.Regexp{
+	regexp.MustCompile(`(?i)rate.?limit`),
+	regexp.MustCompile(`(?i)too many requests`),
+	regexp.MustCompile(`(?i)throttl`),
+	regexp.MustCompile(`(?i)^service unavailable:`),
+	regexp.MustCompile(`(?i)please wait before trying again`),
+}
+
+// OverflowProvider reports whether an error text is a context-overflow
+// error, and whose wording it matched.
+func OverflowProvider(errorMessage string) (provider string, ok bool) {
+	if errorMessage == "" {
+		return "", false
+	}
+	for _, re := range notOverflowPatterns {
+		if re.MatchString(errorMessage) {
+			return "", false
+		}
+	}
+	for _, p := range overflowPatterns {
+		if p.re.MatchString(errorMessage) {
+			return p.provider, true
+		}
+	}
+	return "", false
+}
+
+// IsContextOverflow reports whether an assistant message (its JSON) says
+// the request overflowed the model's context window (SPEC §9.2): an error
+// whose text matches a known provider pattern, or — when contextWindow is
+// known — a "silent" overflow where the provider answered although input
+// plus cache reads exceed the window, or truncated the input to fill the
+// window and had no room left to answer. Such errors must not go to the
+// generic retry path: retrying the same context fails the same way.
+func IsContextOverflow(msg []byte, contextWindow int) bool {
+	m := gjson.ParseBytes(msg)
+	if m.Get("role").Str != "assistant" {
+		return false
+	}
+	stop := m.Get("stopReason").Str
+	if stop == "error" {
+		_, ok := OverflowProvider(m.Get("errorMessage").String())
+		return ok
+	}
+	if contextWindow <= 0 || stop == "aborted" {
+		return false
+	}
+	u := m.Get("usage")
+	input := u.Get("input").Int() + u.Get("cacheRead").Int()
+	if input > int64(contextWindow) {
+		return true
+	}
+	// A provider that truncates an oversized prompt to the window stops
+	// for length without producing anything.
+	return stop == "length" && u.Get("output").Int() == 0 && input*100 >= int64(contextWindow)*99
+}

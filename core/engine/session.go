@@ -1,0 +1,509 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/core/compaction"
+	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/core/summarize"
+	"github.com/tidwall/gjson"
+)
+
+// ContinuePrompt is the user message that asks the agent to go on after a
+// threshold compaction (SPEC §9.3).
+const ContinuePrompt = "Continue if you have next steps."
+
+// MaxAutoFailures consecutive automatic compaction failures turn automatic
+// compaction off until a manual compaction succeeds (SPEC §9.6).
+const MaxAutoFailures = 3
+
+// GenerateFunc produces the summary of a preparation; compaction.Generate
+// is the default. It is the seam for other strategies (SPEC §12).
+type GenerateFunc func(ctx context.Context, s summarize.Summarizer, prep *compaction.Preparation, opts compaction.RequestOptions) (*compaction.Result, error)
+
+// Options configure a Session.
+type Options struct {
+	// Settings is the initial snapshot; SetSettings replaces it.
+	Settings Settings
+	// SettingsFunc, when set, is asked for the snapshot at the start of
+	// every operation instead (for a configuration store that swaps its
+	// value atomically).
+	SettingsFunc func() Settings
+	// Summarizer makes manual compactions; AutoSummarizer (typically a
+	// summarize.Chain of candidates with retries) automatic ones. Either
+	// stands in for the other when nil; with neither, the built-in
+	// deterministic summarizer is used.
+	Summarizer     summarize.Summarizer
+	AutoSummarizer summarize.Summarizer
+	// Generate replaces compaction.Generate.
+	Generate GenerateFunc
+	// Hooks dispatches the compaction hook events; nil means no plugins.
+	Hooks Hooks
+	// AbortAgent stops the running agent operation; Compact calls it first.
+	AbortAgent func()
+	Logger     hclog.Logger
+	// Clock stamps events; default time.Now.
+	Clock func() time.Time
+}
+
+// Action tells the agent loop what to do after a turn.
+type Action int
+
+const (
+	// ActionNone: nothing to do.
+	ActionNone Action = iota
+	// ActionContinue: send Outcome.Prompt as a user message (a threshold
+	// compaction with autoContinue).
+	ActionContinue
+	// ActionRetry: the context was compacted after an overflow; retry the
+	// failed request with Messages().
+	ActionRetry
+)
+
+func (a Action) String() string {
+	switch a {
+	case ActionContinue:
+		return "continue"
+	case ActionRetry:
+		return "retry"
+	}
+	return "none"
+}
+
+// Outcome is what AfterTurn did with an assistant message.
+type Outcome struct {
+	// Entry is the message's entry in the session file.
+	Entry *session.Entry
+	// Overflow: the message is a context overflow (SPEC §9.2). It is in the
+	// file but not in the live context.
+	Overflow bool
+	// Stale: the message answered a request made before the latest
+	// compaction, so its usage or overflow says nothing about the current
+	// context.
+	Stale bool
+	// Compaction is the saved compaction, nil when none ran or it failed.
+	Compaction *Result
+	Action     Action
+	// Prompt is ContinuePrompt when Action is ActionContinue.
+	Prompt string
+	// Skipped says why a due automatic compaction did not run, "" otherwise.
+	Skipped string
+}
+
+// Result describes a saved compaction.
+type Result struct {
+	Reason Reason
+	// Entry is the compaction entry appended to the session.
+	Entry            *session.Entry
+	Summary          string
+	ShortSummary     string
+	FirstKeptEntryID string
+	// TokensBefore is the context size before (SPEC §3); TokensAfter the
+	// estimated size of the rebuilt context.
+	TokensBefore int
+	TokensAfter  int
+	// MessagesSummarized counts the messages folded into the summary,
+	// turn prefix included.
+	MessagesSummarized int
+	SplitTurn          bool
+	// FromHook: a plugin supplied the compaction; Plugin names it.
+	FromHook bool
+	Plugin   string
+	Usage    summarize.Usage
+}
+
+// Session orchestrates one open session file. Create it with New.
+type Session struct {
+	store     *session.Store
+	opts      Options
+	log       hclog.Logger
+	sessionID string
+	settings  atomic.Pointer[Settings]
+
+	// op serializes operations: appends, turns and compactions.
+	op chan struct{}
+
+	mu   sync.Mutex // guards the fields below
+	live liveContext
+	// overflowTried: the current overflow episode had its one recovery.
+	overflowTried bool
+	autoFailures  int
+	autoDisabled  bool
+	// lastTrigger is the entry that last triggered an automatic compaction.
+	lastTrigger string
+	// excluded are overflow messages of this process's lifetime that are
+	// not errors (silent overflows), kept out of rebuilt contexts; error
+	// overflows are recognised by their text. Used under the op lock.
+	excluded map[string]bool
+
+	abortMu sync.Mutex
+	runs    map[*run]struct{}
+
+	subs subscribers
+}
+
+// New makes a Session over an open store, building the live context from
+// the store's current leaf.
+func New(store *session.Store, opts Options) *Session {
+	s := &Session{store: store, opts: opts, log: opts.Logger, op: make(chan struct{}, 1), runs: make(map[*run]struct{}), excluded: make(map[string]bool)}
+	if s.log == nil {
+		s.log = hclog.NewNullLogger()
+	}
+	if s.opts.Clock == nil {
+		s.opts.Clock = time.Now
+	}
+	if f := store.File(); f != nil {
+		s.sessionID = f.Header.ID
+	}
+	st := opts.Settings
+	s.settings.Store(&st)
+	s.live = buildLive(store.Tree(), store.Leaf())
+	return s
+}
+
+// SetSettings replaces the settings snapshot. Operations already running
+// finish on the snapshot they started with.
+func (s *Session) SetSettings(st Settings) { s.settings.Store(&st) }
+
+// Settings returns the snapshot the next operation will use.
+func (s *Session) Settings() Settings {
+	if s.opts.SettingsFunc != nil {
+		return s.opts.SettingsFunc()
+	}
+	return *s.settings.Load()
+}
+
+// Subscribe registers fn for every event and returns a function that
+// removes it. fn runs on the goroutine of the operation that emits the
+// event, so it must return quickly and must not call back into the
+// Session's operations.
+func (s *Session) Subscribe(fn func(Event)) (unsubscribe func()) { return s.subs.add(fn) }
+
+// Store is the session file.
+func (s *Session) Store() *session.Store { return s.store }
+
+// Messages returns the live context. The slice is a snapshot: later turns
+// and compactions do not change it.
+func (s *Session) Messages() []session.Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.live.messages
+	return m[:len(m):len(m)]
+}
+
+// ContextTokens is the context size of the live list (SPEC §3).
+func (s *Session) ContextTokens() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.live.acct.tokens()
+}
+
+// AutoCompactionDisabled reports whether the failure guard has turned
+// automatic compaction off.
+func (s *Session) AutoCompactionDisabled() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.autoDisabled
+}
+
+func (s *Session) acquire(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case s.op <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *Session) release() { <-s.op }
+
+func (s *Session) emit(ev Event) {
+	ev.Time = s.opts.Clock()
+	s.subs.emit(ev)
+}
+
+// AppendMessages appends agent messages (user, toolResult, bashExecution,
+// custom…) as message entries and to the live context. A user message
+// starts a new overflow episode.
+func (s *Session) AppendMessages(ctx context.Context, msgs ...json.RawMessage) ([]*session.Entry, error) {
+	drafts := make([]session.Draft, len(msgs))
+	for i, m := range msgs {
+		d, err := messageDraft(m)
+		if err != nil {
+			return nil, fmt.Errorf("append message %d: %w", i+1, err)
+		}
+		drafts[i] = d
+	}
+	if err := s.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer s.release()
+	entries, err := s.store.Append(drafts...)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range entries {
+		m, ok := session.EntryMessage(e)
+		if !ok {
+			continue
+		}
+		if m.Role == session.RoleUser {
+			s.overflowTried = false
+		}
+		s.pushLocked(m, true)
+	}
+	return entries, nil
+}
+
+func (s *Session) pushLocked(m session.Message, fresh bool) {
+	// Snapshots from Messages are capped at their length, so appending
+	// here never writes into what a caller holds.
+	s.live.acct.add(len(s.live.messages), m, fresh)
+	s.live.messages = append(s.live.messages, m)
+}
+
+func messageDraft(raw json.RawMessage) (session.Draft, error) {
+	m := gjson.ParseBytes(raw)
+	if !m.IsObject() || !json.Valid(raw) {
+		return session.Draft{}, errors.New("a message must be a JSON object")
+	}
+	if m.Get("role").Str == "" {
+		return session.Draft{}, errors.New(`the message has no "role"`)
+	}
+	fields := make([]byte, 0, len(raw)+12)
+	fields = append(fields, `{"message":`...)
+	fields = append(fields, raw...)
+	fields = append(fields, '}')
+	return session.Draft{Type: session.TypeMessage, Fields: json.RawMessage(fields)}, nil
+}
+
+// AfterTurn records an assistant message — appends it to the session and
+// the live context — and runs what it calls for (SPEC §9): overflow
+// recovery when it is a context overflow, a threshold compaction when the
+// context grew past contextWindow − reserveTokens.
+//
+// The Outcome is returned whenever the message was appended, also together
+// with an error; the error of a failed automatic compaction is an
+// *AutoCompactionError whose text starts as SPEC §9.8 says. It matches
+// ErrCancelled when a plugin cancelled the compaction and ErrAborted when
+// AbortCompaction stopped it; on the overflow path either fails the turn.
+func (s *Session) AfterTurn(ctx context.Context, msg json.RawMessage) (*Outcome, error) {
+	if gjson.GetBytes(msg, "role").Str != session.RoleAssistant {
+		return nil, ErrNotAssistant
+	}
+	d, err := messageDraft(msg)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer s.release()
+	st := s.Settings()
+	entries, err := s.store.Append(d)
+	if err != nil {
+		return nil, err
+	}
+	return s.afterAppend(ctx, st, entries[0], msg)
+}
+
+// afterAppend is AfterTurn once the message is in the file: O(size of the
+// message) unless a compaction is due.
+func (s *Session) afterAppend(ctx context.Context, st Settings, e *session.Entry, msg []byte) (*Outcome, error) {
+	m, _ := session.EntryMessage(e)
+	out := &Outcome{Entry: e}
+
+	s.mu.Lock()
+	lastCompaction := s.live.compaction
+	s.mu.Unlock()
+	if t := messageTime(msg); !t.IsZero() && !lastCompaction.IsZero() && !t.After(lastCompaction) {
+		out.Stale = true
+	}
+	if IsContextOverflow(msg, st.ContextWindow) {
+		out.Overflow = true
+		return s.recoverOverflow(ctx, st, out)
+	}
+
+	stop := e.StopReason()
+	s.mu.Lock()
+	s.pushLocked(m, !out.Stale)
+	if stop != "error" && stop != "aborted" {
+		s.overflowTried = false
+	}
+	noUsage := s.live.acct.usageAt < 0
+	ctxTokens := s.live.acct.tokens()
+	s.mu.Unlock()
+
+	switch {
+	case stop == "aborted", out.Stale:
+		// The user stopped the turn, or it describes an older context.
+		return out, nil
+	case stop == "error" && noUsage:
+		// Nothing reported the current context's size; estimates alone
+		// are not trusted to start a compaction after an error.
+		return out, nil
+	case !st.Enabled || !st.above(ctxTokens):
+		return out, nil
+	}
+	return s.thresholdCompaction(ctx, st, out, ctxTokens)
+}
+
+// HandleAssistantError is AfterTurn for an assistant message that ended in
+// an error; it exists for agent loops that route errors separately. A
+// context overflow is recovered (or reported); any other error is only
+// recorded and is the generic retry path's business.
+func (s *Session) HandleAssistantError(ctx context.Context, msg json.RawMessage) (*Outcome, error) {
+	return s.AfterTurn(ctx, msg)
+}
+
+// CheckThreshold runs a threshold compaction when the live context is
+// above the threshold without a new message: before sending a prompt, or
+// after the settings changed. The leaf entry counts as the trigger, so it
+// never compacts twice for the same entry.
+func (s *Session) CheckThreshold(ctx context.Context) (*Outcome, error) {
+	if err := s.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer s.release()
+	st := s.Settings()
+	out := &Outcome{Entry: s.store.Leaf()}
+	n := s.ContextTokens()
+	if out.Entry == nil || !st.Enabled || !st.above(n) {
+		return out, nil
+	}
+	return s.thresholdCompaction(ctx, st, out, n)
+}
+
+func (s *Session) thresholdCompaction(ctx context.Context, st Settings, out *Outcome, ctxTokens int) (*Outcome, error) {
+	s.log.Debug("context above the compaction threshold", "tokens", ctxTokens, "threshold", st.threshold())
+	res, skipped, err := s.auto(ctx, st, ReasonThreshold, out.Entry.ID)
+	out.Skipped = skipped
+	if err != nil {
+		return out, err
+	}
+	out.Compaction = res
+	if res != nil && st.AutoContinue {
+		out.Action, out.Prompt = ActionContinue, ContinuePrompt
+	}
+	return out, nil
+}
+
+// recoverOverflow handles an overflow message (already appended, kept out
+// of the live context): at most one compact-and-retry per episode, and
+// only when automatic compaction is on.
+func (s *Session) recoverOverflow(ctx context.Context, st Settings, out *Outcome) (*Outcome, error) {
+	s.mu.Lock()
+	tried, disabled := s.overflowTried, s.autoDisabled
+	s.mu.Unlock()
+	s.excluded[out.Entry.ID] = true
+	attempt := func() {
+		s.mu.Lock()
+		s.overflowTried = true
+		s.mu.Unlock()
+	}
+
+	report := func(err error) (*Outcome, error) {
+		aerr := &AutoCompactionError{Reason: ReasonOverflow, Err: err}
+		s.log.Warn("context overflow not recovered", "entry", out.Entry.ID, "error", aerr.Error())
+		s.emit(Event{Kind: EventOverflowReported, Reason: ReasonOverflow, Error: aerr.Error()})
+		return out, aerr
+	}
+	switch {
+	case tried:
+		return report(fmt.Errorf("%w; reduce the context or switch to a model with a larger window", ErrOverflowUnrecovered))
+	case out.Stale:
+		// The request was made before the latest compaction: the context
+		// it overflowed is gone, so retrying is the recovery.
+		attempt()
+		out.Action = ActionRetry
+		return out, nil
+	case !st.Enabled:
+		return report(fmt.Errorf("%w (compaction.enabled is false); compact manually or switch to a model with a larger window", ErrAutoCompactionDisabled))
+	case disabled:
+		return report(fmt.Errorf("%w after %d consecutive failures; a successful manual compaction turns it back on", ErrAutoCompactionDisabled, MaxAutoFailures))
+	}
+	attempt()
+	res, _, err := s.auto(ctx, st, ReasonOverflow, out.Entry.ID)
+	if err != nil {
+		return out, err
+	}
+	out.Compaction = res
+	out.Action = ActionRetry
+	return out, nil
+}
+
+// auto runs an automatic compaction with the guards of SPEC §9.6. skipped
+// is set (and err nil) when a threshold compaction was due but a guard
+// held it back.
+func (s *Session) auto(ctx context.Context, st Settings, reason Reason, trigger string) (res *Result, skipped string, err error) {
+	s.mu.Lock()
+	disabled, last := s.autoDisabled, s.lastTrigger
+	if trigger != last {
+		s.lastTrigger = trigger
+	}
+	s.mu.Unlock()
+	if trigger == last {
+		if reason == ReasonThreshold {
+			return nil, ErrAlreadyTriggered.Error(), nil
+		}
+		return nil, "", &AutoCompactionError{Reason: reason, Err: fmt.Errorf("entry %s: %w", trigger, ErrAlreadyTriggered)}
+	}
+	if disabled && reason == ReasonThreshold {
+		return nil, fmt.Sprintf("%s after %d consecutive failures", ErrAutoCompactionDisabled, MaxAutoFailures), nil
+	}
+
+	res, err = s.compact(ctx, st, reason, "")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case err == nil:
+		s.autoFailures = 0
+		return res, "", nil
+	case errors.Is(err, ErrAborted), errors.Is(err, ErrCancelled):
+		// A person or a plugin decided; nothing failed.
+	default:
+		s.autoFailures++
+		if s.autoFailures >= MaxAutoFailures && !s.autoDisabled {
+			s.autoDisabled = true
+			msg := fmt.Sprintf("automatic compaction disabled after %d consecutive failures; a successful manual compaction turns it back on", s.autoFailures)
+			s.log.Error(msg, "last_error", err)
+			defer s.emit(Event{Kind: EventAutoCompactionDisabled, Reason: reason, Error: msg})
+		}
+	}
+	return nil, "", &AutoCompactionError{Reason: reason, Err: err}
+}
+
+// Compact runs a manual compaction (SPEC §9.1): it stops the running agent
+// operation first, then compacts the current branch with the user's
+// focus instructions. It runs whether or not automatic compaction is
+// enabled, and a success turns automatic compaction back on after the
+// failure guard disabled it.
+func (s *Session) Compact(ctx context.Context, instructions string) (*Result, error) {
+	if s.opts.AbortAgent != nil {
+		s.opts.AbortAgent()
+	}
+	if err := s.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer s.release()
+	res, err := s.compact(ctx, s.Settings(), ReasonManual, instructions)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.autoFailures, s.autoDisabled = 0, false
+	s.mu.Unlock()
+	return res, nil
+}

@@ -1,0 +1,73 @@
+package engine
+
+import "github.com/pith-dev/pith/core/compaction"
+
+// Settings are the values one operation works with (SPEC §14). They are
+// passed and stored by value: a Session never sees a half-applied reload.
+// Start from DefaultSettings; the zero value has automatic compaction and
+// autoContinue off.
+type Settings struct {
+	// Enabled turns automatic compaction (threshold and overflow) on.
+	Enabled bool
+	// ReserveTokens is kept free in the context window; the threshold is
+	// ContextWindow − ReserveTokens.
+	ReserveTokens int
+	// KeepRecentTokens is how much recent conversation stays verbatim.
+	KeepRecentTokens int
+	// CalibrateKeepRecent scales KeepRecentTokens by the provider's real
+	// token counts (SPEC §5.3).
+	CalibrateKeepRecent bool
+	// AutoContinue asks the agent to go on after a threshold compaction.
+	AutoContinue bool
+	// ContextWindow is the session model's window in tokens; 0 disables the
+	// threshold test and the silent-overflow test.
+	ContextWindow int
+	// SummarizerContextWindow bounds one summarizer request's input (0: no
+	// bound); SummarizerOutputLimit is that model's output cap (0: none).
+	SummarizerContextWindow int
+	SummarizerOutputLimit   int
+	// ShortSummary asks for the 2–3 sentence shortSummary as well.
+	ShortSummary bool
+	// Reasoning is passed to the summarizer requests.
+	Reasoning string
+}
+
+// DefaultSettings are SPEC §14's defaults with a 200 000-token window.
+func DefaultSettings() Settings {
+	d := compaction.DefaultSettings()
+	return Settings{
+		Enabled:             true,
+		ReserveTokens:       d.ReserveTokens,
+		KeepRecentTokens:    d.KeepRecentTokens,
+		CalibrateKeepRecent: d.CalibrateKeepRecent,
+		AutoContinue:        true,
+		ContextWindow:       200000,
+	}
+}
+
+func (s Settings) compaction() compaction.Settings {
+	return compaction.Settings{
+		ReserveTokens:       s.ReserveTokens,
+		KeepRecentTokens:    s.KeepRecentTokens,
+		CalibrateKeepRecent: s.CalibrateKeepRecent,
+	}
+}
+
+// threshold is the context size above which automatic compaction runs, or
+// -1 when no window is known.
+func (s Settings) threshold() int {
+	if s.ContextWindow <= 0 {
+		return -1
+	}
+	return s.ContextWindow - s.ReserveTokens
+}
+
+// above reports whether n tokens exceed the threshold (SPEC §3).
+func (s Settings) above(n int) bool {
+	t := s.threshold()
+	return t >= 0 && n > t
+}
+
+// summaryCap is the hard cap on a plugin-supplied summary: the output cap
+// of a generated history summary (SPEC §7).
+func (s Settings) summaryCap() int { return s.ReserveTokens * 8 / 10 }
