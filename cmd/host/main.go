@@ -59,6 +59,7 @@ summarizes abandoned branches, and runs out-of-process hook plugins.`,
 		newMigrateCommand(),
 		newCompactCommand(),
 		newPruneCommand(),
+		newNavigateCommand(),
 		newConfigCommand(),
 	)
 	return root

@@ -57,6 +57,8 @@ func run(args []string) error {
 	malformedEvery := flag.Int("malformed-every", 0, "every k-th file gets malformed lines and a torn tail (0: none)")
 	escaped := flag.Float64("escaped", -1, "override EscapedStrings (-1: profile value)")
 	odd := flag.Float64("odd", -1, "override OddArguments (-1: profile value)")
+	compactions := flag.Float64("compaction", -1, "override Compaction (-1: profile value); 0 makes one long path for benchmarks")
+	branches := flag.Float64("branch", -1, "override Branch (-1: profile value)")
 	writeManifest := flag.Bool("manifest", false, "also write manifest.json")
 	if err := flag.Parse(args); err != nil {
 		return err
@@ -91,6 +93,12 @@ func run(args []string) error {
 		}
 		if *escaped >= 0 {
 			opts.EscapedStrings = *escaped
+		}
+		if *compactions >= 0 {
+			opts.Compaction = *compactions
+		}
+		if *branches >= 0 {
+			opts.Branch = *branches
 		}
 		if *odd >= 0 {
 			opts.OddArguments = *odd

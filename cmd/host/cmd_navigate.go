@@ -1,0 +1,181 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/signal"
+	"syscall"
+
+	"github.com/pith-dev/pith/config"
+	"github.com/pith-dev/pith/core/branch"
+	"github.com/pith-dev/pith/core/engine"
+	"github.com/pith-dev/pith/core/session"
+	"github.com/spf13/cobra"
+)
+
+type navigateFlags struct {
+	to           string
+	summarize    bool
+	instructions string
+	label        string
+	asJSON       bool
+	dryRun       bool
+	config       string
+	verbose      bool
+	provider     providerFlags
+}
+
+func newNavigateCommand() *cobra.Command {
+	var f navigateFlags
+	cmd := &cobra.Command{
+		Use:   "navigate FILE --to ID",
+		Short: "Move the session's leaf to another entry, optionally summarizing the branch left behind",
+		Long: `Moves the current leaf (the last entry) to the entry --to (SPEC §11). With
+--summarize, the branch being left is summarized and the summary is attached
+where the conversation continues, so the model keeps what was learned there.
+When the target is a user message, the leaf moves to its parent and the
+message's text is printed so it can be edited and sent again.
+
+The move is durable: a small entry pi also reads records it, so reopening
+the file (in Pith or pi) continues from the new position. Plugins of
+--config see session_before_tree and session_tree.
+
+--dry-run shows what would be summarized, changing nothing.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.to == "" {
+				return errors.New("--to ID is required")
+			}
+			if f.dryRun {
+				return dryRunNavigate(cmd.OutOrStdout(), args[0], f)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			log := cliLogger(cmd.ErrOrStderr(), f.verbose)
+			rt, err := newRuntime(ctx, args[0], f.config, f.provider, log)
+			if err != nil {
+				return err
+			}
+			defer rt.close()
+			bs := rt.cfg.BranchSummary
+			prog := startProgress(cmd.ErrOrStderr(), "navigating")
+			res, err := rt.engine.Navigate(ctx, f.to, engine.NavigateOptions{
+				Summarize: f.summarize, CustomInstructions: f.instructions, Label: f.label,
+				ContextWindow: bs.ContextWindow, ReserveTokens: bs.ReserveTokens,
+			})
+			prog.done()
+			if err != nil {
+				if ctx.Err() != nil {
+					return fmt.Errorf("%s: navigation interrupted; the session is unchanged", args[0])
+				}
+				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			return printNavigation(cmd.OutOrStdout(), res, f.asJSON)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.to, "to", "", "the entry id to move to")
+	fl.BoolVar(&f.summarize, "summarize", false, "summarize the branch being left")
+	fl.StringVar(&f.instructions, "instructions", "", "what the branch summary should focus on")
+	fl.StringVar(&f.label, "label", "", "label the target entry")
+	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "show what would be summarized; change nothing")
+	fl.StringVar(&f.config, "config", "", "configuration file: budgets, summarizer and plugins (default $PITH_CONFIG)")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log what the engine and the plugins do")
+	f.provider.register(cmd)
+	return cmd
+}
+
+// dryRunNavigate prints what navigating from the current leaf (the last
+// entry) to --to would summarize, under the configured budget (by default
+// 128000 − 16384).
+func dryRunNavigate(w io.Writer, path string, f navigateFlags) error {
+	cfg, err := config.Load(configPath(f.config))
+	if err != nil {
+		return err
+	}
+	file, err := session.Load(path)
+	if err != nil {
+		return err
+	}
+	tree := session.NewTree(file.Entries)
+	if !tree.Has(f.to) {
+		return fmt.Errorf("%s: %w: %q", path, branch.ErrUnknownEntry, f.to)
+	}
+	oldLeaf := ""
+	if last := tree.Last(); last != nil {
+		oldLeaf = last.ID
+	}
+	budget := branch.NavigateOptions{ContextWindow: cfg.BranchSummary.ContextWindow, ReserveTokens: cfg.BranchSummary.ReserveTokens}.TokenBudget()
+	r := branch.DryRun(tree, oldLeaf, f.to, budget)
+	if f.asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		return enc.Encode(struct {
+			CommonAncestorID   *string  `json:"commonAncestorId"`
+			EntriesToSummarize int      `json:"entriesToSummarize"`
+			Messages           int      `json:"messages"`
+			Tokens             int      `json:"tokens"`
+			ReadFiles          []string `json:"readFiles"`
+			ModifiedFiles      []string `json:"modifiedFiles"`
+		}{r.CommonAncestorID, r.EntriesToSummarize, r.Messages, r.Tokens, nonNil(r.ReadFiles), nonNil(r.ModifiedFiles)})
+	}
+	anc := "none"
+	if r.CommonAncestorID != nil {
+		anc = *r.CommonAncestorID
+	}
+	fmt.Fprintf(w, "from %s to %s (common ancestor %s)\n", oldLeaf, f.to, anc)
+	fmt.Fprintf(w, "entries on the branch left behind: %d\n", r.EntriesToSummarize)
+	fmt.Fprintf(w, "messages a summary would get:     %d (%d tokens, budget %d)\n", r.Messages, r.Tokens, budget)
+	fmt.Fprintf(w, "files read: %d, modified: %d\n", len(r.ReadFiles), len(r.ModifiedFiles))
+	return nil
+}
+
+func printNavigation(w io.Writer, res *branch.NavigateResult, asJSON bool) error {
+	summaryID := ""
+	if res.SummaryEntry != nil {
+		summaryID = res.SummaryEntry.ID
+	}
+	if asJSON {
+		out := map[string]any{
+			"noOp": res.NoOp, "oldLeafId": res.OldLeafID, "targetId": res.TargetID, "positionId": res.PositionID,
+			"newLeafId": res.NewLeafID, "entriesSummarized": res.EntriesSummarized, "summaryEntryId": summaryID,
+			"fromHook": res.FromHook,
+		}
+		if res.HasEditorText {
+			out["editorText"] = res.EditorText
+		}
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		return enc.Encode(out)
+	}
+	if res.NoOp {
+		fmt.Fprintf(w, "already at %s: nothing to do\n", res.TargetID)
+		return nil
+	}
+	fmt.Fprintf(w, "moved from %s to %s", res.OldLeafID, res.TargetID)
+	if res.PositionID != res.TargetID {
+		fmt.Fprintf(w, " (the conversation continues from %s, before that message)", orNone(res.PositionID))
+	}
+	fmt.Fprintln(w)
+	if res.SummaryEntry != nil {
+		by := "the summarizer"
+		if res.FromHook {
+			by = "a plugin"
+		}
+		fmt.Fprintf(w, "branch summary %s written by %s, covering %d entries\n", summaryID, by, res.EntriesSummarized)
+	}
+	if res.HasEditorText {
+		fmt.Fprintf(w, "\nmessage to edit and send again:\n%s\n", res.EditorText)
+	}
+	return nil
+}
+
+func orNone(id string) string {
+	if id == "" {
+		return "the start"
+	}
+	return id
+}

@@ -1,0 +1,123 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/pith-dev/pith/core/branch"
+	"github.com/pith-dev/pith/hooks"
+)
+
+// TreeHooks is what navigation needs of the hook dispatcher;
+// *hooks.Dispatcher has it.
+type TreeHooks interface {
+	BeforeTree(ctx context.Context, ev *hooks.BeforeTreeEvent, lim hooks.SummaryLimits) (hooks.BeforeTreeOutcome, error)
+	Tree(ctx context.Context, ev *hooks.TreeEvent) error
+}
+
+var _ TreeHooks = (*hooks.Dispatcher)(nil)
+
+// NavigateOptions are the caller's choices for one navigation; the
+// summarizer, budgets and hooks come from the Session.
+type NavigateOptions struct {
+	Summarize          bool
+	CustomInstructions string
+	Label              string
+	// ContextWindow and ReserveTokens give the branch budget (SPEC §11.3);
+	// zero takes branch's defaults (128 000 − 16 384).
+	ContextWindow int
+	ReserveTokens int
+}
+
+// Navigate moves the leaf to targetID (SPEC §11) with session_before_tree
+// and session_tree delivered to the plugins, then rebuilds the live
+// context from the new leaf. AbortCompaction or ctx cancels it; a cancelled
+// navigation leaves the leaf and the file unchanged.
+func (s *Session) Navigate(ctx context.Context, targetID string, opts NavigateOptions) (*branch.NavigateResult, error) {
+	if err := s.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer s.release()
+	r := s.startRun(ctx)
+	defer s.endRun(r)
+	st := s.Settings()
+	nav := branch.NavigateOptions{
+		Summarize:          opts.Summarize,
+		CustomInstructions: opts.CustomInstructions,
+		Label:              opts.Label,
+		Summarizer:         s.opts.Summarizer,
+		ContextWindow:      opts.ContextWindow,
+		ReserveTokens:      opts.ReserveTokens,
+		ModelOutputLimit:   st.SummarizerOutputLimit,
+		Reasoning:          st.Reasoning,
+	}
+	if th, ok := s.opts.Hooks.(TreeHooks); ok && th != nil {
+		nav.BeforeTree = s.beforeTreeHook(th)
+		nav.AfterTree = s.afterTreeHook(th)
+	}
+	res, err := branch.Navigate(r.ctx, s.store, targetID, nav)
+	if err != nil {
+		return nil, err
+	}
+	lc := buildLive(s.store.Tree(), s.store.Leaf())
+	s.mu.Lock()
+	s.live = lc
+	s.mu.Unlock()
+	return res, nil
+}
+
+func (s *Session) beforeTreeHook(th TreeHooks) branch.BeforeTreeHook {
+	return func(ctx context.Context, ev branch.BeforeTreeEvent) (branch.BeforeTreeResult, error) {
+		var out branch.BeforeTreeResult
+		if !treeHandles(th, hooks.EventBeforeTree) {
+			return out, nil
+		}
+		entries := make([]json.RawMessage, len(ev.Entries))
+		for i, e := range ev.Entries {
+			entries[i] = e.Raw
+		}
+		oc, err := th.BeforeTree(ctx, &hooks.BeforeTreeEvent{
+			SessionID: s.sessionID, TargetID: ev.TargetID, OldLeafID: ev.OldLeafID, CommonAncestorID: ev.CommonAncestorID,
+			EntriesToSummarize: entries, UserWantsSummary: ev.UserWantsSummary,
+			CustomInstructions: ev.CustomInstructions, Label: ev.Label,
+		}, hooks.SummaryLimits{MaxSummaryTokens: branch.SummaryMaxTokens})
+		if err != nil {
+			return out, err
+		}
+		out.Cancel = oc.Cancelled
+		if oc.Summary != nil {
+			out.Summary = &branch.SuppliedSummary{Summary: oc.Summary.Summary, Details: oc.Summary.Details}
+		}
+		if oc.CustomInstructions != "" {
+			out.CustomInstructions = &oc.CustomInstructions
+			out.ReplaceInstructions = &oc.ReplaceInstructions
+		}
+		if oc.Label != "" {
+			out.Label = &oc.Label
+		}
+		return out, nil
+	}
+}
+
+func (s *Session) afterTreeHook(th TreeHooks) branch.AfterTreeHook {
+	return func(ctx context.Context, ev branch.AfterTreeEvent) {
+		if !treeHandles(th, hooks.EventTree) {
+			return
+		}
+		tev := &hooks.TreeEvent{SessionID: s.sessionID, NewLeafID: ev.NewLeafID, OldLeafID: ev.OldLeafID, FromExtension: ev.FromExtension}
+		if ev.SummaryEntry != nil {
+			tev.SummaryEntry = ev.SummaryEntry.Raw
+		}
+		if err := th.Tree(context.WithoutCancel(ctx), tev); err != nil {
+			s.log.Warn("session_tree: a plugin failed", "error", err)
+		}
+	}
+}
+
+// treeHandles reports whether anyone handles ev, when the dispatcher can say.
+func treeHandles(th TreeHooks, ev hooks.EventID) bool {
+	if c, ok := th.(eventChecker); ok {
+		return c.Has(ev)
+	}
+	return true
+}
