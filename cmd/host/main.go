@@ -61,6 +61,7 @@ summarizes abandoned branches, and runs out-of-process hook plugins.`,
 		newPruneCommand(),
 		newNavigateCommand(),
 		newConfigCommand(),
+		newPluginsCommand(),
 	)
 	return root
 }

@@ -56,13 +56,6 @@ func startProgress(w io.Writer, msg string) *progress {
 	return p
 }
 
-// set changes the message shown.
-func (p *progress) set(msg string) {
-	p.mu.Lock()
-	p.msg = msg
-	p.mu.Unlock()
-}
-
 // done clears the line.
 func (p *progress) done() {
 	if p.stop != nil {

@@ -104,11 +104,3 @@ func providerSummarizer(c config.Candidate, maxOutput int) (summarize.Summarizer
 	}
 	return nil, fmt.Errorf("unknown summarizer provider %q (builtin, openai, anthropic or remote)", c.Provider)
 }
-
-// loadConfig reads --config (or $PITH_CONFIG); without one, the defaults.
-func loadConfig(path string) (*config.Config, error) {
-	if path == "" {
-		return config.Load("")
-	}
-	return config.Load(path)
-}

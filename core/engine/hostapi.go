@@ -32,7 +32,9 @@ func SingleSession(store *session.Store) func(string) (*session.Store, bool) {
 	}
 }
 
-// ReadEntries returns the entries as their original JSON lines.
+// ReadEntries returns the entries as their original JSON lines. A read of
+// the whole file starts with the header line, as the file does, so a plugin
+// can learn the session's cwd; a path read has entries only.
 func (h *HostAPI) ReadEntries(_ context.Context, req hooks.ReadEntriesRequest) ([]json.RawMessage, error) {
 	store, ok := h.Lookup(req.SessionID)
 	if !ok {
@@ -49,9 +51,12 @@ func (h *HostAPI) ReadEntries(_ context.Context, req hooks.ReadEntriesRequest) (
 		}
 		entries = tree.Path(leaf)
 	}
-	out := make([]json.RawMessage, len(entries))
-	for i, e := range entries {
-		out[i] = e.Raw
+	out := make([]json.RawMessage, 0, len(entries)+1)
+	if !req.PathOnly {
+		out = append(out, store.File().Header.Raw)
+	}
+	for _, e := range entries {
+		out = append(out, e.Raw)
 	}
 	return out, nil
 }

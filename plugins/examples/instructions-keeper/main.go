@@ -1,0 +1,321 @@
+// Command instructions-keeper is an example Pith plugin for
+// session.compacting. A project's standing instructions (AGENTS.md,
+// CLAUDE.md: "run make test before committing", "never touch vendor/") are
+// usually given once, early in a session — exactly the part a compaction
+// rewrites. The plugin hands them to the summarizer as context lines on every
+// compaction, so the summary restates them and they survive.
+//
+// Where the instructions come from, first match wins:
+//
+//   - --file PATH (repeatable): exactly those files;
+//   - --dir DIR: AGENTS.md and CLAUDE.md in DIR;
+//   - otherwise AGENTS.md and CLAUDE.md in the session's working directory,
+//     read from the session header through the host's API.
+//
+// Each non-empty line (a bullet with its wrapped continuation lines counts as
+// one) becomes one context line, clipped to --max-chars; at most --max-lines
+// are sent. The first line says where they come from.
+//
+//	plugins:
+//	  - name: instructions-keeper
+//	    path: ./bin/plugins/instructions-keeper
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/pith-dev/pith/sdk"
+)
+
+// instructionFiles are looked for in a directory, in this order.
+var instructionFiles = []string{"AGENTS.md", "CLAUDE.md"}
+
+// maxFileBytes bounds how much of one instruction file is read: standing
+// instructions are short, and a huge file must not flood the summarizer.
+const maxFileBytes = 256 << 10
+
+// maxCachedSessions bounds the session → cwd cache.
+const maxCachedSessions = 1024
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+func main() {
+	fs := flag.NewFlagSet("instructions-keeper", flag.ContinueOnError)
+	k := &keeper{}
+	fs.Var((*stringList)(&k.files), "file", "instruction file to keep (repeatable); replaces the AGENTS.md/CLAUDE.md lookup")
+	fs.StringVar(&k.dir, "dir", "", "directory holding AGENTS.md/CLAUDE.md; default the session's working directory")
+	fs.IntVar(&k.maxLines, "max-lines", 60, "most instruction lines sent per compaction")
+	fs.IntVar(&k.maxChars, "max-chars", 300, "longest instruction line, in characters, before it is clipped")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	if k.maxLines < 1 || k.maxChars < 20 {
+		fmt.Fprintln(os.Stderr, "instructions-keeper: --max-lines must be at least 1 and --max-chars at least 20")
+		os.Exit(2)
+	}
+	sdk.Serve(k, sdk.WithName("instructions-keeper"), sdk.WithVersion("1.0.0"))
+}
+
+// keeper finds and formats the instructions.
+type keeper struct {
+	files    []string
+	dir      string
+	maxLines int
+	maxChars int
+
+	mu   sync.Mutex
+	cwds map[string]string // session id → working directory; a header never changes
+}
+
+// Compacting adds the instructions as context lines.
+func (k *keeper) Compacting(ctx context.Context, ev *sdk.CompactingEvent) (*sdk.CompactingResult, error) {
+	log := sdk.Logger().With("session", ev.SessionID)
+	paths, where, err := k.sources(ctx, ev.SessionID)
+	if err != nil {
+		// A missing source is the user's setup, not a failed compaction.
+		log.Warn("no instructions to keep", "error", err)
+		return nil, nil
+	}
+	var (
+		found  []source
+		names  []string
+		lines  int
+		failed int
+	)
+	for _, p := range paths {
+		items, err := readInstructions(p, k.maxChars)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			if where == "" { // named by --file: the user expects it to exist
+				log.Warn("instruction file not found", "path", p)
+			}
+			continue
+		case err != nil:
+			log.Warn("cannot read instruction file", "path", p, "error", err)
+			failed++
+			continue
+		case len(items) == 0:
+			continue
+		}
+		found = append(found, source{path: p, items: items})
+		names = append(names, displayName(p, where))
+		lines += len(items)
+	}
+	if len(found) == 0 {
+		if failed == 0 {
+			log.Debug("no instruction files found", "looked-in", where)
+		}
+		return nil, nil
+	}
+	header := fmt.Sprintf("Standing project instructions from %s", strings.Join(names, " and "))
+	if where != "" {
+		header += " in " + where
+	}
+	header += " (still in force after this compaction; keep them in the summary):"
+	out := []string{header}
+	budget := k.maxLines
+	for _, s := range found {
+		if len(found) > 1 && budget > 0 {
+			out = append(out, displayName(s.path, where)+":")
+		}
+		for _, it := range s.items {
+			if budget == 0 {
+				break
+			}
+			out = append(out, it)
+			budget--
+		}
+	}
+	if omitted := lines - (k.maxLines - budget); omitted > 0 {
+		out = append(out, fmt.Sprintf("(%d more instruction lines omitted; read %s for all of them)", omitted, strings.Join(names, " and ")))
+	}
+	log.Debug("keeping instructions", "files", len(found), "lines", len(out)-1)
+	return &sdk.CompactingResult{Context: out}, nil
+}
+
+type source struct {
+	path  string
+	items []string
+}
+
+// displayName is the path as the header shows it: relative to the directory
+// it was found in, absolute otherwise.
+func displayName(path, dir string) string {
+	if dir != "" && filepath.Dir(path) == filepath.Clean(dir) {
+		return filepath.Base(path)
+	}
+	return path
+}
+
+// sources returns the files to read and the directory they are named
+// relative to ("" for --file).
+func (k *keeper) sources(ctx context.Context, sessionID string) ([]string, string, error) {
+	if len(k.files) > 0 {
+		return k.files, "", nil
+	}
+	dir := k.dir
+	if dir == "" {
+		var err error
+		if dir, err = k.sessionCwd(ctx, sessionID); err != nil {
+			return nil, "", err
+		}
+	}
+	var paths []string
+	var first os.FileInfo
+	for _, name := range instructionFiles {
+		p := filepath.Join(dir, name)
+		info, err := os.Stat(p)
+		if err != nil {
+			paths = append(paths, p) // reported as missing by the reader
+			continue
+		}
+		// CLAUDE.md is often a symlink to AGENTS.md: send the lines once.
+		if first != nil && os.SameFile(first, info) {
+			continue
+		}
+		if first == nil {
+			first = info
+		}
+		paths = append(paths, p)
+	}
+	return paths, dir, nil
+}
+
+// sessionCwd reads the session header's cwd through the host, once per session.
+func (k *keeper) sessionCwd(ctx context.Context, sessionID string) (string, error) {
+	k.mu.Lock()
+	cwd, ok := k.cwds[sessionID]
+	k.mu.Unlock()
+	if ok {
+		return cwd, nil
+	}
+	entries, err := sdk.Host(ctx).ReadEntries(ctx, sdk.ReadEntriesRequest{SessionID: sessionID})
+	if err != nil {
+		return "", fmt.Errorf("read the session header: %w", err)
+	}
+	for _, raw := range entries {
+		var h struct {
+			Type string `json:"type"`
+			Cwd  string `json:"cwd"`
+		}
+		if json.Unmarshal(raw, &h) != nil || h.Type != "session" {
+			continue
+		}
+		if h.Cwd == "" {
+			break
+		}
+		k.mu.Lock()
+		if k.cwds == nil || len(k.cwds) >= maxCachedSessions {
+			k.cwds = map[string]string{} // a long-running host sees many sessions
+		}
+		k.cwds[sessionID] = h.Cwd
+		k.mu.Unlock()
+		return h.Cwd, nil
+	}
+	return "", fmt.Errorf("session %s has no header with a working directory; pass --dir or --file", sessionID)
+}
+
+// readInstructions reads one file into instruction items.
+func readInstructions(path string, maxChars int) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return parseInstructions(string(data), maxChars), nil
+}
+
+// parseInstructions turns Markdown into one item per instruction: blank
+// lines, code fences and HTML comments are dropped; a bullet's wrapped
+// continuation lines are joined to it; list markers become "- ".
+func parseInstructions(text string, maxChars int) []string {
+	var items []string
+	inComment, inBullet := false, false
+	for _, raw := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
+		line := strings.TrimSpace(raw)
+		if inComment {
+			if strings.Contains(line, "-->") {
+				inComment = false
+			}
+			continue
+		}
+		if strings.HasPrefix(line, "<!--") {
+			inComment = !strings.Contains(line, "-->")
+			continue
+		}
+		if line == "" || strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~") || isRule(line) {
+			inBullet = false
+			continue
+		}
+		if rest, ok := bulletText(line); ok {
+			items = append(items, "- "+rest)
+			inBullet = true
+			continue
+		}
+		indented := raw != "" && (raw[0] == ' ' || raw[0] == '\t')
+		if inBullet && indented && !strings.HasPrefix(line, "#") {
+			items[len(items)-1] += " " + line
+			continue
+		}
+		inBullet = false
+		items = append(items, line)
+	}
+	for i, it := range items {
+		items[i] = clip(it, maxChars)
+	}
+	return items
+}
+
+// bulletText recognises "- x", "* x", "+ x" and "1. x" / "1) x" items.
+func bulletText(line string) (string, bool) {
+	if len(line) > 2 && strings.ContainsRune("-*+", rune(line[0])) && line[1] == ' ' {
+		return strings.TrimSpace(line[2:]), true
+	}
+	i := 0
+	for i < len(line) && i < 4 && line[i] >= '0' && line[i] <= '9' {
+		i++
+	}
+	if i > 0 && i+1 < len(line) && (line[i] == '.' || line[i] == ')') && line[i+1] == ' ' {
+		return strings.TrimSpace(line[i+2:]), true
+	}
+	return "", false
+}
+
+// isRule reports a Markdown horizontal rule (---, ***, ___).
+func isRule(line string) bool {
+	if len(line) < 3 {
+		return false
+	}
+	c := line[0]
+	if c != '-' && c != '*' && c != '_' {
+		return false
+	}
+	return strings.Trim(line, string(c)+" ") == ""
+}
+
+// clip shortens s to at most max characters, marking the cut.
+func clip(s string, max int) string {
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimRight(string(r[:max-1]), " ") + "…"
+}

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/pith-dev/pith/sdk"
+	"github.com/pith-dev/pith/sdk/sdktest"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "instructions-keeper-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary, err = sdktest.BuildTo(dir, ".")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func TestParseInstructions(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		max  int
+		want []string
+	}{
+		{name: "empty", in: "\n\n  \n", max: 100, want: nil},
+		{
+			name: "headings, bullets and prose",
+			in:   "# Project rules\n\nUse Go 1.26.\n\n* run `make test` before committing\n+ never edit vendor/\n1. first\n2) second\n",
+			max:  100,
+			want: []string{"# Project rules", "Use Go 1.26.", "- run `make test` before committing", "- never edit vendor/", "- first", "- second"},
+		},
+		{
+			name: "wrapped bullet joined",
+			in:   "- keep errors on\n  one line\n  please\nNext paragraph\n",
+			max:  100,
+			want: []string{"- keep errors on one line please", "Next paragraph"},
+		},
+		{
+			name: "fences, rules and comments dropped",
+			in:   "<!-- generated\nby a tool -->\nA\n```sh\nmake test\n```\n---\n<!-- one line -->\nB\r\n",
+			max:  100,
+			want: []string{"A", "make test", "B"},
+		},
+		{
+			name: "clipped by characters",
+			in:   "- ééééééééééééééééééééééééé\n",
+			max:  10,
+			want: []string{"- ééééééé…"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := parseInstructions(tc.in, tc.max); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func header(cwd string) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"type": "session", "version": 3, "id": "s1", "timestamp": "2026-11-30T09:00:00Z", "cwd": cwd})
+	return b
+}
+
+func write(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// options are the flag values of a keeper under test.
+type options struct {
+	files    []string
+	dir      string
+	maxLines int
+}
+
+func TestCompacting(t *testing.T) {
+	project := t.TempDir()
+	write(t, filepath.Join(project, "AGENTS.md"), "# Rules\n- run make test\n- never push to main\n")
+	write(t, filepath.Join(project, "CLAUDE.md"), "Answer in English.\n")
+	linked := t.TempDir()
+	write(t, filepath.Join(linked, "AGENTS.md"), "- one rule\n")
+	if err := os.Symlink("AGENTS.md", filepath.Join(linked, "CLAUDE.md")); err != nil {
+		t.Fatal(err)
+	}
+	empty := t.TempDir()
+	extra := filepath.Join(t.TempDir(), "rules.txt")
+	write(t, extra, "Be brief.\n\nCite paths.\n")
+
+	tests := []struct {
+		name     string
+		k        options
+		sessions map[string][]json.RawMessage
+		want     []string
+	}{
+		{
+			name:     "session cwd from the header",
+			sessions: map[string][]json.RawMessage{"s1": {header(project), json.RawMessage(`{"type":"message","id":"a1"}`)}},
+			want: []string{
+				"Standing project instructions from AGENTS.md and CLAUDE.md in " + project + " (still in force after this compaction; keep them in the summary):",
+				"AGENTS.md:", "# Rules", "- run make test", "- never push to main",
+				"CLAUDE.md:", "Answer in English.",
+			},
+		},
+		{
+			name:     "--dir wins over the header",
+			k:        options{dir: linked},
+			sessions: map[string][]json.RawMessage{"s1": {header(project)}},
+			want: []string{
+				"Standing project instructions from AGENTS.md in " + linked + " (still in force after this compaction; keep them in the summary):",
+				"- one rule",
+			},
+		},
+		{
+			name: "--file",
+			k:    options{files: []string{extra, filepath.Join(empty, "missing.md")}},
+			want: []string{
+				"Standing project instructions from " + extra + " (still in force after this compaction; keep them in the summary):",
+				"Be brief.", "Cite paths.",
+			},
+		},
+		{
+			name: "line budget",
+			k:    options{dir: project, maxLines: 2},
+			want: []string{
+				"Standing project instructions from AGENTS.md and CLAUDE.md in " + project + " (still in force after this compaction; keep them in the summary):",
+				"AGENTS.md:", "# Rules", "- run make test",
+				"(2 more instruction lines omitted; read AGENTS.md and CLAUDE.md for all of them)",
+			},
+		},
+		{name: "no instruction files", k: options{dir: empty}},
+		{name: "unknown session", sessions: map[string][]json.RawMessage{}},
+		{name: "header without cwd", sessions: map[string][]json.RawMessage{"s1": {json.RawMessage(`{"type":"session","id":"s1"}`)}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			k := &keeper{files: tc.k.files, dir: tc.k.dir, maxLines: tc.k.maxLines, maxChars: 300}
+			if k.maxLines == 0 {
+				k.maxLines = 60
+			}
+			h := sdktest.InProcess(t, k, sdktest.WithHost(&sdktest.FakeHost{Sessions: tc.sessions}))
+			res, err := h.Compacting(context.Background(), &sdk.CompactingEvent{SessionID: "s1", Reason: sdk.ReasonManual})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			if res != nil {
+				got = res.Context
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("context\n got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestHeaderReadOncePerSession(t *testing.T) {
+	project := t.TempDir()
+	write(t, filepath.Join(project, "AGENTS.md"), "- rule\n")
+	fake := &sdktest.FakeHost{Sessions: map[string][]json.RawMessage{"s1": {header(project)}}}
+	h := sdktest.InProcess(t, &keeper{maxLines: 10, maxChars: 100}, sdktest.WithHost(fake))
+	for range 3 {
+		if res, err := h.Compacting(context.Background(), &sdk.CompactingEvent{SessionID: "s1"}); err != nil || res == nil {
+			t.Fatalf("got %+v, %v", res, err)
+		}
+	}
+	if calls := fake.Calls(); len(calls) != 1 {
+		t.Fatalf("host calls %v, want one ReadEntries", calls)
+	}
+}
+
+// TestSubprocess reads the header over the real broker connection and checks
+// the lines arrive through the Dispatcher.
+func TestSubprocess(t *testing.T) {
+	project := t.TempDir()
+	write(t, filepath.Join(project, "AGENTS.md"), "- "+strings.Repeat("long ", 20)+"\n- short\n")
+	fake := &sdktest.FakeHost{Sessions: map[string][]json.RawMessage{"s9": {header(project)}}}
+	h := sdktest.Subprocess(t, binary, sdktest.WithHost(fake), sdktest.WithArgs("--max-chars", "30"))
+	if !h.Plugin.Implements(sdk.EventCompacting) || h.Plugin.Implements(sdk.EventBeforeCompact) {
+		t.Fatal("instructions-keeper must handle exactly session.compacting")
+	}
+	out, err := h.Dispatcher.Compacting(context.Background(), &sdk.CompactingEvent{SessionID: "s9", Reason: sdk.ReasonThreshold})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"Standing project instructions from AGENTS.md in " + project + " (still in force after this compaction; keep them in the summary):",
+		"- long long long long long lo…",
+		"- short",
+	}
+	if !reflect.DeepEqual(out.Context, want) {
+		t.Fatalf("context\n got %q\nwant %q", out.Context, want)
+	}
+}
