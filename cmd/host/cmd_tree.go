@@ -45,12 +45,16 @@ type treeNode struct {
 // stack (sessions can be 100 000 entries deep). A chain stays at one depth;
 // each child of an entry with several children starts a deeper branch.
 func treeNodes(tree *session.Tree) []treeNode {
+	// A later label entry for a target replaces its label; an empty one
+	// clears it, as in pi.
 	labels := map[string][]string{}
 	for _, e := range tree.Entries {
 		if e.Type == session.TypeLabel {
 			t := e.Get("targetId").String()
 			if l := e.Get("label").String(); l != "" {
-				labels[t] = append(labels[t], l)
+				labels[t] = []string{l}
+			} else {
+				delete(labels, t)
 			}
 		}
 	}

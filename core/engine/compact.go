@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
@@ -98,7 +99,13 @@ func (s *Session) compact(ctx context.Context, st Settings, reason Reason, instr
 		if reason != ReasonManual {
 			end.Error = (&AutoCompactionError{Reason: reason, Err: err}).Error()
 		}
-		s.log.Warn("compaction did not complete", "reason", reason, "error", err)
+		// A manual compaction's caller gets the error and shows it; an
+		// automatic one happens behind the caller's back, so log it.
+		level := hclog.Warn
+		if reason == ReasonManual {
+			level = hclog.Debug
+		}
+		s.log.Log(level, "compaction did not complete", "reason", reason, "error", err)
 		s.emit(end)
 		return nil, err
 	}

@@ -153,7 +153,7 @@ func (w *writer) script() {
 	if fixed != nil {
 		w.add(session.Draft{Type: session.TypeLabel, Fields: map[string]any{"targetId": fixed.ID, "label": "bom-fix"}})
 	}
-	w.msg(map[string]any{"role": "bashExecution", "command": "git status --short", "output": " M internal/csvimport/reader.go\n?? internal/csvimport/reader_bom_test.go\n", "exitCode": 0, "cancelled": false, "truncated": false})
+	w.msg(map[string]any{"role": "bashExecution", "command": "git status --short && git log -1 --format='%h %an <%ae> %s'", "output": " M internal/csvimport/reader.go\n?? internal/csvimport/reader_bom_test.go\n4f1c2d9 Dana Developer <dana.dev@example.com> csvimport: handle quoted headers\n", "exitCode": 0, "cancelled": false, "truncated": false})
 
 	w.user("Great. Next: `ledger report --by month` takes 40 seconds on last year's export (1.2M rows). Profile it and make it fast. Prefer the standard library; no new dependencies.")
 	_, ids = w.assistant("", "I'll read the report code and the aggregation it calls.",
