@@ -153,65 +153,61 @@ func FindCutPoint(path []*session.Entry, start, end, keepRecentTokens int) CutPo
 	return cp
 }
 
-// keepToolPairs moves cut earlier while a kept tool result answers a call
-// made before the cut (SPEC §4.5), to the assistant message that made the
-// call. Results always follow their calls in a session, so this is the
+// keepToolPairs moves cut earlier, to the assistant message that made the
+// call, while a kept tool result answers a call made before the cut (SPEC
+// §4.5). Results always follow their calls in a session, so this is the
 // only way a pair can be separated; a call whose result never came (an
 // aborted turn) has nothing to keep it with.
+//
+// One backward sweep from the end does it: every result seen waits for its
+// call; an assistant at i whose call a result at r >= cut waits for, with
+// i < cut, pulls the cut to i. The sweep ends below the cut once no kept
+// result is still waiting, so a normal session only reads its kept part.
 func keepToolPairs(path []*session.Entry, start, end, cut int) int {
-	for {
-		// Results in the kept part whose call is not in the kept part.
-		pending := map[string]bool{}
-		keptCalls := map[string]bool{}
-		for i := cut; i < end; i++ {
-			e := path[i]
-			if e.Type != session.TypeMessage {
-				continue
-			}
-			switch entryRole(e) {
-			case session.RoleToolResult:
-				if id := e.Get("message.toolCallId").String(); id != "" && !keptCalls[id] {
-					pending[id] = true
-				}
-			case session.RoleAssistant:
-				for _, id := range toolCallIDs(e) {
-					keptCalls[id] = true
-				}
-			}
+	waiting := map[string]int{} // call id -> index of the result
+	keptWaiting := 0            // waiting results at or after cut
+	for i := end - 1; i >= start; i-- {
+		if i < cut && keptWaiting == 0 {
+			break
 		}
-		if len(pending) == 0 {
-			return cut
+		e := path[i]
+		if e.Type != session.TypeMessage {
+			continue
 		}
-		moved := -1
-		for i := cut - 1; i >= start && len(pending) > 0; i-- {
-			e := path[i]
-			if e.Type != session.TypeMessage || !mentionsAny(e.Raw, pending) || entryRole(e) != session.RoleAssistant {
-				continue
+		switch entryRole(e) {
+		case session.RoleToolResult:
+			if id := e.Get("message.toolCallId").String(); id != "" {
+				if _, dup := waiting[id]; !dup {
+					waiting[id] = i
+					if i >= cut {
+						keptWaiting++
+					}
+				}
 			}
+		case session.RoleAssistant:
 			for _, id := range toolCallIDs(e) {
-				if pending[id] {
-					delete(pending, id)
-					moved = i
+				r, ok := waiting[id]
+				if !ok {
+					continue
+				}
+				delete(waiting, id)
+				if r >= cut {
+					keptWaiting--
+				}
+				if i < cut && r >= cut {
+					// Keep the call with its result; results between the
+					// new and the old cut are kept now too.
+					for _, rr := range waiting {
+						if rr >= i && rr < cut {
+							keptWaiting++
+						}
+					}
+					cut = i
 				}
 			}
 		}
-		if moved < 0 {
-			// The calls are not in range (orphaned results): nothing to keep.
-			return cut
-		}
-		cut = moved
 	}
-}
-
-// mentionsAny is a cheap byte scan that rules out most entries before
-// their JSON is parsed.
-func mentionsAny(raw []byte, ids map[string]bool) bool {
-	for id := range ids {
-		if bytes.Contains(raw, []byte(id)) {
-			return true
-		}
-	}
-	return false
+	return cut
 }
 
 var toolCallMarker = []byte(`"toolCall"`)

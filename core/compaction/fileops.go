@@ -1,8 +1,8 @@
 package compaction
 
 import (
+	"bytes"
 	"slices"
-	"strings"
 	"unicode/utf16"
 
 	"github.com/pith-dev/pith/core/session"
@@ -42,27 +42,67 @@ func (f *FileOps) AddDetails(details gjson.Result) {
 // message whose arguments carry a non-empty string path. Other tools (bash,
 // grep, …) touch files too, but their arguments do not say which reliably.
 func (f *FileOps) AddMessage(m session.Message) {
-	if m.Role != session.RoleAssistant || !strings.Contains(string(m.Raw), `"toolCall"`) {
+	if m.Role != session.RoleAssistant {
 		return
 	}
-	gjson.GetBytes(m.Raw, "content").ForEach(func(_, b gjson.Result) bool {
-		if b.Get("type").Str != "toolCall" {
+	if m.ToolPathsKnown {
+		for _, tp := range m.ToolPaths {
+			f.add(tp.Name, tp.Path)
+		}
+		return
+	}
+	if !bytes.Contains(m.Raw, toolCallMarker) {
+		return
+	}
+	session.ObjectFields(m.Raw, func(key string, content []byte) bool {
+		if key != "content" {
 			return true
 		}
-		p := b.Get("arguments.path")
-		if p.Type != gjson.String || p.Str == "" {
-			return true
-		}
-		switch b.Get("name").Str {
-		case "read":
-			f.Read[p.Str] = true
-		case "write":
-			f.Written[p.Str] = true
-		case "edit":
-			f.Edited[p.Str] = true
+		session.ArrayElements(content, f.addBlock)
+		return false
+	})
+}
+
+// addBlock records a read, write or edit tool call with a string path.
+func (f *FileOps) addBlock(block []byte) bool {
+	var typ, name string
+	var args []byte
+	session.ObjectFields(block, func(key string, v []byte) bool {
+		switch key {
+		case "type":
+			typ, _ = session.StringValue(v)
+		case "name":
+			name, _ = session.StringValue(v)
+		case "arguments":
+			args = v
 		}
 		return true
 	})
+	if typ != "toolCall" || args == nil {
+		return true
+	}
+	var path string
+	session.ObjectFields(args, func(key string, v []byte) bool {
+		if key == "path" {
+			path, _ = session.StringValue(v) // the last one wins, as in JSON.parse
+		}
+		return true
+	})
+	if path != "" {
+		f.add(name, path)
+	}
+	return true
+}
+
+func (f *FileOps) add(tool, path string) {
+	switch tool {
+	case "read":
+		f.Read[path] = true
+	case "write":
+		f.Written[path] = true
+	case "edit":
+		f.Edited[path] = true
+	}
 }
 
 // Lists returns the files only read and the files modified (edited or

@@ -90,13 +90,8 @@ func Prepare(path []*session.Entry, settings Settings) (*Preparation, error) {
 		c := path[prev]
 		prep.PreviousSummary = c.Get("summary").String()
 		prep.RangeStart = prev + 1
-		if id := c.Get("firstKeptEntryId").String(); id != "" {
-			for i, e := range path {
-				if e.ID == id {
-					prep.RangeStart = i
-					break
-				}
-			}
+		if i := indexByID(path, c.Get("firstKeptEntryId").String(), len(path)); i >= 0 {
+			prep.RangeStart = i
 		}
 		if !c.Get("fromHook").Bool() {
 			prep.FileOps.AddDetails(c.Get("details"))
@@ -220,12 +215,8 @@ func ContextTokens(path []*session.Entry) int {
 	keptFrom, keptTo := 0, 0
 	if comp >= 0 {
 		keptFrom, keptTo = comp, comp // empty unless the id is found
-		id := path[comp].Get("firstKeptEntryId").String()
-		for i := 0; i < comp; i++ {
-			if path[i].ID == id {
-				keptFrom = i
-				break
-			}
+		if i := indexByID(path, path[comp].Get("firstKeptEntryId").String(), comp); i >= 0 {
+			keptFrom = i
 		}
 	}
 	trailing := 0
@@ -258,4 +249,19 @@ func ContextTokens(path []*session.Entry) int {
 	c := path[comp]
 	s := session.NewCompactionSummary(c.Get("summary").String(), int(c.Get("tokensBefore").Int()), c.Timestamp(), c.ID)
 	return trailing + tokens.Estimate(s.Raw)
+}
+
+// indexByID finds id among path[:end], or -1. Ids are unique on a path, so
+// searching from the end finds the same entry as searching from the start,
+// and a compaction's first kept entry is usually close before it.
+func indexByID(path []*session.Entry, id string, end int) int {
+	if id == "" {
+		return -1
+	}
+	for i := end - 1; i >= 0; i-- {
+		if path[i].ID == id {
+			return i
+		}
+	}
+	return -1
 }

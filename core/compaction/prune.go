@@ -102,11 +102,8 @@ func contextStart(path []*session.Entry) int {
 		if path[i].Type != session.TypeCompaction {
 			continue
 		}
-		id := path[i].Get("firstKeptEntryId").String()
-		for j := 0; j < i; j++ {
-			if path[j].ID == id {
-				return j
-			}
+		if j := indexByID(path, path[i].Get("firstKeptEntryId").String(), i); j >= 0 {
+			return j
 		}
 		return i + 1
 	}

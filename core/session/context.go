@@ -106,7 +106,7 @@ func EntryMessage(e *Entry) (Message, bool) {
 		if raw == nil {
 			return Message{}, false
 		}
-		return Message{Role: e.Role(), Raw: raw, EntryID: e.ID}, true
+		return Message{Role: e.Role(), Raw: raw, EntryID: e.ID, ToolPaths: e.toolPaths, ToolPathsKnown: e.toolsKnown}, true
 	case TypeCustomMessage:
 		return customFromEntry(e), true
 	case TypeBranchSummary:

@@ -34,6 +34,15 @@ type Entry struct {
 	// building a context never has to search the line again.
 	role, provider, model, stopReason string
 	msgStart, msgEnd                  int
+	toolPaths                         []ToolPath
+	toolsKnown                        bool
+}
+
+// ToolPath is a read, write or edit tool call with its string "path"
+// argument: the file operations compaction and branch summaries list.
+type ToolPath struct {
+	Name string // "read", "write" or "edit"
+	Path string
 }
 
 // Get reads a field of the entry by gjson path, without decoding the rest.

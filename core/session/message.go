@@ -24,6 +24,11 @@ type Message struct {
 	Role    string
 	Raw     json.RawMessage
 	EntryID string
+	// ToolPaths are the message's read/write/edit tool calls with a path,
+	// when ToolPathsKnown (a message read from a session line); otherwise
+	// callers find them in Raw.
+	ToolPaths      []ToolPath
+	ToolPathsKnown bool
 }
 
 // Decode fully decodes the message.

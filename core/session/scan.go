@@ -307,6 +307,7 @@ func scanEntry(l []byte, e *Entry) string {
 	var typ string
 	hasType := false
 	e.msgStart, e.msgEnd = 0, 0
+	e.toolPaths, e.toolsKnown = nil, false
 	p.object(0, func(key []byte, esc bool) bool {
 		if esc {
 			key = []byte(decodeEscaped(key))
@@ -338,18 +339,27 @@ func scanEntry(l []byte, e *Entry) string {
 						e.model, _ = p.stringValue(2)
 					case "stopReason":
 						e.stopReason, _ = p.stringValue(2)
+					case "content":
+						if p.i < len(p.s) && p.s[p.i] == '[' {
+							e.toolPaths = p.toolCalls(e.toolPaths[:0])
+							return true
+						}
+						e.toolPaths = e.toolPaths[:0]
+						return false
 					default:
 						return false
 					}
 					return true
 				})
 				e.msgStart, e.msgEnd = start, p.i
+				e.toolsKnown = true
 				return true
 			}
 			// A later non-object "message" replaces an earlier one, as
 			// with JSON.parse.
 			e.msgStart, e.msgEnd = 0, 0
 			e.role, e.provider, e.model, e.stopReason = "", "", "", ""
+			e.toolPaths, e.toolsKnown = nil, false
 		}
 		return false
 	})
@@ -379,6 +389,76 @@ func decodeEscaped(content []byte) string {
 	q = append(append(append(q, '"'), content...), '"')
 	if json.Unmarshal(q, &out) != nil {
 		return string(content)
+	}
+	return out
+}
+
+// toolCalls scans a message's content array, validating it as value()
+// would, and appends the read/write/edit tool calls that carry a non-empty
+// string path (SPEC §5.8). Recording them here, while the line is scanned
+// anyway, saves compaction from searching every assistant message again.
+func (p *scanner) toolCalls(out []ToolPath) []ToolPath {
+	p.i++ // [
+	p.ws()
+	if p.i < len(p.s) && p.s[p.i] == ']' {
+		p.i++
+		return out
+	}
+	for p.err == "" {
+		p.ws()
+		if p.i < len(p.s) && p.s[p.i] == '{' {
+			var typ, name, path string
+			p.object(3, func(k []byte, esc bool) bool {
+				if esc {
+					k = []byte(decodeEscaped(k))
+				}
+				switch string(k) {
+				case "type":
+					typ, _ = p.stringValue(4)
+				case "name":
+					name, _ = p.stringValue(4)
+				case "arguments":
+					path = ""
+					if p.i < len(p.s) && p.s[p.i] == '{' {
+						p.object(4, func(k2 []byte, esc bool) bool {
+							if esc {
+								k2 = []byte(decodeEscaped(k2))
+							}
+							if string(k2) != "path" {
+								return false
+							}
+							path, _ = p.stringValue(5) // the last one wins, as in JSON.parse
+							return true
+						})
+						return true
+					}
+					return false
+				default:
+					return false
+				}
+				return true
+			})
+			if typ == "toolCall" && path != "" && (name == "read" || name == "write" || name == "edit") {
+				out = append(out, ToolPath{Name: name, Path: path})
+			}
+		} else {
+			p.value(3)
+		}
+		p.ws()
+		if p.i >= len(p.s) {
+			p.fail("unterminated array")
+			return out
+		}
+		switch p.s[p.i] {
+		case ',':
+			p.i++
+		case ']':
+			p.i++
+			return out
+		default:
+			p.fail("expected , or ] in an array")
+			return out
+		}
 	}
 	return out
 }

@@ -1,41 +1,57 @@
 package session
 
-// Tree indexes a file's entries by id and parent. It is built once per
-// loaded file and extended by Add as entries are appended.
+import "sync"
+
+// Tree indexes a file's entries by id and parent. The id index is built on
+// first use: building a context for the last entry needs none, because an
+// append-only file always has parents before children (see Path).
 type Tree struct {
-	Entries  []*Entry
-	byID     map[string]*Entry
-	children map[string][]*Entry // built on first use
+	Entries []*Entry
+
+	indexOnce sync.Once
+	byID      map[string]*Entry
+	children  map[string][]*Entry // built on first use of Children
+	mu        sync.Mutex          // guards children
 }
 
 // NewTree indexes entries. When ids repeat, the last one wins, as with a
 // JavaScript Map filled in file order.
 func NewTree(entries []*Entry) *Tree {
-	t := &Tree{Entries: entries, byID: make(map[string]*Entry, len(entries))}
-	for _, e := range entries {
-		if e.ID != "" {
-			t.byID[e.ID] = e
-		}
-	}
-	return t
+	return &Tree{Entries: entries}
 }
 
-// Add appends an entry to the index.
+func (t *Tree) index() map[string]*Entry {
+	t.indexOnce.Do(func() {
+		t.byID = make(map[string]*Entry, len(t.Entries))
+		for _, e := range t.Entries {
+			if e.ID != "" {
+				t.byID[e.ID] = e
+			}
+		}
+	})
+	return t.byID
+}
+
+// Add appends an entry to the index. It must not run concurrently with
+// readers of the tree (the Store serializes it).
 func (t *Tree) Add(e *Entry) {
+	idx := t.index()
 	t.Entries = append(t.Entries, e)
 	if e.ID != "" {
-		t.byID[e.ID] = e
+		idx[e.ID] = e
 	}
+	t.mu.Lock()
 	if t.children != nil {
 		t.children[e.ParentID] = append(t.children[e.ParentID], e)
 	}
+	t.mu.Unlock()
 }
 
 // Get returns the entry with the id, or nil.
-func (t *Tree) Get(id string) *Entry { return t.byID[id] }
+func (t *Tree) Get(id string) *Entry { return t.index()[id] }
 
 // Has reports whether the id is in the tree.
-func (t *Tree) Has(id string) bool { _, ok := t.byID[id]; return ok }
+func (t *Tree) Has(id string) bool { _, ok := t.index()[id]; return ok }
 
 // Last is the last entry in file order, the default leaf (SPEC §1), or nil.
 func (t *Tree) Last() *Entry {
@@ -46,8 +62,10 @@ func (t *Tree) Last() *Entry {
 }
 
 // Children returns the entries whose parent is id, in file order; "" gives
-// the roots.
+// the entries with no parent.
 func (t *Tree) Children(id string) []*Entry {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if t.children == nil {
 		t.children = make(map[string][]*Entry, len(t.Entries))
 		for _, e := range t.Entries {
@@ -59,26 +77,71 @@ func (t *Tree) Children(id string) []*Entry {
 
 // Path returns the entries from the root to leaf (inclusive). A parent id
 // that is missing ends the walk there; a cycle is cut at the first repeat.
+//
+// In an append-only file a parent comes before its children, so the walk
+// searches backwards from the child's position: every entry is looked at
+// at most once, with no hashing, which keeps BuildContext on a 100 000-entry
+// session to a few milliseconds. Only a parent that is not found before its
+// child (a file edited by hand) falls back to the id index. With duplicate
+// ids (which the format forbids) the nearest earlier entry is the parent.
 func (t *Tree) Path(leaf *Entry) []*Entry {
 	if leaf == nil {
 		return nil
 	}
+	es := t.Entries
+	i := len(es) - 1
+	for i >= 0 && es[i] != leaf {
+		i--
+	}
 	var rev []*Entry
-	for e := leaf; e != nil; e = t.byID[e.ParentID] {
+	if i < 0 {
+		return t.pathByIndex(leaf)
+	}
+	for {
+		e := es[i]
+		rev = append(rev, e)
+		if e.ParentID == "" {
+			break
+		}
+		j := i - 1
+		for j >= 0 && es[j].ID != e.ParentID {
+			j--
+		}
+		if j < 0 {
+			if t.index()[e.ParentID] == nil {
+				break // a dangling parent id ends the path here
+			}
+			// The parent comes after its child: not an append-only file.
+			// Walk it the general way.
+			return t.pathByIndex(leaf)
+		}
+		i = j
+	}
+	return reverseInto(rev)
+}
+
+// pathByIndex walks parent links through the id index, the general case.
+func (t *Tree) pathByIndex(leaf *Entry) []*Entry {
+	idx := t.index()
+	var rev []*Entry
+	for e := leaf; e != nil; e = idx[e.ParentID] {
 		rev = append(rev, e)
 		if e.ParentID == "" {
 			break
 		}
 		if len(rev) > len(t.Entries) {
-			// Longer than the file: the parent links loop.
-			rev = cutCycle(rev)
+			rev = cutCycle(rev) // longer than the file: the links loop
 			break
 		}
 	}
-	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
-		rev[i], rev[j] = rev[j], rev[i]
+	return reverseInto(rev)
+}
+
+func reverseInto(s []*Entry) []*Entry {
+	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
+		s[i], s[j] = s[j], s[i]
 	}
-	return rev
+	return s
 }
 
 // cutCycle keeps the walk up to the first entry seen twice.

@@ -1,0 +1,83 @@
+package session
+
+// Fast walks over JSON that was already validated (an entry's Raw or a
+// part of it), for the hot paths that need a few fields of many messages:
+// they skip every other value with the same word-at-a-time string scan that
+// opens a session, and allocate nothing for values they do not keep.
+
+// ObjectFields calls fn with each member of the JSON object raw: its key
+// (decoded when it has escapes) and its value's raw bytes, a slice of raw.
+// It stops early when fn returns false, and reports false when raw is not
+// an object.
+func ObjectFields(raw []byte, fn func(key string, value []byte) bool) bool {
+	p := scanner{s: raw}
+	p.ws()
+	if p.i >= len(raw) || raw[p.i] != '{' {
+		return false
+	}
+	stopped := false
+	p.object(0, func(key []byte, esc bool) bool {
+		if stopped {
+			return false
+		}
+		k := unsafeString(key)
+		if esc {
+			k = decodeEscaped(key)
+		}
+		start := p.i
+		p.value(1)
+		if p.err == "" && !fn(k, raw[start:p.i]) {
+			stopped = true
+			p.err = "stopped" // ends the walk
+		}
+		return true
+	})
+	return p.err == "" || stopped
+}
+
+// ArrayElements calls fn with the raw bytes of each element of the JSON
+// array raw, stopping early when fn returns false. It reports false when
+// raw is not an array.
+func ArrayElements(raw []byte, fn func(value []byte) bool) bool {
+	p := scanner{s: raw}
+	p.ws()
+	if p.i >= len(raw) || raw[p.i] != '[' {
+		return false
+	}
+	p.i++
+	p.ws()
+	if p.i < len(raw) && raw[p.i] == ']' {
+		return true
+	}
+	for {
+		p.ws()
+		start := p.i
+		p.value(1)
+		if p.err != "" {
+			return false
+		}
+		if !fn(raw[start:p.i]) {
+			return true
+		}
+		p.ws()
+		if p.i >= len(raw) || raw[p.i] != ',' {
+			return p.i < len(raw) && raw[p.i] == ']'
+		}
+		p.i++
+	}
+}
+
+// StringValue decodes a raw JSON string; ok is false for any other value.
+// A string without escapes is returned without copying.
+func StringValue(raw []byte) (s string, ok bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	content := raw[1 : len(raw)-1]
+	for _, c := range content {
+		if c == '\\' {
+			return decodeEscaped(content), true
+		}
+	}
+	return unsafeString(content), true
+}
