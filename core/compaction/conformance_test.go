@@ -134,7 +134,7 @@ func sumTokens(msgs []session.Message) int {
 
 func digest(s string) (int, string) {
 	h := sha256.Sum256([]byte(s))
-	return units(s), hex.EncodeToString(h[:])
+	return tokens.Units(s), hex.EncodeToString(h[:])
 }
 
 // serializesLikePi reports whether SerializeConversation renders msgs
@@ -148,11 +148,11 @@ func serializesLikePi(msgs []session.Message) bool {
 		case session.RoleBranchSummary, session.RoleCompactionSummary:
 			return false
 		case session.RoleCustom:
-			if units(joinText(r.Get("content"))) > MaxPartChars {
+			if tokens.Units(joinText(r.Get("content"))) > MaxPartChars {
 				return false
 			}
 		case session.RoleBashExecution:
-			if !truthy(r.Get("excludeFromContext")) && units(r.Get("output").String()) > MaxPartChars {
+			if !truthy(r.Get("excludeFromContext")) && tokens.Units(r.Get("output").String()) > MaxPartChars {
 				return false
 			}
 		case session.RoleAssistant:
@@ -165,7 +165,7 @@ func serializesLikePi(msgs []session.Message) bool {
 			})
 			n := 0
 			for _, s := range th {
-				n += units(s)
+				n += tokens.Units(s)
 			}
 			if n+len(th)-1 > MaxPartChars {
 				return false
@@ -255,7 +255,7 @@ func TestPrepareMatchesPi(t *testing.T) {
 					firstMsg = path[i+1]
 				}
 				if !isTurnStart(firstMsg) {
-					t.Fatalf("Pith sees a clean cut at %s, but the first kept message is %s %s", g.FirstKeptType, firstMsg.Type, entryRole(firstMsg))
+					t.Fatalf("Pith sees a clean cut at %s, but the first kept message is %s %s", g.FirstKeptType, firstMsg.Type, firstMsg.Role())
 				}
 				if g.FirstKeptType == "message:user" {
 					t.Fatalf("pi split at a user message?")

@@ -29,7 +29,7 @@ func isCutPoint(e *session.Entry) bool {
 	case session.TypeBranchSummary, session.TypeCustomMessage:
 		return true
 	case session.TypeMessage:
-		switch entryRole(e) {
+		switch e.Role() {
 		case session.RoleUser, session.RoleAssistant, session.RoleBashExecution, session.RoleCustom,
 			session.RoleBranchSummary, session.RoleCompactionSummary:
 			return true
@@ -45,7 +45,7 @@ func isTurnStart(e *session.Entry) bool {
 	case session.TypeBranchSummary, session.TypeCustomMessage:
 		return true
 	case session.TypeMessage:
-		r := entryRole(e)
+		r := e.Role()
 		return r == session.RoleUser || r == session.RoleBashExecution
 	}
 	return false
@@ -174,7 +174,7 @@ func keepToolPairs(path []*session.Entry, start, end, cut int) int {
 		if e.Type != session.TypeMessage {
 			continue
 		}
-		switch entryRole(e) {
+		switch e.Role() {
 		case session.RoleToolResult:
 			if id := e.Get("message.toolCallId").String(); id != "" {
 				if _, dup := waiting[id]; !dup {

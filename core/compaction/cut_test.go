@@ -1,8 +1,9 @@
 package compaction
 
 import (
-	"github.com/pith-dev/pith/core/session"
 	"testing"
+
+	"github.com/pith-dev/pith/core/session"
 )
 
 func TestFindCutPoint(t *testing.T) {
@@ -131,7 +132,7 @@ func checkCut(t *testing.T, path []*session.Entry, start, end int, cp CutPoint) 
 		hasCutPoint = hasCutPoint || isCutPoint(path[i])
 	}
 	if hasCutPoint {
-		if c < end && entryRole(path[c]) == "toolResult" {
+		if c < end && path[c].Role() == "toolResult" {
 			t.Fatalf("cut at a tool result (%d)", c)
 		}
 	}
@@ -148,7 +149,7 @@ func checkCut(t *testing.T, path []*session.Entry, start, end int, cp CutPoint) 
 		}
 	}
 	for i := c; i < end; i++ {
-		if entryRole(path[i]) == "toolResult" {
+		if path[i].Role() == "toolResult" {
 			if id := path[i].Get("message.toolCallId").String(); calls[id] {
 				t.Fatalf("kept tool result %d answers call %s made before the cut %d", i, id, c)
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"slices"
 	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/tidwall/gjson"
@@ -134,8 +135,8 @@ func (f *FileOps) Lists() (readFiles, modifiedFiles []string) {
 // puts the other way round.
 func compareUTF16(a, b string) int {
 	for a != "" && b != "" {
-		ra, na := decodeRune(a)
-		rb, nb := decodeRune(b)
+		ra, na := utf8.DecodeRuneInString(a)
+		rb, nb := utf8.DecodeRuneInString(b)
 		if ra != rb {
 			ua, ub := firstUnit(ra), firstUnit(rb)
 			if ua != ub {

@@ -159,7 +159,7 @@ func summaryMessages(entries []*session.Entry) []session.Message {
 func calibrate(path []*session.Entry, start, end, keepRecent, contextTotal int) int {
 	prompt, found := 0, false
 	for i := len(path) - 1; i >= 0; i-- {
-		if raw := path[i].MessageRaw(); raw != nil && entryRole(path[i]) == session.RoleAssistant {
+		if raw := path[i].MessageRaw(); raw != nil && path[i].Role() == session.RoleAssistant {
 			if p, ok := tokens.PromptTokens(raw); ok {
 				prompt, found = p, true
 				break

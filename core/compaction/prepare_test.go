@@ -260,7 +260,7 @@ func TestCalibrationOnGolden(t *testing.T) {
 		want := g.KeepRecentTokens
 		prompt, found := -1, false
 		for i := len(path) - 1; i >= 0 && !found; i-- {
-			if raw := path[i].MessageRaw(); raw != nil && entryRole(path[i]) == session.RoleAssistant {
+			if raw := path[i].MessageRaw(); raw != nil && path[i].Role() == session.RoleAssistant {
 				prompt, found = tokens.PromptTokens(raw)
 			}
 		}

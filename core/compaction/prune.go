@@ -66,7 +66,7 @@ func PlanPrune(path []*session.Entry, s PruneSettings) PrunePlan {
 	seen := 0
 	for i := len(path) - 1; i >= from; i-- {
 		e := path[i]
-		if e.Type != session.TypeMessage || entryRole(e) != session.RoleToolResult {
+		if e.Type != session.TypeMessage || e.Role() != session.RoleToolResult {
 			continue
 		}
 		if slices.Contains(s.ProtectedTools, e.Get("message.toolName").String()) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/core/tokens"
 	"github.com/pith-dev/pith/prompts"
 	"github.com/tidwall/gjson"
 )
@@ -93,7 +94,7 @@ func clip(s string) string {
 	if len(s) <= MaxPartChars { // bytes >= units: short strings need no count
 		return s
 	}
-	n := units(s)
+	n := tokens.Units(s)
 	if n <= MaxPartChars {
 		return s
 	}
@@ -214,7 +215,7 @@ func toolCallText(blk gjson.Result) string {
 }
 
 // EstimateTextTokens is the chars/4 estimate of a text (SPEC §3).
-func EstimateTextTokens(s string) int { return (units(s) + 3) / 4 }
+func EstimateTextTokens(s string) int { return (tokens.Units(s) + 3) / 4 }
 
 // Fitted is a serialized conversation made to fit an input budget.
 type Fitted struct {
@@ -243,7 +244,7 @@ func FitConversation(msgs []session.Message, budgetTokens int) (Fitted, error) {
 	// text made of pieces[i:] with separators.
 	sizes := make([]int, len(pieces))
 	for i, p := range pieces {
-		sizes[i] = units(p)
+		sizes[i] = tokens.Units(p)
 	}
 	suffix := make([]int, len(pieces)+1)
 	for i := len(pieces) - 1; i >= 0; i-- {
@@ -275,7 +276,7 @@ func FitConversation(msgs []session.Message, budgetTokens int) (Fitted, error) {
 		omitted := t - head - 1
 		omittedUnits := suffix[head+1] - suffix[t] - 2
 		marker := omissionMarker(omitted, (omittedUnits+3)/4)
-		n := headLen + units(marker) + 2 + suffix[t]
+		n := headLen + tokens.Units(marker) + 2 + suffix[t]
 		if (n+3)/4 > budgetTokens {
 			continue
 		}

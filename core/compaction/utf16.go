@@ -1,33 +1,9 @@
 package compaction
 
 import (
-	"github.com/pith-dev/pith/core/session"
 	"strings"
 	"unicode/utf8"
 )
-
-func decodeRune(s string) (rune, int) { return utf8.DecodeRuneInString(s) }
-
-// units is the JavaScript length of s (UTF-16 code units).
-func units(s string) int {
-	n := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			n++
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r >= 0x10000 {
-			n += 2
-		} else {
-			n++
-		}
-		i += size
-	}
-	return n
-}
 
 // clipUnits returns the first max UTF-16 units of s. When the cut falls
 // inside a surrogate pair, JavaScript keeps a lone high surrogate, which
@@ -55,7 +31,3 @@ func clipUnits(s string, max int) string {
 	}
 	return s
 }
-
-// entryRole is the role of a message entry's message, "" for other entries.
-// Kept in one place because it is on every hot loop of this package.
-func entryRole(e *session.Entry) string { return e.Role() }
