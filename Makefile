@@ -38,6 +38,8 @@ FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseLine$$' -fuzztime $(FUZZTIME) ./core/session
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./core/session
+	$(GO) test -run '^$$' -fuzz '^FuzzCutPoint$$' -fuzztime $(FUZZTIME) ./core/compaction
+	$(GO) test -run '^$$' -fuzz '^FuzzCollectPrepare$$' -fuzztime $(FUZZTIME) ./core/branch
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
