@@ -70,10 +70,6 @@ func yieldsMessage(e *session.Entry) bool {
 //     bashExecution, custom_message or branch_summary is clean.
 //   - §4.5: the cut moves earlier when it would separate a tool result from
 //     its call.
-//   - When the budget is reached inside trailing tool results that no cut
-//     point follows, the cut goes to the nearest cut point before them
-//     instead of keeping everything, so a huge last tool result can still be
-//     compacted around.
 func FindCutPoint(path []*session.Entry, start, end, keepRecentTokens int) CutPoint {
 	if start < 0 {
 		start = 0
@@ -103,19 +99,14 @@ func FindCutPoint(path []*session.Entry, start, end, keepRecentTokens int) CutPo
 		if acc < keepRecentTokens {
 			continue
 		}
-		cut = -1
+		// The first cut point at or after the entry that filled the
+		// budget. When none follows it (the budget filled inside trailing
+		// tool results), the cut stays at the first cut point and
+		// everything is kept, as in the reference.
 		for c := i; c < end; c++ {
 			if isCutPoint(path[c]) {
 				cut = c
 				break
-			}
-		}
-		if cut < 0 {
-			for c := i; c >= first; c-- {
-				if isCutPoint(path[c]) {
-					cut = c
-					break
-				}
 			}
 		}
 		break

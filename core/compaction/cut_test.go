@@ -43,13 +43,13 @@ func TestFindCutPoint(t *testing.T) {
 			a3 := b.assistant(10)
 			return 100, want{kept: a3, turnStart: u1}
 		}},
-		{"budget filled by a trailing tool result cuts before its call", func(b *builder) (int, want) {
-			b.user(10)
+		{"budget filled by a trailing tool result keeps everything, as pi does", func(b *builder) (int, want) {
+			u1 := b.user(10)
 			b.assistant(10)
-			u2 := b.user(10)
-			a := b.assistant(10, "c1:bash")
+			b.user(10)
+			b.assistant(10, "c1:bash")
 			b.result("c1", "bash", 5000)
-			return 100, want{kept: a, turnStart: u2}
+			return 100, want{kept: u1}
 		}},
 		{"metadata before a user message is kept and the cut is clean (§4.4)", func(b *builder) (int, want) {
 			b.user(100)
