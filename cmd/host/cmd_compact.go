@@ -131,6 +131,7 @@ func dryRunCompact(stdout io.Writer, path string, f compactFlags, changed func(s
 	tree := session.NewTree(file.Entries)
 	prep, err := compaction.Prepare(tree.Path(tree.Last()), compaction.Settings{
 		ReserveTokens: s.ReserveTokens, KeepRecentTokens: s.KeepRecentTokens, CalibrateKeepRecent: s.CalibrateKeepRecent,
+		CutBeforeTrailingResults: true, // as the engine compacts
 	})
 	return printPreparation(stdout, prep, err, f.asJSON)
 }

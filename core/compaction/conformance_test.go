@@ -310,4 +310,3 @@ func nilIfEmpty(s []string) []string {
 }
 
 func itoa(n int) string { return string(jsNumber(float64(n))) }
-

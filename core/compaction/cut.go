@@ -71,6 +71,11 @@ func yieldsMessage(e *session.Entry) bool {
 //   - §4.5: the cut moves earlier when it would separate a tool result from
 //     its call.
 func FindCutPoint(path []*session.Entry, start, end, keepRecentTokens int) CutPoint {
+	return findCutPoint(path, start, end, keepRecentTokens, false)
+}
+
+// findCutPoint is FindCutPoint with Settings.CutBeforeTrailingResults.
+func findCutPoint(path []*session.Entry, start, end, keepRecentTokens int, cutBeforeTrailing bool) CutPoint {
 	if start < 0 {
 		start = 0
 	}
@@ -101,12 +106,18 @@ func FindCutPoint(path []*session.Entry, start, end, keepRecentTokens int) CutPo
 		}
 		// The first cut point at or after the entry that filled the
 		// budget. When none follows it (the budget filled inside trailing
-		// tool results), the cut stays at the first cut point and
-		// everything is kept, as in the reference.
+		// tool results) the reference keeps everything; with
+		// cutBeforeTrailing the cut goes to the nearest cut point before.
+		found := false
 		for c := i; c < end; c++ {
 			if isCutPoint(path[c]) {
-				cut = c
+				cut, found = c, true
 				break
+			}
+		}
+		for c := i; !found && cutBeforeTrailing && c >= first; c-- {
+			if isCutPoint(path[c]) {
+				cut, found = c, true
 			}
 		}
 		break

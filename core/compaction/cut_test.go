@@ -6,6 +6,26 @@ import (
 	"github.com/pith-dev/pith/core/session"
 )
 
+// TestCutBeforeTrailingResults: with the setting on (the engine's default),
+// a budget filled inside trailing tool results cuts before the call that
+// produced them, so a huge last tool output does not block compaction.
+func TestCutBeforeTrailingResults(t *testing.T) {
+	b := &builder{}
+	b.user(10)
+	b.assistant(10)
+	u2 := b.user(10)
+	a := b.assistant(10, "c1:bash")
+	b.result("c1", "bash", 5000)
+	path := b.path(t)
+	cp := findCutPoint(path, 0, len(path), 100, true)
+	if path[cp.FirstKeptIndex].ID != a || cp.TurnStartIndex < 0 || path[cp.TurnStartIndex].ID != u2 || !cp.IsSplitTurn {
+		t.Fatalf("cut %+v", cp)
+	}
+	if pi := FindCutPoint(path, 0, len(path), 100); pi.FirstKeptIndex != 0 {
+		t.Fatalf("the reference's rule keeps everything; got %+v", pi)
+	}
+}
+
 func TestFindCutPoint(t *testing.T) {
 	type want struct {
 		kept      string // id of the first kept entry ("" = index 0)

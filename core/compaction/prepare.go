@@ -23,11 +23,19 @@ type Settings struct {
 	// estimate undercounts the provider's real token usage (SPEC §5.3).
 	// The zero Settings leave it off; DefaultSettings turns it on.
 	CalibrateKeepRecent bool `json:"calibrateKeepRecent"`
+	// CutBeforeTrailingResults: when the recent budget fills inside the
+	// tool results that end the path, cut before the call that produced
+	// them instead of keeping everything. The reference keeps everything,
+	// so one tool output larger than keepRecentTokens leaves nothing to
+	// compact and an automatic compaction cannot free any room. Off in
+	// the zero Settings (the reference's behaviour, what the conformance
+	// tests compare); on in DefaultSettings and in the engine.
+	CutBeforeTrailingResults bool `json:"cutBeforeTrailingResults"`
 }
 
 // DefaultSettings are the defaults of SPEC §14.
 func DefaultSettings() Settings {
-	return Settings{ReserveTokens: 16384, KeepRecentTokens: 20000, CalibrateKeepRecent: true}
+	return Settings{ReserveTokens: 16384, KeepRecentTokens: 20000, CalibrateKeepRecent: true, CutBeforeTrailingResults: true}
 }
 
 // Preparation is everything a compaction needs before the summarizer runs
@@ -105,7 +113,7 @@ func Prepare(path []*session.Entry, settings Settings) (*Preparation, error) {
 		prep.KeepRecentTokens = calibrate(path, prep.RangeStart, end, settings.KeepRecentTokens, prep.TokensBefore)
 	}
 
-	prep.Cut = FindCutPoint(path, prep.RangeStart, end, prep.KeepRecentTokens)
+	prep.Cut = findCutPoint(path, prep.RangeStart, end, prep.KeepRecentTokens, settings.CutBeforeTrailingResults)
 	kept := path[prep.Cut.FirstKeptIndex]
 	if kept.ID == "" {
 		return nil, fmt.Errorf("compaction: the first kept entry (line %d) has no id; migrate the session first", kept.Line)

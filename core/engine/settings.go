@@ -50,6 +50,9 @@ func (s Settings) compaction() compaction.Settings {
 		ReserveTokens:       s.ReserveTokens,
 		KeepRecentTokens:    s.KeepRecentTokens,
 		CalibrateKeepRecent: s.CalibrateKeepRecent,
+		// An automatic compaction must be able to free room even when the
+		// last tool output alone is larger than keepRecentTokens.
+		CutBeforeTrailingResults: true,
 	}
 }
 
