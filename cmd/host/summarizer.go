@@ -89,6 +89,9 @@ func buildSummarizer(cfg *config.Config, p providerFlags, log hclog.Logger) (sum
 		}
 		chain.Candidates = append(chain.Candidates, summarize.Candidate{Name: c.Provider + "/" + c.Model, Summarizer: sum})
 	}
+	// The built-in summarizer is the last fallback: when every model
+	// failed, a deterministic summary still beats no compaction.
+	chain.Candidates = append(chain.Candidates, summarize.Candidate{Name: "builtin (fallback)", Summarizer: builtin})
 	return chain, cands[0].Provider + "/" + cands[0].Model, nil
 }
 
