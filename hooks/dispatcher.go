@@ -62,7 +62,16 @@ type Dispatcher struct {
 	timeout time.Duration
 	observe func(Observation)
 	host    HostAPI
-	plugins atomic.Pointer[[]Plugin]
+	set     atomic.Pointer[pluginSet]
+}
+
+// pluginSet is one generation of plugins. Every dispatch holds its read
+// lock from start to end, so SetPlugins can wait for the dispatches of the
+// generation it replaced before the caller stops those plugins.
+type pluginSet struct {
+	list    []Plugin
+	rw      sync.RWMutex
+	retired bool // set under rw's write lock once drained
 }
 
 // NewDispatcher returns a Dispatcher with the given plugins (see SetPlugins).
@@ -81,7 +90,10 @@ func NewDispatcher(opts Options, plugins ...Plugin) (*Dispatcher, error) {
 }
 
 // SetPlugins replaces the plugin set. Names must be unique (they namespace
-// preserveData). Dispatches already running keep the set they started with.
+// preserveData). Dispatches already running keep the set they started
+// with; SetPlugins returns once all of them have finished, so the caller
+// may then stop the plugins the new set no longer has (a config reload
+// must not drop an event: SPEC §14).
 func (d *Dispatcher) SetPlugins(plugins []Plugin) error {
 	list := make([]Plugin, 0, len(plugins))
 	seen := make(map[string]bool, len(plugins))
@@ -106,7 +118,11 @@ func (d *Dispatcher) SetPlugins(plugins []Plugin) error {
 		}
 		return a.Order < b.Order
 	})
-	d.plugins.Store(&list)
+	if old := d.set.Swap(&pluginSet{list: list}); old != nil {
+		old.rw.Lock()
+		old.retired = true
+		old.rw.Unlock()
+	}
 	return nil
 }
 
@@ -127,20 +143,38 @@ func (d *Dispatcher) Has(event EventID) bool {
 }
 
 func (d *Dispatcher) snapshot() []Plugin {
-	if l := d.plugins.Load(); l != nil {
-		return *l
+	if s := d.set.Load(); s != nil {
+		return s.list
 	}
 	return nil
 }
 
-func (d *Dispatcher) handling(event EventID) []Plugin {
+// acquire pins the current plugin set for one dispatch; release unpins it.
+func (d *Dispatcher) acquire() (set *pluginSet, release func()) {
+	for {
+		s := d.set.Load()
+		if s == nil {
+			return &pluginSet{}, func() {}
+		}
+		s.rw.RLock()
+		if !s.retired {
+			return s, s.rw.RUnlock
+		}
+		s.rw.RUnlock() // swapped out meanwhile: take the new set
+	}
+}
+
+// handling returns the plugins of the pinned set that handle event, and
+// the release to call when the dispatch is done.
+func (d *Dispatcher) handling(event EventID) ([]Plugin, func()) {
+	set, release := d.acquire()
 	var out []Plugin
-	for _, p := range d.snapshot() {
+	for _, p := range set.list {
 		if p.Implements(event) {
 			out = append(out, p)
 		}
 	}
-	return out
+	return out, release
 }
 
 // BeforeCompactOutcome is the combined answer to session_before_compact.
@@ -158,7 +192,8 @@ type BeforeCompactOutcome struct {
 // is rejected, logged and treated as no result. The error is non-nil only
 // when ctx was cancelled or a `failure: closed` plugin failed (ErrPluginFailed).
 func (d *Dispatcher) BeforeCompact(ctx context.Context, ev *BeforeCompactEvent, lim CompactionLimits) (BeforeCompactOutcome, error) {
-	ps := d.handling(EventBeforeCompact)
+	ps, release := d.handling(EventBeforeCompact)
+	defer release()
 	for i, p := range ps {
 		evc := *ev
 		start := time.Now()
@@ -210,7 +245,8 @@ type CompactingOutcome struct {
 // Compacting runs every plugin concurrently and combines the results in
 // priority order.
 func (d *Dispatcher) Compacting(ctx context.Context, ev *CompactingEvent) (CompactingOutcome, error) {
-	ps := d.handling(EventCompacting)
+	ps, release := d.handling(EventCompacting)
+	defer release()
 	results := make([]*CompactingResult, len(ps))
 	errs := make([]error, len(ps))
 	d.fanOut(ctx, ps, EventCompacting, func(ctx context.Context, i int, p Plugin) error {
@@ -271,7 +307,8 @@ func (d *Dispatcher) Compacting(ctx context.Context, ev *CompactingEvent) (Compa
 // error joins the failures of `failure: closed` plugins for the caller to
 // report.
 func (d *Dispatcher) Compact(ctx context.Context, ev *CompactEvent) error {
-	ps := d.handling(EventCompact)
+	ps, release := d.handling(EventCompact)
+	defer release()
 	errs := make([]error, len(ps))
 	d.fanOut(ctx, ps, EventCompact, func(ctx context.Context, _ int, p Plugin) error {
 		evc := *ev
@@ -304,7 +341,8 @@ type BeforeTreeOutcome struct {
 func (d *Dispatcher) BeforeTree(ctx context.Context, ev *BeforeTreeEvent, lim SummaryLimits) (BeforeTreeOutcome, error) {
 	var out BeforeTreeOutcome
 	var instrFrom, labelFrom string
-	ps := d.handling(EventBeforeTree)
+	ps, release := d.handling(EventBeforeTree)
+	defer release()
 	for i, p := range ps {
 		evc := *ev
 		start := time.Now()
@@ -360,7 +398,8 @@ func (d *Dispatcher) BeforeTree(ctx context.Context, ev *BeforeTreeEvent, lim Su
 
 // Tree notifies every plugin concurrently, like Compact.
 func (d *Dispatcher) Tree(ctx context.Context, ev *TreeEvent) error {
-	ps := d.handling(EventTree)
+	ps, release := d.handling(EventTree)
+	defer release()
 	errs := make([]error, len(ps))
 	d.fanOut(ctx, ps, EventTree, func(ctx context.Context, _ int, p Plugin) error {
 		evc := *ev

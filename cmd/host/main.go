@@ -63,6 +63,7 @@ summarizes abandoned branches, and runs out-of-process hook plugins.`,
 		newLabelCommand(),
 		newConfigCommand(),
 		newPluginsCommand(),
+		newServeCommand(),
 	)
 	return root
 }

@@ -1,0 +1,375 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	pb "github.com/pith-dev/pith/proto/pith/session/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+)
+
+// Errors a caller can branch on with errors.Is.
+var (
+	ErrNotFound           = errors.New("not found")
+	ErrInvalidArgument    = errors.New("invalid argument")
+	ErrPermissionDenied   = errors.New("permission denied")
+	ErrAlreadyExists      = errors.New("already exists")
+	ErrFailedPrecondition = errors.New("failed precondition")
+	ErrCancelled          = errors.New("cancelled")
+	ErrAborted            = errors.New("aborted by a plugin")
+	ErrUnavailable        = errors.New("server unavailable")
+)
+
+// maxMessage matches the hooks wire: sessions carry large tool outputs.
+const maxMessage = 256 << 20
+
+// Client is a connection to a `pith serve` daemon. It is safe for
+// concurrent use.
+type Client struct {
+	conn *grpc.ClientConn
+	rpc  pb.SessionServiceClient
+}
+
+// Dial connects to addr: host:port, or unix:/path. The daemon listens on
+// loopback or a unix socket, so the connection is not encrypted. The
+// connection is made lazily; the first call reports an unreachable daemon.
+func Dial(addr string) (*Client, error) {
+	conn, err := grpc.NewClient(addr,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)))
+	if err != nil {
+		return nil, fmt.Errorf("pith client %s: %w", addr, err)
+	}
+	return &Client{conn: conn, rpc: pb.NewSessionServiceClient(conn)}, nil
+}
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.conn.Close() }
+
+// Session is an open session on the daemon.
+type Session struct {
+	c *Client
+	// ID is the session header's id; Path is relative to sessions.root.
+	ID, Path string
+	// Created: Create made the file.
+	Created bool
+	LeafID  string
+	Entries int
+}
+
+// Open opens an existing session file, path relative to sessions.root.
+func (c *Client) Open(ctx context.Context, path string) (*Session, error) {
+	return c.open(ctx, &pb.OpenSessionRequest{Path: path})
+}
+
+// Create opens the session file at path, creating it (and its directories)
+// with cwd in its header when it does not exist.
+func (c *Client) Create(ctx context.Context, path, cwd string) (*Session, error) {
+	return c.open(ctx, &pb.OpenSessionRequest{Path: path, Create: true, Cwd: cwd})
+}
+
+func (c *Client) open(ctx context.Context, req *pb.OpenSessionRequest) (*Session, error) {
+	r, err := c.rpc.OpenSession(ctx, req)
+	if err != nil {
+		return nil, wrap("open "+req.Path, err)
+	}
+	return &Session{c: c, ID: r.GetSessionId(), Path: r.GetPath(), Created: r.GetCreated(), LeafID: r.GetLeafId(), Entries: int(r.GetEntryCount())}, nil
+}
+
+// AppendMessages appends agent messages (JSON objects with a "role") and
+// returns the entries as written.
+func (s *Session) AppendMessages(ctx context.Context, msgs ...json.RawMessage) ([]json.RawMessage, error) {
+	r, err := s.c.rpc.Append(ctx, &pb.AppendRequest{SessionId: s.ID, Messages: bytesOf(msgs)})
+	if err != nil {
+		return nil, wrap("append", err)
+	}
+	return rawsOf(r.GetEntries()), nil
+}
+
+// AppendEntries appends entry objects (with a "type"; the server assigns
+// id, parentId and timestamp) and returns them as written.
+func (s *Session) AppendEntries(ctx context.Context, entries ...json.RawMessage) ([]json.RawMessage, error) {
+	r, err := s.c.rpc.Append(ctx, &pb.AppendRequest{SessionId: s.ID, Entries: bytesOf(entries)})
+	if err != nil {
+		return nil, wrap("append", err)
+	}
+	return rawsOf(r.GetEntries()), nil
+}
+
+// Context is what the agent sends to its model.
+type Context struct {
+	Messages               []json.RawMessage
+	Tokens                 int
+	Provider, ModelID      string
+	ThinkingLevel          string
+	LeafID                 string
+	AutoCompactionDisabled bool
+}
+
+// Context returns the live context.
+func (s *Session) Context(ctx context.Context) (*Context, error) {
+	r, err := s.c.rpc.GetContext(ctx, &pb.GetContextRequest{SessionId: s.ID})
+	if err != nil {
+		return nil, wrap("context", err)
+	}
+	return &Context{
+		Messages: rawsOf(r.GetMessages()), Tokens: int(r.GetContextTokens()), Provider: r.GetProvider(), ModelID: r.GetModelId(),
+		ThinkingLevel: r.GetThinkingLevel(), LeafID: r.GetLeafId(), AutoCompactionDisabled: r.GetAutoCompactionDisabled(),
+	}, nil
+}
+
+// Compaction is a saved compaction.
+type Compaction struct {
+	Reason             string
+	Entry              json.RawMessage
+	EntryID            string
+	Summary            string
+	ShortSummary       string
+	FirstKeptEntryID   string
+	TokensBefore       int
+	TokensAfter        int
+	MessagesSummarized int
+	SplitTurn          bool
+	FromHook           bool
+	Plugin             string
+}
+
+// Compact runs a manual compaction; progress, when set, gets the events
+// on the way. Cancelling ctx aborts the compaction.
+func (s *Session) Compact(ctx context.Context, instructions string, progress func(Event)) (*Compaction, error) {
+	st, err := s.c.rpc.Compact(ctx, &pb.CompactRequest{SessionId: s.ID, Instructions: instructions})
+	if err != nil {
+		return nil, wrap("compact", err)
+	}
+	for {
+		r, err := st.Recv()
+		if err != nil {
+			if err == io.EOF {
+				err = errors.New("the stream ended without a result")
+			}
+			return nil, wrap("compact", err)
+		}
+		if ev := r.GetProgress(); ev != nil && progress != nil {
+			progress(eventOf(ev))
+		}
+		if res := r.GetResult(); res != nil {
+			return compactionOf(res), nil
+		}
+	}
+}
+
+// NavigateOptions are the choices of one navigation.
+type NavigateOptions struct {
+	Summarize          bool
+	CustomInstructions string
+	Label              string
+}
+
+// Navigation is where a navigation left the session.
+type Navigation struct {
+	OldLeafID, NewLeafID string
+	// SummaryEntry is the branch_summary entry written, nil for none.
+	SummaryEntry json.RawMessage
+	// EditorText is the text of the user message navigated to.
+	EditorText string
+}
+
+// Navigate moves the leaf to targetID (SPEC §11).
+func (s *Session) Navigate(ctx context.Context, targetID string, opts NavigateOptions) (*Navigation, error) {
+	r, err := s.c.rpc.Navigate(ctx, &pb.NavigateRequest{SessionId: s.ID, TargetId: targetID, Summarize: opts.Summarize, CustomInstructions: opts.CustomInstructions, Label: opts.Label})
+	if err != nil {
+		return nil, wrap("navigate", err)
+	}
+	n := &Navigation{OldLeafID: r.GetOldLeafId(), NewLeafID: r.GetNewLeafId(), EditorText: r.GetEditorText()}
+	if len(r.GetSummaryEntry()) > 0 {
+		n.SummaryEntry = r.GetSummaryEntry()
+	}
+	return n, nil
+}
+
+// Action tells the agent loop what to do after a turn.
+type Action int
+
+// Actions.
+const (
+	ActionNone Action = iota
+	// ActionContinue: send Outcome.Prompt as a user message.
+	ActionContinue
+	// ActionRetry: retry the failed request with the new Context.
+	ActionRetry
+)
+
+// Outcome is what the engine did with an assistant message.
+type Outcome struct {
+	Entry      json.RawMessage
+	Overflow   bool
+	Stale      bool
+	Compaction *Compaction
+	Action     Action
+	Prompt     string
+	Skipped    string
+	// Err is a failed automatic compaction ("Auto-compaction failed: …",
+	// "Context overflow recovery failed: …"); the message was appended.
+	Err string
+}
+
+// AfterTurn records an assistant message and runs what it calls for.
+func (s *Session) AfterTurn(ctx context.Context, msg json.RawMessage) (*Outcome, error) {
+	r, err := s.c.rpc.AfterTurn(ctx, &pb.AfterTurnRequest{SessionId: s.ID, Message: msg})
+	if err != nil {
+		return nil, wrap("after turn", err)
+	}
+	return outcomeOf(r.GetOutcome()), nil
+}
+
+// ReportError hands the engine an assistant error message (overflow
+// recovery).
+func (s *Session) ReportError(ctx context.Context, msg json.RawMessage) (*Outcome, error) {
+	r, err := s.c.rpc.ReportError(ctx, &pb.ReportErrorRequest{SessionId: s.ID, Message: msg})
+	if err != nil {
+		return nil, wrap("report error", err)
+	}
+	return outcomeOf(r.GetOutcome()), nil
+}
+
+// Event is one notification of a session's engine.
+type Event struct {
+	// Kind: compaction_start, compaction_end, hook_error,
+	// overflow_reported, auto_compaction_disabled.
+	Kind           string
+	SessionID      string
+	Time           time.Time
+	Reason         string
+	Aborted        bool
+	Cancelled      bool
+	WillRetry      bool
+	ContinuePrompt string
+	Error          string
+	Plugin         string
+	TokensBefore   int
+	TokensAfter    int
+	EntryID        string
+}
+
+// Watcher receives a session's events.
+type Watcher struct {
+	stream grpc.ServerStreamingClient[pb.WatchEventsResponse]
+	cancel context.CancelFunc
+}
+
+// Watch subscribes to the session's events. It returns once the
+// subscription is in place: every event after that is delivered. Close the
+// Watcher when done.
+func (s *Session) Watch(ctx context.Context) (*Watcher, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	st, err := s.c.rpc.WatchEvents(ctx, &pb.WatchEventsRequest{SessionId: s.ID})
+	if err != nil {
+		cancel()
+		return nil, wrap("watch", err)
+	}
+	if _, err := st.Header(); err != nil {
+		cancel()
+		return nil, wrap("watch", err)
+	}
+	return &Watcher{stream: st, cancel: cancel}, nil
+}
+
+// Next waits for the next event. It returns io.EOF when the server ended
+// the stream (shutdown).
+func (w *Watcher) Next() (Event, error) {
+	r, err := w.stream.Recv()
+	if err != nil {
+		if err == io.EOF {
+			return Event{}, io.EOF
+		}
+		return Event{}, wrap("watch", err)
+	}
+	return eventOf(r.GetEvent()), nil
+}
+
+// Close ends the subscription.
+func (w *Watcher) Close() { w.cancel() }
+
+// wrap turns a gRPC error into one line that matches a sentinel.
+func wrap(op string, err error) error {
+	st, ok := status.FromError(err)
+	if !ok {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	var sentinel error
+	switch st.Code() {
+	case codes.NotFound:
+		sentinel = ErrNotFound
+	case codes.InvalidArgument:
+		sentinel = ErrInvalidArgument
+	case codes.PermissionDenied:
+		sentinel = ErrPermissionDenied
+	case codes.AlreadyExists:
+		sentinel = ErrAlreadyExists
+	case codes.FailedPrecondition:
+		sentinel = ErrFailedPrecondition
+	case codes.Canceled, codes.DeadlineExceeded:
+		sentinel = ErrCancelled
+	case codes.Aborted:
+		sentinel = ErrAborted
+	case codes.Unavailable:
+		sentinel = ErrUnavailable
+	default:
+		return fmt.Errorf("%s: %s", op, st.Message())
+	}
+	return fmt.Errorf("%s: %w: %s", op, sentinel, st.Message())
+}
+
+func bytesOf(r []json.RawMessage) [][]byte {
+	out := make([][]byte, len(r))
+	for i, x := range r {
+		out[i] = x
+	}
+	return out
+}
+
+func rawsOf(b [][]byte) []json.RawMessage {
+	out := make([]json.RawMessage, len(b))
+	for i, x := range b {
+		out[i] = x
+	}
+	return out
+}
+
+func eventOf(e *pb.Event) Event {
+	return Event{
+		Kind: e.GetKind(), SessionID: e.GetSessionId(), Time: time.Unix(0, e.GetTimeUnixNano()), Reason: e.GetReason(),
+		Aborted: e.GetAborted(), Cancelled: e.GetCancelled(), WillRetry: e.GetWillRetry(), ContinuePrompt: e.GetContinuePrompt(),
+		Error: e.GetError(), Plugin: e.GetPlugin(), TokensBefore: int(e.GetTokensBefore()), TokensAfter: int(e.GetTokensAfter()),
+		EntryID: e.GetEntryId(),
+	}
+}
+
+func compactionOf(r *pb.CompactionResult) *Compaction {
+	if r == nil {
+		return nil
+	}
+	return &Compaction{
+		Reason: r.GetReason(), Entry: r.GetEntry(), EntryID: r.GetEntryId(), Summary: r.GetSummary(), ShortSummary: r.GetShortSummary(),
+		FirstKeptEntryID: r.GetFirstKeptEntryId(), TokensBefore: int(r.GetTokensBefore()), TokensAfter: int(r.GetTokensAfter()),
+		MessagesSummarized: int(r.GetMessagesSummarized()), SplitTurn: r.GetSplitTurn(), FromHook: r.GetFromHook(), Plugin: r.GetPlugin(),
+	}
+}
+
+func outcomeOf(o *pb.TurnOutcome) *Outcome {
+	out := &Outcome{Entry: o.GetEntry(), Overflow: o.GetOverflow(), Stale: o.GetStale(), Compaction: compactionOf(o.GetCompaction()), Prompt: o.GetPrompt(), Skipped: o.GetSkipped(), Err: o.GetError()}
+	switch o.GetAction() {
+	case pb.TurnOutcome_ACTION_CONTINUE:
+		out.Action = ActionContinue
+	case pb.TurnOutcome_ACTION_RETRY:
+		out.Action = ActionRetry
+	}
+	return out
+}

@@ -1,0 +1,52 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+func TestWrapMapsCodes(t *testing.T) {
+	tests := []struct {
+		code codes.Code
+		want error
+	}{
+		{codes.NotFound, ErrNotFound},
+		{codes.InvalidArgument, ErrInvalidArgument},
+		{codes.PermissionDenied, ErrPermissionDenied},
+		{codes.AlreadyExists, ErrAlreadyExists},
+		{codes.FailedPrecondition, ErrFailedPrecondition},
+		{codes.Canceled, ErrCancelled},
+		{codes.DeadlineExceeded, ErrCancelled},
+		{codes.Aborted, ErrAborted},
+		{codes.Unavailable, ErrUnavailable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.code.String(), func(t *testing.T) {
+			err := wrap("open x", status.Error(tt.code, "what went wrong"))
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("%v does not match %v", err, tt.want)
+			}
+			if got, want := err.Error(), "open x: "+tt.want.Error()+": what went wrong"; got != want {
+				t.Errorf("message %q, want %q", got, want)
+			}
+		})
+	}
+	if got := wrap("append", status.Error(codes.Internal, "disk full")).Error(); got != "append: disk full" {
+		t.Errorf("internal error: %q", got)
+	}
+}
+
+func TestUnreachableDaemon(t *testing.T) {
+	c, err := Dial("unix:/nonexistent/pith.sock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Open(context.Background(), "s.jsonl"); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("got %v, want ErrUnavailable", err)
+	}
+}

@@ -1,0 +1,272 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/config"
+	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/server"
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
+)
+
+type serveFlags struct {
+	config    string
+	listen    string
+	metrics   string
+	readyFile string
+	verbose   bool
+}
+
+func newServeCommand() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the session daemon: the SessionService over gRPC for agents",
+		Long: `Runs the long-lived host for agents: a gRPC SessionService (proto/pith/session/v1)
+over the session files under sessions.root, with the configured plugins and
+summarizer, the gRPC health service, and Prometheus metrics on server.metrics.
+
+The configuration file is watched and reloaded on change and on SIGHUP: new
+settings apply to the next operation of every open session, plugins are
+restarted, added or stopped, and an invalid file (or a plugin that does not
+start) is rejected with the previous configuration kept. SIGINT or SIGTERM
+stop accepting calls, let running operations finish within
+server.shutdownTimeout, stop every plugin and close the files.
+
+The bound address is printed on stdout ("listening on ADDR") and, with
+--ready-file, written to that file once the daemon accepts calls.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return runServe(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.config, "config", "", "configuration file, watched for changes (default $PITH_CONFIG; none: the defaults, no reload)")
+	fl.StringVar(&f.listen, "listen", "", "address to serve on: host:port or unix:/path (default: server.listen)")
+	fl.StringVar(&f.metrics, "metrics", "", "address of the Prometheus /metrics endpoint (default: server.metrics; empty: off)")
+	fl.StringVar(&f.readyFile, "ready-file", "", "write the bound address to this file once serving")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log at debug level")
+	return cmd
+}
+
+// serveLogger is the daemon's logger: unlike the one-shot commands it logs
+// at info level (reloads, plugin restarts) unless the configuration says
+// otherwise. It intercepts, so the server can count plugin restarts.
+func serveLogger(w io.Writer, verbose bool) hclog.InterceptLogger {
+	level := hclog.Info
+	if verbose {
+		level = hclog.Debug
+	}
+	return hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: "pith", Level: level, Output: w})
+}
+
+func runServe(ctx context.Context, stdout, stderr io.Writer, f serveFlags) error {
+	log := serveLogger(stderr, f.verbose)
+	var srv *server.Server
+	var store *config.Store
+	var watcher *config.Watcher
+	path := configPath(f.config)
+	if path == "" {
+		cfg, err := config.Load("")
+		if err != nil {
+			return err
+		}
+		store = config.NewStore(cfg)
+	} else {
+		var err error
+		store, watcher, err = config.Open(path, config.WatcherOptions{
+			Logger: log.Named("config"),
+			// srv is set before the watcher runs.
+			OnReload: func(ctx context.Context, old, next *config.Config) error { return srv.PrepareReload(ctx, old, next) },
+			Observe:  func(r config.Result) { srv.ObserveReload(r) },
+		})
+		if err != nil {
+			return err
+		}
+		defer watcher.Close()
+	}
+	cfg := store.Snapshot()
+	if !f.verbose && cfg.Logging.Level != "" {
+		log.SetLevel(hclog.LevelFromString(cfg.Logging.Level))
+	}
+
+	var err error
+	srv, err = server.New(ctx, server.Options{
+		Config: cfg,
+		Logger: log,
+		Summarizer: func(c *config.Config) (summarize.Summarizer, error) {
+			s, _, err := buildSummarizer(c, providerFlags{}, log.Named("summarizer"))
+			return s, err
+		},
+		Settings:    engineSettings,
+		PluginSpecs: pluginSpecs,
+		HostVersion: version,
+	})
+	if err != nil {
+		return err
+	}
+	closeServer := func() {
+		sctx, cancel := context.WithTimeout(context.Background(), cfg.Server.ShutdownTimeout)
+		defer cancel()
+		if err := srv.Close(sctx); err != nil {
+			log.Error("shutdown", "error", err)
+		}
+	}
+	unsubscribe := store.Subscribe(srv.ApplyConfig)
+	defer unsubscribe()
+
+	listen := f.listen
+	if listen == "" {
+		listen = cfg.Server.Listen
+	}
+	lis, err := listenOn(listen)
+	if err != nil {
+		closeServer()
+		return err
+	}
+	g := grpc.NewServer(srv.GRPCOptions()...)
+	srv.Register(g)
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- g.Serve(lis) }()
+
+	var metricsSrv *http.Server
+	if addr := firstNonEmpty(f.metrics, cfg.Server.Metrics); addr != "" {
+		ml, err := net.Listen("tcp", addr)
+		if err != nil {
+			g.Stop()
+			closeServer()
+			return fmt.Errorf("metrics listener %s: %w", addr, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", srv.MetricsHandler())
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = metricsSrv.Serve(ml) }()
+		log.Info("metrics", "address", "http://"+ml.Addr().String()+"/metrics")
+	}
+
+	var stopSignal func()
+	if watcher != nil {
+		wctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = watcher.Run(wctx)
+		}()
+		stopSignal = watcher.ReloadOnSignal(wctx)
+		defer func() {
+			stopSignal()
+			cancel()
+			<-done
+		}()
+	}
+
+	addr := boundAddress(lis)
+	fmt.Fprintf(stdout, "listening on %s\n", addr)
+	if f.readyFile != "" {
+		if err := writeReadyFile(f.readyFile, addr); err != nil {
+			g.Stop()
+			closeServer()
+			return err
+		}
+	}
+	log.Info("serving", "address", addr, "sessions", cfg.Sessions.Root, "plugins", len(cfg.Plugins))
+
+	select {
+	case <-ctx.Done():
+	case err := <-serveErr:
+		closeServer()
+		return fmt.Errorf("serve %s: %w", addr, err)
+	}
+	log.Info("shutting down", "timeout", cfg.Server.ShutdownTimeout)
+	// Close refuses new calls, ends the event streams and waits for the
+	// running operations; then no handler is left for GracefulStop.
+	closeServer()
+	stopped := make(chan struct{})
+	go func() {
+		g.GracefulStop()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(cfg.Server.ShutdownTimeout):
+		g.Stop()
+	}
+	if metricsSrv != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_ = metricsSrv.Shutdown(sctx)
+		cancel()
+	}
+	log.Info("stopped")
+	return nil
+}
+
+func listenOn(addr string) (net.Listener, error) {
+	if p, ok := strings.CutPrefix(addr, "unix:"); ok {
+		// A socket left by a daemon that died is in the way; a live one
+		// is not removed (the dial succeeds).
+		if c, err := net.Dial("unix", p); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("listen %s: another daemon is serving there", addr)
+		}
+		_ = os.Remove(p)
+		lis, err := net.Listen("unix", p)
+		if err != nil {
+			return nil, fmt.Errorf("listen %s: %w", addr, err)
+		}
+		return lis, nil
+	}
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen %s: %w", addr, err)
+	}
+	return lis, nil
+}
+
+// boundAddress is the address a client dials: host:port, or unix:/path.
+func boundAddress(lis net.Listener) string {
+	if lis.Addr().Network() == "unix" {
+		return "unix:" + lis.Addr().String()
+	}
+	return lis.Addr().String()
+}
+
+// writeReadyFile writes addr atomically, so a poller never reads half.
+func writeReadyFile(path, addr string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".ready-*")
+	if err != nil {
+		return fmt.Errorf("ready file: %w", err)
+	}
+	_, err = tmp.WriteString(addr + "\n")
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("ready file: %w", err)
+	}
+	return nil
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,178 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pith-dev/pith/client"
+	"github.com/pith-dev/pith/core/session"
+	"go.uber.org/goleak"
+)
+
+// TestLoad drives PITH_LOAD_SESSIONS sessions (default 20) concurrently
+// for PITH_LOAD_DURATION (default 8s) against one in-process server:
+// appends, turns that cross the threshold, manual compactions and context
+// reads. Then every file is read back: no line skipped, every appended
+// message present once. It logs p50/p99 of Append and GetContext as the
+// client sees them (go test -v -run TestLoad).
+func TestLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("load test")
+	}
+	defer goleak.VerifyNone(t, goleak.IgnoreTopFunction("runtime/pprof.readProfile"))
+	n := envInt(t, "PITH_LOAD_SESSIONS", 20)
+	dur := 8 * time.Second
+	if v := os.Getenv("PITH_LOAD_DURATION"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("PITH_LOAD_DURATION: %v", err)
+		}
+		dur = d
+	}
+	root := t.TempDir()
+	h := startServer(t, testConfig(root))
+	ctx := context.Background()
+
+	type result struct {
+		path              string
+		tags              []string
+		appendLat, ctxLat []time.Duration
+		compactions       int
+		err               error
+	}
+	results := make([]result, n)
+	deadline := time.Now().Add(dur)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := &results[i]
+			r.path = fmt.Sprintf("load/s%03d.jsonl", i)
+			s, err := h.client.Create(ctx, r.path, "/w")
+			if err != nil {
+				r.err = err
+				return
+			}
+			for turn := 0; time.Now().Before(deadline); turn++ {
+				tag := fmt.Sprintf("s%03d-t%05d", i, turn)
+				start := time.Now()
+				if _, err := s.AppendMessages(ctx, userMsg(tag+"-u", 100)); err != nil {
+					r.err = err
+					return
+				}
+				r.appendLat = append(r.appendLat, time.Since(start))
+				out, err := s.AfterTurn(ctx, assistantMsg(tag+"-a", 100))
+				if err != nil {
+					r.err = err
+					return
+				}
+				if out.Err != "" {
+					r.err = fmt.Errorf("turn %s: %s", tag, out.Err)
+					return
+				}
+				if out.Compaction != nil {
+					r.compactions++
+				}
+				r.tags = append(r.tags, tag+"-u", tag+"-a")
+				start = time.Now()
+				if _, err := s.Context(ctx); err != nil {
+					r.err = err
+					return
+				}
+				r.ctxLat = append(r.ctxLat, time.Since(start))
+				if turn%25 == 24 {
+					if _, err := s.Compact(ctx, "", nil); err != nil {
+						r.err = fmt.Errorf("compact: %w", err)
+						return
+					}
+					r.compactions++
+				}
+			}
+			// One more compaction per session, so that even a short run
+			// compacts; too short a session has nothing to compact.
+			if _, err := s.Compact(ctx, "", nil); err == nil {
+				r.compactions++
+			} else if !errors.Is(err, client.ErrFailedPrecondition) {
+				r.err = fmt.Errorf("final compact: %w", err)
+			}
+		}()
+	}
+	wg.Wait()
+	h.stop()
+
+	var appendLat, ctxLat []time.Duration
+	total, compactions := 0, 0
+	for _, r := range results {
+		if r.err != nil {
+			t.Fatalf("%s: %v", r.path, r.err)
+		}
+		appendLat = append(appendLat, r.appendLat...)
+		ctxLat = append(ctxLat, r.ctxLat...)
+		compactions += r.compactions
+		f, err := session.Load(filepath.Join(root, r.path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(f.Warnings) > 0 || f.TornTail {
+			t.Fatalf("%s: warnings %v, torn tail %v", r.path, f.Warnings, f.TornTail)
+		}
+		seen := map[string]int{}
+		for _, e := range f.Entries {
+			if e.Type == session.TypeMessage {
+				text := e.Get("message.content.0.text").Str
+				if i := indexSpace(text); i > 0 {
+					seen[text[:i]]++
+				}
+			}
+		}
+		for _, tag := range r.tags {
+			if seen[tag] != 1 {
+				t.Fatalf("%s: message %s found %d times", r.path, tag, seen[tag])
+			}
+		}
+		total += len(r.tags)
+	}
+	if compactions == 0 {
+		t.Error("the load never compacted")
+	}
+	t.Logf("%d sessions × %s: %d messages, %d compactions; Append p50 %s p99 %s (%d calls); GetContext p50 %s p99 %s (%d calls)",
+		n, dur, total, compactions, pct(appendLat, 50), pct(appendLat, 99), len(appendLat), pct(ctxLat, 50), pct(ctxLat, 99), len(ctxLat))
+}
+
+func indexSpace(s string) int {
+	for i := range len(s) {
+		if s[i] == ' ' {
+			return i
+		}
+	}
+	return -1
+}
+
+func pct(d []time.Duration, p int) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	slices.Sort(d)
+	return d[(len(d)-1)*p/100].Round(time.Microsecond)
+}
+
+func envInt(t *testing.T, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		t.Fatalf("%s: want a positive number, got %q", name, v)
+	}
+	return n
+}

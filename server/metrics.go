@@ -1,0 +1,123 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/config"
+	"github.com/pith-dev/pith/core/engine"
+	"github.com/pith-dev/pith/hooks"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics are the daemon's Prometheus series, on a registry of their own
+// (no global state).
+type metrics struct {
+	reg            *prometheus.Registry
+	compactions    *prometheus.CounterVec
+	hookLatency    *prometheus.HistogramVec
+	hookCalls      *prometheus.CounterVec
+	pluginRestarts *prometheus.CounterVec
+	reloads        *prometheus.CounterVec
+	rpcLatency     *prometheus.HistogramVec
+	openSessions   prometheus.Gauge
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		compactions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pith_compactions_total",
+			Help: "Compactions by reason (manual, threshold, overflow) and outcome (saved, failed, aborted, cancelled).",
+		}, []string{"reason", "outcome"}),
+		hookLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "pith_hook_duration_seconds",
+			Help:    "Plugin hook call latency by plugin and event.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
+		}, []string{"plugin", "event"}),
+		hookCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pith_hook_calls_total",
+			Help: "Plugin hook calls by plugin, event and outcome.",
+		}, []string{"plugin", "event", "outcome"}),
+		pluginRestarts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pith_plugin_restarts_total",
+			Help: "Plugin processes restarted after a crash, by plugin.",
+		}, []string{"plugin"}),
+		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pith_config_reloads_total",
+			Help: "Configuration reload attempts by outcome (applied, rejected, unchanged).",
+		}, []string{"outcome"}),
+		rpcLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "pith_rpc_duration_seconds",
+			Help:    "SessionService call latency by method (streams: until the result).",
+			Buckets: prometheus.ExponentialBuckets(0.00005, 4, 11),
+		}, []string{"method"}),
+		openSessions: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "pith_open_sessions",
+			Help: "Sessions open in the daemon.",
+		}),
+	}
+	m.reg.MustRegister(m.compactions, m.hookLatency, m.hookCalls, m.pluginRestarts, m.reloads, m.rpcLatency, m.openSessions,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+func (m *metrics) observeHook(o hooks.Observation) {
+	m.hookLatency.WithLabelValues(o.Plugin, string(o.Event)).Observe(o.Duration.Seconds())
+	m.hookCalls.WithLabelValues(o.Plugin, string(o.Event), string(o.Outcome)).Inc()
+}
+
+func (m *metrics) observeEvent(ev engine.Event) {
+	if ev.Kind != engine.EventCompactionEnd {
+		return
+	}
+	outcome := "saved"
+	switch {
+	case ev.Aborted:
+		outcome = "aborted"
+	case ev.Cancelled:
+		outcome = "cancelled"
+	case ev.Error != "":
+		outcome = "failed"
+	}
+	m.compactions.WithLabelValues(string(ev.Reason), outcome).Inc()
+}
+
+func (m *metrics) observeReload(r config.Result) {
+	outcome := "unchanged"
+	switch {
+	case r.Applied:
+		outcome = "applied"
+	case r.Err != nil:
+		outcome = "rejected"
+	}
+	m.reloads.WithLabelValues(outcome).Inc()
+}
+
+func (m *metrics) since(method string, start time.Time) {
+	m.rpcLatency.WithLabelValues(method).Observe(time.Since(start).Seconds())
+}
+
+// restartSink counts plugin restarts from the supervisors' log lines: the
+// plugin host reports a restart only there. Each supervisor logs under
+// "<plugin logger>.<plugin name>".
+type restartSink struct {
+	prefix string
+	m      *metrics
+}
+
+func (s restartSink) Accept(name string, _ hclog.Level, msg string, _ ...interface{}) {
+	if msg != "plugin restarted" {
+		return
+	}
+	plugin := strings.TrimPrefix(name, s.prefix+".")
+	s.m.pluginRestarts.WithLabelValues(plugin).Inc()
+}

@@ -1,0 +1,353 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/pith-dev/pith/core/engine"
+	"github.com/pith-dev/pith/core/session"
+	pb "github.com/pith-dev/pith/proto/pith/session/v1"
+	"github.com/tidwall/gjson"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+// service adapts the Server to the generated SessionService interface; the
+// gRPC types stop here.
+type service struct {
+	pb.UnimplementedSessionServiceServer
+	s *Server
+}
+
+func (v *service) OpenSession(ctx context.Context, req *pb.OpenSessionRequest) (*pb.OpenSessionResponse, error) {
+	o, created, err := v.s.Open(ctx, req.GetPath(), req.GetCreate(), req.GetCwd())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	resp := &pb.OpenSessionResponse{SessionId: o.id, Path: o.rel, Created: created, EntryCount: int64(len(o.store.Tree().Entries))}
+	if leaf := o.store.Leaf(); leaf != nil {
+		resp.LeafId = leaf.ID
+	}
+	return resp, nil
+}
+
+func (v *service) Append(ctx context.Context, req *pb.AppendRequest) (*pb.AppendResponse, error) {
+	defer v.s.metrics.since("Append", time.Now())
+	if len(req.GetMessages()) > 0 && len(req.GetEntries()) > 0 {
+		return nil, status.Error(codes.InvalidArgument, "append: give messages or entries, not both")
+	}
+	for i, m := range req.GetMessages() {
+		if err := checkMessage(i+1, m); err != nil {
+			return nil, toStatus(err)
+		}
+	}
+	o, err := v.s.get(req.GetSessionId())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	if err := o.acquire(ctx); err != nil {
+		return nil, toStatus(err)
+	}
+	defer o.release()
+	var entries []*session.Entry
+	if len(req.GetMessages()) > 0 {
+		entries, err = o.engine().AppendMessages(ctx, raws(req.GetMessages())...)
+	} else {
+		entries, err = o.appendEntries(ctx, v.s, raws(req.GetEntries()))
+	}
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	resp := &pb.AppendResponse{Entries: entryBytes(entries)}
+	if leaf := o.store.Leaf(); leaf != nil {
+		resp.LeafId = leaf.ID
+	}
+	return resp, nil
+}
+
+func (v *service) GetContext(_ context.Context, req *pb.GetContextRequest) (*pb.GetContextResponse, error) {
+	defer v.s.metrics.since("GetContext", time.Now())
+	o, err := v.s.get(req.GetSessionId())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	eng := o.engine()
+	msgs := eng.Messages()
+	resp := &pb.GetContextResponse{
+		Messages:               make([][]byte, len(msgs)),
+		ContextTokens:          int64(eng.ContextTokens()),
+		AutoCompactionDisabled: eng.AutoCompactionDisabled(),
+	}
+	for i, m := range msgs {
+		resp.Messages[i] = m.Raw
+	}
+	resp.Provider, resp.ModelId, resp.ThinkingLevel = leafSettings(o.store)
+	if leaf := o.store.Leaf(); leaf != nil {
+		resp.LeafId = leaf.ID
+	}
+	return resp, nil
+}
+
+func (v *service) Compact(req *pb.CompactRequest, stream grpc.ServerStreamingServer[pb.CompactResponse]) error {
+	start := time.Now()
+	ctx := stream.Context()
+	o, err := v.s.get(req.GetSessionId())
+	if err != nil {
+		return toStatus(err)
+	}
+	if err := o.acquire(ctx); err != nil {
+		return toStatus(err)
+	}
+	defer o.release()
+	// Progress goes out from a goroutine of its own so that a slow client
+	// never holds up the engine.
+	w, cancel := o.watch()
+	done := make(chan error, 1)
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case ev := <-w.ch:
+				if err := stream.Send(&pb.CompactResponse{Kind: &pb.CompactResponse_Progress{Progress: eventProto(o.id, ev)}}); err != nil {
+					done <- err
+					return
+				}
+			case <-stop:
+				// Drain what the compaction emitted before it returned.
+				for {
+					select {
+					case ev := <-w.ch:
+						if err := stream.Send(&pb.CompactResponse{Kind: &pb.CompactResponse_Progress{Progress: eventProto(o.id, ev)}}); err != nil {
+							done <- err
+							return
+						}
+					default:
+						done <- nil
+						return
+					}
+				}
+			}
+		}
+	}()
+	res, err := o.engine().Compact(ctx, req.GetInstructions())
+	cancel()
+	close(stop)
+	if serr := <-done; serr != nil && err == nil {
+		err = serr
+	}
+	v.s.metrics.since("Compact", start)
+	if err != nil {
+		return toStatus(err)
+	}
+	return stream.Send(&pb.CompactResponse{Kind: &pb.CompactResponse_Result{Result: resultProto(res)}})
+}
+
+func (v *service) Navigate(ctx context.Context, req *pb.NavigateRequest) (*pb.NavigateResponse, error) {
+	defer v.s.metrics.since("Navigate", time.Now())
+	o, err := v.s.get(req.GetSessionId())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	if err := o.acquire(ctx); err != nil {
+		return nil, toStatus(err)
+	}
+	defer o.release()
+	bs := v.s.cfg.Load().BranchSummary
+	res, err := o.engine().Navigate(ctx, req.GetTargetId(), engine.NavigateOptions{
+		Summarize:          req.GetSummarize(),
+		CustomInstructions: req.GetCustomInstructions(),
+		Label:              req.GetLabel(),
+		ContextWindow:      bs.ContextWindow,
+		ReserveTokens:      bs.ReserveTokens,
+	})
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	resp := &pb.NavigateResponse{OldLeafId: res.OldLeafID, NewLeafId: res.NewLeafID, EditorText: res.EditorText}
+	if res.SummaryEntry != nil {
+		resp.SummaryEntry = res.SummaryEntry.Raw
+	}
+	return resp, nil
+}
+
+func (v *service) AfterTurn(ctx context.Context, req *pb.AfterTurnRequest) (*pb.AfterTurnResponse, error) {
+	defer v.s.metrics.since("AfterTurn", time.Now())
+	out, err := v.turn(ctx, req.GetSessionId(), req.GetMessage(), (*engine.Session).AfterTurn)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.AfterTurnResponse{Outcome: out}, nil
+}
+
+func (v *service) ReportError(ctx context.Context, req *pb.ReportErrorRequest) (*pb.ReportErrorResponse, error) {
+	defer v.s.metrics.since("ReportError", time.Now())
+	out, err := v.turn(ctx, req.GetSessionId(), req.GetMessage(), (*engine.Session).HandleAssistantError)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.ReportErrorResponse{Outcome: out}, nil
+}
+
+func (v *service) turn(ctx context.Context, id string, msg []byte, fn func(*engine.Session, context.Context, json.RawMessage) (*engine.Outcome, error)) (*pb.TurnOutcome, error) {
+	if err := checkMessage(0, msg); err != nil {
+		return nil, toStatus(err)
+	}
+	o, err := v.s.get(id)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	if err := o.acquire(ctx); err != nil {
+		return nil, toStatus(err)
+	}
+	defer o.release()
+	out, err := fn(o.engine(), ctx, msg)
+	if out == nil {
+		if err == nil {
+			err = errors.New("the engine returned no outcome")
+		}
+		return nil, toStatus(err)
+	}
+	return outcomeProto(out, err), nil
+}
+
+func (v *service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
+	o, err := v.s.get(req.GetSessionId())
+	if err != nil {
+		return toStatus(err)
+	}
+	w, cancel := o.watch()
+	defer cancel()
+	// The header tells the client the subscription is in place, so it can
+	// act knowing no later event will be missed.
+	if err := stream.SendHeader(metadata.MD{}); err != nil {
+		return err
+	}
+	for {
+		select {
+		case ev := <-w.ch:
+			if err := stream.Send(&pb.WatchEventsResponse{Event: eventProto(o.id, ev)}); err != nil {
+				return err
+			}
+		case <-w.overrun:
+			return status.Error(codes.ResourceExhausted, errWatchOverrun.Error())
+		case <-v.s.shutdown:
+			return nil
+		case <-stream.Context().Done():
+			return nil
+		}
+	}
+}
+
+// toStatus maps an error onto the gRPC code a client can branch on.
+func toStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	code := codes.Internal
+	switch {
+	case errors.Is(err, ErrOutsideRoot):
+		code = codes.PermissionDenied
+	case errors.Is(err, ErrInvalidPath), errors.Is(err, errInvalid), errors.Is(err, engine.ErrNotAssistant):
+		code = codes.InvalidArgument
+	case errors.Is(err, ErrNoSession), errors.Is(err, fs.ErrNotExist):
+		code = codes.NotFound
+	case errors.Is(err, ErrShuttingDown):
+		code = codes.Unavailable
+	case errors.Is(err, errConflict), errors.Is(err, fs.ErrExist):
+		code = codes.AlreadyExists
+	case errors.Is(err, context.DeadlineExceeded):
+		code = codes.DeadlineExceeded
+	case errors.Is(err, context.Canceled), errors.Is(err, engine.ErrAborted):
+		code = codes.Canceled
+	case errors.Is(err, engine.ErrCancelled):
+		code = codes.Aborted
+	case errors.Is(err, engine.ErrNothingToCompact), errors.Is(err, session.ErrOldVersion),
+		errors.Is(err, engine.ErrAutoCompactionDisabled), errors.Is(err, engine.ErrStillAboveThreshold):
+		code = codes.FailedPrecondition
+	case errors.Is(err, fs.ErrPermission):
+		code = codes.PermissionDenied
+	}
+	return status.Error(code, err.Error())
+}
+
+// checkMessage refuses what is not an agent message, so that the errors
+// the engine returns afterwards are the server's, not the caller's.
+func checkMessage(n int, m []byte) error {
+	where := "the message"
+	if n > 0 {
+		where = fmt.Sprintf("message %d", n)
+	}
+	if !json.Valid(m) || !gjson.ParseBytes(m).IsObject() {
+		return fmt.Errorf("%w: %s is not a JSON object", errInvalid, where)
+	}
+	if gjson.GetBytes(m, "role").Str == "" {
+		return fmt.Errorf(`%w: %s has no "role"`, errInvalid, where)
+	}
+	return nil
+}
+
+func raws(b [][]byte) []json.RawMessage {
+	out := make([]json.RawMessage, len(b))
+	for i, x := range b {
+		out[i] = x
+	}
+	return out
+}
+
+func entryBytes(es []*session.Entry) [][]byte {
+	out := make([][]byte, len(es))
+	for i, e := range es {
+		out[i] = e.Raw
+	}
+	return out
+}
+
+func eventProto(sessionID string, ev engine.Event) *pb.Event {
+	return &pb.Event{
+		Kind: string(ev.Kind), SessionId: sessionID, TimeUnixNano: ev.Time.UnixNano(), Reason: string(ev.Reason),
+		Aborted: ev.Aborted, Cancelled: ev.Cancelled, WillRetry: ev.WillRetry, ContinuePrompt: ev.Continue,
+		Error: ev.Error, Plugin: ev.Plugin, TokensBefore: int64(ev.TokensBefore), TokensAfter: int64(ev.TokensAfter),
+		EntryId: ev.EntryID,
+	}
+}
+
+func resultProto(r *engine.Result) *pb.CompactionResult {
+	if r == nil {
+		return nil
+	}
+	out := &pb.CompactionResult{
+		Reason: string(r.Reason), Summary: r.Summary, ShortSummary: r.ShortSummary, FirstKeptEntryId: r.FirstKeptEntryID,
+		TokensBefore: int64(r.TokensBefore), TokensAfter: int64(r.TokensAfter), MessagesSummarized: int64(r.MessagesSummarized),
+		SplitTurn: r.SplitTurn, FromHook: r.FromHook, Plugin: r.Plugin,
+	}
+	if r.Entry != nil {
+		out.Entry, out.EntryId = r.Entry.Raw, r.Entry.ID
+	}
+	return out
+}
+
+func outcomeProto(o *engine.Outcome, err error) *pb.TurnOutcome {
+	out := &pb.TurnOutcome{Overflow: o.Overflow, Stale: o.Stale, Compaction: resultProto(o.Compaction), Prompt: o.Prompt, Skipped: o.Skipped}
+	if o.Entry != nil {
+		out.Entry = o.Entry.Raw
+	}
+	switch o.Action {
+	case engine.ActionContinue:
+		out.Action = pb.TurnOutcome_ACTION_CONTINUE
+	case engine.ActionRetry:
+		out.Action = pb.TurnOutcome_ACTION_RETRY
+	}
+	if err != nil {
+		out.Error = err.Error()
+	}
+	return out
+}

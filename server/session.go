@@ -1,0 +1,242 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/pith-dev/pith/core/engine"
+	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/hooks"
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+)
+
+// watchBuffer is how many events a slow WatchEvents client may fall behind
+// before its stream is ended; the engine must never wait for a client.
+const watchBuffer = 1024
+
+// errWatchOverrun ends a stream whose client fell behind.
+var errWatchOverrun = errors.New("the event stream fell behind; watch again")
+
+// errInvalid marks a caller's mistake (InvalidArgument).
+var errInvalid = errors.New("invalid request")
+
+// openSession is one session file open in the daemon.
+type openSession struct {
+	id, rel, path string
+	store         *session.Store
+	disp          *hooks.Dispatcher
+
+	// op serializes every write to the session: the engine serializes its
+	// own operations, but raw entries go to the store directly.
+	op  chan struct{}
+	eng atomic.Pointer[engine.Session]
+	// closed is set by Server.Close under the op lock: an operation that
+	// was waiting for the lock finds the file closed and stops there.
+	closed atomic.Bool
+
+	watchMu  sync.Mutex // guards the fields below
+	watchers map[int]*watcher
+	nextW    int
+	unsub    func()
+}
+
+type watcher struct {
+	ch      chan engine.Event
+	overrun chan struct{}
+	once    sync.Once
+}
+
+func (o *openSession) engine() *engine.Session { return o.eng.Load() }
+
+func (o *openSession) acquire(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case o.op <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if o.closed.Load() {
+		<-o.op
+		return ErrShuttingDown
+	}
+	return nil
+}
+
+func (o *openSession) release() { <-o.op }
+
+// newEngine (re)builds the engine from the store's current leaf, with the
+// configuration in force. Callers hold the op lock, or own o exclusively.
+func (o *openSession) newEngine(s *Server) {
+	eng := engine.New(o.store, engine.Options{
+		Settings:       s.opts.Settings(s.cfg.Load()),
+		Summarizer:     s.summ,
+		AutoSummarizer: s.summ,
+		Hooks:          o.disp,
+		Logger:         s.log.Named("engine").With("session", o.id),
+	})
+	unsub := eng.Subscribe(func(ev engine.Event) {
+		s.metrics.observeEvent(ev)
+		o.broadcast(ev)
+	})
+	o.watchMu.Lock()
+	old := o.unsub
+	o.unsub = unsub
+	o.watchMu.Unlock()
+	o.eng.Store(eng)
+	if old != nil {
+		old()
+	}
+}
+
+func (o *openSession) unsubscribe() {
+	o.watchMu.Lock()
+	u := o.unsub
+	o.unsub = nil
+	o.watchMu.Unlock()
+	if u != nil {
+		u()
+	}
+}
+
+// broadcast hands ev to every watcher without blocking; a watcher whose
+// buffer is full is told to end its stream.
+func (o *openSession) broadcast(ev engine.Event) {
+	o.watchMu.Lock()
+	defer o.watchMu.Unlock()
+	for _, w := range o.watchers {
+		select {
+		case w.ch <- ev:
+		default:
+			w.once.Do(func() { close(w.overrun) })
+		}
+	}
+}
+
+// watch registers a watcher; cancel removes it.
+func (o *openSession) watch() (*watcher, func()) {
+	w := &watcher{ch: make(chan engine.Event, watchBuffer), overrun: make(chan struct{})}
+	o.watchMu.Lock()
+	id := o.nextW
+	o.nextW++
+	o.watchers[id] = w
+	o.watchMu.Unlock()
+	return w, func() {
+		o.watchMu.Lock()
+		delete(o.watchers, id)
+		o.watchMu.Unlock()
+	}
+}
+
+// appendEntries appends raw entry objects in order: runs of message
+// entries through the engine, the others to the store. Call with the op
+// lock held.
+func (o *openSession) appendEntries(ctx context.Context, s *Server, raws []json.RawMessage) ([]*session.Entry, error) {
+	type part struct {
+		messages []json.RawMessage
+		drafts   []session.Draft
+	}
+	var parts []part
+	rebuild := false
+	for i, raw := range raws {
+		e := gjson.ParseBytes(raw)
+		if !e.IsObject() || !json.Valid(raw) {
+			return nil, fmt.Errorf("%w: entry %d is not a JSON object", errInvalid, i+1)
+		}
+		typ := e.Get("type").Str
+		switch typ {
+		case "":
+			return nil, fmt.Errorf(`%w: entry %d has no "type"`, errInvalid, i+1)
+		case session.TypeSession:
+			return nil, fmt.Errorf("%w: entry %d: a session header cannot be appended", errInvalid, i+1)
+		case session.TypeCompaction, session.TypeBranchSummary:
+			return nil, fmt.Errorf("%w: entry %d: %s entries are written by Compact and Navigate", errInvalid, i+1, typ)
+		case session.TypeMessage:
+			m := e.Get("message")
+			if !m.IsObject() {
+				return nil, fmt.Errorf(`%w: entry %d: a message entry needs a "message" object`, errInvalid, i+1)
+			}
+			if len(parts) == 0 || parts[len(parts)-1].messages == nil {
+				parts = append(parts, part{messages: []json.RawMessage{}})
+			}
+			p := &parts[len(parts)-1]
+			p.messages = append(p.messages, json.RawMessage(m.Raw))
+			continue
+		case session.TypeCustomMessage:
+			rebuild = true
+		}
+		fields := []byte(raw)
+		for _, k := range []string{"type", "id", "parentId", "timestamp"} {
+			var err error
+			if fields, err = sjson.DeleteBytes(fields, k); err != nil {
+				return nil, fmt.Errorf("%w: entry %d: %v", errInvalid, i+1, err)
+			}
+		}
+		if len(parts) == 0 || parts[len(parts)-1].messages != nil {
+			parts = append(parts, part{})
+		}
+		p := &parts[len(parts)-1]
+		p.drafts = append(p.drafts, session.Draft{Type: typ, Fields: json.RawMessage(fields)})
+	}
+	var out []*session.Entry
+	for _, p := range parts {
+		var es []*session.Entry
+		var err error
+		if p.messages != nil {
+			es, err = o.engine().AppendMessages(ctx, p.messages...)
+		} else {
+			es, err = o.store.Append(p.drafts...)
+		}
+		out = append(out, es...)
+		if err != nil {
+			if rebuild && len(out) > 0 {
+				o.newEngine(s)
+			}
+			return out, err
+		}
+	}
+	if rebuild {
+		o.newEngine(s)
+	}
+	return out, nil
+}
+
+// leafSettings walks back from the leaf to the model and thinking level in
+// force (SPEC §2), stopping as soon as both are known.
+func leafSettings(store *session.Store) (provider, model, thinking string) {
+	tree := store.Tree()
+	haveModel, haveThinking := false, false
+	// The step bound guards against a parent cycle in a damaged file.
+	steps := len(tree.Entries) + 1
+	for e := store.Leaf(); e != nil && !(haveModel && haveThinking) && steps > 0; steps-- {
+		switch e.Type {
+		case session.TypeThinkingLevelChange:
+			if !haveThinking {
+				thinking, haveThinking = e.Get("thinkingLevel").String(), true
+			}
+		case session.TypeModelChange:
+			if !haveModel {
+				provider, model, haveModel = e.Get("provider").String(), e.Get("modelId").String(), true
+			}
+		case session.TypeMessage:
+			if !haveModel && e.Role() == session.RoleAssistant {
+				provider, model = e.MessageModel()
+				haveModel = true
+			}
+		}
+		if e.ParentID == "" {
+			break
+		}
+		e = tree.Get(e.ParentID)
+	}
+	if !haveThinking {
+		thinking = "off"
+	}
+	return provider, model, thinking
+}
