@@ -4,7 +4,7 @@ BIN       := bin
 STATICCHECK_VERSION := v0.8.2
 PLUGINS   := $(notdir $(wildcard plugins/examples/*))
 
-.PHONY: help build test test-short bench bench-vs-pi lint fmt demo examples conformance proto fuzz clean
+.PHONY: help build test test-short bench bench-vs-pi load lint fmt demo examples conformance proto fuzz clean
 
 help:
 	@echo "make build        bin/pith and bin/plugins/<name>"
@@ -12,6 +12,7 @@ help:
 	@echo "make test         every test (what CI runs)"
 	@echo "make bench        the benchmarks of the hot paths"
 	@echo "make bench-vs-pi  open a 110 MB session with pi (Node) and with Pith, compare"
+	@echo "make load         50 sessions appending and compacting for 30 s against one host"
 	@echo "make lint         gofmt, go vet, staticcheck"
 	@echo "make fuzz         each fuzz target for FUZZTIME (default 30s)"
 	@echo "make conformance  regenerate golden data with pi under Node (skipped without node)"
@@ -52,6 +53,9 @@ demo: build
 
 examples:
 	$(GO) run ./internal/demo/writedemo examples/demo-session.jsonl
+
+load:
+	PITH_LOAD_SESSIONS=50 PITH_LOAD_DURATION=30s $(GO) test -count=1 -run '^TestLoad$$' -v ./server/
 
 bench-vs-pi:
 	@scripts/bench-vs-pi.sh
