@@ -458,6 +458,15 @@ var errAborted = errors.New("operation cancelled")
 // call runs fn under the plugin's deadline. The handler runs in its own
 // goroutine so that one ignoring its context cannot hold the operation past
 // the deadline; a panic becomes an error.
+// ContextBound is implemented by plugins whose calls always return once
+// their context ends, such as the gRPC client of a plugin subprocess. The
+// Dispatcher calls them directly; other plugins (in-process handlers that
+// might ignore ctx) run under a watchdog goroutine so a hung handler cannot
+// hang the host.
+type ContextBound interface {
+	BoundByContext() bool
+}
+
 func call[R any](ctx context.Context, d *Dispatcher, p Plugin, event EventID, fn func(context.Context) (R, error)) (R, error) {
 	var zero R
 	if err := ctx.Err(); err != nil {
@@ -477,6 +486,27 @@ func call[R any](ctx context.Context, d *Dispatcher, p Plugin, event EventID, fn
 	type answer struct {
 		r   R
 		err error
+	}
+	if cp, ok := p.(ContextBound); ok && cp.BoundByContext() {
+		// The plugin returns when cctx ends (a gRPC call does), so no
+		// watchdog goroutine is needed: one scheduling hop less per call.
+		a := func() (a answer) {
+			defer func() {
+				if v := recover(); v != nil {
+					d.log.Error("plugin handler panicked", "plugin", p.Info().Name, "event", event, "panic", v, "stack", string(debug.Stack()))
+					a = answer{err: fmt.Errorf("%w: %v", ErrPanic, v)}
+				}
+			}()
+			r, err := fn(cctx)
+			return answer{r, err}
+		}()
+		if a.err != nil && ctx.Err() != nil {
+			return zero, fmt.Errorf("%w: %w", errAborted, ctx.Err())
+		}
+		if a.err != nil && deadlinePassed(cctx) {
+			return zero, fmt.Errorf("%w after %s: %w", ErrTimeout, timeout, a.err)
+		}
+		return a.r, a.err
 	}
 	ch := make(chan answer, 1)
 	go func() {

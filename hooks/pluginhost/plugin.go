@@ -14,6 +14,12 @@ import (
 // Info implements hooks.Plugin.
 func (s *Supervisor) Info() hooks.PluginInfo { return *s.info.Load() }
 
+// BoundByContext tells the Dispatcher that a call returns when its context
+// ends: it is a gRPC call with that context.
+func (s *Supervisor) BoundByContext() bool { return true }
+
+var _ hooks.ContextBound = (*Supervisor)(nil)
+
 // Implements reports the events the plugin listed in Describe.
 func (s *Supervisor) Implements(event hooks.EventID) bool {
 	for _, e := range s.desc.Load().Events {
