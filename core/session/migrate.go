@@ -12,10 +12,6 @@ import (
 // CurrentVersion is the session format version Pith reads and writes.
 const CurrentVersion = 3
 
-// needsV3 reports whether a file that claims version 3 still carries v2
-// material; it never does when pi wrote it, so this is only a cheap check.
-func needsV3(*File) bool { return false }
-
 // migrate upgrades a v1 or v2 file to v3 in memory (SPEC §1, Migrations).
 // Migrated lines get new Raw bytes; the header's version becomes 3.
 //

@@ -95,7 +95,7 @@ func Parse(data []byte) (*File, error) {
 			f.Skipped[k] = v
 		}
 	}
-	if f.Header.Version < 3 || needsV3(f) {
+	if f.Header.Version < CurrentVersion {
 		f.Migrated = migrate(f)
 	}
 	return f, nil
