@@ -134,16 +134,16 @@ func (o *openSession) watch() (*watcher, func()) {
 	}
 }
 
-// appendEntries appends raw entry objects in order: runs of message
-// entries through the engine, the others to the store. Call with the op
-// lock held.
+// appendEntries appends raw entry objects in order through the engine
+// (runs of message entries as messages, the others as entries), so the
+// live context and the engine's guards stay current. Call with the op lock
+// held.
 func (o *openSession) appendEntries(ctx context.Context, s *Server, raws []json.RawMessage) ([]*session.Entry, error) {
 	type part struct {
 		messages []json.RawMessage
 		drafts   []session.Draft
 	}
 	var parts []part
-	rebuild := false
 	for i, raw := range raws {
 		e := gjson.ParseBytes(raw)
 		if !e.IsObject() || !json.Valid(raw) {
@@ -168,8 +168,6 @@ func (o *openSession) appendEntries(ctx context.Context, s *Server, raws []json.
 			p := &parts[len(parts)-1]
 			p.messages = append(p.messages, json.RawMessage(m.Raw))
 			continue
-		case session.TypeCustomMessage:
-			rebuild = true
 		}
 		fields := []byte(raw)
 		for _, k := range []string{"type", "id", "parentId", "timestamp"} {
@@ -191,18 +189,12 @@ func (o *openSession) appendEntries(ctx context.Context, s *Server, raws []json.
 		if p.messages != nil {
 			es, err = o.engine().AppendMessages(ctx, p.messages...)
 		} else {
-			es, err = o.store.Append(p.drafts...)
+			es, err = o.engine().AppendEntries(ctx, p.drafts...)
 		}
 		out = append(out, es...)
 		if err != nil {
-			if rebuild && len(out) > 0 {
-				o.newEngine(s)
-			}
 			return out, err
 		}
-	}
-	if rebuild {
-		o.newEngine(s)
 	}
 	return out, nil
 }

@@ -244,6 +244,20 @@ func (s *Session) AppendMessages(ctx context.Context, msgs ...json.RawMessage) (
 		}
 		drafts[i] = d
 	}
+	return s.AppendEntries(ctx, drafts...)
+}
+
+// AppendEntries appends entries of any type (custom_message, label,
+// model_change, …) and adds what they contribute to the live context
+// (SPEC §2), keeping the engine's state: the overflow episode, the failure
+// guard. A user message starts a new overflow episode. Compactions and
+// branch summaries are written by Compact and Navigate, not here.
+func (s *Session) AppendEntries(ctx context.Context, drafts ...session.Draft) ([]*session.Entry, error) {
+	for i, d := range drafts {
+		if d.Type == session.TypeCompaction || d.Type == session.TypeBranchSummary {
+			return nil, fmt.Errorf("append entry %d: %s entries are written by Compact and Navigate", i+1, d.Type)
+		}
+	}
 	if err := s.acquire(ctx); err != nil {
 		return nil, err
 	}

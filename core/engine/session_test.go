@@ -571,3 +571,26 @@ func TestSubscribeAndSnapshots(t *testing.T) {
 		t.Error("a snapshot from Messages changed")
 	}
 }
+
+// TestAppendEntriesKeepsTheLiveContext: a custom_message appended as an
+// entry shows up in the live context as a custom message, and other entry
+// types add nothing, without rebuilding the engine.
+func TestAppendEntriesKeepsTheLiveContext(t *testing.T) {
+	store, _ := newSession(t, 2)
+	s := New(store, Options{Settings: DefaultSettings()})
+	before := len(s.Messages())
+	_, err := s.AppendEntries(context.Background(),
+		session.Draft{Type: session.TypeCustomMessage, Fields: map[string]any{"customType": "note", "content": "remember", "display": true}},
+		session.Draft{Type: session.TypeLabel, Fields: map[string]any{"targetId": store.Leaf().ID, "label": "x"}},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := s.Messages()
+	if len(msgs) != before+1 || msgs[len(msgs)-1].Role != session.RoleCustom {
+		t.Fatalf("live context: %d messages (was %d)", len(msgs), before)
+	}
+	if _, err := s.AppendEntries(context.Background(), session.Draft{Type: session.TypeCompaction}); err == nil {
+		t.Fatal("a compaction entry was accepted")
+	}
+}
