@@ -59,7 +59,7 @@ func (v *service) Append(ctx context.Context, req *pb.AppendRequest) (*pb.Append
 	if len(req.GetMessages()) > 0 {
 		entries, err = o.engine().AppendMessages(ctx, raws(req.GetMessages())...)
 	} else {
-		entries, err = o.appendEntries(ctx, v.s, raws(req.GetEntries()))
+		entries, err = o.appendEntries(ctx, raws(req.GetEntries()))
 	}
 	if err != nil {
 		return nil, toStatus(err)

@@ -138,7 +138,7 @@ func (o *openSession) watch() (*watcher, func()) {
 // (runs of message entries as messages, the others as entries), so the
 // live context and the engine's guards stay current. Call with the op lock
 // held.
-func (o *openSession) appendEntries(ctx context.Context, s *Server, raws []json.RawMessage) ([]*session.Entry, error) {
+func (o *openSession) appendEntries(ctx context.Context, raws []json.RawMessage) ([]*session.Entry, error) {
 	type part struct {
 		messages []json.RawMessage
 		drafts   []session.Draft

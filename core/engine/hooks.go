@@ -28,7 +28,9 @@ type eventChecker interface {
 	Has(event hooks.EventID) bool
 }
 
-func handles(h Hooks, event hooks.EventID) bool {
+// handles reports whether anyone handles event, when h can say; h is the
+// configured Hooks, or its TreeHooks side.
+func handles(h any, event hooks.EventID) bool {
 	if h == nil {
 		return false
 	}

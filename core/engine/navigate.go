@@ -69,7 +69,7 @@ func (s *Session) Navigate(ctx context.Context, targetID string, opts NavigateOp
 func (s *Session) beforeTreeHook(th TreeHooks) branch.BeforeTreeHook {
 	return func(ctx context.Context, ev branch.BeforeTreeEvent) (branch.BeforeTreeResult, error) {
 		var out branch.BeforeTreeResult
-		if !treeHandles(th, hooks.EventBeforeTree) {
+		if !handles(th, hooks.EventBeforeTree) {
 			return out, nil
 		}
 		entries := make([]json.RawMessage, len(ev.Entries))
@@ -101,7 +101,7 @@ func (s *Session) beforeTreeHook(th TreeHooks) branch.BeforeTreeHook {
 
 func (s *Session) afterTreeHook(th TreeHooks) branch.AfterTreeHook {
 	return func(ctx context.Context, ev branch.AfterTreeEvent) {
-		if !treeHandles(th, hooks.EventTree) {
+		if !handles(th, hooks.EventTree) {
 			return
 		}
 		tev := &hooks.TreeEvent{SessionID: s.sessionID, NewLeafID: ev.NewLeafID, OldLeafID: ev.OldLeafID, FromExtension: ev.FromExtension}
@@ -112,12 +112,4 @@ func (s *Session) afterTreeHook(th TreeHooks) branch.AfterTreeHook {
 			s.log.Warn("session_tree: a plugin failed", "error", err)
 		}
 	}
-}
-
-// treeHandles reports whether anyone handles ev, when the dispatcher can say.
-func treeHandles(th TreeHooks, ev hooks.EventID) bool {
-	if c, ok := th.(eventChecker); ok {
-		return c.Has(ev)
-	}
-	return true
 }

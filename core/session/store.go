@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -136,7 +135,7 @@ func OpenOrCreate(path, cwd string, opts Options) (*Store, error) {
 
 // Load reads and parses a session file without keeping it open.
 func Load(path string) (*File, error) {
-	data, err := readFile(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, unwrapPathError(err))
 	}
@@ -533,41 +532,4 @@ func unwrapPathError(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-// readFile is os.ReadFile that reads a large file with one goroutine per
-// core: most of the time a big read takes goes to faulting in the fresh
-// buffer's pages, and that work splits across cores.
-func readFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	size := st.Size()
-	if size < parallelThreshold || !st.Mode().IsRegular() {
-		return io.ReadAll(f)
-	}
-	data := make([]byte, size)
-	parts := int64(runtime.GOMAXPROCS(0))
-	errs := make([]error, parts)
-	var wg sync.WaitGroup
-	for i := int64(0); i < parts; i++ {
-		lo, hi := size*i/parts, size*(i+1)/parts
-		wg.Go(func() {
-			_, errs[i] = f.ReadAt(data[lo:hi], lo)
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	// A writer may have appended meanwhile; what was there at Stat is a
-	// consistent prefix of whole lines or ends in a torn one, which Parse
-	// handles.
-	return data, nil
 }
