@@ -61,7 +61,7 @@ func (r RootFS) OpenFile(name string, flag int, perm fs.FileMode) (Handle, error
 }
 
 func (r RootFS) Rename(oldname, newname string) error   { return r.Root.Rename(oldname, newname) }
-func (r RootFS) Remove(name string) error                { return r.Root.Remove(name) }
+func (r RootFS) Remove(name string) error               { return r.Root.Remove(name) }
 func (r RootFS) Stat(name string) (fs.FileInfo, error)  { return r.Root.Stat(name) }
 func (r RootFS) Lstat(name string) (fs.FileInfo, error) { return r.Root.Lstat(name) }
 
