@@ -45,7 +45,7 @@ func CompactionDraft(res *Result, fromHook bool, preserveData json.RawMessage) s
 
 // ErrDiscarded is a compaction that was not saved because the session
 // changed under it while the summary was made; the file is unchanged.
-var ErrDiscarded = errors.New("compaction discarded, the session file is unchanged")
+var ErrDiscarded = errors.New("compaction discarded")
 
 // Persist appends the compaction for res and returns the new entry and the
 // context rebuilt from it (SPEC §10). Where it goes is decided under the

@@ -26,9 +26,27 @@ import (
 //   - A writer that waited for the lock checks that the path still names
 //     the file it locked; if a rewrite replaced it, it reopens and rereads.
 
+// ErrUnchanged is wrapped by every error of a write after which the
+// session file is verified to be exactly as it was before.
+var ErrUnchanged = errors.New("the session is unchanged")
+
 // ErrChanged refuses a rewrite prepared from a file that was replaced on
-// disk since; nothing was changed.
-var ErrChanged = errors.New("the session file was replaced on disk while the change was prepared; nothing was changed, run it again")
+// disk since.
+var ErrChanged = errors.New("the session file was replaced on disk while the change was prepared; run it again")
+
+// ErrIncomplete is wrapped by errors of a write that failed after it
+// changed the file: cutting back a failed append failed too, or a rewrite
+// was renamed into place but a later step failed. The message says what
+// state the file is in.
+var ErrIncomplete = errors.New("the write did not complete")
+
+// unchanged marks err as leaving the session unchanged.
+func unchanged(err error) error {
+	if err == nil || errors.Is(err, ErrUnchanged) {
+		return err
+	}
+	return fmt.Errorf("%w; %w", err, ErrUnchanged)
+}
 
 // maxReopen bounds how often a writer follows replacements of the file
 // before giving up (each one means another process rewrote it meanwhile).
@@ -93,7 +111,7 @@ func (s *Store) checkWritable(rewrite bool) error {
 		return fmt.Errorf("%s: %w", s.path, err)
 	}
 	if n, ok := linkCount(st); ok && n > 1 {
-		return fmt.Errorf("%s: %w (%d); nothing was changed", s.path, ErrHardLinked, n)
+		return fmt.Errorf("%s: %w (%d)", s.path, ErrHardLinked, n)
 	}
 	return nil
 }
@@ -147,16 +165,18 @@ func (s *Store) Append(drafts ...Draft) ([]*Entry, error) {
 	return s.AppendWith(nil, drafts...)
 }
 
-// ErrNotAppended wraps the cause of a failed append after the file was
-// verified to be exactly as it was before it.
-var ErrNotAppended = errors.New("nothing was appended; the session is unchanged")
-
 // AppendWith is Append with the parent of the first draft chosen under the
 // lock, after reading what other processes appended: parent gets the tree
 // and its last entry in file order and returns the parent id ("" for a
 // root), or an error that cancels the append with the file unchanged.
 // parent nil means Draft.Parent or the current leaf.
-func (s *Store) AppendWith(parent func(t *Tree, last *Entry) (string, error), drafts ...Draft) ([]*Entry, error) {
+func (s *Store) AppendWith(parent func(t *Tree, last *Entry) (string, error), drafts ...Draft) (_ []*Entry, err error) {
+	written := false
+	defer func() {
+		if !written {
+			err = unchanged(err)
+		}
+	}()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.checkWritable(false); err != nil {
@@ -215,6 +235,7 @@ func (s *Store) AppendWith(parent func(t *Tree, last *Entry) (string, error), dr
 		buf.WriteByte('\n')
 		pid = id
 	}
+	written = true
 	if err := appendAll(s.fd, buf.Bytes()); err != nil {
 		return nil, fmt.Errorf("%s: append: %w", s.path, err)
 	}
@@ -254,19 +275,20 @@ func appendAll(h Handle, data []byte) error {
 func undoAppend(h Handle, size int64, cause error) error {
 	terr := h.Truncate(size)
 	if terr == nil {
-		terr = h.Sync()
-	}
-	if terr == nil {
+		// Verified by size, whether or not the fsync below succeeds: a
+		// failed fsync of a truncate cannot bring the cut bytes back
+		// into the file others read.
+		h.Sync()
 		st, err := h.Stat()
 		if err == nil && st.Size() == size {
-			return fmt.Errorf("%w (%w)", ErrNotAppended, cause)
+			return fmt.Errorf("%w; %w", cause, ErrUnchanged)
 		}
 		terr = err
 		if terr == nil {
 			terr = fmt.Errorf("the size is %d, not %d", st.Size(), size)
 		}
 	}
-	return fmt.Errorf("%w, and cutting back the partial write failed too (%v): the file may end in a partial line, which the next write fences off", cause, terr)
+	return fmt.Errorf("%w, and cutting back the partial write failed too (%v): the file may end in a partial line, which the next write fences off (%w)", cause, terr, ErrIncomplete)
 }
 
 // Tx is a change to the session under its exclusive lock: the file as the
@@ -421,7 +443,13 @@ func (s *Store) Migrate() (bool, error) {
 // update is Update; migrate allows rewriting a file read through an
 // in-memory migration, failIfReplaced refuses to go on when the file was
 // replaced since the Store read it.
-func (s *Store) update(migrate, failIfReplaced bool, change func(tx *Tx) (*File, error)) error {
+func (s *Store) update(migrate, failIfReplaced bool, change func(tx *Tx) (*File, error)) (err error) {
+	renamed := false
+	defer func() {
+		if !renamed {
+			err = unchanged(err)
+		}
+	}()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.checkWritable(true); err != nil {
@@ -448,7 +476,7 @@ func (s *Store) update(migrate, failIfReplaced bool, change func(tx *Tx) (*File,
 		tx.finish(false)
 		return err
 	}
-	renamed, err := s.rewriteLocked(f)
+	renamed, err = s.rewriteLocked(f)
 	if renamed {
 		locked = s.fd // the new file, locked before the rename
 	}
@@ -477,12 +505,12 @@ func (s *Store) rewriteLocked(f *File) (renamed bool, err error) {
 	perm := st.Mode().Perm()
 	tmp, err := s.fsys.OpenFile(tmpName, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
-		return false, fmt.Errorf("%s: rewrite: %w; nothing was changed", s.path, unwrapPathError(err))
+		return false, fmt.Errorf("%s: rewrite: %w", s.path, unwrapPathError(err))
 	}
 	fail := func(err error) (bool, error) {
 		tmp.Close()
 		s.fsys.Remove(tmpName)
-		return false, fmt.Errorf("%s: rewrite: %w; nothing was changed", s.path, err)
+		return false, fmt.Errorf("%s: rewrite: %w", s.path, err)
 	}
 	carried := s.size
 	if err := f.Encode(tmp); err != nil {
@@ -523,13 +551,13 @@ func (s *Store) rewriteLocked(f *File) (renamed bool, err error) {
 	old.Close()
 	dirErr := s.fsys.SyncDir()
 	if err := s.loadLocked(); err != nil {
-		return true, err
+		return true, fmt.Errorf("%w (%w)", err, ErrIncomplete)
 	}
 	switch {
 	case lateErr != nil:
-		return true, fmt.Errorf("%s: rewritten, but lines appended during the rewrite could not be copied (%v); they are in no file now", s.path, lateErr)
+		return true, fmt.Errorf("%s: rewritten, but lines appended during the rewrite could not be copied (%v); they are in no file now (%w)", s.path, lateErr, ErrIncomplete)
 	case dirErr != nil:
-		return true, fmt.Errorf("%s: rewritten, but the directory could not be synced (%v): a power loss now could bring the old file back", s.path, dirErr)
+		return true, fmt.Errorf("%s: rewritten, but the directory could not be synced (%v): a power loss now could bring the old file back (%w)", s.path, dirErr, ErrIncomplete)
 	}
 	return true, nil
 }
