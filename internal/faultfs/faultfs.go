@@ -63,6 +63,11 @@ type Counter struct {
 	faults []Fault
 	counts [numOps]int
 	fired  bool
+	// Before, when set, runs before every counted operation with its kind
+	// and number (1-based), outside the Counter's lock: tests use it to
+	// act inside a window, such as another process appending just before
+	// a rename.
+	Before func(op Op, n int)
 }
 
 // New returns a Counter that injects the faults (at most one per Op).
@@ -88,8 +93,14 @@ func (c *Counter) Fired() bool {
 // hit counts an operation and returns the error to inject, or nil.
 func (c *Counter) hit(op Op) error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.counts[op]++
+	if c.Before != nil {
+		n, before := c.counts[op], c.Before
+		c.mu.Unlock()
+		before(op, n)
+		c.mu.Lock()
+	}
+	defer c.mu.Unlock()
 	for _, f := range c.faults {
 		if f.N == 0 || op != f.Op {
 			continue
