@@ -470,6 +470,7 @@ func (s *Store) update(migrate, failIfReplaced bool, change func(tx *Tx) (*File,
 	if s.file.Migrated && !migrate {
 		return fmt.Errorf("%s: %w; run `pith migrate --in-place %s` first", s.path, ErrOldVersion, s.path)
 	}
+	s.removeStaleTemps()
 	tx := &Tx{s: s}
 	f, err := change(tx)
 	if err != nil || f == nil {
@@ -496,7 +497,6 @@ func (s *Store) rewriteLocked(f *File) (renamed bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("%s: %w", s.path, err)
 	}
-	s.removeStaleTemps()
 	var rnd [8]byte
 	if _, err := io.ReadFull(s.rand, rnd[:]); err != nil {
 		return false, fmt.Errorf("%s: %w", s.path, err)
@@ -593,8 +593,8 @@ func (s *Store) carryOverFrom(src, dst Handle, carried *int64) error {
 }
 
 // removeStaleTemps removes temp files that killed rewrites of this session
-// left. It runs under the session's exclusive lock, so no live rewrite
-// owns them.
+// left; every change through Update does it first. It runs under the
+// session's exclusive lock, so no live rewrite owns them.
 func (s *Store) removeStaleTemps() {
 	names, err := s.fsys.ReadDir()
 	if err != nil {
