@@ -22,8 +22,8 @@ import (
 // The tests of this file run pith, and pi-like appenders, as separate
 // processes: this test binary re-executed in one of these modes.
 const (
-	envCLI       = "PITH_TEST_CLI_ARGS"   // run the CLI with these args (\x1f-separated)
-	envPiAppend  = "PITH_TEST_PI_APPEND"  // path: append lines as pi does, no lock
+	envCLI       = "PITH_TEST_CLI_ARGS"  // run the CLI with these args (\x1f-separated)
+	envPiAppend  = "PITH_TEST_PI_APPEND" // path: append lines as pi does, no lock
 	envPiLocked  = "PITH_TEST_LOCKED_APPEND"
 	envPiN       = "PITH_TEST_APPEND_N"
 	envPiTag     = "PITH_TEST_APPEND_TAG"
