@@ -11,6 +11,7 @@ import (
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 )
 
 // ArchiveRecord is one line of a session's sidecar archive: the original
@@ -111,6 +112,28 @@ type RestoreResult struct {
 	Refused  []RefusedRecord
 }
 
+// prunedFrom checks that cur is the pruned form of the record's original:
+// marked pruned, and equal to it but for the pruned field and the stamp.
+// A record cannot put back anything else, however it was made.
+func prunedFrom(cur []byte, r ArchiveRecord) string {
+	if !gjson.GetBytes(cur, "message.prunedAt").Exists() {
+		return fmt.Sprintf("the entry at position %d is not pruned", r.Pos)
+	}
+	field := r.Field
+	if field == "" {
+		field = "message.content"
+	}
+	strip := func(b []byte) []byte {
+		b, _ = sjson.DeleteBytes(bytes.Clone(b), field)
+		b, _ = sjson.DeleteBytes(b, "message.prunedAt")
+		return b
+	}
+	if !bytes.Equal(strip(cur), strip(r.Original)) {
+		return fmt.Sprintf("the entry at position %d differs from the record's original in more than %s", r.Pos, field)
+	}
+	return ""
+}
+
 // RestoreFile returns a copy of file with every entry a record of the
 // archive names put back to its original line, byte for byte. A record is
 // applied by position: the entry at Pos must have the record's id. The
@@ -153,9 +176,16 @@ func RestoreFile(file *session.File, archive []byte) (*session.File, RestoreResu
 			res.Refused = append(res.Refused, RefusedRecord{Line: n + 1, ID: r.ID, Reason: fmt.Sprintf("the session has no entry %s at position %d", r.ID, r.Pos)})
 			continue
 		}
-		if _, ok := originals[r.Pos]; !ok {
-			originals[r.Pos] = r.Original
+		if _, ok := originals[r.Pos]; ok {
+			continue
 		}
+		if cur := file.Entries[r.Pos].Raw; !bytes.Equal(cur, r.Original) {
+			if reason := prunedFrom(cur, r); reason != "" {
+				res.Refused = append(res.Refused, RefusedRecord{Line: n + 1, ID: r.ID, Reason: reason})
+				continue
+			}
+		}
+		originals[r.Pos] = r.Original
 	}
 	if len(originals) == 0 {
 		return file, res, nil
