@@ -54,44 +54,59 @@ const maxReopen = 100
 
 // lockFresh takes the exclusive lock on the file the path names now,
 // reopening and rereading it when a rewrite replaced it. It reports
-// whether it did. The caller holds s.mu and unlocks s.fd when done.
-func (s *Store) lockFresh() (replaced bool, err error) {
+// whether it did, and the locked file's stat. The caller holds s.mu and
+// unlocks s.fd when done.
+func (s *Store) lockFresh() (replaced bool, held fs.FileInfo, err error) {
 	for range maxReopen {
 		if err := s.fd.Lock(true); err != nil {
-			return replaced, fmt.Errorf("%s: lock: %w", s.path, err)
+			return replaced, nil, fmt.Errorf("%s: lock: %w", s.path, err)
 		}
 		held, err := s.fd.Stat()
 		if err != nil {
 			s.fd.Unlock()
-			return replaced, fmt.Errorf("%s: %w", s.path, err)
+			return replaced, nil, fmt.Errorf("%s: %w", s.path, err)
 		}
-		cur, err := s.fsys.Stat(s.name)
-		if err == nil && os.SameFile(held, cur) {
+		current := false
+		if n, ok := linkCount(held); ok && n == 1 {
+			// A rename over the name drops the old file's last link, so
+			// one link means the name still leads here; this saves a path
+			// lookup on every append. (A rewrite refuses files with more.)
+			current = true
+		} else {
+			cur, err := s.fsys.Stat(s.name)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				s.fd.Unlock()
+				return replaced, nil, fmt.Errorf("%s: %w", s.path, unwrapPathError(err))
+			}
+			if err != nil {
+				s.fd.Unlock()
+				return replaced, nil, fmt.Errorf("%s: the session file is gone: %w", s.path, unwrapPathError(err))
+			}
+			current = os.SameFile(held, cur)
+		}
+		if current {
 			if replaced {
 				if err := s.loadLocked(); err != nil {
 					s.fd.Unlock()
-					return replaced, err
+					return replaced, nil, err
 				}
 			}
-			return replaced, nil
+			return replaced, held, nil
 		}
 		s.fd.Unlock()
-		if err != nil {
-			return replaced, fmt.Errorf("%s: the session file is gone: %w", s.path, unwrapPathError(err))
-		}
 		flag := os.O_RDWR | os.O_APPEND
 		if s.readOnly {
 			flag = os.O_RDONLY
 		}
 		fd, err := openRegular(s.fsys, s.name, flag)
 		if err != nil {
-			return replaced, fmt.Errorf("%s: reopen: %w", s.path, err)
+			return replaced, nil, fmt.Errorf("%s: reopen: %w", s.path, err)
 		}
 		s.fd.Close()
 		s.fd = fd
 		replaced = true
 	}
-	return replaced, fmt.Errorf("%s: the file keeps being replaced; try again", s.path)
+	return replaced, nil, fmt.Errorf("%s: the file keeps being replaced; try again", s.path)
 }
 
 // checkWritable refuses writes to a read-only or (when asked) multiply
@@ -117,12 +132,8 @@ func (s *Store) checkWritable(rewrite bool) error {
 }
 
 // catchUp reads lines other processes appended since this Store last read
-// the file. It runs under the exclusive lock.
-func (s *Store) catchUp() error {
-	st, err := s.fd.Stat()
-	if err != nil {
-		return fmt.Errorf("%s: %w", s.path, err)
-	}
+// the file, whose stat under the exclusive lock is st.
+func (s *Store) catchUp(st fs.FileInfo) error {
 	if st.Size() < s.size {
 		return s.loadLocked() // cut back by someone: read it afresh
 	}
@@ -190,11 +201,12 @@ func (s *Store) AppendWith(parent func(t *Tree, last *Entry) (string, error), dr
 		// them would dangle for pi, and Pith never rewrites a file unasked.
 		return nil, fmt.Errorf("%s: %w; run `pith migrate --in-place %s` first", s.path, ErrOldVersion, s.path)
 	}
-	if _, err := s.lockFresh(); err != nil {
+	_, held, err := s.lockFresh()
+	if err != nil {
 		return nil, err
 	}
 	defer s.fd.Unlock()
-	if err := s.catchUp(); err != nil {
+	if err := s.catchUp(held); err != nil {
 		return nil, err
 	}
 	if s.file.Migrated {
@@ -455,7 +467,7 @@ func (s *Store) update(migrate, failIfReplaced bool, change func(tx *Tx) (*File,
 	if err := s.checkWritable(true); err != nil {
 		return err
 	}
-	replaced, err := s.lockFresh()
+	replaced, _, err := s.lockFresh()
 	if err != nil {
 		return err
 	}
