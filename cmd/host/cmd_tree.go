@@ -22,6 +22,7 @@ func newTreeCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			session.LogWarnings(warnLogger(cmd.ErrOrStderr()), args[0], session.CycleWarnings(tree))
 			nodes := treeNodes(tree)
 			if asJSON {
 				return writeTreeJSON(cmd.OutOrStdout(), tree, nodes)
@@ -69,13 +70,30 @@ func treeNodes(tree *session.Tree) []treeNode {
 			roots = append(roots, e)
 		}
 	}
+	// Entries on a parentId loop (and below one) have no root: each loop
+	// is shown from the entry where it was found, as if that were a root,
+	// and anything still unseen after that from itself, so every entry
+	// appears once.
+	cycles, _ := tree.Cycles()
+	next := 0 // the next candidate root: cycles, then the entries in file order
 	var stack []item
 	for i := len(roots) - 1; i >= 0; i-- {
 		stack = append(stack, item{roots[i], 0, len(roots) > 1})
 	}
 	out := make([]treeNode, 0, len(tree.Entries))
 	seen := make(map[*session.Entry]bool, len(tree.Entries))
-	for len(stack) > 0 {
+	for len(stack) > 0 || len(out) < len(tree.Entries) && next < len(cycles)+len(tree.Entries) {
+		if len(stack) == 0 {
+			e := tree.Entries[max(0, next-len(cycles))]
+			if next < len(cycles) {
+				e = cycles[next]
+			}
+			next++
+			if !seen[e] {
+				stack = append(stack, item{e, 0, true})
+			}
+			continue
+		}
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		if seen[it.e] {

@@ -15,10 +15,15 @@ import (
 // header with a string id.
 var ErrNotSession = errors.New("not a pi session file")
 
-// Warning reports a line that was skipped while reading.
+// Warning reports a line that was skipped while reading, or (with Problem
+// set) a line that was read but is wrong in a way readers work around.
+// LogWarnings is how every part of Pith shows one.
 type Warning struct {
 	Line   int // 1-based
 	Reason string
+	// Problem names what is wrong with a line that was kept, such as a
+	// parentId cycle; "" means the line was skipped.
+	Problem string
 }
 
 func (w Warning) String() string { return fmt.Sprintf("line %d: %s", w.Line, w.Reason) }

@@ -323,6 +323,9 @@ func scanEntry(l []byte, e *Entry) string {
 			if p.err == "" && p.i == len(l) {
 				return "not a JSON object"
 			}
+			if p.err != "" {
+				return "malformed JSON: " + p.err
+			}
 		}
 		return "malformed JSON"
 	}

@@ -163,9 +163,7 @@ func (s *Store) load() error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.path, err)
 	}
-	for _, w := range f.Warnings {
-		s.log.Warn("skipped a line of the session file", "file", s.path, "line", w.Line, "reason", w.Reason)
-	}
+	LogWarnings(s.log, s.path, f.Warnings)
 	s.file = f
 	s.tree = NewTree(f.Entries)
 	s.leaf = s.tree.Last()
@@ -336,7 +334,7 @@ func (s *Store) catchUp() error {
 		}
 		e, err := ParseEntry(l)
 		if err != nil {
-			s.log.Warn("skipped a line of the session file", "file", s.path, "line", line, "reason", err.Error())
+			LogWarnings(s.log, s.path, []Warning{{Line: line, Reason: err.Error()}})
 			continue
 		}
 		e.Line = line
