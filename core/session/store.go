@@ -163,7 +163,9 @@ func (s *Store) load() error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.path, err)
 	}
-	LogWarnings(s.log, s.path, f.Warnings)
+	for _, w := range f.Warnings {
+		s.log.Warn("skipped a line of the session file", "file", s.path, "line", w.Line, "reason", w.Reason)
+	}
 	s.file = f
 	s.tree = NewTree(f.Entries)
 	s.leaf = s.tree.Last()
@@ -334,7 +336,7 @@ func (s *Store) catchUp() error {
 		}
 		e, err := ParseEntry(l)
 		if err != nil {
-			LogWarnings(s.log, s.path, []Warning{{Line: line, Reason: err.Error()}})
+			s.log.Warn("skipped a line of the session file", "file", s.path, "line", line, "reason", err.Error())
 			continue
 		}
 		e.Line = line
