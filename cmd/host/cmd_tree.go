@@ -64,36 +64,14 @@ func treeNodes(tree *session.Tree) []treeNode {
 		depth int
 		fork  bool
 	}
-	var roots []*session.Entry
-	for _, e := range tree.Entries {
-		if e.ParentID == "" || !tree.Has(e.ParentID) {
-			roots = append(roots, e)
-		}
-	}
-	// Entries on a parentId loop (and below one) have no root: each loop
-	// is shown from the entry where it was found, as if that were a root,
-	// and anything still unseen after that from itself, so every entry
-	// appears once.
-	cycles, _ := tree.Cycles()
-	next := 0 // the next candidate root: cycles, then the entries in file order
+	roots := tree.Roots()
 	var stack []item
 	for i := len(roots) - 1; i >= 0; i-- {
 		stack = append(stack, item{roots[i], 0, len(roots) > 1})
 	}
 	out := make([]treeNode, 0, len(tree.Entries))
 	seen := make(map[*session.Entry]bool, len(tree.Entries))
-	for len(stack) > 0 || len(out) < len(tree.Entries) && next < len(cycles)+len(tree.Entries) {
-		if len(stack) == 0 {
-			e := tree.Entries[max(0, next-len(cycles))]
-			if next < len(cycles) {
-				e = cycles[next]
-			}
-			next++
-			if !seen[e] {
-				stack = append(stack, item{e, 0, true})
-			}
-			continue
-		}
+	for len(stack) > 0 {
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		if seen[it.e] {

@@ -55,6 +55,20 @@ func TestCycles(t *testing.T) {
 			if strings.Join(got, " ") != tc.want {
 				t.Errorf("cycles %v, want %q", got, tc.want)
 			}
+			// Walking Children from Roots reaches every entry.
+			seen := map[*session.Entry]bool{}
+			stack := tree.Roots()
+			for len(stack) > 0 {
+				e := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				if !seen[e] {
+					seen[e] = true
+					stack = append(stack, tree.Children(e.ID)...)
+				}
+			}
+			if len(seen) != len(tree.Entries) {
+				t.Errorf("walk from Roots reached %d of %d entries", len(seen), len(tree.Entries))
+			}
 			// Every walk ends, on a loop too, and PathCycle names the loop
 			// exactly when the walk was cut by one.
 			for _, e := range tree.Entries {

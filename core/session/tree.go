@@ -172,6 +172,21 @@ func (t *Tree) CommonAncestor(a, b *Entry) *Entry {
 	return nil
 }
 
+// Roots returns the entries a walk down the tree starts from, in file
+// order: those without a parent or whose parent is missing, then one entry
+// of each parentId loop (see Cycles), so that walking Children from them
+// reaches every entry — a loop has no root of its own.
+func (t *Tree) Roots() []*Entry {
+	var roots []*Entry
+	for _, e := range t.Entries {
+		if e.ParentID == "" || !t.Has(e.ParentID) {
+			roots = append(roots, e)
+		}
+	}
+	loops, _ := t.Cycles()
+	return append(roots, loops...)
+}
+
 // Cycles finds the loops of parentId links (a file edited by hand or
 // forged: pi never writes one). For each loop it returns the entry where a
 // walk in file order first came back to itself, and the loop's length.
