@@ -127,9 +127,7 @@ func dryRunCompact(stdout io.Writer, path string, f compactFlags, changed func(s
 	if err != nil {
 		return err
 	}
-	for _, w := range file.Warnings {
-		log.Warn("skipped a line of the session file", "file", path, "line", w.Line, "reason", w.Reason)
-	}
+	session.LogWarnings(log, path, file.Warnings)
 	tree := session.NewTree(file.Entries)
 	prep, err := compaction.Prepare(tree.Path(tree.Last()), compaction.Settings{
 		ReserveTokens: s.ReserveTokens, KeepRecentTokens: s.KeepRecentTokens, CalibrateKeepRecent: s.CalibrateKeepRecent,

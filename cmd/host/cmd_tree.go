@@ -22,6 +22,7 @@ func newTreeCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			session.LogWarnings(warnLogger(cmd.ErrOrStderr()), args[0], session.CycleWarnings(tree))
 			nodes := treeNodes(tree)
 			if asJSON {
 				return writeTreeJSON(cmd.OutOrStdout(), tree, nodes)
@@ -63,12 +64,7 @@ func treeNodes(tree *session.Tree) []treeNode {
 		depth int
 		fork  bool
 	}
-	var roots []*session.Entry
-	for _, e := range tree.Entries {
-		if e.ParentID == "" || !tree.Has(e.ParentID) {
-			roots = append(roots, e)
-		}
-	}
+	roots := tree.Roots()
 	var stack []item
 	for i := len(roots) - 1; i >= 0; i-- {
 		stack = append(stack, item{roots[i], 0, len(roots) > 1})
