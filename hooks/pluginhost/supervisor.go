@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/wire"
+	"github.com/pith-dev/pith/internal/proctree"
 	pb "github.com/pith-dev/pith/proto/pith/hooks/v1"
 	"google.golang.org/grpc"
 )
@@ -258,7 +259,17 @@ func (s *Supervisor) shutdown(ctx context.Context, inst *instance) {
 		}
 		cancel()
 	}
+	killInstance(inst)
+}
+
+// killInstance ends the instance's process and everything it started: the
+// descendants are collected while the plugin still runs (a child that left
+// the group with setsid is found only through its parent), then go-plugin
+// ends the plugin and the group and those descendants are killed.
+func killInstance(inst *instance) {
+	desc := proctree.Descendants(inst.pid)
 	inst.client.Kill()
+	proctree.Kill(inst.pid, desc)
 	for _, w := range inst.logs {
 		w.Flush()
 	}
@@ -369,10 +380,7 @@ func (s *Supervisor) crashed(inst *instance, why string) {
 	go func() {
 		defer s.wg.Done()
 		inst.retire()
-		inst.client.Kill()
-		for _, w := range inst.logs {
-			w.Flush()
-		}
+		killInstance(inst)
 	}()
 }
 
@@ -478,6 +486,9 @@ func (s *Supervisor) launch(ctx context.Context) (*instance, error) {
 	}
 
 	cmd := exec.Command(spec.Path, spec.Args...)
+	// Its own process group, so that stopping it ends what it started, and
+	// a parent-death signal, so that a SIGKILLed host takes it along.
+	cmd.SysProcAttr = proctree.SysProcAttr()
 	cmd.Env = append(os.Environ(), wire.EnvHostPID+"="+strconv.Itoa(os.Getpid()))
 	keys := make([]string, 0, len(spec.Env))
 	for k := range spec.Env {
@@ -510,7 +521,13 @@ func (s *Supervisor) launch(ctx context.Context) (*instance, error) {
 		SkipHostEnv: true,
 	})
 	fail := func(err error) (*instance, error) {
+		pid := 0
+		if cmd.Process != nil {
+			pid = cmd.Process.Pid
+		}
+		desc := proctree.Descendants(pid)
 		client.Kill()
+		proctree.Kill(pid, desc)
 		stderr.Flush()
 		if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {
 			return nil, fmt.Errorf("plugin %q: %w: %s; not started", spec.Name, ErrChecksumMismatch, spec.Path)

@@ -11,7 +11,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/sdk"
@@ -47,7 +51,14 @@ func main() {
 	flag.StringVar(&p.record, "record", "", "file notifications are appended to")
 	flag.StringVar(&p.marker, "marker", "", "exit-once: exit only while this file does not exist")
 	flag.BoolVar(&p.garbage, "garbage", false, "write garbage and odd JSON log lines to stderr on every call")
+	spawn := flag.String("spawn", "", "start two long-running children, one in a new session (setsid), and write their pids to this file")
 	flag.Parse()
+	if *spawn != "" {
+		if err := spawnChildren(*spawn); err != nil {
+			fmt.Fprintln(stderr, "spawn:", err)
+			os.Exit(2)
+		}
+	}
 	if p.garbage {
 		p.spew()
 	}
@@ -77,6 +88,27 @@ type closer struct {
 }
 
 func (c closer) Close() error { return c.p.note("closed", nil) }
+
+// spawnChildren starts `sleep` twice: once in the plugin's process group,
+// once in a session of its own, as a daemonising helper would. The pids go
+// to file, written whole once both run.
+func spawnChildren(file string) error {
+	var pids []string
+	for _, setsid := range []bool{false, true} {
+		cmd := exec.Command("sleep", "600")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: setsid}
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		pids = append(pids, strconv.Itoa(cmd.Process.Pid))
+		go func() { _ = cmd.Wait() }()
+	}
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, []byte(strings.Join(pids, "\n")+"\n"), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, file)
+}
 
 func (p *plugin) spew() {
 	fmt.Fprintln(stderr, "\x00\xff garbage \x1b[2J not json {")
