@@ -9,8 +9,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"sort"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -489,15 +487,7 @@ func (s *Supervisor) launch(ctx context.Context) (*instance, error) {
 	// Its own process group, so that stopping it ends what it started, and
 	// a parent-death signal, so that a SIGKILLed host takes it along.
 	cmd.SysProcAttr = proctree.SysProcAttr()
-	cmd.Env = append(os.Environ(), wire.EnvHostPID+"="+strconv.Itoa(os.Getpid()))
-	keys := make([]string, 0, len(spec.Env))
-	for k := range spec.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		cmd.Env = append(cmd.Env, k+"="+spec.Env[k])
-	}
+	cmd.Env = spec.environment(os.LookupEnv)
 
 	stderr := newLogWriter(s.log)
 	syncErr := newLogWriter(s.log)
@@ -517,7 +507,7 @@ func (s *Supervisor) launch(ctx context.Context) (*instance, error) {
 		SyncStderr:      syncErr,
 		SyncStdout:      syncOut,
 		GRPCDialOptions: wire.DialOptions(),
-		// The host environment is passed above, so that spec.Env wins.
+		// A minimal environment, set above: never the host's own.
 		SkipHostEnv: true,
 	})
 	fail := func(err error) (*instance, error) {

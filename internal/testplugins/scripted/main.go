@@ -52,7 +52,14 @@ func main() {
 	flag.StringVar(&p.marker, "marker", "", "exit-once: exit only while this file does not exist")
 	flag.BoolVar(&p.garbage, "garbage", false, "write garbage and odd JSON log lines to stderr on every call")
 	spawn := flag.String("spawn", "", "start two long-running children, one in a new session (setsid), and write their pids to this file")
+	dumpEnv := flag.String("dump-env", "", "write the plugin's environment, NAME=value entries separated by NUL bytes, to this file")
 	flag.Parse()
+	if *dumpEnv != "" {
+		if err := os.WriteFile(*dumpEnv, []byte(strings.Join(os.Environ(), "\x00")), 0o600); err != nil {
+			fmt.Fprintln(stderr, "dump-env:", err)
+			os.Exit(2)
+		}
+	}
 	if *spawn != "" {
 		if err := spawnChildren(*spawn); err != nil {
 			fmt.Fprintln(stderr, "spawn:", err)
