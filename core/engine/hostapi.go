@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/core/jsondepth"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summarize"
 	"github.com/pith-dev/pith/core/tokens"
@@ -61,10 +62,14 @@ func (h *HostAPI) ReadEntries(_ context.Context, req hooks.ReadEntriesRequest) (
 	return out, nil
 }
 
-// EstimateTokens estimates each message (SPEC §3).
+// EstimateTokens estimates each message (SPEC §3). A message nested deeper
+// than jsondepth.Max is refused, like such a line in a session file.
 func (h *HostAPI) EstimateTokens(_ context.Context, messages []json.RawMessage) ([]int, error) {
 	out := make([]int, len(messages))
 	for i, m := range messages {
+		if err := jsondepth.Check(m); err != nil {
+			return nil, fmt.Errorf("%w: message %d: %w", hooks.ErrInvalidArgument, i+1, err)
+		}
 		out[i] = tokens.Estimate(m)
 	}
 	return out, nil

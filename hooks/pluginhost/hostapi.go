@@ -34,6 +34,8 @@ func hostErr(err error) error {
 		return status.Error(codes.DeadlineExceeded, err.Error())
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, err.Error())
+	case errors.Is(err, hooks.ErrInvalidArgument):
+		return status.Error(codes.InvalidArgument, err.Error())
 	}
 	return status.Error(codes.Unknown, err.Error())
 }

@@ -42,7 +42,7 @@ type plugin struct {
 func main() {
 	p := &plugin{}
 	flag.StringVar(&p.name, "name", "scripted", "name reported in Describe and used in answers")
-	flag.StringVar(&p.beforeComp, "before-compact", "off", "off|none|cancel|compact|echo|invalid|error|panic|hang|exit|exit-once|host")
+	flag.StringVar(&p.beforeComp, "before-compact", "off", "off|none|cancel|compact|echo|invalid|error|panic|hang|exit|exit-once|host|host-deep")
 	flag.StringVar(&p.compacting, "compacting", "off", "off|none|context|error|hang")
 	flag.StringVar(&p.prompt, "prompt", "", "prompt returned by compacting=context")
 	flag.StringVar(&p.beforeTree, "before-tree", "off", "off|none|cancel|summary|invalid")
@@ -160,6 +160,8 @@ func (p *plugin) onBeforeCompact(ctx context.Context, ev *sdk.BeforeCompactEvent
 		return p.compaction(ev, p.name+" after restart"), nil
 	case "host":
 		return p.viaHost(ctx, ev)
+	case "host-deep":
+		return p.deepEstimate(ctx, ev)
 	}
 	return nil, nil
 }
@@ -193,6 +195,17 @@ func (p *plugin) viaHost(ctx context.Context, ev *sdk.BeforeCompactEvent) (*sdk.
 		return nil, err
 	}
 	return p.compaction(ev, resp.Text), nil
+}
+
+// deepEstimate sends the host a message nested 30 million levels deep, then
+// a normal one, and reports both answers in its summary: the host must
+// refuse the first and still be there for the second.
+func (p *plugin) deepEstimate(ctx context.Context, ev *sdk.BeforeCompactEvent) (*sdk.BeforeCompactResult, error) {
+	host := sdk.Host(ctx)
+	deep := `{"role":"user","content":` + strings.Repeat("[", 30_000_000) + `}`
+	_, err := host.EstimateTokens(ctx, []json.RawMessage{json.RawMessage(deep)})
+	n, err2 := host.EstimateTokens(ctx, []json.RawMessage{json.RawMessage(`{"role":"user","content":"12345678"}`)})
+	return p.compaction(ev, fmt.Sprintf("deep: %v; then: %v %v", err, n, err2)), nil
 }
 
 func (p *plugin) onCompacting(ctx context.Context, ev *sdk.CompactingEvent) (*sdk.CompactingResult, error) {
