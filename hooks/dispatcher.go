@@ -200,6 +200,9 @@ func (d *Dispatcher) BeforeCompact(ctx context.Context, ev *BeforeCompactEvent, 
 		res, err := call(ctx, d, p, EventBeforeCompact, func(ctx context.Context) (*BeforeCompactResult, error) {
 			return p.BeforeCompact(ctx, &evc)
 		})
+		if err == nil {
+			err = overLimit(CheckBeforeCompactResult(res, p.Info().Limits))
+		}
 		if err != nil {
 			if ferr := d.failed(ctx, p, EventBeforeCompact, start, err); ferr != nil {
 				return BeforeCompactOutcome{}, ferr
@@ -254,8 +257,14 @@ func (d *Dispatcher) Compacting(ctx context.Context, ev *CompactingEvent) (Compa
 		res, err := call(ctx, d, p, EventCompacting, func(ctx context.Context) (*CompactingResult, error) {
 			return p.Compacting(ctx, &evc)
 		})
+		if err == nil {
+			err = overLimit(CheckCompactingResult(res, p.Info().Limits))
+		}
+		if err != nil {
+			return err // nothing of a failed or refused result is used
+		}
 		results[i] = res
-		return err
+		return nil
 	}, errs)
 	if err := firstErr(errs); err != nil {
 		return CompactingOutcome{}, err
@@ -349,6 +358,9 @@ func (d *Dispatcher) BeforeTree(ctx context.Context, ev *BeforeTreeEvent, lim Su
 		res, err := call(ctx, d, p, EventBeforeTree, func(ctx context.Context) (*BeforeTreeResult, error) {
 			return p.BeforeTree(ctx, &evc)
 		})
+		if err == nil {
+			err = overLimit(CheckBeforeTreeResult(res, p.Info().Limits))
+		}
 		if err != nil {
 			if ferr := d.failed(ctx, p, EventBeforeTree, start, err); ferr != nil {
 				return BeforeTreeOutcome{}, ferr
@@ -409,6 +421,16 @@ func (d *Dispatcher) Tree(ctx context.Context, ev *TreeEvent) error {
 		return err
 	}, errs)
 	return errors.Join(errs...)
+}
+
+// overLimit turns a result over the plugin's limits into the call's
+// failure: unlike an invalid result, which is skipped, it falls under the
+// plugin's failure policy, as the configuration documents.
+func overLimit(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("result refused: %w", err)
 }
 
 // skipped logs the plugins a chain did not reach, so an operator can see

@@ -1,5 +1,13 @@
 package hooks
 
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/pith-dev/pith/core/jsondepth"
+)
+
 // Limits bound what one plugin may send the host and be sent by it. A
 // result over a limit is a failure of the plugin under its failure policy,
 // and the log names the limit. Sizes are in bytes. A zero field means the
@@ -80,4 +88,104 @@ func (l Limits) OrDefaults() Limits {
 		StderrBytesPerSecond: pick(l.StderrBytesPerSecond, d.StderrBytesPerSecond),
 		StderrLineBytes:      pick(l.StderrLineBytes, d.StderrLineBytes),
 	}
+}
+
+// ErrOverLimit marks a plugin result, payload or host call over one of the
+// plugin's Limits; LimitError says which.
+var ErrOverLimit = errors.New("over a plugin limit")
+
+// LimitError names the limit a value went over, by its configuration key.
+type LimitError struct {
+	What  string // what was measured: "preserveData", "context lines", …
+	Limit string // the key under plugins[].limits
+	Got   int
+	Max   int
+}
+
+func (e *LimitError) Error() string {
+	unit := "bytes"
+	if e.Limit == "jsonDepth" {
+		return fmt.Sprintf("%s is nested deeper than limits.%s (%d)", e.What, e.Limit, e.Max)
+	}
+	if e.Limit == "completeMaxTokens" {
+		unit = "tokens"
+	}
+	return fmt.Sprintf("%s is %d %s, over limits.%s (%d)", e.What, e.Got, unit, e.Limit, e.Max)
+}
+
+// Is makes a LimitError match ErrOverLimit.
+func (e *LimitError) Is(target error) bool { return target == ErrOverLimit }
+
+func overBytes(what, limit string, got, max int) error {
+	if got > max {
+		return &LimitError{What: what, Limit: limit, Got: got, Max: max}
+	}
+	return nil
+}
+
+// checkJSONLimits bounds a JSON value's size and nesting.
+func checkJSONLimits(what, sizeLimit string, raw json.RawMessage, max, depth int) error {
+	if err := overBytes(what, sizeLimit, len(raw), max); err != nil {
+		return err
+	}
+	if jsondepth.Exceeds(raw, depth) {
+		return &LimitError{What: what, Limit: "jsonDepth", Max: depth}
+	}
+	return nil
+}
+
+// CheckBeforeCompactResult bounds a session_before_compact answer.
+func CheckBeforeCompactResult(r *BeforeCompactResult, l Limits) error {
+	if r == nil {
+		return nil
+	}
+	l = l.OrDefaults()
+	if err := overBytes("cancelReason", "promptBytes", len(r.CancelReason), l.PromptBytes); err != nil {
+		return err
+	}
+	c := r.Compaction
+	if c == nil || r.Cancel {
+		return nil
+	}
+	return errors.Join(
+		overBytes("summary", "summaryBytes", len(c.Summary)+len(c.ShortSummary), l.SummaryBytes),
+		checkJSONLimits("details", "detailsBytes", c.Details, l.DetailsBytes, l.JSONDepth),
+		checkJSONLimits("preserveData", "preserveDataBytes", c.PreserveData, l.PreserveDataBytes, l.JSONDepth),
+	)
+}
+
+// CheckCompactingResult bounds a session.compacting answer.
+func CheckCompactingResult(r *CompactingResult, l Limits) error {
+	if r == nil {
+		return nil
+	}
+	l = l.OrDefaults()
+	total := 0
+	for _, c := range r.Context {
+		total += len(c)
+	}
+	return errors.Join(
+		overBytes("context lines", "contextBytes", total, l.ContextBytes),
+		overBytes("prompt", "promptBytes", len(r.Prompt), l.PromptBytes),
+		checkJSONLimits("preserveData", "preserveDataBytes", r.PreserveData, l.PreserveDataBytes, l.JSONDepth),
+	)
+}
+
+// CheckBeforeTreeResult bounds a session_before_tree answer.
+func CheckBeforeTreeResult(r *BeforeTreeResult, l Limits) error {
+	if r == nil {
+		return nil
+	}
+	l = l.OrDefaults()
+	errs := []error{
+		overBytes("cancelReason", "promptBytes", len(r.CancelReason), l.PromptBytes),
+		overBytes("customInstructions", "promptBytes", len(r.CustomInstructions), l.PromptBytes),
+		overBytes("label", "promptBytes", len(r.Label), l.PromptBytes),
+	}
+	if s := r.Summary; s != nil {
+		errs = append(errs,
+			overBytes("summary", "summaryBytes", len(s.Summary), l.SummaryBytes),
+			checkJSONLimits("details", "detailsBytes", s.Details, l.DetailsBytes, l.JSONDepth))
+	}
+	return errors.Join(errs...)
 }

@@ -29,6 +29,10 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(floodHelperEnv) != "" {
+		floodHost()
+		return
+	}
 	if os.Getenv(helperEnv) != "" {
 		helperHost()
 		return

@@ -489,9 +489,11 @@ func (s *Supervisor) launch(ctx context.Context) (*instance, error) {
 	cmd.SysProcAttr = proctree.SysProcAttr()
 	cmd.Env = spec.environment(os.LookupEnv)
 
-	stderr := newLogWriter(s.log)
-	syncErr := newLogWriter(s.log)
-	syncOut := newLogWriter(s.log.With("stream", "stdout"))
+	lim := spec.Limits.OrDefaults()
+	relay := newRelayLimit(lim.StderrLinesPerSecond, lim.StderrBytesPerSecond)
+	stderr := newLimitedLogWriter(s.log, lim.StderrLineBytes, relay)
+	syncErr := newLimitedLogWriter(s.log, lim.StderrLineBytes, relay)
+	syncOut := newLimitedLogWriter(s.log.With("stream", "stdout"), lim.StderrLineBytes, relay)
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake,
 		VersionedPlugins: map[int]plugin.PluginSet{wire.ProtocolVersion: {wire.PluginName: &hostPlugin{}}},

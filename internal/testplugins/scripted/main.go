@@ -42,8 +42,8 @@ type plugin struct {
 func main() {
 	p := &plugin{}
 	flag.StringVar(&p.name, "name", "scripted", "name reported in Describe and used in answers")
-	flag.StringVar(&p.beforeComp, "before-compact", "off", "off|none|cancel|compact|echo|invalid|error|panic|hang|exit|exit-once|host|host-deep")
-	flag.StringVar(&p.compacting, "compacting", "off", "off|none|context|error|hang")
+	flag.StringVar(&p.beforeComp, "before-compact", "off", "off|none|cancel|compact|echo|invalid|error|panic|hang|exit|exit-once|host|host-deep|huge-details")
+	flag.StringVar(&p.compacting, "compacting", "off", "off|none|context|error|hang|huge-preserve|deep-preserve|huge-context")
 	flag.StringVar(&p.prompt, "prompt", "", "prompt returned by compacting=context")
 	flag.StringVar(&p.beforeTree, "before-tree", "off", "off|none|cancel|summary|invalid")
 	flag.StringVar(&p.compactNote, "compact", "off", "off|record|hang|error")
@@ -53,7 +53,12 @@ func main() {
 	flag.BoolVar(&p.garbage, "garbage", false, "write garbage and odd JSON log lines to stderr on every call")
 	spawn := flag.String("spawn", "", "start two long-running children, one in a new session (setsid), and write their pids to this file")
 	dumpEnv := flag.String("dump-env", "", "write the plugin's environment, NAME=value entries separated by NUL bytes, to this file")
+	floodMB := flag.Int("flood-stderr", 0, "write this many MiB of 1 KiB lines to stderr, in the background")
+	floodDone := flag.String("flood-done", "", "file created once the stderr flood is written")
 	flag.Parse()
+	if *floodMB > 0 {
+		go flood(*floodMB, *floodDone)
+	}
 	if *dumpEnv != "" {
 		if err := os.WriteFile(*dumpEnv, []byte(strings.Join(os.Environ(), "\x00")), 0o600); err != nil {
 			fmt.Fprintln(stderr, "dump-env:", err)
@@ -95,6 +100,20 @@ type closer struct {
 }
 
 func (c closer) Close() error { return c.p.note("closed", nil) }
+
+// flood writes mib MiB to stderr as fast as the host reads it, then
+// creates done.
+func flood(mib int, done string) {
+	line := []byte(strings.Repeat("flood ", 170) + "\n") // ~1 KiB
+	for written := 0; written < mib<<20; written += len(line) {
+		if _, err := stderr.Write(line); err != nil {
+			return
+		}
+	}
+	if done != "" {
+		_ = os.WriteFile(done, nil, 0o644)
+	}
+}
 
 // spawnChildren starts `sleep` twice: once in the plugin's process group,
 // once in a session of its own, as a daemonising helper would. The pids go
@@ -162,6 +181,10 @@ func (p *plugin) onBeforeCompact(ctx context.Context, ev *sdk.BeforeCompactEvent
 		return p.viaHost(ctx, ev)
 	case "host-deep":
 		return p.deepEstimate(ctx, ev)
+	case "huge-details":
+		r := p.compaction(ev, p.name+" summary")
+		r.Compaction.Details = hugeJSON(20 << 20)
+		return r, nil
 	}
 	return nil, nil
 }
@@ -221,8 +244,19 @@ func (p *plugin) onCompacting(ctx context.Context, ev *sdk.CompactingEvent) (*sd
 	case "hang":
 		<-ctx.Done()
 		return nil, ctx.Err()
+	case "huge-preserve":
+		return &sdk.CompactingResult{PreserveData: hugeJSON(20 << 20)}, nil
+	case "deep-preserve":
+		return &sdk.CompactingResult{PreserveData: json.RawMessage(strings.Repeat("[", 5000) + strings.Repeat("]", 5000))}, nil
+	case "huge-context":
+		return &sdk.CompactingResult{Context: []string{strings.Repeat("c", 20<<20)}}, nil
 	}
 	return nil, nil
+}
+
+// hugeJSON is a JSON string value of about n bytes.
+func hugeJSON(n int) json.RawMessage {
+	return json.RawMessage(`"` + strings.Repeat("x", n) + `"`)
 }
 
 func (p *plugin) note(event string, v any) error {
