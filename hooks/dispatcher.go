@@ -197,7 +197,7 @@ func (d *Dispatcher) BeforeCompact(ctx context.Context, ev *BeforeCompactEvent, 
 	for i, p := range ps {
 		evc := *ev
 		start := time.Now()
-		res, err := call(ctx, d, p, EventBeforeCompact, func(ctx context.Context) (*BeforeCompactResult, error) {
+		res, err := call(ctx, d, p, EventBeforeCompact, ev.SessionID, func(ctx context.Context) (*BeforeCompactResult, error) {
 			return p.BeforeCompact(ctx, &evc)
 		})
 		if err == nil {
@@ -254,7 +254,7 @@ func (d *Dispatcher) Compacting(ctx context.Context, ev *CompactingEvent) (Compa
 	errs := make([]error, len(ps))
 	d.fanOut(ctx, ps, EventCompacting, func(ctx context.Context, i int, p Plugin) error {
 		evc := *ev
-		res, err := call(ctx, d, p, EventCompacting, func(ctx context.Context) (*CompactingResult, error) {
+		res, err := call(ctx, d, p, EventCompacting, ev.SessionID, func(ctx context.Context) (*CompactingResult, error) {
 			return p.Compacting(ctx, &evc)
 		})
 		if err == nil {
@@ -321,7 +321,7 @@ func (d *Dispatcher) Compact(ctx context.Context, ev *CompactEvent) error {
 	errs := make([]error, len(ps))
 	d.fanOut(ctx, ps, EventCompact, func(ctx context.Context, _ int, p Plugin) error {
 		evc := *ev
-		_, err := call(ctx, d, p, EventCompact, func(ctx context.Context) (struct{}, error) {
+		_, err := call(ctx, d, p, EventCompact, ev.SessionID, func(ctx context.Context) (struct{}, error) {
 			return struct{}{}, p.Compact(ctx, &evc)
 		})
 		return err
@@ -355,7 +355,7 @@ func (d *Dispatcher) BeforeTree(ctx context.Context, ev *BeforeTreeEvent, lim Su
 	for i, p := range ps {
 		evc := *ev
 		start := time.Now()
-		res, err := call(ctx, d, p, EventBeforeTree, func(ctx context.Context) (*BeforeTreeResult, error) {
+		res, err := call(ctx, d, p, EventBeforeTree, ev.SessionID, func(ctx context.Context) (*BeforeTreeResult, error) {
 			return p.BeforeTree(ctx, &evc)
 		})
 		if err == nil {
@@ -415,7 +415,7 @@ func (d *Dispatcher) Tree(ctx context.Context, ev *TreeEvent) error {
 	errs := make([]error, len(ps))
 	d.fanOut(ctx, ps, EventTree, func(ctx context.Context, _ int, p Plugin) error {
 		evc := *ev
-		_, err := call(ctx, d, p, EventTree, func(ctx context.Context) (struct{}, error) {
+		_, err := call(ctx, d, p, EventTree, ev.SessionID, func(ctx context.Context) (struct{}, error) {
 			return struct{}{}, p.Tree(ctx, &evc)
 		})
 		return err
@@ -489,7 +489,7 @@ type ContextBound interface {
 	BoundByContext() bool
 }
 
-func call[R any](ctx context.Context, d *Dispatcher, p Plugin, event EventID, fn func(context.Context) (R, error)) (R, error) {
+func call[R any](ctx context.Context, d *Dispatcher, p Plugin, event EventID, sessionID string, fn func(context.Context) (R, error)) (R, error) {
 	var zero R
 	if err := ctx.Err(); err != nil {
 		return zero, fmt.Errorf("%w: %w", errAborted, err)
@@ -500,10 +500,15 @@ func call[R any](ctx context.Context, d *Dispatcher, p Plugin, event EventID, fn
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if d.host != nil {
-		if _, ok := HostFromContext(cctx); !ok {
-			cctx = WithHost(cctx, d.host)
-		}
+	host := d.host
+	if h, ok := HostFromContext(cctx); ok {
+		host = h
+	}
+	if host != nil {
+		// A capability for this call's session, ended with the call.
+		scoped := NewScopedHost(host, Scope{SessionID: sessionID, Limits: p.Info().Limits})
+		defer scoped.Revoke()
+		cctx = WithHost(cctx, scoped)
 	}
 	type answer struct {
 		r   R

@@ -68,7 +68,7 @@ func newRuntime(ctx context.Context, path, cfgPath string, p providerFlags, log 
 		rt.close()
 		return nil, fmt.Errorf("%s: %w; run `pith migrate --in-place %s` first", path, session.ErrOldVersion, path)
 	}
-	host := &engine.HostAPI{Lookup: engine.SingleSession(rt.store), Summarizer: rt.summarizer, Logger: log.Named("plugin")}
+	host := &engine.HostAPI{Lookup: engine.SingleSession(rt.store), Summarizer: rt.summarizer, Logger: log.Named("plugin"), MaxOutputTokens: cfg.Summarizer.MaxOutputTokens}
 	var plugins []hooks.Plugin
 	if len(cfg.Plugins) > 0 {
 		rt.plugins = pluginhost.NewHost(pluginhost.Options{Logger: log.Named("plugin"), Host: host, HostVersion: version})

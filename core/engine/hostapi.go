@@ -21,6 +21,10 @@ type HostAPI struct {
 	Lookup     func(sessionID string) (*session.Store, bool)
 	Summarizer summarize.Summarizer
 	Logger     hclog.Logger
+	// MaxOutputTokens, when positive, caps a completion's output tokens
+	// whatever a plugin asks (summarizer.maxOutputTokens); each plugin's
+	// own completeMaxTokens applies first (hooks.ScopedHost).
+	MaxOutputTokens int
 }
 
 var _ hooks.HostAPI = (*HostAPI)(nil)
@@ -79,6 +83,9 @@ func (h *HostAPI) EstimateTokens(_ context.Context, messages []json.RawMessage) 
 func (h *HostAPI) Complete(ctx context.Context, req hooks.CompleteRequest) (hooks.CompleteResponse, error) {
 	if h.Summarizer == nil {
 		return hooks.CompleteResponse{}, fmt.Errorf("the host has no summarizer")
+	}
+	if h.MaxOutputTokens > 0 && (req.MaxTokens <= 0 || req.MaxTokens > h.MaxOutputTokens) {
+		req.MaxTokens = h.MaxOutputTokens
 	}
 	res, err := h.Summarizer.Summarize(ctx, summarize.Request{
 		Purpose: summarize.PurposeCompletion, SystemPrompt: req.SystemPrompt, Prompt: req.Prompt, MaxTokens: req.MaxTokens,

@@ -14,18 +14,27 @@ import (
 )
 
 // hostAPIServer serves hooks.HostAPI to one plugin instance over the broker.
-// Log lines are written straight to the plugin's named logger.
+// Every call must present the capability of a plugin call still running
+// (see grants); it is served through that call's hooks.ScopedHost. Log
+// lines are written straight to the plugin's named logger, under the same
+// rate limit as its stderr.
 type hostAPIServer struct {
 	pb.UnimplementedHostAPIServer
-	host hooks.HostAPI
-	log  hclog.Logger
+	host   hooks.HostAPI
+	grants *grants
+	log    hclog.Logger
+	relay  *relayLimit
 }
 
-func (s *hostAPIServer) api() (hooks.HostAPI, error) {
+func (s *hostAPIServer) api(ctx context.Context) (hooks.HostAPI, error) {
 	if s.host == nil {
 		return nil, status.Error(codes.Unavailable, "this host offers no host API")
 	}
-	return s.host, nil
+	h, ok := s.grants.lookup(ctx)
+	if !ok {
+		return nil, status.Error(codes.PermissionDenied, "no plugin call in progress grants this host API call")
+	}
+	return h, nil
 }
 
 func hostErr(err error) error {
@@ -36,12 +45,16 @@ func hostErr(err error) error {
 		return status.Error(codes.Canceled, err.Error())
 	case errors.Is(err, hooks.ErrInvalidArgument):
 		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, hooks.ErrPermissionDenied):
+		return status.Error(codes.PermissionDenied, err.Error())
+	case errors.Is(err, hooks.ErrOverLimit):
+		return status.Error(codes.ResourceExhausted, err.Error())
 	}
 	return status.Error(codes.Unknown, err.Error())
 }
 
 func (s *hostAPIServer) ReadEntries(ctx context.Context, req *pb.ReadEntriesRequest) (*pb.ReadEntriesResponse, error) {
-	h, err := s.api()
+	h, err := s.api(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +70,7 @@ func (s *hostAPIServer) ReadEntries(ctx context.Context, req *pb.ReadEntriesRequ
 }
 
 func (s *hostAPIServer) EstimateTokens(ctx context.Context, req *pb.EstimateTokensRequest) (*pb.EstimateTokensResponse, error) {
-	h, err := s.api()
+	h, err := s.api(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +90,7 @@ func (s *hostAPIServer) EstimateTokens(ctx context.Context, req *pb.EstimateToke
 }
 
 func (s *hostAPIServer) Complete(ctx context.Context, req *pb.CompleteRequest) (*pb.CompleteResponse, error) {
-	h, err := s.api()
+	h, err := s.api(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +101,13 @@ func (s *hostAPIServer) Complete(ctx context.Context, req *pb.CompleteRequest) (
 	return &pb.CompleteResponse{Text: r.Text, FinishReason: r.FinishReason, Model: r.Model}, nil
 }
 
-func (s *hostAPIServer) Log(_ context.Context, req *pb.LogRequest) (*pb.LogResponse, error) {
+func (s *hostAPIServer) Log(ctx context.Context, req *pb.LogRequest) (*pb.LogResponse, error) {
+	if _, ok := s.grants.lookup(ctx); !ok {
+		return nil, status.Error(codes.PermissionDenied, "no plugin call in progress grants this host API call")
+	}
+	if ok, _, _ := s.relay.admit(len(req.GetMessage())); !ok {
+		return &pb.LogResponse{}, nil // counted; reported with the stderr drops
+	}
 	kv := make([]any, 0, 2*len(req.GetFields()))
 	for _, f := range req.GetFields() {
 		kv = append(kv, sanitize([]byte(f.GetKey())), sanitize([]byte(f.GetValue())))

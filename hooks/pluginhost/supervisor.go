@@ -126,6 +126,8 @@ type Supervisor struct {
 	log  hclog.Logger
 	info atomic.Pointer[hooks.PluginInfo]
 	desc atomic.Pointer[Description]
+	// grants are the host-API capabilities of the calls in flight.
+	grants grants
 
 	mu       sync.Mutex
 	state    State
@@ -543,7 +545,7 @@ func (s *Supervisor) launch(ctx context.Context) (*instance, error) {
 		inst.pid = cmd.Process.Pid
 	}
 	brokerID := r.broker.NextId()
-	api := &hostAPIServer{host: s.opts.Host, log: s.log}
+	api := &hostAPIServer{host: s.opts.Host, grants: &s.grants, log: s.log, relay: relay}
 	go r.broker.AcceptAndServe(brokerID, func(opts []grpc.ServerOption) *grpc.Server {
 		srv := wire.NewServer(opts)
 		pb.RegisterHostAPIServer(srv, api)
