@@ -195,10 +195,10 @@ func (d *Dispatcher) BeforeCompact(ctx context.Context, ev *BeforeCompactEvent, 
 	ps, release := d.handling(EventBeforeCompact)
 	defer release()
 	for i, p := range ps {
-		evc := *ev
+		evc := boundBeforeCompact(*ev, p.Info().Limits)
 		start := time.Now()
 		res, err := call(ctx, d, p, EventBeforeCompact, ev.SessionID, func(ctx context.Context) (*BeforeCompactResult, error) {
-			return p.BeforeCompact(ctx, &evc)
+			return p.BeforeCompact(ctx, evc)
 		})
 		if err == nil {
 			err = overLimit(CheckBeforeCompactResult(res, p.Info().Limits))
@@ -353,10 +353,10 @@ func (d *Dispatcher) BeforeTree(ctx context.Context, ev *BeforeTreeEvent, lim Su
 	ps, release := d.handling(EventBeforeTree)
 	defer release()
 	for i, p := range ps {
-		evc := *ev
+		evc := boundBeforeTree(*ev, p.Info().Limits)
 		start := time.Now()
 		res, err := call(ctx, d, p, EventBeforeTree, ev.SessionID, func(ctx context.Context) (*BeforeTreeResult, error) {
-			return p.BeforeTree(ctx, &evc)
+			return p.BeforeTree(ctx, evc)
 		})
 		if err == nil {
 			err = overLimit(CheckBeforeTreeResult(res, p.Info().Limits))
@@ -581,6 +581,11 @@ func (d *Dispatcher) failed(ctx context.Context, p Plugin, event EventID, start 
 		outcome = OutcomePanic
 	}
 	d.observeCall(event, info.Name, start, outcome, err)
+	if errors.Is(err, ErrPayloadTooLarge) {
+		// Not the plugin's doing, but its verdict is missing all the same:
+		// say so loudly, then apply its policy.
+		d.log.Error("host error: the event could not be sent to the plugin", "plugin", info.Name, "event", event, "error", err, "failure", info.Failure)
+	}
 	if info.Failure == FailureClosed {
 		d.log.Error("plugin failed; its failure policy is closed, cancelling the operation", "plugin", info.Name, "event", event, "error", err)
 		return &PluginError{Plugin: info.Name, Event: event, Err: err}

@@ -189,3 +189,59 @@ func CheckBeforeTreeResult(r *BeforeTreeResult, l Limits) error {
 	}
 	return errors.Join(errs...)
 }
+
+// ErrPayloadTooLarge is a host error: an event could not be sent to a
+// plugin because even bounded it exceeds the largest message the wire
+// carries. It falls under the plugin's failure policy like a plugin's own
+// failure, so a guard with `failure: closed` still stops the operation.
+var ErrPayloadTooLarge = errors.New("event payload exceeds the wire's maximum message size (host error)")
+
+// boundEntries keeps raw entries within max bytes: all of them when they
+// fit; else, when since ≥ 0, those from index since on (the entries after
+// the last compaction) if they fit; else the newest that fit. truncated
+// reports whether anything was left out.
+func boundEntries(entries []json.RawMessage, since, max int) (kept []json.RawMessage, truncated bool) {
+	total := 0
+	for _, e := range entries {
+		total += len(e)
+	}
+	if total <= max {
+		return entries, false
+	}
+	if since > 0 && since < len(entries) {
+		tail := 0
+		for _, e := range entries[since:] {
+			tail += len(e)
+		}
+		if tail <= max {
+			return entries[since:], true
+		}
+	}
+	start, size := len(entries), 0
+	for start > 0 && size+len(entries[start-1]) <= max {
+		start--
+		size += len(entries[start])
+	}
+	return entries[start:], true
+}
+
+// boundBeforeCompact cuts a session_before_compact payload to one
+// plugin's pathEntriesBytes.
+func boundBeforeCompact(ev BeforeCompactEvent, l Limits) *BeforeCompactEvent {
+	var cut bool
+	ev.PathEntries, cut = boundEntries(ev.PathEntries, ev.PathSinceCompaction, l.OrDefaults().PathEntriesBytes)
+	ev.PathTruncated = ev.PathTruncated || cut
+	return &ev
+}
+
+// boundBeforeTree cuts a session_before_tree payload to one plugin's
+// pathEntriesBytes, keeping the newest entries.
+func boundBeforeTree(ev BeforeTreeEvent, l Limits) *BeforeTreeEvent {
+	if ev.EntriesTotal == 0 {
+		ev.EntriesTotal = len(ev.EntriesToSummarize)
+	}
+	var cut bool
+	ev.EntriesToSummarize, cut = boundEntries(ev.EntriesToSummarize, -1, l.OrDefaults().PathEntriesBytes)
+	ev.EntriesTruncated = ev.EntriesTruncated || cut
+	return &ev
+}

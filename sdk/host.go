@@ -65,7 +65,7 @@ func (h *hostClient) out(ctx context.Context) context.Context {
 }
 
 func (h *hostClient) ReadEntries(ctx context.Context, req hooks.ReadEntriesRequest) ([]json.RawMessage, error) {
-	resp, err := h.c.ReadEntries(h.out(ctx), &pb.ReadEntriesRequest{SessionId: req.SessionID, LeafId: req.LeafID, PathOnly: req.PathOnly})
+	resp, err := h.c.ReadEntries(h.out(ctx), &pb.ReadEntriesRequest{SessionId: req.SessionID, LeafId: req.LeafID, PathOnly: req.PathOnly, Offset: int64(req.Offset), Limit: int64(req.Limit)})
 	if err != nil {
 		return nil, fmt.Errorf("host ReadEntries: %w", err)
 	}

@@ -63,7 +63,18 @@ func (h *HostAPI) ReadEntries(_ context.Context, req hooks.ReadEntriesRequest) (
 	for _, e := range entries {
 		out = append(out, e.Raw)
 	}
-	return out, nil
+	return page(out, req.Offset, req.Limit), nil
+}
+
+// page returns entries [offset, offset+limit); limit ≤ 0 means to the end.
+func page(all []json.RawMessage, offset, limit int) []json.RawMessage {
+	if offset > 0 {
+		all = all[min(offset, len(all)):]
+	}
+	if limit > 0 && limit < len(all) {
+		all = all[:limit]
+	}
+	return all
 }
 
 // EstimateTokens estimates each message (SPEC §3). A message nested deeper

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/hooks"
@@ -37,6 +38,10 @@ func (s *hostAPIServer) api(ctx context.Context) (hooks.HostAPI, error) {
 	return h, nil
 }
 
+// readBudget is the room for entries in one ReadEntries answer: the wire's
+// maximum less a margin for the envelope.
+const readBudget = wire.MaxMessageSize - 64<<10
+
 func hostErr(err error) error {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
@@ -58,13 +63,30 @@ func (s *hostAPIServer) ReadEntries(ctx context.Context, req *pb.ReadEntriesRequ
 	if err != nil {
 		return nil, err
 	}
-	entries, err := h.ReadEntries(ctx, hooks.ReadEntriesRequest{SessionID: req.GetSessionId(), LeafID: req.GetLeafId(), PathOnly: req.GetPathOnly()})
+	if req.GetOffset() < 0 || req.GetLimit() < 0 {
+		return nil, status.Error(codes.InvalidArgument, "offset and limit must not be negative")
+	}
+	entries, err := h.ReadEntries(ctx, hooks.ReadEntriesRequest{
+		SessionID: req.GetSessionId(), LeafID: req.GetLeafId(), PathOnly: req.GetPathOnly(),
+		Offset: int(min(req.GetOffset(), math.MaxInt32)), Limit: int(min(req.GetLimit(), math.MaxInt32)),
+	})
 	if err != nil {
 		return nil, hostErr(err)
 	}
-	resp := &pb.ReadEntriesResponse{Entries: make([][]byte, len(entries))}
-	for i, e := range entries {
-		resp.Entries[i] = e
+	// The answer must fit one message: a page stops early (an empty page
+	// ends the reading), an unpaged answer that does not fit is refused
+	// rather than cut without a word.
+	resp := &pb.ReadEntriesResponse{Entries: make([][]byte, 0, len(entries))}
+	size := 0
+	for _, e := range entries {
+		size += len(e) + 6 // field tag and length prefix, at most
+		if size > readBudget {
+			if req.GetLimit() == 0 || len(resp.Entries) == 0 {
+				return nil, status.Errorf(codes.ResourceExhausted, "the answer exceeds the maximum message size of %d bytes; read it in pages (offset, limit)", wire.MaxMessageSize)
+			}
+			break
+		}
+		resp.Entries = append(resp.Entries, e)
 	}
 	return resp, nil
 }

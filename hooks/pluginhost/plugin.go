@@ -2,6 +2,7 @@ package pluginhost
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/pith-dev/pith/hooks"
@@ -9,6 +10,7 @@ import (
 	pb "github.com/pith-dev/pith/proto/pith/hooks/v1"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
 
 // Info implements hooks.Plugin.
@@ -37,6 +39,13 @@ func (s *Supervisor) Implements(event hooks.EventID) bool {
 // when the call returns; Ping (scope nil) carries none.
 func invoke[Req, Resp any](ctx context.Context, s *Supervisor, scope *hooks.Scope, req Req, rpc func(*instance) func(context.Context, Req) (Resp, error)) (Resp, error) {
 	var zero Resp
+	if m, ok := any(req).(proto.Message); ok {
+		// Checked before sending: gRPC would fail the call anyway, but as
+		// a transport error that reads like the plugin's.
+		if n := proto.Size(m); n > wire.MaxMessageSize {
+			return zero, fmt.Errorf("%w: %d bytes, the maximum is %d", hooks.ErrPayloadTooLarge, n, wire.MaxMessageSize)
+		}
+	}
 	inst, err := s.acquire(ctx)
 	if err != nil {
 		return zero, err
