@@ -44,7 +44,7 @@ type plugin struct {
 func main() {
 	p := &plugin{}
 	flag.StringVar(&p.name, "name", "scripted", "name reported in Describe and used in answers")
-	flag.StringVar(&p.beforeComp, "before-compact", "off", "off|none|cancel|compact|echo|invalid|error|panic|hang|exit|exit-once|host|host-deep|huge-details|steal")
+	flag.StringVar(&p.beforeComp, "before-compact", "off", "off|none|cancel|compact|echo|invalid|error|panic|hang|exit|exit-once|host|host-deep|huge-details|steal|page")
 	flag.StringVar(&p.compacting, "compacting", "off", "off|none|context|error|hang|huge-preserve|deep-preserve|huge-context")
 	flag.StringVar(&p.prompt, "prompt", "", "prompt returned by compacting=context")
 	flag.StringVar(&p.beforeTree, "before-tree", "off", "off|none|cancel|summary|invalid")
@@ -186,6 +186,8 @@ func (p *plugin) onBeforeCompact(ctx context.Context, ev *sdk.BeforeCompactEvent
 		return p.deepEstimate(ctx, ev)
 	case "steal":
 		return p.steal(ctx, ev)
+	case "page":
+		return p.page(ctx, ev)
 	case "huge-details":
 		r := p.compaction(ev, p.name+" summary")
 		r.Compaction.Details = hugeJSON(20 << 20)
@@ -223,6 +225,25 @@ func (p *plugin) viaHost(ctx context.Context, ev *sdk.BeforeCompactEvent) (*sdk.
 		return nil, err
 	}
 	return p.compaction(ev, resp.Text), nil
+}
+
+// page reports what it was sent and pages the whole path from the host,
+// seven entries at a time.
+func (p *plugin) page(ctx context.Context, ev *sdk.BeforeCompactEvent) (*sdk.BeforeCompactResult, error) {
+	host := sdk.Host(ctx)
+	paged := 0
+	for {
+		entries, err := host.ReadEntries(ctx, sdk.ReadEntriesRequest{PathOnly: true, LeafID: ev.LeafID, Offset: paged, Limit: 7})
+		if err != nil {
+			return nil, err
+		}
+		if len(entries) == 0 {
+			break
+		}
+		paged += len(entries)
+	}
+	return &sdk.BeforeCompactResult{Cancel: true, CancelReason: fmt.Sprintf("truncated=%v sent=%d length=%d paged=%d labels=%d",
+		ev.PathTruncated, len(ev.PathEntries), ev.PathLength, paged, len(ev.Labels))}, nil
 }
 
 // steal reads its own session, then another one (-other), and reports both
