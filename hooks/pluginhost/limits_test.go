@@ -18,7 +18,7 @@ import (
 // compactThrough opens a copy of a generated session, runs one manual
 // compaction with the plugins of specs, and returns its error, the file's
 // size before and after, and the host log.
-func compactThrough(t *testing.T, specs ...pluginhost.Spec) (err error, before, after int64, logs string) {
+func compactThrough(t *testing.T, specs ...pluginhost.Spec) (before, after int64, logs string, err error) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	if err := sessiongen.GenerateFile(path, sessiongen.Small(7, 400)); err != nil {
@@ -38,7 +38,7 @@ func compactThrough(t *testing.T, specs ...pluginhost.Spec) (err error, before, 
 	fi, _ := os.Stat(path)
 	_, err = eng.Compact(context.Background(), "")
 	fi2, _ := os.Stat(path)
-	return err, fi.Size(), fi2.Size(), buf.String()
+	return fi.Size(), fi2.Size(), buf.String(), err
 }
 
 // TestOversizedResultsFallUnderTheFailurePolicy: a real plugin answers with
@@ -60,7 +60,7 @@ func TestOversizedResultsFallUnderTheFailurePolicy(t *testing.T) {
 		t.Run(tc.limit+"/closed", func(t *testing.T) {
 			sp := spec("bloat", 1, tc.args...)
 			sp.Failure = hooks.FailureClosed
-			err, before, after, logs := compactThrough(t, sp)
+			before, after, logs, err := compactThrough(t, sp)
 			if !errors.Is(err, hooks.ErrPluginFailed) || !errors.Is(err, hooks.ErrOverLimit) {
 				t.Fatalf("err = %v, want a plugin failure over a limit", err)
 			}
@@ -72,7 +72,7 @@ func TestOversizedResultsFallUnderTheFailurePolicy(t *testing.T) {
 			}
 		})
 		t.Run(tc.limit+"/open", func(t *testing.T) {
-			err, before, after, logs := compactThrough(t, spec("bloat", 1, tc.args...))
+			before, after, logs, err := compactThrough(t, spec("bloat", 1, tc.args...))
 			if err != nil {
 				t.Fatalf("an open plugin's refused result failed the compaction: %v", err)
 			}
