@@ -100,3 +100,21 @@ func TestStopKillsThePluginsProcessTree(t *testing.T) {
 	sup.Stop(context.Background())
 	assertAllGoneWithin(t, survivorBound, append([]int{pid}, children...)...)
 }
+
+// TestCrashKillsThePluginsGroup: a plugin that starts children and then
+// crashes leaves none of its process group behind when the supervisor
+// restarts it. (A child in a session of its own has left the group; only
+// the plugin itself could have ended it, and a crash gives it no chance.)
+func TestCrashKillsThePluginsGroup(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "pids")
+	sp := spec("crasher", 1, "-before-compact", "exit", "-spawn", file)
+	sup := pluginhost.NewSupervisor(sp, pluginhost.Options{MinBackoff: time.Hour})
+	if err := sup.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sup.Stop(context.Background()) })
+	children := readPids(t, file)
+	t.Cleanup(func() { killAll(children) })
+	_, _ = sup.BeforeCompact(context.Background(), preparedEvent())
+	assertAllGoneWithin(t, survivorBound, children[0])
+}
