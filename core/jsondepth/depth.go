@@ -18,6 +18,16 @@ var ErrTooDeep = errors.New("JSON nested deeper than " + strconv.Itoa(Max) + " l
 // at once. It does not otherwise validate raw: it only counts brackets
 // outside strings, without recursion, so it is safe on any input.
 func Check(raw []byte) error {
+	if Exceeds(raw, Max) {
+		return ErrTooDeep
+	}
+	return nil
+}
+
+// Exceeds reports whether raw opens more than max arrays and objects at
+// once, counted as Check counts them; callers with a tighter limit than Max
+// (a plugin's jsonDepth) use it directly.
+func Exceeds(raw []byte, max int) bool {
 	depth := 0
 	for i := 0; i < len(raw); i++ {
 		switch raw[i] {
@@ -30,12 +40,12 @@ func Check(raw []byte) error {
 			}
 		case '[', '{':
 			depth++
-			if depth > Max {
-				return ErrTooDeep
+			if depth > max {
+				return true
 			}
 		case ']', '}':
 			depth--
 		}
 	}
-	return nil
+	return false
 }
