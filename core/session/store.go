@@ -259,9 +259,7 @@ func (s *Store) loadLocked() error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.path, err)
 	}
-	for _, w := range f.Warnings {
-		s.log.Warn("skipped a line of the session file", "file", s.path, "line", w.Line, "reason", w.Reason)
-	}
+	LogWarnings(s.log, s.path, f.Warnings)
 	leafID := ""
 	if s.leaf != nil {
 		leafID = s.leaf.ID

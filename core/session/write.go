@@ -157,7 +157,7 @@ func (s *Store) catchUp(st fs.FileInfo) error {
 		}
 		e, err := ParseEntry(l)
 		if err != nil {
-			s.log.Warn("skipped a line of the session file", "file", s.path, "line", line, "reason", err.Error())
+			LogWarnings(s.log, s.path, []Warning{{Line: line, Reason: err.Error()}})
 			continue
 		}
 		e.Line = line
