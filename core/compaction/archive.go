@@ -62,7 +62,7 @@ var ErrBadRecord = errors.New("bad archive record")
 
 // ParseArchiveRecord reads and verifies one archive line.
 func ParseArchiveRecord(line []byte) (ArchiveRecord, error) {
-	if !gjson.ValidBytes(line) {
+	if session.ValidJSON(line) != nil { // depth-limited, unlike gjson.Valid
 		return ArchiveRecord{}, fmt.Errorf("%w: not valid JSON", ErrBadRecord)
 	}
 	v := gjson.ParseBytes(line)

@@ -394,6 +394,14 @@ func buildLine(d Draft, id, parent, ts string) ([]byte, error) {
 		fields = bytes.TrimSpace(b.Bytes())
 	}
 	fields = bytes.TrimSpace(fields)
+	if bytes.ContainsAny(fields, "\r\n") {
+		// A raw draft may be pretty-printed; a JSONL entry must stay one line.
+		var c bytes.Buffer
+		if err := json.Compact(&c, fields); err != nil {
+			return nil, err
+		}
+		fields = c.Bytes()
+	}
 	if len(fields) > 0 && (fields[0] != '{' || fields[len(fields)-1] != '}') {
 		return nil, errors.New("fields must be a JSON object")
 	}
