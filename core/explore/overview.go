@@ -223,7 +223,8 @@ func (r *Range) callLine(it *Item, c Call, width int) string {
 	state, size := "no result", ""
 	if ok {
 		raw := r.msgs[res-1].Raw
-		state = status(gjson.GetBytes(raw, "isError").Bool())
+		_, isErr := resultEnvelope(raw)
+		state = status(isErr)
 		size = fmt.Sprintf(" out~%dtok at #%d", tokens.Estimate(raw), res)
 	}
 	line := fmt.Sprintf("#%d %s %s %s%s", it.N, it.EntryID, c.Name, state, size)
@@ -257,9 +258,9 @@ func writeCounts(b *strings.Builder, r *Range) {
 		byRole[roleLabel(role)]++
 		switch role {
 		case session.RoleToolResult:
-			raw := r.msgs[i-1].Raw
-			byTool[gjson.GetBytes(raw, "toolName").String()]++
-			if gjson.GetBytes(raw, "isError").Bool() {
+			name, isErr := resultEnvelope(r.msgs[i-1].Raw)
+			byTool[name]++
+			if isErr {
 				failed++
 			}
 		case session.RoleBashExecution:
@@ -307,3 +308,21 @@ func writeFiles(b *strings.Builder, title string, files []string, max int) {
 		fmt.Fprintf(b, "(%d more)\n", len(files)-max)
 	}
 }
+
+// resultEnvelope reads a tool result's toolName (an early field: gjson
+// stops there) and isError. isError follows the often large content, so it
+// is found by a plain byte search rather than a JSON walk: the unescaped
+// text "isError":true cannot occur inside a JSON string, only as a member
+// (of the message, or — rarely — of its details).
+// pi writes isError just before the timestamp at the end, so the last few
+// hundred bytes decide almost always without reading the body.
+func resultEnvelope(raw []byte) (toolName string, isError bool) {
+	toolName = gjson.GetBytes(raw, "toolName").String()
+	tail := raw[max(0, len(raw)-256):]
+	if k := bytes.LastIndex(tail, isErrorKey); k >= 0 {
+		return toolName, bytes.HasPrefix(tail[k+len(isErrorKey):], []byte("true"))
+	}
+	return toolName, bytes.Contains(raw, []byte(`"isError":true`))
+}
+
+var isErrorKey = []byte(`"isError":`)

@@ -234,9 +234,14 @@ func (w *Worker) Run(ctx context.Context, in Input) (*Result, error) {
 			if c.Name == ToolSummary && !isErr {
 				wroteNow = true
 			}
-			text, cut := fitResult(text, b.WorkerContextMax-conv.tokens()-b.FinalReserve-perMessageTokens)
-			if cut {
-				stats.Truncated++
+			// Only exploring results are fitted: the short answers of the
+			// closing tools are what the final reserve is kept for.
+			if exploring(c.Name) {
+				var cut bool
+				text, cut = fitResult(text, b.WorkerContextMax-conv.tokens()-b.FinalReserve-perMessageTokens)
+				if cut {
+					stats.Truncated++
+				}
 			}
 			conv.add(summarize.ChatMessage{Role: summarize.ChatTool, ToolCallID: c.ID, ToolName: c.Name, Text: text, IsError: isErr})
 		}
@@ -276,11 +281,7 @@ func (w *Worker) Run(ctx context.Context, in Input) (*Result, error) {
 
 	out := &Result{Summary: summary, Usage: usage}
 	if in.Workspace != nil && (len(st.marked) > 0 || len(st.refs) > 0) {
-		out.AutoRead = in.Workspace.BuildMessage(st.marked, st.refs, workspace.BuildOptions{
-			BudgetTokens: b.AutoReadBudget,
-			CustomType:   AutoReadCustomType,
-			Intro:        "Files the compaction chose for this context: the current content of the files needed next (read from " + in.Workspace.Dir() + " when the compaction ran; paths are relative to it), and references worth knowing.",
-		})
+		out.AutoRead = in.Workspace.BuildMessage(st.marked, st.refs, workspaceBuild(b))
 	}
 	if out.AutoRead != nil {
 		stats.AutoReadTokens = out.AutoRead.FileTokens
@@ -362,4 +363,18 @@ func Details(readFiles, modifiedFiles []string, s Stats) json.RawMessage {
 		Stats
 	}{readFiles, modifiedFiles, s})
 	return raw
+}
+
+// workspaceBuild lays out the auto-read message within its budget.
+func workspaceBuild(b Budgets) workspace.BuildOptions {
+	return workspace.BuildOptions{
+		BudgetTokens: b.AutoReadBudget,
+		CustomType:   AutoReadCustomType,
+		Intro: "Files the compaction chose for this context: the current content of the files needed next " +
+			"(read when the compaction ran; paths are relative to the workspace), and references worth knowing.",
+	}
+}
+
+func exploring(tool string) bool {
+	return tool == ToolSearch || tool == ToolReadItems || tool == ToolReadFile
 }
