@@ -46,7 +46,11 @@ func CompactionDraft(res *Result, fromHook bool, preserveData json.RawMessage) s
 // made for, and returns the new entry and the context rebuilt from it
 // (SPEC §10). It refuses when the session's leaf moved on while the summary
 // was generated: the summary would describe another branch.
-func Persist(store *session.Store, prep *Preparation, res *Result, fromHook bool, preserveData json.RawMessage) (*session.Entry, session.Context, error) {
+//
+// extra entries (the explore strategy's auto-read custom_message) follow
+// the compaction in the same single write, so a failure leaves none of
+// them; the context is then rebuilt from the last one.
+func Persist(store *session.Store, prep *Preparation, res *Result, fromHook bool, preserveData json.RawMessage, extra ...session.Draft) (*session.Entry, session.Context, error) {
 	leaf := store.Leaf()
 	if leaf == nil || leaf.ID != prep.LeafID {
 		return nil, session.Context{}, fmt.Errorf("compaction: the session moved on from entry %s while the summary was made; compact again", prep.LeafID)
@@ -54,12 +58,11 @@ func Persist(store *session.Store, prep *Preparation, res *Result, fromHook bool
 	if res.FirstKeptEntryID == "" || !store.Tree().Has(res.FirstKeptEntryID) {
 		return nil, session.Context{}, fmt.Errorf("compaction: first kept entry %q is not in the session", res.FirstKeptEntryID)
 	}
-	entries, err := store.Append(CompactionDraft(res, fromHook, preserveData))
+	entries, err := store.Append(append([]session.Draft{CompactionDraft(res, fromHook, preserveData)}, extra...)...)
 	if err != nil {
 		return nil, session.Context{}, fmt.Errorf("compaction: %w", err)
 	}
-	e := entries[0]
-	return e, store.Tree().BuildContext(e.ID), nil
+	return entries[0], store.Tree().BuildContext(entries[len(entries)-1].ID), nil
 }
 
 // ValidateSupplied checks a compaction a plugin supplied in

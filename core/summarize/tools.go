@@ -78,23 +78,31 @@ type ToolCaller interface {
 	Converse(ctx context.Context, req ConverseRequest) (ConverseResult, error)
 }
 
+// ToolCallChecker is implemented by wrappers (Chain, a hot-swapped
+// summarizer) that have a Converse method but can call tools only when what
+// they wrap can.
+type ToolCallChecker interface {
+	CallsTools() bool
+}
+
 // AsToolCaller returns s as a ToolCaller, or ErrNoToolCalling when it
 // cannot call tools.
 func AsToolCaller(s Summarizer) (ToolCaller, error) {
-	if tc, ok := s.(ToolCaller); ok {
-		if c, isChain := s.(*Chain); isChain && !c.callsTools() {
-			return nil, ErrNoToolCalling
-		}
-		return tc, nil
+	tc, ok := s.(ToolCaller)
+	if !ok {
+		return nil, ErrNoToolCalling
 	}
-	return nil, ErrNoToolCalling
+	if c, ok := s.(ToolCallChecker); ok && !c.CallsTools() {
+		return nil, ErrNoToolCalling
+	}
+	return tc, nil
 }
 
 // Converse implements ToolCaller: the candidates that can call tools are
 // tried in order with the same retry rules as Summarize; the others are
 // passed over.
 func (c *Chain) Converse(ctx context.Context, req ConverseRequest) (ConverseResult, error) {
-	if !c.callsTools() {
+	if !c.CallsTools() {
 		return ConverseResult{}, ErrNoToolCalling
 	}
 	r := newRetrier(c.MaxRetries, c.BaseDelay, c.MaxBackoff, c.Sleep, c.Logger)
@@ -124,7 +132,8 @@ func (c *Chain) Converse(ctx context.Context, req ConverseRequest) (ConverseResu
 	return ConverseResult{}, &ChainError{Failures: failures}
 }
 
-func (c *Chain) callsTools() bool {
+// CallsTools reports whether any candidate can call tools.
+func (c *Chain) CallsTools() bool {
 	for _, cand := range c.Candidates {
 		if _, ok := cand.Summarizer.(ToolCaller); ok {
 			return true
