@@ -197,7 +197,7 @@ func (w *Worker) Run(ctx context.Context, in Input) (*Result, error) {
 		}
 		used := conv.tokens()
 		remaining := b.WorkerContextMax - used
-		if remaining <= b.FinishWarningRemaining && !warned {
+		if remaining > 0 && remaining <= b.FinishWarningRemaining && !warned {
 			warned = true
 			warn(fmt.Sprintf("compact worker budget low: ~%d of %d tokens left at turn %d; told the worker to write the summary", remaining, b.WorkerContextMax, turn))
 			conv.add(summarize.ChatMessage{Role: summarize.ChatUser, Text: finishWarning(remaining, b.WorkerContextMax)})
@@ -205,7 +205,7 @@ func (w *Worker) Run(ctx context.Context, in Input) (*Result, error) {
 			remaining = b.WorkerContextMax - used
 		}
 		if remaining <= 0 {
-			return nil, fmt.Errorf("%w: ~%d tokens before turn %d, workerContextMaxTokens %d", ErrWorkerBudget, used, turn, b.WorkerContextMax)
+			return nil, fmt.Errorf("%w: ~%d tokens before turn %d, workerContextMaxTokens %d (raise it, or lower the overview budgets)", ErrWorkerBudget, used, turn, b.WorkerContextMax)
 		}
 		res, err := w.Model.Converse(ctx, summarize.ConverseRequest{
 			SystemPrompt: system,
