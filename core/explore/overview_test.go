@@ -9,7 +9,7 @@ import (
 )
 
 func TestOverviewAimsAtTargetWithoutToolOutput(t *testing.T) {
-	prep := generated(t, 7, 5000)
+	prep := generated(t, 7, 3000)
 	msgs := rangeMessages(prep)
 	r := NewRange(msgs)
 	b := DefaultBudgets()
@@ -43,6 +43,9 @@ func TestOverviewAimsAtTargetWithoutToolOutput(t *testing.T) {
 			continue
 		}
 		probe := string([]rune(out)[:80])
+		if checked == 150 {
+			break
+		}
 		if strings.Contains(saidText, probe) {
 			continue
 		}
