@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/pith-dev/pith/client"
 )
 
 // workerTurn is one scripted answer of the exploring worker's model: the
@@ -255,5 +258,67 @@ func TestCompactExploreNeedsToolModel(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "summarizer.provider to openai or anthropic") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
 		t.Errorf("stderr = %q", stderr)
+	}
+}
+
+// TestServeExplore: `pith serve` with compaction.strategy explore runs the
+// worker for a manual compaction over gRPC, streams its turns as progress
+// events, and the context it serves then ends with the auto-read message.
+func TestServeExplore(t *testing.T) {
+	srv, url := startWorkerServer(t, "openai",
+		workerTurn{calls: [][2]string{{"search_session_log", `{"query":"word"}`}}},
+		workerTurn{calls: [][2]string{{"add_reference", `{"path":"notes.md","note":"the plan"}`}, {"write_summary", `{"text":"## Goal\nServe the explore strategy."}`}}},
+	)
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "pith.json")
+	cfg, _ := json.Marshal(map[string]any{
+		"contextWindow": 60000,
+		"summarizer":    map[string]any{"provider": "openai", "baseUrl": url, "model": "worker-model"},
+		"compaction":    map[string]any{"strategy": "explore", "retainedTokens": 300, "reserveTokens": 2000},
+		"sessions":      map[string]any{"root": "sessions"},
+		"server":        map[string]any{"shutdownTimeout": "5s"},
+	})
+	if err := os.WriteFile(cfgPath, cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startServe(t, cfgPath)
+	c, err := client.Dial(p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "notes.md"), []byte("# Plan\n"), 0o644)
+	s, err := c.Create(ctx, "explore/session.jsonl", ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 8; i++ {
+		if _, err := s.AppendMessages(ctx, serveMessage("user", fmt.Sprintf("u%d", i), 120), serveMessage("assistant", fmt.Sprintf("a%d", i), 120)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var kinds []string
+	res, err := s.Compact(ctx, "", func(ev client.Event) { kinds = append(kinds, ev.Kind) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(res.Entry), `"strategy":"explore"`) || res.Summary == "" {
+		t.Errorf("compaction = %s", res.Entry)
+	}
+	if strings.Count(strings.Join(kinds, ","), "compaction_progress") != 2 {
+		t.Errorf("progress events = %v", kinds)
+	}
+	got, err := s.Context(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := got.Messages[len(got.Messages)-1]
+	if !strings.Contains(string(last), "pith.compaction.autoRead") || !strings.Contains(string(last), "notes.md — the plan") {
+		t.Errorf("last context message = %.300s", last)
+	}
+	if n := len(srv.requests()); n != 2 {
+		t.Errorf("%d worker requests", n)
 	}
 }
