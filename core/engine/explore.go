@@ -35,14 +35,6 @@ type ExploreSettings struct {
 	Budgets        explore.Budgets
 }
 
-// Strategy names the strategy in force.
-func (s Settings) Strategy() string {
-	if s.Explore.Enabled {
-		return StrategyExplore
-	}
-	return StrategySummary
-}
-
 // exploreOutcome is what the explore strategy adds to an ordinary
 // compaction result: the auto-read entry and the figures.
 type exploreOutcome struct {

@@ -33,7 +33,8 @@ func (s *openAISummarizer) Converse(ctx context.Context, req summarize.ConverseR
 			params.Messages = append(params.Messages, openai.ToolMessage(m.Text, m.ToolCallID))
 		case summarize.ChatAssistant:
 			a := openai.ChatCompletionAssistantMessageParam{}
-			if m.Text != "" {
+			if m.Text != "" || len(m.ToolCalls) == 0 {
+				// An assistant message needs content unless it has calls.
 				a.Content.OfString = openai.String(m.Text)
 			}
 			for _, c := range m.ToolCalls {
