@@ -121,7 +121,9 @@ func TestExploreAutomaticWithHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(store, Options{Settings: exploreSettings(), Explorer: model, Hooks: d})
+	st := exploreSettings()
+	st.Explore.Budgets.OverviewTarget, st.Explore.Budgets.OverviewWarning = 50, 100 // the overview will pass it
+	s := New(store, Options{Settings: st, Explorer: model, Hooks: d})
 	rec := record(s)
 	newTurn(t, s)
 	out, err := s.AfterTurn(context.Background(), assistantMsg("above", 9000, 100))
@@ -144,6 +146,9 @@ func TestExploreAutomaticWithHooks(t *testing.T) {
 	}
 	if c := compactions(t, path)[0]; c.Get("details.strategy").String() != "explore" || c.Get("details.turns").Int() != 2 {
 		t.Errorf("details = %s", c.Get("details").Raw)
+	}
+	if ev, ok := rec.last(EventCompactionWarning); !ok || !strings.Contains(ev.Error, "overviewWarningTokens 100") {
+		t.Errorf("no overview warning event: %+v", ev)
 	}
 	progress := 0
 	for _, k := range rec.kinds() {
