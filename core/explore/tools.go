@@ -310,11 +310,11 @@ func searchText(it *Item) string {
 
 // snippet is a one-line excerpt of s around byte offset at.
 func snippet(s string, at int) string {
-	if at < 0 {
-		at = 0
-	}
+	// at comes from the lower-cased text, which can differ in length from
+	// s for a few letters (İ): clamp it, then step back to a rune start.
+	at = min(max(at, 0), len(s))
 	start := max(0, at-snippetWidth/3)
-	for start > 0 && !utf8Start(s[start]) {
+	for start > 0 && start < len(s) && !utf8Start(s[start]) {
 		start--
 	}
 	out := oneLine(clip(s[start:], snippetWidth))

@@ -231,3 +231,14 @@ func TestToolsStayInBounds(t *testing.T) {
 		t.Errorf("built auto-read: %d tokens", built.FileTokens)
 	}
 }
+
+func TestSearchSnippetSurvivesCaseFolding(t *testing.T) {
+	// "İ" lower-cases to two runes: offsets in the folded text run past
+	// the original.
+	text := strings.Repeat("İ", 200) + " needle"
+	st := &toolState{r: NewRange([]session.Message{msg("s0000001", `{"role":"user","content":"`+text+`"}`)}), b: DefaultBudgets()}
+	out, isErr := st.run(summarize.ToolCall{Name: ToolSearch, Arguments: []byte(`{"query":"needle"}`)})
+	if isErr || !strings.Contains(out, "#1 s0000001 user") {
+		t.Errorf("search = %v %q", isErr, out)
+	}
+}
