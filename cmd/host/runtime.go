@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/engine"
+	"github.com/pith-dev/pith/core/explore"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summarize"
 	"github.com/pith-dev/pith/hooks"
@@ -146,6 +147,19 @@ func engineSettings(cfg *config.Config) engine.Settings {
 	s.ContextWindow = cfg.ContextWindow
 	s.SummarizerContextWindow = cfg.SummarizerContextWindow()
 	s.SummarizerOutputLimit = cfg.Summarizer.MaxOutputTokens
+	c := &cfg.Compaction
+	s.Explore = engine.ExploreSettings{
+		Enabled:        c.Strategy == config.StrategyExplore,
+		RetainedTokens: c.RetainedTokens,
+		Budgets: explore.Budgets{
+			OverviewTarget: c.OverviewTargetTokens, OverviewWarning: c.OverviewWarningTokens, OverviewDeadline: c.OverviewDeadlineTokens,
+			WorkerContextMax: c.WorkerContextMaxTokens, FinishWarningRemaining: c.FinishWarningRemainingTokens, FinalReserve: c.FinalReserveTokens,
+			MaxTurns:      c.WorkerMaxTurns,
+			SummaryTarget: c.SummaryTargetTokens, SummaryMax: c.SummaryMaxTokens,
+			AutoReadBudget:   c.AutoReadBudgetTokens,
+			ResultContextMax: c.ResultContextMaxTokens,
+		},
+	}
 	return s
 }
 
