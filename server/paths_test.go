@@ -51,6 +51,15 @@ func TestPathConfinement(t *testing.T) {
 		{"create below symlinked directory", "escape/sub/new.jsonl", true, client.ErrPermissionDenied},
 		{"symlinked file out", "secret.jsonl", false, client.ErrPermissionDenied},
 		{"missing file", "team/none.jsonl", false, client.ErrNotFound},
+		{"not a session name", "authorized_keys", true, client.ErrInvalidArgument},
+		{"hidden file", ".bashrc.jsonl", true, client.ErrInvalidArgument},
+		{"hidden directory", "team/.ssh/x.jsonl", true, client.ErrInvalidArgument},
+		{"dot segment", "./team/inside.jsonl", false, client.ErrInvalidArgument},
+		{"empty segment", "team//inside.jsonl", false, client.ErrInvalidArgument},
+		{"trailing slash", "team/inside.jsonl/", false, client.ErrInvalidArgument},
+		{"space", "team/in side.jsonl", true, client.ErrInvalidArgument},
+		{"backslash", `team\inside.jsonl`, true, client.ErrInvalidArgument},
+		{"NUL", "team/a\x00.jsonl", true, client.ErrInvalidArgument},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,7 +96,7 @@ func TestSamePathSharesSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := h.client.Open(ctx, "./s.jsonl")
+	b, err := h.client.Open(ctx, "s.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,6 +53,13 @@ type Options struct {
 	// Plugins tunes the plugin supervisors (start timeout, backoff…);
 	// Logger and Host are set by the Server.
 	Plugins pluginhost.Options
+	// RequireAuth refuses anonymous calls even when no token is
+	// configured: set for a listener other machines can reach, so that a
+	// reload removing every token fails closed.
+	RequireAuth bool
+	// ClientCerts demands a verified client certificate on every call
+	// (the listener's TLS has server.tls.clientCAFile).
+	ClientCerts bool
 }
 
 // Server is the SessionService: a registry of open sessions over the
@@ -213,7 +220,9 @@ func (s *Server) lookupStore(id string) (*session.Store, bool) {
 	return o.store, true
 }
 
-func (s *Server) get(id string) (*openSession, error) {
+// get finds the open session id for the caller of ctx, refusing one
+// outside the caller's prefix.
+func (s *Server) get(ctx context.Context, id string) (*openSession, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -222,6 +231,9 @@ func (s *Server) get(id string) (*openSession, error) {
 	o, ok := s.sessions[id]
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrNoSession, id)
+	}
+	if c := callerOf(ctx); !c.may(o.rel) {
+		return nil, fmt.Errorf("%w: session %q", ErrForbidden, id)
 	}
 	return o, nil
 }
@@ -236,6 +248,13 @@ type OpenResult struct {
 // it with cwd when create is set. A file already open is shared.
 func (s *Server) Open(ctx context.Context, rel string, create bool, cwd string) (*openSession, bool, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	if err := checkName(rel); err != nil {
+		return nil, false, err
+	}
+	rel = filepath.Clean(rel)
+	if err := authorize(ctx, rel); err != nil {
 		return nil, false, err
 	}
 	root := s.cfg.Load().Sessions.Root
@@ -282,7 +301,9 @@ func (s *Server) Open(ctx context.Context, rel string, create bool, cwd string) 
 	id := store.File().Header.ID
 	if other, ok := s.sessions[id]; ok {
 		store.Close()
-		return nil, false, fmt.Errorf("%w: session %s is already open as %s", errConflict, id, other.rel)
+		// The other path is not named: it may be another tenant's.
+		_ = other
+		return nil, false, fmt.Errorf("%w: session %s is already open under another path", errConflict, id)
 	}
 	o = &openSession{id: id, rel: filepath.Clean(rel), path: path, store: store, op: make(chan struct{}, 1), watchers: map[int]*watcher{}}
 	o.disp, err = hooks.NewDispatcher(hooks.Options{
@@ -398,14 +419,15 @@ const maxMessage = 256 << 20
 func (s *Server) GRPCOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage),
+		// Authentication runs inside the panic guard, before any handler.
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
 			defer s.recoverCall(info.FullMethod, &err)
 			return h(ctx, req)
-		}),
+		}, s.unaryAuth),
 		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) (err error) {
 			defer s.recoverCall(info.FullMethod, &err)
 			return h(srv, ss)
-		}),
+		}, s.streamAuth),
 	}
 }
 

@@ -47,7 +47,7 @@ func (v *service) Append(ctx context.Context, req *pb.AppendRequest) (*pb.Append
 			return nil, toStatus(err)
 		}
 	}
-	o, err := v.s.get(req.GetSessionId())
+	o, err := v.s.get(ctx, req.GetSessionId())
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -71,9 +71,9 @@ func (v *service) Append(ctx context.Context, req *pb.AppendRequest) (*pb.Append
 	return resp, nil
 }
 
-func (v *service) GetContext(_ context.Context, req *pb.GetContextRequest) (*pb.GetContextResponse, error) {
+func (v *service) GetContext(ctx context.Context, req *pb.GetContextRequest) (*pb.GetContextResponse, error) {
 	defer v.s.metrics.since("GetContext", time.Now())
-	o, err := v.s.get(req.GetSessionId())
+	o, err := v.s.get(ctx, req.GetSessionId())
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -97,7 +97,7 @@ func (v *service) GetContext(_ context.Context, req *pb.GetContextRequest) (*pb.
 func (v *service) Compact(req *pb.CompactRequest, stream grpc.ServerStreamingServer[pb.CompactResponse]) error {
 	start := time.Now()
 	ctx := stream.Context()
-	o, err := v.s.get(req.GetSessionId())
+	o, err := v.s.get(ctx, req.GetSessionId())
 	if err != nil {
 		return toStatus(err)
 	}
@@ -150,7 +150,7 @@ func (v *service) Compact(req *pb.CompactRequest, stream grpc.ServerStreamingSer
 
 func (v *service) Navigate(ctx context.Context, req *pb.NavigateRequest) (*pb.NavigateResponse, error) {
 	defer v.s.metrics.since("Navigate", time.Now())
-	o, err := v.s.get(req.GetSessionId())
+	o, err := v.s.get(ctx, req.GetSessionId())
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -198,7 +198,7 @@ func (v *service) turn(ctx context.Context, id string, msg []byte, fn func(*engi
 	if err := checkMessage(0, msg); err != nil {
 		return nil, toStatus(err)
 	}
-	o, err := v.s.get(id)
+	o, err := v.s.get(ctx, id)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -217,7 +217,7 @@ func (v *service) turn(ctx context.Context, id string, msg []byte, fn func(*engi
 }
 
 func (v *service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
-	o, err := v.s.get(req.GetSessionId())
+	o, err := v.s.get(stream.Context(), req.GetSessionId())
 	if err != nil {
 		return toStatus(err)
 	}
@@ -254,7 +254,9 @@ func toStatus(err error) error {
 	}
 	code := codes.Internal
 	switch {
-	case errors.Is(err, ErrOutsideRoot):
+	case errors.Is(err, ErrUnauthenticated):
+		code = codes.Unauthenticated
+	case errors.Is(err, ErrOutsideRoot), errors.Is(err, ErrForbidden):
 		code = codes.PermissionDenied
 	case errors.Is(err, ErrInvalidPath), errors.Is(err, errInvalid), errors.Is(err, engine.ErrNotAssistant):
 		code = codes.InvalidArgument
