@@ -212,6 +212,15 @@ func (s *Session) AppendEntries(ctx context.Context, entries ...json.RawMessage)
 	return rawsOf(r.GetEntries()), nil
 }
 
+// Close closes the session on the daemon, which releases its file; the
+// Session must not be used afterwards (open it again instead).
+func (s *Session) Close(ctx context.Context) error {
+	if _, err := s.c.rpc.CloseSession(ctx, &pb.CloseSessionRequest{SessionId: s.ID}); err != nil {
+		return wrap("close", err)
+	}
+	return nil
+}
+
 // Context is what the agent sends to its model.
 type Context struct {
 	Messages               []json.RawMessage

@@ -14,7 +14,7 @@ func TestPathConfinement(t *testing.T) {
 	base := t.TempDir()
 	root := filepath.Join(base, "root")
 	outside := filepath.Join(base, "outside")
-	for _, d := range []string{root, outside, filepath.Join(root, "team")} {
+	for _, d := range []string{root, outside, filepath.Join(root, "team"), filepath.Join(root, "team.jsonl")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -30,7 +30,9 @@ func TestPathConfinement(t *testing.T) {
 	}
 	mustSymlink(t, outside, filepath.Join(root, "escape"))
 	mustSymlink(t, filepath.Join(outside, "secret.jsonl"), filepath.Join(root, "secret.jsonl"))
-	mustSymlink(t, filepath.Join(root, "team"), filepath.Join(root, "alias"))
+	mustSymlink(t, "team", filepath.Join(root, "alias"))
+	// os.Root refuses absolute symlinks, even ones pointing inside.
+	mustSymlink(t, filepath.Join(root, "team"), filepath.Join(root, "absalias"))
 
 	tests := []struct {
 		name   string
@@ -49,7 +51,11 @@ func TestPathConfinement(t *testing.T) {
 		{"symlinked directory out", "escape/secret.jsonl", false, client.ErrPermissionDenied},
 		{"create through symlinked directory", "escape/new.jsonl", true, client.ErrPermissionDenied},
 		{"create below symlinked directory", "escape/sub/new.jsonl", true, client.ErrPermissionDenied},
-		{"symlinked file out", "secret.jsonl", false, client.ErrPermissionDenied},
+		{"absolute symlink inside", "absalias/inside.jsonl", false, client.ErrPermissionDenied},
+		// A session file is a regular file, never a symlink, wherever it
+		// points.
+		{"symlinked file out", "secret.jsonl", false, client.ErrInvalidArgument},
+		{"directory", "team.jsonl", false, client.ErrInvalidArgument},
 		{"missing file", "team/none.jsonl", false, client.ErrNotFound},
 		{"not a session name", "authorized_keys", true, client.ErrInvalidArgument},
 		{"hidden file", ".bashrc.jsonl", true, client.ErrInvalidArgument},

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -15,7 +16,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/engine"
-	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summarize"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/pluginhost"
@@ -79,9 +79,18 @@ type Server struct {
 
 	mu       sync.Mutex // guards the fields below and pluginSet
 	sessions map[string]*openSession
-	byPath   map[string]*openSession
+	byFile   map[fileKey]*openSession
+	// evicted remembers where sessions closed for idleness or the count
+	// limit live, so that a call naming one reopens it transparently.
+	evicted map[string]string
+	// root is sessions.root, opened once: every file operation under it
+	// goes through this handle (os.Root), never through a path.
+	root     *os.Root
+	rootPath string
+	oldRoots []*os.Root
 	closed   bool
 	shutdown chan struct{}
+	janitor  chan struct{} // closed when the idle janitor has stopped
 }
 
 // New builds the summarizer and starts the configured plugins; a plugin
@@ -101,8 +110,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		metrics:  newMetrics(),
 		health:   health.NewServer(),
 		sessions: map[string]*openSession{},
-		byPath:   map[string]*openSession{},
+		byFile:   map[fileKey]*openSession{},
+		evicted:  map[string]string{},
 		shutdown: make(chan struct{}),
+		janitor:  make(chan struct{}),
 	}
 	s.cfg.Store(opts.Config)
 	sum, err := opts.Summarizer(opts.Config)
@@ -133,6 +144,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		}
 		s.pluginSet = plugins
 	}
+	go s.closeIdle()
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	s.health.SetServingStatus(sessionv1.SessionService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
 	return s, nil
@@ -210,138 +222,6 @@ func (s *Server) setPlugins(plugins []hooks.Plugin) {
 	}
 }
 
-func (s *Server) lookupStore(id string) (*session.Store, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	o, ok := s.sessions[id]
-	if !ok {
-		return nil, false
-	}
-	return o.store, true
-}
-
-// get finds the open session id for the caller of ctx, refusing one
-// outside the caller's prefix.
-func (s *Server) get(ctx context.Context, id string) (*openSession, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil, ErrShuttingDown
-	}
-	o, ok := s.sessions[id]
-	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrNoSession, id)
-	}
-	if c := callerOf(ctx); !c.may(o.rel) {
-		return nil, fmt.Errorf("%w: session %q", ErrForbidden, id)
-	}
-	return o, nil
-}
-
-// OpenResult describes an opened session.
-type OpenResult struct {
-	ID, Path string
-	Created  bool
-}
-
-// Open opens the session file at rel (relative to sessions.root), creating
-// it with cwd when create is set. A file already open is shared.
-func (s *Server) Open(ctx context.Context, rel string, create bool, cwd string) (*openSession, bool, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, false, err
-	}
-	if err := checkName(rel); err != nil {
-		return nil, false, err
-	}
-	rel = filepath.Clean(rel)
-	if err := authorize(ctx, rel); err != nil {
-		return nil, false, err
-	}
-	root := s.cfg.Load().Sessions.Root
-	if create {
-		if err := os.MkdirAll(root, 0o755); err != nil {
-			return nil, false, fmt.Errorf("sessions.root: %w", err)
-		}
-	}
-	path, err := resolvePath(root, rel, create)
-	if err != nil {
-		return nil, false, err
-	}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil, false, ErrShuttingDown
-	}
-	o, ok := s.byPath[path]
-	s.mu.Unlock()
-	if ok {
-		return o, false, nil
-	}
-	// Parse outside the registry lock: a large file takes a while, and
-	// every other call looks sessions up under that lock.
-	store, created, err := openStore(path, create, cwd, session.Options{Logger: s.log.Named("session")})
-	if err != nil {
-		return nil, false, err
-	}
-	if store.File().Migrated {
-		store.Close()
-		return nil, false, fmt.Errorf("%s: %w; run `pith migrate --in-place` on it first", rel, session.ErrOldVersion)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		store.Close()
-		return nil, false, ErrShuttingDown
-	}
-	if o, ok := s.byPath[path]; ok {
-		// Opened by a concurrent call meanwhile: share that one.
-		store.Close()
-		return o, false, nil
-	}
-	id := store.File().Header.ID
-	if other, ok := s.sessions[id]; ok {
-		store.Close()
-		// The other path is not named: it may be another tenant's.
-		_ = other
-		return nil, false, fmt.Errorf("%w: session %s is already open under another path", errConflict, id)
-	}
-	o = &openSession{id: id, rel: filepath.Clean(rel), path: path, store: store, op: make(chan struct{}, 1), watchers: map[int]*watcher{}}
-	o.disp, err = hooks.NewDispatcher(hooks.Options{
-		Logger: s.log.Named("hooks"),
-		Host:   s.hostAPI,
-		Observe: func(ob hooks.Observation) {
-			s.metrics.observeHook(ob)
-			o.engine().ObserveHook(ob)
-		},
-	}, s.pluginSet...)
-	if err != nil {
-		store.Close()
-		return nil, false, err
-	}
-	o.newEngine(s)
-	s.sessions[id] = o
-	s.byPath[path] = o
-	s.metrics.openSessions.Inc()
-	return o, created, nil
-}
-
-var errConflict = errors.New("conflict")
-
-// openStore opens path, or with create makes it first when it is missing.
-func openStore(path string, create bool, cwd string, opts session.Options) (store *session.Store, created bool, err error) {
-	store, err = session.Open(path, opts)
-	if !create || !errors.Is(err, os.ErrNotExist) {
-		return store, false, err
-	}
-	store, err = session.Create(path, cwd, opts)
-	if errors.Is(err, os.ErrExist) {
-		// Another process created it first.
-		store, err = session.Open(path, opts)
-		return store, false, err
-	}
-	return store, err == nil, err
-}
-
 // Close refuses new calls, ends the event streams, waits (bounded by ctx)
 // for the running operations, stops every plugin and closes the files.
 func (s *Server) Close(ctx context.Context) error {
@@ -374,9 +254,7 @@ func (s *Server) Close(ctx context.Context) error {
 			o.engine().AbortCompaction()
 			s.log.Warn("operation still running at shutdown; aborted", "session", o.id)
 		}
-		o.closed.Store(true)
-		o.unsubscribe()
-		if err := o.store.Close(); err != nil {
+		if err := o.closeFiles(); err != nil {
 			errs = append(errs, err)
 		}
 		if held {
@@ -393,6 +271,15 @@ func (s *Server) Close(ctx context.Context) error {
 		defer cancel()
 	}
 	s.plugins.StopAll(stopCtx)
+	<-s.janitor
+	s.mu.Lock()
+	for _, r := range append(s.oldRoots, s.root) {
+		if r != nil {
+			r.Close()
+		}
+	}
+	s.root, s.oldRoots = nil, nil
+	s.mu.Unlock()
 	return errors.Join(errs...)
 }
 
@@ -422,13 +309,46 @@ func (s *Server) GRPCOptions() []grpc.ServerOption {
 		// Authentication runs inside the panic guard, before any handler.
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
 			defer s.recoverCall(info.FullMethod, &err)
-			return h(ctx, req)
+			resp, err = h(ctx, req)
+			return resp, s.scrubPaths(err)
 		}, s.unaryAuth),
 		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) (err error) {
 			defer s.recoverCall(info.FullMethod, &err)
-			return h(srv, ss)
+			return s.scrubPaths(h(srv, ss))
 		}, s.streamAuth),
 	}
+}
+
+// scrubPaths keeps the server's file system layout out of what a client
+// reads: an error naming sessions.root by its absolute path names it by
+// the path relative to it instead. Errors are worded relative to the root
+// already; this is the net under every one of them.
+func (s *Server) scrubPaths(err error) error {
+	if err == nil {
+		return nil
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		return err
+	}
+	msg := st.Message()
+	root := filepath.Clean(s.cfg.Load().Sessions.Root)
+	roots := []string{root}
+	if real, rerr := filepath.EvalSymlinks(root); rerr == nil && real != root {
+		roots = append(roots, real)
+	}
+	changed := false
+	for _, r := range roots {
+		if strings.Contains(msg, r) {
+			msg = strings.ReplaceAll(msg, r+string(filepath.Separator), "")
+			msg = strings.ReplaceAll(msg, r, "sessions.root")
+			changed = true
+		}
+	}
+	if !changed {
+		return err
+	}
+	return status.Error(st.Code(), msg)
 }
 
 func (s *Server) recoverCall(method string, err *error) {

@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/hooks"
 	pb "github.com/pith-dev/pith/proto/pith/session/v1"
 	"github.com/tidwall/gjson"
 	"google.golang.org/grpc"
@@ -30,8 +33,8 @@ func (v *service) OpenSession(ctx context.Context, req *pb.OpenSessionRequest) (
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	resp := &pb.OpenSessionResponse{SessionId: o.id, Path: o.rel, Created: created, EntryCount: int64(len(o.store.Tree().Entries))}
-	if leaf := o.store.Leaf(); leaf != nil {
+	resp := &pb.OpenSessionResponse{SessionId: o.id, Path: o.rel, Created: created, EntryCount: int64(len(o.st().Tree().Entries))}
+	if leaf := o.st().Leaf(); leaf != nil {
 		resp.LeafId = leaf.ID
 	}
 	return resp, nil
@@ -47,14 +50,14 @@ func (v *service) Append(ctx context.Context, req *pb.AppendRequest) (*pb.Append
 			return nil, toStatus(err)
 		}
 	}
-	o, err := v.s.get(ctx, req.GetSessionId())
+	o, err := v.s.acquire(ctx, req.GetSessionId())
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	if err := o.acquire(ctx); err != nil {
+	defer o.release()
+	if err := v.s.checkGrowth(o, byteCount(req.GetMessages())+byteCount(req.GetEntries()), len(req.GetMessages())+len(req.GetEntries())); err != nil {
 		return nil, toStatus(err)
 	}
-	defer o.release()
 	var entries []*session.Entry
 	if len(req.GetMessages()) > 0 {
 		entries, err = o.engine().AppendMessages(ctx, raws(req.GetMessages())...)
@@ -65,7 +68,7 @@ func (v *service) Append(ctx context.Context, req *pb.AppendRequest) (*pb.Append
 		return nil, toStatus(err)
 	}
 	resp := &pb.AppendResponse{Entries: entryBytes(entries)}
-	if leaf := o.store.Leaf(); leaf != nil {
+	if leaf := o.st().Leaf(); leaf != nil {
 		resp.LeafId = leaf.ID
 	}
 	return resp, nil
@@ -73,7 +76,7 @@ func (v *service) Append(ctx context.Context, req *pb.AppendRequest) (*pb.Append
 
 func (v *service) GetContext(ctx context.Context, req *pb.GetContextRequest) (*pb.GetContextResponse, error) {
 	defer v.s.metrics.since("GetContext", time.Now())
-	o, err := v.s.get(ctx, req.GetSessionId())
+	o, err := v.s.getFresh(ctx, req.GetSessionId())
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -87,8 +90,8 @@ func (v *service) GetContext(ctx context.Context, req *pb.GetContextRequest) (*p
 	for i, m := range msgs {
 		resp.Messages[i] = m.Raw
 	}
-	resp.Provider, resp.ModelId, resp.ThinkingLevel = leafSettings(o.store)
-	if leaf := o.store.Leaf(); leaf != nil {
+	resp.Provider, resp.ModelId, resp.ThinkingLevel = leafSettings(o.st())
+	if leaf := o.st().Leaf(); leaf != nil {
 		resp.LeafId = leaf.ID
 	}
 	return resp, nil
@@ -97,11 +100,8 @@ func (v *service) GetContext(ctx context.Context, req *pb.GetContextRequest) (*p
 func (v *service) Compact(req *pb.CompactRequest, stream grpc.ServerStreamingServer[pb.CompactResponse]) error {
 	start := time.Now()
 	ctx := stream.Context()
-	o, err := v.s.get(ctx, req.GetSessionId())
+	o, err := v.s.acquire(ctx, req.GetSessionId())
 	if err != nil {
-		return toStatus(err)
-	}
-	if err := o.acquire(ctx); err != nil {
 		return toStatus(err)
 	}
 	defer o.release()
@@ -150,11 +150,8 @@ func (v *service) Compact(req *pb.CompactRequest, stream grpc.ServerStreamingSer
 
 func (v *service) Navigate(ctx context.Context, req *pb.NavigateRequest) (*pb.NavigateResponse, error) {
 	defer v.s.metrics.since("Navigate", time.Now())
-	o, err := v.s.get(ctx, req.GetSessionId())
+	o, err := v.s.acquire(ctx, req.GetSessionId())
 	if err != nil {
-		return nil, toStatus(err)
-	}
-	if err := o.acquire(ctx); err != nil {
 		return nil, toStatus(err)
 	}
 	defer o.release()
@@ -198,14 +195,14 @@ func (v *service) turn(ctx context.Context, id string, msg []byte, fn func(*engi
 	if err := checkMessage(0, msg); err != nil {
 		return nil, toStatus(err)
 	}
-	o, err := v.s.get(ctx, id)
+	o, err := v.s.acquire(ctx, id)
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	if err := o.acquire(ctx); err != nil {
+	defer o.release()
+	if err := v.s.checkGrowth(o, len(msg), 1); err != nil {
 		return nil, toStatus(err)
 	}
-	defer o.release()
 	out, err := fn(o.engine(), ctx, msg)
 	if out == nil {
 		if err == nil {
@@ -244,6 +241,15 @@ func (v *service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 	}
 }
 
+// CloseSession closes a session: its file, its engine, its event streams'
+// subscription. Later calls naming it get NotFound.
+func (v *service) CloseSession(ctx context.Context, req *pb.CloseSessionRequest) (*pb.CloseSessionResponse, error) {
+	if err := v.s.CloseSession(ctx, req.GetSessionId()); err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.CloseSessionResponse{}, nil
+}
+
 // toStatus maps an error onto the gRPC code a client can branch on.
 func toStatus(err error) error {
 	if err == nil {
@@ -256,6 +262,19 @@ func toStatus(err error) error {
 	switch {
 	case errors.Is(err, ErrUnauthenticated):
 		code = codes.Unauthenticated
+	case errors.Is(err, ErrLimit):
+		code = codes.ResourceExhausted
+	case errors.Is(err, session.ErrNotRegular), errors.Is(err, syscall.EISDIR):
+		// A directory, FIFO or symlink where a session file should be.
+		code = codes.InvalidArgument
+	case errors.Is(err, session.ErrHardLinked):
+		code = codes.PermissionDenied
+	case errors.Is(err, session.ErrReadOnly):
+		code = codes.FailedPrecondition
+	case strings.Contains(err.Error(), "path escapes from parent"):
+		// os.Root's refusal of a symlink or ".." leading out; its error
+		// value is not exported.
+		code = codes.PermissionDenied
 	case errors.Is(err, ErrOutsideRoot), errors.Is(err, ErrForbidden):
 		code = codes.PermissionDenied
 	case errors.Is(err, ErrInvalidPath), errors.Is(err, errInvalid), errors.Is(err, engine.ErrNotAssistant):
@@ -270,8 +289,10 @@ func toStatus(err error) error {
 		code = codes.DeadlineExceeded
 	case errors.Is(err, context.Canceled), errors.Is(err, engine.ErrAborted):
 		code = codes.Canceled
-	case errors.Is(err, engine.ErrCancelled):
-		code = codes.Aborted
+	case errors.Is(err, engine.ErrCancelled), errors.Is(err, hooks.ErrPluginFailed):
+		// A plugin's veto, or a `failure: closed` plugin that failed: the
+		// operation was refused as things stand, not broken.
+		code = codes.FailedPrecondition
 	case errors.Is(err, engine.ErrNothingToCompact), errors.Is(err, session.ErrOldVersion),
 		errors.Is(err, engine.ErrAutoCompactionDisabled), errors.Is(err, engine.ErrStillAboveThreshold):
 		code = codes.FailedPrecondition
@@ -295,6 +316,14 @@ func checkMessage(n int, m []byte) error {
 		return fmt.Errorf(`%w: %s has no "role"`, errInvalid, where)
 	}
 	return nil
+}
+
+func byteCount(b [][]byte) int {
+	n := 0
+	for _, x := range b {
+		n += len(x)
+	}
+	return n
 }
 
 func raws(b [][]byte) []json.RawMessage {
