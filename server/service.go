@@ -264,8 +264,9 @@ func toStatus(err error) error {
 		code = codes.Unauthenticated
 	case errors.Is(err, ErrLimit):
 		code = codes.ResourceExhausted
-	case errors.Is(err, session.ErrNotRegular), errors.Is(err, syscall.EISDIR):
-		// A directory, FIFO or symlink where a session file should be.
+	case errors.Is(err, session.ErrNotRegular), errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.ENOTDIR):
+		// A directory, FIFO or symlink where a session file should be, or
+		// a file where a directory should be.
 		code = codes.InvalidArgument
 	case errors.Is(err, session.ErrHardLinked):
 		code = codes.PermissionDenied
@@ -273,8 +274,11 @@ func toStatus(err error) error {
 		code = codes.FailedPrecondition
 	case strings.Contains(err.Error(), "path escapes from parent"):
 		// os.Root's refusal of a symlink or ".." leading out; its error
-		// value is not exported.
+		// values are not exported.
 		code = codes.PermissionDenied
+	case strings.HasSuffix(err.Error(), "not a directory"):
+		// os.Root's, for a file where the name needs a directory.
+		code = codes.InvalidArgument
 	case errors.Is(err, ErrOutsideRoot), errors.Is(err, ErrForbidden):
 		code = codes.PermissionDenied
 	case errors.Is(err, ErrInvalidPath), errors.Is(err, errInvalid), errors.Is(err, engine.ErrNotAssistant):
