@@ -362,7 +362,7 @@ func (s *Server) dropLocked(o *openSession, remember bool) {
 	}
 	// Bounded: past the bound an arbitrary old entry goes, and a call
 	// naming it gets NotFound (open it again by path).
-	if limit := 4 * s.cfg.Load().Server.MaxOpenSessions; len(s.evicted) >= limit {
+	if limit := max(16*s.cfg.Load().Server.MaxOpenSessions, 4096); len(s.evicted) >= limit {
 		for k := range s.evicted {
 			delete(s.evicted, k)
 			if len(s.evicted) < limit {
