@@ -287,3 +287,32 @@ func TestServeUnixSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestHashToken: the config entry printed for a token carries its
+// SHA-256, never the token; --generate shows a new token once, on stderr.
+func TestHashToken(t *testing.T) {
+	cmd := newHashTokenCommand()
+	var out, errOut strings.Builder
+	cmd.SetIn(strings.NewReader("s3cret\n"))
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs([]string{"--name", "team-a", "--prefix", "team-a/"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), server.HashToken("s3cret")) || strings.Contains(out.String(), "s3cret") || !strings.Contains(out.String(), `"team-a/"`) {
+		t.Fatalf("output:\n%s", out.String())
+	}
+	cmd = newHashTokenCommand()
+	out.Reset()
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs([]string{"--generate"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	tok := strings.TrimSpace(strings.TrimPrefix(errOut.String(), "token (shown once): "))
+	if len(tok) < 40 || !strings.Contains(out.String(), server.HashToken(tok)) {
+		t.Fatalf("generated token %q, output:\n%s", tok, out.String())
+	}
+}
