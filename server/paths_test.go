@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/pith-dev/pith/client"
@@ -116,4 +118,25 @@ func mustSymlink(t *testing.T, target, link string) {
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// FuzzCheckName: a name the grammar accepts is a clean, local path of
+// safe segments ending in .jsonl; nothing else gets through.
+func FuzzCheckName(f *testing.F) {
+	for _, s := range []string{"a.jsonl", "team-a/2026/x.jsonl", "../x.jsonl", "./a.jsonl", "a//b.jsonl", ".jsonl", "a/.b.jsonl", "a\x00.jsonl", "/abs.jsonl", "a/b/", "ü.jsonl", "a\\b.jsonl"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if checkName(name) != nil {
+			return
+		}
+		if !filepath.IsLocal(name) || path.Clean(name) != name || !strings.HasSuffix(name, ".jsonl") {
+			t.Fatalf("accepted %q: not a clean local .jsonl path", name)
+		}
+		for _, seg := range strings.Split(name, "/") {
+			if seg == "" || seg[0] == '.' || strings.ContainsAny(seg, "\\\x00 :") {
+				t.Fatalf("accepted %q: segment %q", name, seg)
+			}
+		}
+	})
 }

@@ -155,6 +155,11 @@ func TestAppendLimits(t *testing.T) {
 	if _, err := s.AfterTurn(ctx, assistantMsg("huge", 2000)); !errors.Is(err, client.ErrResourceExhausted) {
 		t.Fatalf("after turn over maxAppendBytes: %v, want resource exhausted", err)
 	}
+	// Past the transport's limit (maxAppendBytes, at least 4 MiB, plus
+	// 1 MiB): refused before the daemon holds it all.
+	if _, err := s.AppendMessages(ctx, userMsg("transport", 6<<20/4)); !errors.Is(err, client.ErrResourceExhausted) {
+		t.Fatalf("append past the transport limit: %v, want resource exhausted", err)
+	}
 	if size() != before {
 		t.Fatal("a refused append changed the file")
 	}

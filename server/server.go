@@ -76,6 +76,8 @@ type Server struct {
 	pluginSet []hooks.Plugin
 	metrics   *metrics
 	health    *health.Server
+	// recvLimit is the transport's receive limit, set by GRPCOptions.
+	recvLimit int
 
 	mu       sync.Mutex // guards the fields below and pluginSet
 	sessions map[string]*openSession
@@ -200,6 +202,16 @@ func (s *Server) PrepareReload(ctx context.Context, old, next *config.Config) er
 // settings they started with.
 func (s *Server) ApplyConfig(ch config.Change) {
 	s.cfg.Store(ch.New)
+	// The listeners and the transport are built once, at start.
+	for _, k := range []string{"server.listen", "server.metrics", "server.tls"} {
+		if ch.Has(k) {
+			s.log.Warn("this change takes effect at the next start of pith serve", "key", k)
+		}
+	}
+	if s.recvLimit > 0 && ch.New.Server.MaxAppendBytes > s.recvLimit-recvSlack {
+		s.log.Warn("server.maxAppendBytes above its value at start takes full effect at the next start (the transport's message limit)",
+			"limit", s.recvLimit-recvSlack)
+	}
 	st := s.opts.Settings(ch.New)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -295,17 +307,25 @@ func (w *swapSummarizer) Summarize(ctx context.Context, req summarize.Request) (
 	return (*w.cur.Load()).Summarize(ctx, req)
 }
 
-// maxMessage is the gRPC message limit on both sides, as on the hooks
-// wire: a context with large tool outputs easily passes 4 MiB.
+// maxMessage is the gRPC send limit, as on the hooks wire: a context with
+// large tool outputs easily passes 4 MiB.
 const maxMessage = 256 << 20
+
+// recvSlack is what a request carries beside the bytes it appends.
+const recvSlack = 1 << 20
 
 // GRPCOptions are the options a gRPC server for the SessionService needs:
 // the message limits, and interceptors that turn a panic in a call into an
 // Internal error (logged with its stack) instead of killing the daemon and
 // every session in it.
 func (s *Server) GRPCOptions() []grpc.ServerOption {
+	// A request is never bigger than the largest append plus its
+	// envelope: gRPC buffers a whole message before any check runs, so a
+	// larger receive limit would let clients make the daemon hold that
+	// much per call.
+	s.recvLimit = max(s.cfg.Load().Server.MaxAppendBytes, 4<<20) + recvSlack
 	return []grpc.ServerOption{
-		grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage),
+		grpc.MaxRecvMsgSize(s.recvLimit), grpc.MaxSendMsgSize(maxMessage),
 		// Authentication runs inside the panic guard, before any handler.
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
 			defer s.recoverCall(info.FullMethod, &err)
