@@ -311,6 +311,22 @@ func (s *Server) getFresh(ctx context.Context, id string) (*openSession, error) 
 	return o, nil
 }
 
+// watch subscribes to the events of session id. A session being watched
+// is never closed for idleness or the limit; one closed between the lookup
+// and the subscription is looked up (reopened) again.
+func (s *Server) watch(ctx context.Context, id string) (*openSession, *watcher, func(), error) {
+	for range 3 {
+		o, err := s.get(ctx, id)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if w, cancel := o.watch(); w != nil {
+			return o, w, cancel, nil
+		}
+	}
+	return nil, nil, nil, fmt.Errorf("%w: session %q keeps being closed; raise server.maxOpenSessions", ErrLimit, id)
+}
+
 // CloseSession closes the session id for the caller of ctx, waiting for
 // its running operation. Closing a session that is not open is not an
 // error.
@@ -382,7 +398,7 @@ func (s *Server) evictLocked(o *openSession) bool {
 		return false
 	}
 	defer o.release()
-	if o.watching() {
+	if !o.markEvicting() {
 		return false
 	}
 	s.dropLocked(o, true)

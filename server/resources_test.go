@@ -276,3 +276,35 @@ func TestErrorsNameNoServerPath(t *testing.T) {
 		})
 	}
 }
+
+// TestWatchedSessionStaysOpen: a session someone watches is never closed
+// by the count limit.
+func TestWatchedSessionStaysOpen(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	cfg.Server.MaxOpenSessions = 2
+	h := startServer(t, cfg)
+	ctx := context.Background()
+	watched, err := h.client.Create(ctx, "w.jsonl", "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := watched.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	h.srv.mu.Lock()
+	before := h.srv.sessions[watched.ID]
+	h.srv.mu.Unlock()
+	for i := range 6 {
+		if _, err := h.client.Create(ctx, fmt.Sprintf("s%d.jsonl", i), "/w"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.srv.mu.Lock()
+	after := h.srv.sessions[watched.ID]
+	h.srv.mu.Unlock()
+	if after == nil || after != before {
+		t.Fatal("the watched session was closed by the limit")
+	}
+}

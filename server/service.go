@@ -108,6 +108,10 @@ func (v *service) Compact(req *pb.CompactRequest, stream grpc.ServerStreamingSer
 	// Progress goes out from a goroutine of its own so that a slow client
 	// never holds up the engine.
 	w, cancel := o.watch()
+	if w == nil {
+		// Cannot happen under the operation lock: eviction takes it.
+		return toStatus(errEvicted)
+	}
 	done := make(chan error, 1)
 	stop := make(chan struct{})
 	go func() {
@@ -214,11 +218,10 @@ func (v *service) turn(ctx context.Context, id string, msg []byte, fn func(*engi
 }
 
 func (v *service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
-	o, err := v.s.get(stream.Context(), req.GetSessionId())
+	o, w, cancel, err := v.s.watch(stream.Context(), req.GetSessionId())
 	if err != nil {
 		return toStatus(err)
 	}
-	w, cancel := o.watch()
 	defer cancel()
 	// The header tells the client the subscription is in place, so it can
 	// act knowing no later event will be missed.
@@ -285,7 +288,7 @@ func toStatus(err error) error {
 		code = codes.InvalidArgument
 	case errors.Is(err, ErrNoSession), errors.Is(err, fs.ErrNotExist):
 		code = codes.NotFound
-	case errors.Is(err, ErrShuttingDown):
+	case errors.Is(err, ErrShuttingDown), errors.Is(err, errEvicted):
 		code = codes.Unavailable
 	case errors.Is(err, errConflict), errors.Is(err, fs.ErrExist):
 		code = codes.AlreadyExists

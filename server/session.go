@@ -56,6 +56,9 @@ type openSession struct {
 	watchers map[int]*watcher
 	nextW    int
 	unsub    func()
+	// evicting is set, with no watcher registered, when the daemon
+	// decides to close the session; no watcher is added after that.
+	evicting bool
 }
 
 type watcher struct {
@@ -70,10 +73,16 @@ func (o *openSession) st() *session.Store { return o.store.Load() }
 
 func (o *openSession) touch() { o.lastUsed.Store(time.Now().UnixNano()) }
 
-func (o *openSession) watching() bool {
+// markEvicting decides the eviction of an unwatched session: it reports
+// false, changing nothing, when someone watches.
+func (o *openSession) markEvicting() bool {
 	o.watchMu.Lock()
 	defer o.watchMu.Unlock()
-	return len(o.watchers) > 0
+	if len(o.watchers) > 0 {
+		return false
+	}
+	o.evicting = true
+	return true
 }
 
 // closeFiles closes the session for good: the engine stops talking to
@@ -203,10 +212,15 @@ func (o *openSession) broadcast(ev engine.Event) {
 	}
 }
 
-// watch registers a watcher; cancel removes it.
+// watch registers a watcher; cancel removes it. It returns nil when the
+// session is being closed by the daemon (look it up again).
 func (o *openSession) watch() (*watcher, func()) {
 	w := &watcher{ch: make(chan engine.Event, watchBuffer), overrun: make(chan struct{})}
 	o.watchMu.Lock()
+	if o.evicting {
+		o.watchMu.Unlock()
+		return nil, nil
+	}
 	id := o.nextW
 	o.nextW++
 	o.watchers[id] = w
