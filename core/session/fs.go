@@ -93,9 +93,9 @@ func (h osHandle) Unlock() error             { return unlockFile(h.File) }
 // symlink inside a root is not followed (Open resolves links first).
 var ErrNotRegular = errors.New("not a regular file")
 
-// ErrReadOnly refuses to change a session that cannot be written; nothing
-// was changed.
-var ErrReadOnly = errors.New("the session file is read-only; nothing was changed")
+// ErrReadOnly refuses to change a session that cannot be written (opened
+// read-only, or without an owner write bit).
+var ErrReadOnly = errors.New("the session file is read-only")
 
 // ErrHardLinked refuses to rewrite a file with more than one name: a
 // rewrite replaces one name and the others would keep the old content.

@@ -26,9 +26,27 @@ import (
 //   - A writer that waited for the lock checks that the path still names
 //     the file it locked; if a rewrite replaced it, it reopens and rereads.
 
+// ErrUnchanged is wrapped by every error of a write after which the
+// session file is verified to be exactly as it was before.
+var ErrUnchanged = errors.New("the session is unchanged")
+
 // ErrChanged refuses a rewrite prepared from a file that was replaced on
-// disk since; nothing was changed.
-var ErrChanged = errors.New("the session file was replaced on disk while the change was prepared; nothing was changed, run it again")
+// disk since.
+var ErrChanged = errors.New("the session file was replaced on disk while the change was prepared; run it again")
+
+// ErrIncomplete is wrapped by errors of a write that failed after it
+// changed the file: cutting back a failed append failed too, or a rewrite
+// was renamed into place but a later step failed. The message says what
+// state the file is in.
+var ErrIncomplete = errors.New("the write did not complete")
+
+// unchanged marks err as leaving the session unchanged.
+func unchanged(err error) error {
+	if err == nil || errors.Is(err, ErrUnchanged) {
+		return err
+	}
+	return fmt.Errorf("%w; %w", err, ErrUnchanged)
+}
 
 // maxReopen bounds how often a writer follows replacements of the file
 // before giving up (each one means another process rewrote it meanwhile).
@@ -36,44 +54,59 @@ const maxReopen = 100
 
 // lockFresh takes the exclusive lock on the file the path names now,
 // reopening and rereading it when a rewrite replaced it. It reports
-// whether it did. The caller holds s.mu and unlocks s.fd when done.
-func (s *Store) lockFresh() (replaced bool, err error) {
+// whether it did, and the locked file's stat. The caller holds s.mu and
+// unlocks s.fd when done.
+func (s *Store) lockFresh() (replaced bool, held fs.FileInfo, err error) {
 	for range maxReopen {
 		if err := s.fd.Lock(true); err != nil {
-			return replaced, fmt.Errorf("%s: lock: %w", s.path, err)
+			return replaced, nil, fmt.Errorf("%s: lock: %w", s.path, err)
 		}
 		held, err := s.fd.Stat()
 		if err != nil {
 			s.fd.Unlock()
-			return replaced, fmt.Errorf("%s: %w", s.path, err)
+			return replaced, nil, fmt.Errorf("%s: %w", s.path, err)
 		}
-		cur, err := s.fsys.Stat(s.name)
-		if err == nil && os.SameFile(held, cur) {
+		current := false
+		if n, ok := linkCount(held); ok && n == 1 {
+			// A rename over the name drops the old file's last link, so
+			// one link means the name still leads here; this saves a path
+			// lookup on every append. (A rewrite refuses files with more.)
+			current = true
+		} else {
+			cur, err := s.fsys.Stat(s.name)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				s.fd.Unlock()
+				return replaced, nil, fmt.Errorf("%s: %w", s.path, unwrapPathError(err))
+			}
+			if err != nil {
+				s.fd.Unlock()
+				return replaced, nil, fmt.Errorf("%s: the session file is gone: %w", s.path, unwrapPathError(err))
+			}
+			current = os.SameFile(held, cur)
+		}
+		if current {
 			if replaced {
 				if err := s.loadLocked(); err != nil {
 					s.fd.Unlock()
-					return replaced, err
+					return replaced, nil, err
 				}
 			}
-			return replaced, nil
+			return replaced, held, nil
 		}
 		s.fd.Unlock()
-		if err != nil {
-			return replaced, fmt.Errorf("%s: the session file is gone: %w", s.path, unwrapPathError(err))
-		}
 		flag := os.O_RDWR | os.O_APPEND
 		if s.readOnly {
 			flag = os.O_RDONLY
 		}
 		fd, err := openRegular(s.fsys, s.name, flag)
 		if err != nil {
-			return replaced, fmt.Errorf("%s: reopen: %w", s.path, err)
+			return replaced, nil, fmt.Errorf("%s: reopen: %w", s.path, err)
 		}
 		s.fd.Close()
 		s.fd = fd
 		replaced = true
 	}
-	return replaced, fmt.Errorf("%s: the file keeps being replaced; try again", s.path)
+	return replaced, nil, fmt.Errorf("%s: the file keeps being replaced; try again", s.path)
 }
 
 // checkWritable refuses writes to a read-only or (when asked) multiply
@@ -93,18 +126,14 @@ func (s *Store) checkWritable(rewrite bool) error {
 		return fmt.Errorf("%s: %w", s.path, err)
 	}
 	if n, ok := linkCount(st); ok && n > 1 {
-		return fmt.Errorf("%s: %w (%d); nothing was changed", s.path, ErrHardLinked, n)
+		return fmt.Errorf("%s: %w (%d)", s.path, ErrHardLinked, n)
 	}
 	return nil
 }
 
 // catchUp reads lines other processes appended since this Store last read
-// the file. It runs under the exclusive lock.
-func (s *Store) catchUp() error {
-	st, err := s.fd.Stat()
-	if err != nil {
-		return fmt.Errorf("%s: %w", s.path, err)
-	}
+// the file, whose stat under the exclusive lock is st.
+func (s *Store) catchUp(st fs.FileInfo) error {
 	if st.Size() < s.size {
 		return s.loadLocked() // cut back by someone: read it afresh
 	}
@@ -147,16 +176,18 @@ func (s *Store) Append(drafts ...Draft) ([]*Entry, error) {
 	return s.AppendWith(nil, drafts...)
 }
 
-// ErrNotAppended wraps the cause of a failed append after the file was
-// verified to be exactly as it was before it.
-var ErrNotAppended = errors.New("nothing was appended; the session is unchanged")
-
 // AppendWith is Append with the parent of the first draft chosen under the
 // lock, after reading what other processes appended: parent gets the tree
 // and its last entry in file order and returns the parent id ("" for a
 // root), or an error that cancels the append with the file unchanged.
 // parent nil means Draft.Parent or the current leaf.
-func (s *Store) AppendWith(parent func(t *Tree, last *Entry) (string, error), drafts ...Draft) ([]*Entry, error) {
+func (s *Store) AppendWith(parent func(t *Tree, last *Entry) (string, error), drafts ...Draft) (_ []*Entry, err error) {
+	written := false
+	defer func() {
+		if !written {
+			err = unchanged(err)
+		}
+	}()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.checkWritable(false); err != nil {
@@ -170,11 +201,12 @@ func (s *Store) AppendWith(parent func(t *Tree, last *Entry) (string, error), dr
 		// them would dangle for pi, and Pith never rewrites a file unasked.
 		return nil, fmt.Errorf("%s: %w; run `pith migrate --in-place %s` first", s.path, ErrOldVersion, s.path)
 	}
-	if _, err := s.lockFresh(); err != nil {
+	_, held, err := s.lockFresh()
+	if err != nil {
 		return nil, err
 	}
 	defer s.fd.Unlock()
-	if err := s.catchUp(); err != nil {
+	if err := s.catchUp(held); err != nil {
 		return nil, err
 	}
 	if s.file.Migrated {
@@ -215,6 +247,7 @@ func (s *Store) AppendWith(parent func(t *Tree, last *Entry) (string, error), dr
 		buf.WriteByte('\n')
 		pid = id
 	}
+	written = true
 	if err := appendAll(s.fd, buf.Bytes()); err != nil {
 		return nil, fmt.Errorf("%s: append: %w", s.path, err)
 	}
@@ -254,19 +287,20 @@ func appendAll(h Handle, data []byte) error {
 func undoAppend(h Handle, size int64, cause error) error {
 	terr := h.Truncate(size)
 	if terr == nil {
-		terr = h.Sync()
-	}
-	if terr == nil {
+		// Verified by size, whether or not the fsync below succeeds: a
+		// failed fsync of a truncate cannot bring the cut bytes back
+		// into the file others read.
+		h.Sync()
 		st, err := h.Stat()
 		if err == nil && st.Size() == size {
-			return fmt.Errorf("%w (%w)", ErrNotAppended, cause)
+			return fmt.Errorf("%w; %w", cause, ErrUnchanged)
 		}
 		terr = err
 		if terr == nil {
 			terr = fmt.Errorf("the size is %d, not %d", st.Size(), size)
 		}
 	}
-	return fmt.Errorf("%w, and cutting back the partial write failed too (%v): the file may end in a partial line, which the next write fences off", cause, terr)
+	return fmt.Errorf("%w, and cutting back the partial write failed too (%v): the file may end in a partial line, which the next write fences off (%w)", cause, terr, ErrIncomplete)
 }
 
 // Tx is a change to the session under its exclusive lock: the file as the
@@ -421,13 +455,19 @@ func (s *Store) Migrate() (bool, error) {
 // update is Update; migrate allows rewriting a file read through an
 // in-memory migration, failIfReplaced refuses to go on when the file was
 // replaced since the Store read it.
-func (s *Store) update(migrate, failIfReplaced bool, change func(tx *Tx) (*File, error)) error {
+func (s *Store) update(migrate, failIfReplaced bool, change func(tx *Tx) (*File, error)) (err error) {
+	renamed := false
+	defer func() {
+		if !renamed {
+			err = unchanged(err)
+		}
+	}()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.checkWritable(true); err != nil {
 		return err
 	}
-	replaced, err := s.lockFresh()
+	replaced, _, err := s.lockFresh()
 	if err != nil {
 		return err
 	}
@@ -442,13 +482,14 @@ func (s *Store) update(migrate, failIfReplaced bool, change func(tx *Tx) (*File,
 	if s.file.Migrated && !migrate {
 		return fmt.Errorf("%s: %w; run `pith migrate --in-place %s` first", s.path, ErrOldVersion, s.path)
 	}
+	s.removeStaleTemps()
 	tx := &Tx{s: s}
 	f, err := change(tx)
 	if err != nil || f == nil {
 		tx.finish(false)
 		return err
 	}
-	renamed, err := s.rewriteLocked(f)
+	renamed, err = s.rewriteLocked(f)
 	if renamed {
 		locked = s.fd // the new file, locked before the rename
 	}
@@ -468,7 +509,6 @@ func (s *Store) rewriteLocked(f *File) (renamed bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("%s: %w", s.path, err)
 	}
-	s.removeStaleTemps()
 	var rnd [8]byte
 	if _, err := io.ReadFull(s.rand, rnd[:]); err != nil {
 		return false, fmt.Errorf("%s: %w", s.path, err)
@@ -477,12 +517,12 @@ func (s *Store) rewriteLocked(f *File) (renamed bool, err error) {
 	perm := st.Mode().Perm()
 	tmp, err := s.fsys.OpenFile(tmpName, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
-		return false, fmt.Errorf("%s: rewrite: %w; nothing was changed", s.path, unwrapPathError(err))
+		return false, fmt.Errorf("%s: rewrite: %w", s.path, unwrapPathError(err))
 	}
 	fail := func(err error) (bool, error) {
 		tmp.Close()
 		s.fsys.Remove(tmpName)
-		return false, fmt.Errorf("%s: rewrite: %w; nothing was changed", s.path, err)
+		return false, fmt.Errorf("%s: rewrite: %w", s.path, err)
 	}
 	carried := s.size
 	if err := f.Encode(tmp); err != nil {
@@ -523,13 +563,13 @@ func (s *Store) rewriteLocked(f *File) (renamed bool, err error) {
 	old.Close()
 	dirErr := s.fsys.SyncDir()
 	if err := s.loadLocked(); err != nil {
-		return true, err
+		return true, fmt.Errorf("%w (%w)", err, ErrIncomplete)
 	}
 	switch {
 	case lateErr != nil:
-		return true, fmt.Errorf("%s: rewritten, but lines appended during the rewrite could not be copied (%v); they are in no file now", s.path, lateErr)
+		return true, fmt.Errorf("%s: rewritten, but lines appended during the rewrite could not be copied (%v); they are in no file now (%w)", s.path, lateErr, ErrIncomplete)
 	case dirErr != nil:
-		return true, fmt.Errorf("%s: rewritten, but the directory could not be synced (%v): a power loss now could bring the old file back", s.path, dirErr)
+		return true, fmt.Errorf("%s: rewritten, but the directory could not be synced (%v): a power loss now could bring the old file back (%w)", s.path, dirErr, ErrIncomplete)
 	}
 	return true, nil
 }
@@ -565,8 +605,8 @@ func (s *Store) carryOverFrom(src, dst Handle, carried *int64) error {
 }
 
 // removeStaleTemps removes temp files that killed rewrites of this session
-// left. It runs under the session's exclusive lock, so no live rewrite
-// owns them.
+// left; every change through Update does it first. It runs under the
+// session's exclusive lock, so no live rewrite owns them.
 func (s *Store) removeStaleTemps() {
 	names, err := s.fsys.ReadDir()
 	if err != nil {

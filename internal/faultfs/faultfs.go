@@ -56,17 +56,22 @@ type Fault struct {
 
 func (f Fault) String() string { return fmt.Sprintf("%v #%d: %v", f.Op, f.N, f.Err) }
 
-// Counter counts operations and injects one Fault. One Counter can wrap
+// Counter counts operations and injects Faults. One Counter can wrap
 // several FS values (Wrap), so a test counts across reopenings.
 type Counter struct {
 	mu     sync.Mutex
-	fault  Fault
+	faults []Fault
 	counts [numOps]int
 	fired  bool
+	// Before, when set, runs before every counted operation with its kind
+	// and number (1-based), outside the Counter's lock: tests use it to
+	// act inside a window, such as another process appending just before
+	// a rename.
+	Before func(op Op, n int)
 }
 
-// New returns a Counter that injects fault.
-func New(fault Fault) *Counter { return &Counter{fault: fault} }
+// New returns a Counter that injects the faults (at most one per Op).
+func New(faults ...Fault) *Counter { return &Counter{faults: faults} }
 
 // Wrap is for session.Options.WrapFS.
 func (c *Counter) Wrap(inner session.FS) session.FS { return &faultFS{inner: inner, c: c} }
@@ -88,14 +93,22 @@ func (c *Counter) Fired() bool {
 // hit counts an operation and returns the error to inject, or nil.
 func (c *Counter) hit(op Op) error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.counts[op]++
-	if c.fault.N == 0 || op != c.fault.Op {
-		return nil
+	if c.Before != nil {
+		n, before := c.counts[op], c.Before
+		c.mu.Unlock()
+		before(op, n)
+		c.mu.Lock()
 	}
-	if c.counts[op] == c.fault.N || (c.fault.Sticky && c.counts[op] > c.fault.N) {
-		c.fired = true
-		return c.fault.Err
+	defer c.mu.Unlock()
+	for _, f := range c.faults {
+		if f.N == 0 || op != f.Op {
+			continue
+		}
+		if c.counts[op] == f.N || (f.Sticky && c.counts[op] > f.N) {
+			c.fired = true
+			return f.Err
+		}
 	}
 	return nil
 }
