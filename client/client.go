@@ -212,6 +212,9 @@ func (s *Session) AppendEntries(ctx context.Context, entries ...json.RawMessage)
 	return rawsOf(r.GetEntries()), nil
 }
 
+// Client is the connection the session was opened on.
+func (s *Session) Client() *Client { return s.c }
+
 // Close closes the session on the daemon, which releases its file; the
 // Session must not be used afterwards (open it again instead).
 func (s *Session) Close(ctx context.Context) error {
