@@ -264,9 +264,9 @@ func listenOn(addr string) (net.Listener, error) {
 		// The socket is the daemon's door: only its owner may connect.
 		// The umask covers the moment between bind and chmod; nothing
 		// else creates files while the daemon starts listening.
-		old := syscall.Umask(0o177)
-		lis, err := net.Listen("unix", p)
-		syscall.Umask(old)
+		var lis net.Listener
+		var err error
+		withUmask(0o177, func() { lis, err = net.Listen("unix", p) })
 		if err != nil {
 			return nil, fmt.Errorf("listen %s: %w", addr, err)
 		}
