@@ -141,7 +141,7 @@ func TestSymlinkSwapRace(t *testing.T) {
 // reason is an error's gist, for the log.
 func reason(err error) string {
 	msg := err.Error()
-	for _, r := range []string{"path escapes", "not a regular file", "no directory", "file exists", "not a directory", "no such file"} {
+	for _, r := range []string{"outside sessions.root", "path escapes", "not a regular file", "no directory", "file exists", "not a directory", "no such file"} {
 		if strings.Contains(msg, r) {
 			return r
 		}

@@ -92,7 +92,7 @@ func (s *Server) Open(ctx context.Context, rel string, create bool, cwd string) 
 	}
 	if create && dir != "." {
 		if err := root.MkdirAll(dir, 0o755); err != nil {
-			return nil, false, fmt.Errorf("session %q: create its directory: %w", rel, errors.Unwrap(err))
+			return nil, false, fmt.Errorf("session %q: create its directory: %w", rel, rootError(err))
 		}
 	}
 	sub, err := root.OpenRoot(dir)
@@ -100,7 +100,7 @@ func (s *Server) Open(ctx context.Context, rel string, create bool, cwd string) 
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, false, fmt.Errorf("session %q: no directory %q: %w", rel, dir, fs.ErrNotExist)
 		}
-		return nil, false, fmt.Errorf("session %q: %w", rel, errors.Unwrap(err))
+		return nil, false, fmt.Errorf("session %q: %w", rel, rootError(err))
 	}
 	keep := false
 	defer func() {
@@ -121,12 +121,15 @@ func (s *Server) Open(ctx context.Context, rel string, create bool, cwd string) 
 	// every other call looks sessions up under that lock.
 	store, created, err := openStore(sub, base, create, cwd, s.storeOptions())
 	if err != nil {
+		if strings.Contains(err.Error(), "path escapes from parent") {
+			err = ErrOutsideRoot
+		}
 		return nil, false, fmt.Errorf("session %q: %w", rel, unprefix(err, base))
 	}
 	fi, err := sub.Lstat(base)
 	if err != nil {
 		store.Close()
-		return nil, false, fmt.Errorf("session %q: %w", rel, errors.Unwrap(err))
+		return nil, false, fmt.Errorf("session %q: %w", rel, rootError(err))
 	}
 	if store.File().Migrated {
 		store.Close()

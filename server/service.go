@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
 	"syscall"
 	"time"
 
@@ -275,13 +274,6 @@ func toStatus(err error) error {
 		code = codes.PermissionDenied
 	case errors.Is(err, session.ErrReadOnly):
 		code = codes.FailedPrecondition
-	case strings.Contains(err.Error(), "path escapes from parent"):
-		// os.Root's refusal of a symlink or ".." leading out; its error
-		// values are not exported.
-		code = codes.PermissionDenied
-	case strings.HasSuffix(err.Error(), "not a directory"):
-		// os.Root's, for a file where the name needs a directory.
-		code = codes.InvalidArgument
 	case errors.Is(err, ErrOutsideRoot), errors.Is(err, ErrForbidden):
 		code = codes.PermissionDenied
 	case errors.Is(err, ErrInvalidPath), errors.Is(err, errInvalid), errors.Is(err, engine.ErrNotAssistant):

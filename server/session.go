@@ -122,7 +122,7 @@ func (o *openSession) reopenIfReplaced(s *Server) error {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("session %q: the file is gone: %w", o.rel, fs.ErrNotExist)
 		}
-		return fmt.Errorf("session %q: %w", o.rel, errors.Unwrap(err))
+		return fmt.Errorf("session %q: %w", o.rel, rootError(err))
 	}
 	if !o.replacedBy(fi) {
 		return nil
