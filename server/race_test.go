@@ -4,25 +4,26 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 // TestSymlinkSwapRace swaps sessions.root/race between a directory and a
-// symlink to a directory outside the root (renameat2 RENAME_EXCHANGE, as
-// fast as the kernel allows) while sessions are opened and created through
-// it. The names opened exist only outside, so any open that succeeds read
-// outside the root; afterwards nothing outside may have changed or appeared.
+// symlink to a directory outside the root (renameat2 RENAME_EXCHANGE)
+// while sessions are opened and created through it: first flat out, then
+// with one swap aimed at a random moment inside each call, calls starting
+// in either state in turn. The names opened exist only outside, so any
+// open that succeeds read outside the root; afterwards nothing outside may
+// have changed or appeared.
 func TestSymlinkSwapRace(t *testing.T) {
 	base := t.TempDir()
 	root := filepath.Join(base, "root")
@@ -57,42 +58,29 @@ func TestSymlinkSwapRace(t *testing.T) {
 	h := startServer(t, cfg)
 	srv := h.srv
 
-	stop := make(chan struct{})
-	var swaps atomic.Int64
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if err := unix.Renameat2(unix.AT_FDCWD, inside, unix.AT_FDCWD, link, unix.RENAME_EXCHANGE); err != nil {
-				t.Errorf("swap: %v", err)
-				return
-			}
-			// Mostly flat out, to land in the middle of lookups; now and
-			// then a pause, so that slow calls (a create syncs the file and
-			// its directory) also start in the directory state.
-			if swaps.Add(1)%64 == 0 {
-				time.Sleep(time.Duration(rand.IntN(500)) * time.Microsecond)
-			}
-		}
-	}()
-
 	ctx := context.Background()
+	var swaps atomic.Int64
+	swap := func() {
+		if err := unix.Renameat2(unix.AT_FDCWD, inside, unix.AT_FDCWD, link, unix.RENAME_EXCHANGE); err != nil {
+			t.Errorf("swap: %v", err)
+			return
+		}
+		swaps.Add(1)
+	}
+	// dirState reports whether race is the directory now (after the
+	// exchange above it is the symlink; every swap flips it).
+	dirState := func() bool { return swaps.Load()%2 == 1 }
+
 	var escapedReads, insideCreates, refused int
 	reasons := map[string]int{}
-	for i := range max(opens, creates) {
+	call := func(i int) {
 		if i < opens {
 			o, _, err := srv.Open(ctx, fmt.Sprintf("race/sec%d.jsonl", i), false, "")
 			if err == nil {
 				escapedReads++
 				t.Errorf("race/sec%d.jsonl opened: a file outside the root was read (session %s)", i, o.id)
 				// Try to write through it too, so the check below sees it.
-				_, _ = o.appendEntries(ctx, nil)
+				_, _ = o.engine().AppendMessages(ctx, userMsg("x", 1))
 			} else {
 				refused++
 			}
@@ -107,7 +95,7 @@ func TestSymlinkSwapRace(t *testing.T) {
 				if created {
 					insideCreates++
 				}
-				if _, err := o.engine().AppendMessages(ctx, userMsg("x", 1)); err != nil && !errors.Is(err, ErrShuttingDown) {
+				if _, err := o.engine().AppendMessages(ctx, userMsg("x", 1)); err != nil {
 					t.Logf("append to %s: %v", name, err)
 				}
 				if err := srv.CloseSession(ctx, o.id); err != nil {
@@ -119,8 +107,53 @@ func TestSymlinkSwapRace(t *testing.T) {
 			}
 		}
 	}
+
+	// Phase 1, flat out: the swapper exchanges the two names as fast as
+	// the kernel allows while the calls run, catching lookups midway.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				swap()
+			}
+		}
+	}()
+	half := max(opens, creates) / 2
+	for i := range half {
+		call(i)
+	}
 	close(stop)
 	wg.Wait()
+	phase1Creates := insideCreates
+
+	// Phase 2, aimed: each call starts in a chosen state, the directory
+	// and the symlink in turn, and exactly one swap lands at a random
+	// moment during it. Flat out, nearly every call starts on the
+	// symlink (a refusal takes microseconds, a create syncs twice).
+	for i := half; i < max(opens, creates); i++ {
+		if dirState() != (i%2 == 0) {
+			swap()
+		}
+		done := make(chan struct{})
+		spin := rand.IntN(200000)
+		go func() {
+			defer close(done)
+			for j := 0; j < spin; j++ {
+				if j%1024 == 0 {
+					runtime.Gosched()
+				}
+			}
+			swap()
+		}()
+		call(i)
+		<-done
+	}
 
 	after := snapshot(t, outside)
 	for name, size := range after {
@@ -130,8 +163,8 @@ func TestSymlinkSwapRace(t *testing.T) {
 			t.Errorf("written outside the root: %s (%d → %d bytes)", name, old, size)
 		}
 	}
-	t.Logf("%d opens + %d creates against %d swaps: %d reads outside, %d created inside, %d refused, %d entries outside after (%d before)",
-		opens, creates, swaps.Load(), escapedReads, insideCreates, refused, len(after), len(before))
+	t.Logf("%d opens + %d creates against %d swaps: %d reads outside, %d created inside (%d flat out, %d aimed), %d refused, %d entries outside after (%d before)",
+		opens, creates, swaps.Load(), escapedReads, insideCreates, phase1Creates, insideCreates-phase1Creates, refused, len(after), len(before))
 	t.Logf("create refusals: %v", reasons)
 	if insideCreates == 0 {
 		t.Errorf("no create succeeded: the race was not exercised")
