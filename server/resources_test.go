@@ -308,3 +308,33 @@ func TestWatchedSessionStaysOpen(t *testing.T) {
 		t.Fatal("the watched session was closed by the limit")
 	}
 }
+
+// TestHardLinkNeverWritten: a session file with a second name (a hard
+// link, perhaps outside the root) is read but never written.
+func TestHardLinkNeverWritten(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "root")
+	h := startServer(t, testConfig(root))
+	ctx := context.Background()
+	s, err := h.client.Create(ctx, "h.jsonl", "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(root, "h.jsonl"), filepath.Join(base, "elsewhere.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(base, "elsewhere.jsonl"))
+	s, err = h.client.Open(ctx, "h.jsonl")
+	if err != nil {
+		t.Fatalf("reading a hard-linked session: %v", err)
+	}
+	if _, err := s.AppendMessages(ctx, userMsg("x", 3)); !errors.Is(err, client.ErrPermissionDenied) {
+		t.Fatalf("append to a hard-linked file: %v, want permission denied", err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(base, "elsewhere.jsonl")); string(after) != string(before) {
+		t.Fatal("a hard-linked file was written")
+	}
+}

@@ -188,4 +188,19 @@ func TestServeResources(t *testing.T) {
 	if _, err := c.Open(ctx, "r/s.jsonl"); err != nil {
 		t.Fatal(err)
 	}
+
+	// Error hygiene: a directory is InvalidArgument, a missing file
+	// NotFound, and neither names the server's paths.
+	if err := os.Mkdir(filepath.Join(dir, "sessions", "r", "d.jsonl"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]error{"r/d.jsonl": client.ErrInvalidArgument, "r/none.jsonl": client.ErrNotFound, "/etc/passwd": client.ErrInvalidArgument} {
+		_, err := c.Open(ctx, name)
+		if !errors.Is(err, want) {
+			t.Errorf("open %s: %v, want %v", name, err, want)
+		}
+		if err != nil && strings.Contains(err.Error(), dir) {
+			t.Errorf("open %s: the error names the server's path: %v", name, err)
+		}
+	}
 }
