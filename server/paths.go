@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"syscall"
 
 	"github.com/pith-dev/pith/config"
 )
@@ -67,6 +68,10 @@ func rootError(err error) error {
 		return ErrOutsideRoot
 	case strings.HasSuffix(msg, "not a directory"):
 		return fmt.Errorf("%w: a file stands where a directory should be", ErrInvalidPath)
+	case errors.Is(err, syscall.ELOOP):
+		// A symlink os.Root would not follow where a directory should be
+		// (mkdir and stat do not follow the last element).
+		return ErrOutsideRoot
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
