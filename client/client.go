@@ -2,15 +2,21 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"os"
+	"strings"
 	"time"
 
 	pb "github.com/pith-dev/pith/proto/pith/session/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 )
@@ -25,6 +31,10 @@ var (
 	ErrCancelled          = errors.New("cancelled")
 	ErrAborted            = errors.New("aborted by a plugin")
 	ErrUnavailable        = errors.New("server unavailable")
+	// ErrUnauthenticated: no, an unknown or a revoked credential.
+	ErrUnauthenticated = errors.New("unauthenticated")
+	// ErrResourceExhausted: a size or count limit of the daemon.
+	ErrResourceExhausted = errors.New("resource exhausted")
 )
 
 // maxMessage matches the hooks wire: sessions carry large tool outputs.
@@ -37,18 +47,117 @@ type Client struct {
 	rpc  pb.SessionServiceClient
 }
 
-// Dial connects to addr: host:port, or unix:/path. The daemon listens on
-// loopback or a unix socket, so the connection is not encrypted. The
-// connection is made lazily; the first call reports an unreachable daemon.
-func Dial(addr string) (*Client, error) {
-	conn, err := grpc.NewClient(addr,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)))
+// Option configures Dial.
+type Option func(*dialOptions)
+
+type dialOptions struct {
+	tls   *tls.Config
+	token string
+	err   error
+}
+
+// WithTLS speaks TLS with the daemon. c holds the CA pool that signs the
+// server certificate (RootCAs) and, for mutual TLS, the client certificate.
+func WithTLS(c *tls.Config) Option {
+	return func(o *dialOptions) { o.tls = c.Clone() }
+}
+
+// WithTLSFiles is WithTLS from PEM files: caFile verifies the server
+// ("" for the system pool); certFile and keyFile, when set, are the client
+// certificate for mutual TLS.
+func WithTLSFiles(caFile, certFile, keyFile string) Option {
+	return func(o *dialOptions) {
+		c := &tls.Config{MinVersion: tls.VersionTLS12}
+		if caFile != "" {
+			pem, err := os.ReadFile(caFile)
+			if err != nil {
+				o.err = fmt.Errorf("CA file: %w", err)
+				return
+			}
+			c.RootCAs = x509.NewCertPool()
+			if !c.RootCAs.AppendCertsFromPEM(pem) {
+				o.err = fmt.Errorf("CA file %s: no PEM certificate in it", caFile)
+				return
+			}
+		}
+		if certFile != "" || keyFile != "" {
+			cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+			if err != nil {
+				o.err = fmt.Errorf("client certificate: %w", err)
+				return
+			}
+			c.Certificates = []tls.Certificate{cert}
+		}
+		o.tls = c
+	}
+}
+
+// WithToken sends "authorization: Bearer token" with every call.
+func WithToken(token string) Option {
+	return func(o *dialOptions) { o.token = token }
+}
+
+// Dial connects to addr: host:port, or unix:/path. Without WithTLS the
+// connection is not encrypted, which suits loopback and unix sockets only:
+// a token is never sent in clear text to any other address. The connection
+// is made lazily; the first call reports an unreachable daemon.
+func Dial(addr string, opts ...Option) (*Client, error) {
+	var o dialOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.err != nil {
+		return nil, fmt.Errorf("pith client %s: %w", addr, o.err)
+	}
+	creds := insecure.NewCredentials()
+	if o.tls != nil {
+		creds = credentials.NewTLS(o.tls)
+	}
+	dopts := []grpc.DialOption{
+		grpc.WithTransportCredentials(creds),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)),
+	}
+	if o.token != "" {
+		if o.tls == nil && !localAddress(addr) {
+			return nil, fmt.Errorf("pith client %s: a token is sent only over TLS, or to loopback or a unix socket", addr)
+		}
+		dopts = append(dopts, grpc.WithPerRPCCredentials(bearerToken{token: o.token, secure: o.tls != nil}))
+	}
+	conn, err := grpc.NewClient(addr, dopts...)
 	if err != nil {
 		return nil, fmt.Errorf("pith client %s: %w", addr, err)
 	}
 	return &Client{conn: conn, rpc: pb.NewSessionServiceClient(conn)}, nil
 }
+
+// localAddress reports whether addr stays on this machine.
+func localAddress(addr string) bool {
+	if strings.HasPrefix(addr, "unix:") {
+		return true
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// bearerToken is a gRPC per-call credential.
+type bearerToken struct {
+	token  string
+	secure bool
+}
+
+func (b bearerToken) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + b.token}, nil
+}
+
+// RequireTransportSecurity: Dial allowed clear text only to a local address.
+func (b bearerToken) RequireTransportSecurity() bool { return b.secure }
 
 // Close closes the connection.
 func (c *Client) Close() error { return c.conn.Close() }
@@ -101,6 +210,18 @@ func (s *Session) AppendEntries(ctx context.Context, entries ...json.RawMessage)
 		return nil, wrap("append", err)
 	}
 	return rawsOf(r.GetEntries()), nil
+}
+
+// Client is the connection the session was opened on.
+func (s *Session) Client() *Client { return s.c }
+
+// Close closes the session on the daemon, which releases its file; the
+// Session must not be used afterwards (open it again instead).
+func (s *Session) Close(ctx context.Context) error {
+	if _, err := s.c.rpc.CloseSession(ctx, &pb.CloseSessionRequest{SessionId: s.ID}); err != nil {
+		return wrap("close", err)
+	}
+	return nil
 }
 
 // Context is what the agent sends to its model.
@@ -321,6 +442,10 @@ func wrap(op string, err error) error {
 		sentinel = ErrAborted
 	case codes.Unavailable:
 		sentinel = ErrUnavailable
+	case codes.Unauthenticated:
+		sentinel = ErrUnauthenticated
+	case codes.ResourceExhausted:
+		sentinel = ErrResourceExhausted
 	default:
 		return fmt.Errorf("%s: %s", op, st.Message())
 	}

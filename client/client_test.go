@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"testing"
 
@@ -23,6 +24,8 @@ func TestWrapMapsCodes(t *testing.T) {
 		{codes.DeadlineExceeded, ErrCancelled},
 		{codes.Aborted, ErrAborted},
 		{codes.Unavailable, ErrUnavailable},
+		{codes.Unauthenticated, ErrUnauthenticated},
+		{codes.ResourceExhausted, ErrResourceExhausted},
 	}
 	for _, tt := range tests {
 		t.Run(tt.code.String(), func(t *testing.T) {
@@ -48,5 +51,33 @@ func TestUnreachableDaemon(t *testing.T) {
 	defer c.Close()
 	if _, err := c.Open(context.Background(), "s.jsonl"); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("got %v, want ErrUnavailable", err)
+	}
+}
+
+func TestTokenNeverInClearTextOffLoopback(t *testing.T) {
+	for addr, ok := range map[string]bool{
+		"127.0.0.1:7420":       true,
+		"localhost:7420":       true,
+		"[::1]:7420":           true,
+		"unix:/run/pith.sock":  true,
+		"10.0.0.2:7420":        false,
+		"pith.example.com:443": false,
+		":7420":                false,
+	} {
+		c, err := Dial(addr, WithToken("t"))
+		if ok != (err == nil) {
+			t.Errorf("Dial(%s) with a token and no TLS: %v", addr, err)
+		}
+		if c != nil {
+			c.Close()
+		}
+	}
+	c, err := Dial("pith.example.com:443", WithToken("t"), WithTLS(&tls.Config{}))
+	if err != nil {
+		t.Fatalf("token over TLS: %v", err)
+	}
+	c.Close()
+	if _, err := Dial("x:1", WithTLSFiles("/nonexistent/ca.pem", "", "")); err == nil {
+		t.Fatal("a missing CA file was accepted")
 	}
 }

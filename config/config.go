@@ -230,11 +230,54 @@ type Sessions struct {
 
 // Server configures the `serve` daemon.
 type Server struct {
-	// Listen is the SessionService address: host:port, or unix:/path.
+	// Listen is the SessionService address: host:port, or unix:/path. An
+	// address that is not loopback needs TLS and client authentication
+	// (see Exposed).
 	Listen string `koanf:"listen"`
-	// Metrics is the Prometheus /metrics address; empty turns it off.
+	// Metrics is the Prometheus /metrics address; empty turns it off. It
+	// follows the rule of Listen, and is served behind the same TLS and
+	// authentication when it is not loopback.
 	Metrics         string        `koanf:"metrics"`
 	ShutdownTimeout time.Duration `koanf:"shutdownTimeout"`
+	TLS             ServerTLS     `koanf:"tls"`
+	// Tokens are the bearer tokens clients may present; when there is at
+	// least one, every call needs one of them.
+	Tokens []Token `koanf:"tokens"`
+	// MaxOpenSessions bounds the sessions open at once; past it the least
+	// recently used idle session is closed.
+	MaxOpenSessions int `koanf:"maxOpenSessions"`
+	// IdleTimeout closes a session no call has used for that long.
+	IdleTimeout time.Duration `koanf:"idleTimeout"`
+	// MaxAppendBytes bounds the bytes one call may add to a session (the
+	// messages or entries of an Append, the message of AfterTurn).
+	MaxAppendBytes int `koanf:"maxAppendBytes"`
+	// MaxSessionBytes bounds a session file's size: an append that would
+	// pass it is refused, and a larger file is not opened.
+	MaxSessionBytes int `koanf:"maxSessionBytes"`
+}
+
+// ServerTLS is the daemon's TLS: a server certificate, and optionally the
+// CA that client certificates must chain to (mutual TLS).
+type ServerTLS struct {
+	CertFile     string `koanf:"certFile"`
+	KeyFile      string `koanf:"keyFile"`
+	ClientCAFile string `koanf:"clientCAFile"`
+}
+
+// Enabled reports whether a server certificate is configured.
+func (t ServerTLS) Enabled() bool { return t.CertFile != "" || t.KeyFile != "" }
+
+// Token is one bearer token a client may present. Only the SHA-256 of the
+// token is kept (`pith serve hash-token` makes it), so the configuration
+// file never holds a usable credential.
+type Token struct {
+	// Name identifies the holder in logs.
+	Name string `koanf:"name"`
+	// SHA256 is the hex SHA-256 of the token.
+	SHA256 string `koanf:"sha256"`
+	// Prefix is the part of sessions.root the token may touch: "" for all
+	// of it, "team-a/" for the sessions under team-a only.
+	Prefix string `koanf:"prefix"`
 }
 
 // Logging configures the host's hclog logger.
@@ -255,6 +298,10 @@ const (
 	DefaultShutdownTimeout     = 10 * time.Second
 	DefaultListen              = "127.0.0.1:7420"
 	DefaultSessionsRoot        = "~/.pith/sessions"
+	DefaultMaxOpenSessions     = 1024
+	DefaultIdleTimeout         = 15 * time.Minute
+	DefaultMaxAppendBytes      = 16 << 20
+	DefaultMaxSessionBytes     = 512 << 20
 )
 
 // Defaults returns the reference configuration. Every call returns a fresh
@@ -313,6 +360,11 @@ func Defaults() *Config {
 		Server: Server{
 			Listen:          DefaultListen,
 			ShutdownTimeout: DefaultShutdownTimeout,
+			Tokens:          []Token{},
+			MaxOpenSessions: DefaultMaxOpenSessions,
+			IdleTimeout:     DefaultIdleTimeout,
+			MaxAppendBytes:  DefaultMaxAppendBytes,
+			MaxSessionBytes: DefaultMaxSessionBytes,
 		},
 		Logging: Logging{Level: "info", Format: "text"},
 	}
@@ -339,6 +391,7 @@ func (c *Config) Clone() *Config {
 	out.Pruning.ProtectedTools = slices.Clone(c.Pruning.ProtectedTools)
 	out.Summarizer.Candidates = slices.Clone(c.Summarizer.Candidates)
 	out.Plugins = slices.Clone(c.Plugins)
+	out.Server.Tokens = slices.Clone(c.Server.Tokens)
 	for i := range out.Plugins {
 		out.Plugins[i].Args = slices.Clone(out.Plugins[i].Args)
 		out.Plugins[i].Env = maps.Clone(out.Plugins[i].Env)

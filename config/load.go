@@ -205,6 +205,11 @@ func resolvePaths(c *Config, source string) {
 		return p
 	}
 	c.Sessions.Root = resolve(c.Sessions.Root)
+	for _, f := range []*string{&c.Server.TLS.CertFile, &c.Server.TLS.KeyFile, &c.Server.TLS.ClientCAFile} {
+		if *f != "" {
+			*f = resolve(*f)
+		}
+	}
 	for i := range c.Plugins {
 		c.Plugins[i].Path = resolve(c.Plugins[i].Path)
 	}

@@ -378,6 +378,47 @@ func (v *validator) server(s *Server) {
 	if s.ShutdownTimeout <= 0 {
 		v.add("server.shutdownTimeout", "must be > 0, got %s", formatDuration(s.ShutdownTimeout))
 	}
+	if s.IdleTimeout <= 0 {
+		v.add("server.idleTimeout", "must be > 0, got %s", formatDuration(s.IdleTimeout))
+	}
+	v.positive("server.maxOpenSessions", s.MaxOpenSessions)
+	v.positive("server.maxAppendBytes", s.MaxAppendBytes)
+	v.positive("server.maxSessionBytes", s.MaxSessionBytes)
+	if (s.TLS.CertFile == "") != (s.TLS.KeyFile == "") {
+		v.add("server.tls", "certFile and keyFile go together")
+	}
+	if s.TLS.ClientCAFile != "" && !s.TLS.Enabled() {
+		v.add("server.tls.clientCAFile", "needs server.tls.certFile and server.tls.keyFile")
+	}
+	first := map[string]int{}
+	for i, t := range s.Tokens {
+		key := func(k string) string { return fmt.Sprintf("server.tokens[%d].%s", i, k) }
+		switch {
+		case t.Name == "":
+			v.add(key("name"), "must be set")
+		case !pluginNamePattern.MatchString(t.Name):
+			v.add(key("name"), "must be letters, digits, '.', '_' or '-', got %q", t.Name)
+		default:
+			if j, dup := first[t.Name]; dup {
+				v.add(key("name"), "duplicate %q (also server.tokens[%d])", t.Name, j)
+			} else {
+				first[t.Name] = i
+			}
+		}
+		// The value is not echoed: it may be the token itself, pasted by
+		// mistake.
+		if !sha256Pattern.MatchString(t.SHA256) {
+			v.add(key("sha256"), "must be the 64 hex digits of the token's SHA-256 (`pith serve hash-token`), never the token itself")
+		}
+		if t.Prefix != "" && !SafePrefix(t.Prefix) {
+			v.add(key("prefix"), `must be "" or directories of [A-Za-z0-9._-] not starting with '.', ending in "/", got %q`, t.Prefix)
+		}
+	}
+	for _, a := range []struct{ key, addr string }{{"server.listen", s.Listen}, {"server.metrics", s.Metrics}} {
+		if p := s.ExposureProblem(a.addr); p != "" {
+			v.add(a.key, "%s", p)
+		}
+	}
 }
 
 // address checks host:port, or unix:/path for a local socket.

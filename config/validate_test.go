@@ -99,6 +99,30 @@ func TestValidateRules(t *testing.T) {
 		{"listen port", func(c *Config) { c.Server.Listen = "127.0.0.1:99999" }, "server.listen", "bad port"},
 		{"metrics unix", func(c *Config) { c.Server.Metrics = "unix:" }, "server.metrics", "needs a socket path"},
 		{"shutdown timeout", func(c *Config) { c.Server.ShutdownTimeout = 0 }, "server.shutdownTimeout", "must be > 0"},
+		{"idle timeout", func(c *Config) { c.Server.IdleTimeout = 0 }, "server.idleTimeout", "must be > 0"},
+		{"max open sessions", func(c *Config) { c.Server.MaxOpenSessions = 0 }, "server.maxOpenSessions", "must be > 0"},
+		{"max append", func(c *Config) { c.Server.MaxAppendBytes = -1 }, "server.maxAppendBytes", "must be > 0"},
+		{"max session", func(c *Config) { c.Server.MaxSessionBytes = 0 }, "server.maxSessionBytes", "must be > 0"},
+		{"listen everywhere", func(c *Config) { c.Server.Listen = "0.0.0.0:7420" }, "server.listen", "set server.tls.certFile and server.tls.keyFile, and server.tls.clientCAFile or server.tokens"},
+		{"listen no host", func(c *Config) { c.Server.Listen = ":7420" }, "server.listen", "reachable from other machines"},
+		{"metrics exposed", func(c *Config) { c.Server.Metrics = "10.0.0.1:9464" }, "server.metrics", "reachable from other machines"},
+		{"tls without auth", func(c *Config) {
+			c.Server.Listen = "0.0.0.0:7420"
+			c.Server.TLS = ServerTLS{CertFile: "c.pem", KeyFile: "k.pem"}
+		}, "server.listen", "server.tls.clientCAFile or server.tokens"},
+		{"tls half", func(c *Config) { c.Server.TLS.CertFile = "c.pem" }, "server.tls", "certFile and keyFile go together"},
+		{"client ca alone", func(c *Config) { c.Server.TLS.ClientCAFile = "ca.pem" }, "server.tls.clientCAFile", "needs server.tls.certFile"},
+		{"token raw", func(c *Config) { c.Server.Tokens = []Token{{Name: "a", SHA256: "s3cr3t-token"}} }, "server.tokens[0].sha256", "never the token itself"},
+		{"token name", func(c *Config) { c.Server.Tokens = []Token{{SHA256: strings.Repeat("a", 64)}} }, "server.tokens[0].name", "must be set"},
+		{"token duplicate", func(c *Config) {
+			c.Server.Tokens = []Token{{Name: "a", SHA256: strings.Repeat("a", 64)}, {Name: "a", SHA256: strings.Repeat("b", 64)}}
+		}, "server.tokens[1].name", `duplicate "a"`},
+		{"token prefix dotdot", func(c *Config) {
+			c.Server.Tokens = []Token{{Name: "a", SHA256: strings.Repeat("a", 64), Prefix: "../"}}
+		}, "server.tokens[0].prefix", "must be"},
+		{"token prefix no slash", func(c *Config) {
+			c.Server.Tokens = []Token{{Name: "a", SHA256: strings.Repeat("a", 64), Prefix: "team-a"}}
+		}, "server.tokens[0].prefix", `ending in "/"`},
 		{"log level", func(c *Config) { c.Logging.Level = "verbose" }, "logging.level", "must be one of trace|debug|info|warn|error|off"},
 		{"log format", func(c *Config) { c.Logging.Format = "xml" }, "logging.format", "must be one of text|json"},
 	}
@@ -128,10 +152,23 @@ func TestValidateAccepts(t *testing.T) {
 	p.Name, p.Path, p.SHA256, p.Failure = "audit.v2", exe, strings.Repeat("aB", 32), FailureClosed
 	p.Env = map[string]string{"_X1": "y"}
 	c.Plugins = []Plugin{p}
-	c.Server = Server{Listen: "unix:/run/pith.sock", Metrics: ":9464", ShutdownTimeout: time.Second}
+	c.Server.Listen, c.Server.Metrics, c.Server.ShutdownTimeout = "unix:/run/pith.sock", "localhost:9464", time.Second
 	c.Logging.Level = "DEBUG"
 	if err := c.Validate(); err != nil {
 		t.Fatalf("valid configuration rejected: %v", err)
+	}
+	// Exposed, with TLS and tokens scoped to a tenant.
+	c.Server.Listen, c.Server.Metrics = "0.0.0.0:7420", "[::]:9464"
+	c.Server.TLS = ServerTLS{CertFile: "c.pem", KeyFile: "k.pem"}
+	c.Server.Tokens = []Token{{Name: "team-a", SHA256: strings.Repeat("0f", 32), Prefix: "team-a/x.y/"}, {Name: "ops", SHA256: strings.Repeat("a", 64)}}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("valid exposed configuration rejected: %v", err)
+	}
+	// Exposed with mutual TLS only.
+	c.Server.Tokens = nil
+	c.Server.TLS.ClientCAFile = "ca.pem"
+	if err := c.Validate(); err != nil {
+		t.Fatalf("valid mTLS configuration rejected: %v", err)
 	}
 }
 

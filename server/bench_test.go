@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/pith-dev/pith/client"
@@ -47,4 +48,44 @@ func benchSession(b *testing.B) *client.Session {
 		}
 	}
 	return s
+}
+
+// BenchmarkOpenShared is OpenSession of a session already open (another
+// agent joining it): name check, one lstat through the root, the lookup.
+func BenchmarkOpenShared(b *testing.B) {
+	s := benchSession(b)
+	c := s.Client()
+	for b.Loop() {
+		if _, err := c.Open(context.Background(), "bench.jsonl"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkOpenPastLimit cycles through 64 small sessions with
+// maxOpenSessions 8: nearly every call closes the least recently used one
+// and opens (parses) another.
+func BenchmarkOpenPastLimit(b *testing.B) {
+	cfg := testConfig(b.TempDir())
+	cfg.Server.MaxOpenSessions = 8
+	h := startServer(b, cfg)
+	ctx := context.Background()
+	names := make([]string, 64)
+	for i := range names {
+		names[i] = fmt.Sprintf("s%d.jsonl", i)
+		s, err := h.client.Create(ctx, names[i], "/w")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.AppendMessages(ctx, userMsg("u", 100)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	i := 0
+	for b.Loop() {
+		if _, err := h.client.Open(ctx, names[i%len(names)]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
 }

@@ -13,6 +13,22 @@
 //
 // Decisions made here:
 //
+//   - Authentication is an interceptor (unary and stream) that reads the
+//     configuration in force on every call: a token removed by a reload is
+//     refused on the next call. The caller it establishes (a token's name
+//     and session prefix, or a client certificate's subject) travels in the
+//     context; Open checks the prefix on the name, every other call on the
+//     session's name, before touching anything.
+//   - sessions.root is opened once as an os.Root and every file operation
+//     goes through it (a session's directory as a sub-root, the store's
+//     OpenIn/CreateIn inside), so no name is checked and then opened again.
+//   - Sessions are bounded in number (least recently used idle one closed)
+//     and closed when idle; the registry remembers where a closed session
+//     lives, so a call naming it reopens it. Size limits are checked before
+//     the engine sees the call. A file replaced on disk is detected by
+//     comparing the name's inode with the open one at the start of a call.
+//   - Every error leaving the daemon passes one interceptor that strips
+//     sessions.root's absolute path.
 //   - Appending a raw entry of a type that does not contribute to the
 //     context (custom, label, model_change, …) goes straight to the store,
 //     under the session's operation lock. A custom_message does contribute,

@@ -25,6 +25,7 @@ type metrics struct {
 	reloads        *prometheus.CounterVec
 	rpcLatency     *prometheus.HistogramVec
 	openSessions   prometheus.Gauge
+	authFailures   prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -60,8 +61,12 @@ func newMetrics() *metrics {
 			Name: "pith_open_sessions",
 			Help: "Sessions open in the daemon.",
 		}),
+		authFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "pith_auth_failures_total",
+			Help: "Calls (gRPC and /metrics) refused for missing, unknown or revoked credentials.",
+		}),
 	}
-	m.reg.MustRegister(m.compactions, m.hookLatency, m.hookCalls, m.pluginRestarts, m.reloads, m.rpcLatency, m.openSessions,
+	m.reg.MustRegister(m.compactions, m.hookLatency, m.hookCalls, m.pluginRestarts, m.reloads, m.rpcLatency, m.openSessions, m.authFailures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

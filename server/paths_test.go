@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/pith-dev/pith/client"
@@ -14,7 +16,7 @@ func TestPathConfinement(t *testing.T) {
 	base := t.TempDir()
 	root := filepath.Join(base, "root")
 	outside := filepath.Join(base, "outside")
-	for _, d := range []string{root, outside, filepath.Join(root, "team")} {
+	for _, d := range []string{root, outside, filepath.Join(root, "team"), filepath.Join(root, "team.jsonl")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -30,7 +32,9 @@ func TestPathConfinement(t *testing.T) {
 	}
 	mustSymlink(t, outside, filepath.Join(root, "escape"))
 	mustSymlink(t, filepath.Join(outside, "secret.jsonl"), filepath.Join(root, "secret.jsonl"))
-	mustSymlink(t, filepath.Join(root, "team"), filepath.Join(root, "alias"))
+	mustSymlink(t, "team", filepath.Join(root, "alias"))
+	// os.Root refuses absolute symlinks, even ones pointing inside.
+	mustSymlink(t, filepath.Join(root, "team"), filepath.Join(root, "absalias"))
 
 	tests := []struct {
 		name   string
@@ -49,8 +53,21 @@ func TestPathConfinement(t *testing.T) {
 		{"symlinked directory out", "escape/secret.jsonl", false, client.ErrPermissionDenied},
 		{"create through symlinked directory", "escape/new.jsonl", true, client.ErrPermissionDenied},
 		{"create below symlinked directory", "escape/sub/new.jsonl", true, client.ErrPermissionDenied},
-		{"symlinked file out", "secret.jsonl", false, client.ErrPermissionDenied},
+		{"absolute symlink inside", "absalias/inside.jsonl", false, client.ErrPermissionDenied},
+		// A session file is a regular file, never a symlink, wherever it
+		// points.
+		{"symlinked file out", "secret.jsonl", false, client.ErrInvalidArgument},
+		{"directory", "team.jsonl", false, client.ErrInvalidArgument},
 		{"missing file", "team/none.jsonl", false, client.ErrNotFound},
+		{"not a session name", "authorized_keys", true, client.ErrInvalidArgument},
+		{"hidden file", ".bashrc.jsonl", true, client.ErrInvalidArgument},
+		{"hidden directory", "team/.ssh/x.jsonl", true, client.ErrInvalidArgument},
+		{"dot segment", "./team/inside.jsonl", false, client.ErrInvalidArgument},
+		{"empty segment", "team//inside.jsonl", false, client.ErrInvalidArgument},
+		{"trailing slash", "team/inside.jsonl/", false, client.ErrInvalidArgument},
+		{"space", "team/in side.jsonl", true, client.ErrInvalidArgument},
+		{"backslash", `team\inside.jsonl`, true, client.ErrInvalidArgument},
+		{"NUL", "team/a\x00.jsonl", true, client.ErrInvalidArgument},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,7 +104,7 @@ func TestSamePathSharesSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := h.client.Open(ctx, "./s.jsonl")
+	b, err := h.client.Open(ctx, "s.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,4 +118,25 @@ func mustSymlink(t *testing.T, target, link string) {
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// FuzzCheckName: a name the grammar accepts is a clean, local path of
+// safe segments ending in .jsonl; nothing else gets through.
+func FuzzCheckName(f *testing.F) {
+	for _, s := range []string{"a.jsonl", "team-a/2026/x.jsonl", "../x.jsonl", "./a.jsonl", "a//b.jsonl", ".jsonl", "a/.b.jsonl", "a\x00.jsonl", "/abs.jsonl", "a/b/", "ü.jsonl", "a\\b.jsonl"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if checkName(name) != nil {
+			return
+		}
+		if !filepath.IsLocal(name) || path.Clean(name) != name || !strings.HasSuffix(name, ".jsonl") {
+			t.Fatalf("accepted %q: not a clean local .jsonl path", name)
+		}
+		for _, seg := range strings.Split(name, "/") {
+			if seg == "" || seg[0] == '.' || strings.ContainsAny(seg, "\\\x00 :") {
+				t.Fatalf("accepted %q: segment %q", name, seg)
+			}
+		}
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,7 +16,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/engine"
-	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summarize"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/pluginhost"
@@ -53,6 +53,13 @@ type Options struct {
 	// Plugins tunes the plugin supervisors (start timeout, backoff…);
 	// Logger and Host are set by the Server.
 	Plugins pluginhost.Options
+	// RequireAuth refuses anonymous calls even when no token is
+	// configured: set for a listener other machines can reach, so that a
+	// reload removing every token fails closed.
+	RequireAuth bool
+	// ClientCerts demands a verified client certificate on every call
+	// (the listener's TLS has server.tls.clientCAFile).
+	ClientCerts bool
 }
 
 // Server is the SessionService: a registry of open sessions over the
@@ -69,12 +76,23 @@ type Server struct {
 	pluginSet []hooks.Plugin
 	metrics   *metrics
 	health    *health.Server
+	// recvLimit is the transport's receive limit, set by GRPCOptions.
+	recvLimit int
 
 	mu       sync.Mutex // guards the fields below and pluginSet
 	sessions map[string]*openSession
-	byPath   map[string]*openSession
+	byFile   map[fileKey]*openSession
+	// evicted remembers where sessions closed for idleness or the count
+	// limit live, so that a call naming one reopens it transparently.
+	evicted map[string]string
+	// root is sessions.root, opened once: every file operation under it
+	// goes through this handle (os.Root), never through a path.
+	root     *os.Root
+	rootPath string
+	oldRoots []*os.Root
 	closed   bool
 	shutdown chan struct{}
+	janitor  chan struct{} // closed when the idle janitor has stopped
 }
 
 // New builds the summarizer and starts the configured plugins; a plugin
@@ -94,8 +112,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		metrics:  newMetrics(),
 		health:   health.NewServer(),
 		sessions: map[string]*openSession{},
-		byPath:   map[string]*openSession{},
+		byFile:   map[fileKey]*openSession{},
+		evicted:  map[string]string{},
 		shutdown: make(chan struct{}),
+		janitor:  make(chan struct{}),
 	}
 	s.cfg.Store(opts.Config)
 	sum, err := opts.Summarizer(opts.Config)
@@ -126,6 +146,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		}
 		s.pluginSet = plugins
 	}
+	go s.closeIdle()
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	s.health.SetServingStatus(sessionv1.SessionService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
 	return s, nil
@@ -181,6 +202,16 @@ func (s *Server) PrepareReload(ctx context.Context, old, next *config.Config) er
 // settings they started with.
 func (s *Server) ApplyConfig(ch config.Change) {
 	s.cfg.Store(ch.New)
+	// The listeners and the transport are built once, at start.
+	for _, k := range []string{"server.listen", "server.metrics", "server.tls"} {
+		if ch.Has(k) {
+			s.log.Warn("this change takes effect at the next start of pith serve", "key", k)
+		}
+	}
+	if s.recvLimit > 0 && ch.New.Server.MaxAppendBytes > s.recvLimit-recvSlack {
+		s.log.Warn("server.maxAppendBytes above its value at start takes full effect at the next start (the transport's message limit)",
+			"limit", s.recvLimit-recvSlack)
+	}
 	st := s.opts.Settings(ch.New)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -201,124 +232,6 @@ func (s *Server) setPlugins(plugins []hooks.Plugin) {
 			s.log.Error("plugin set refused", "session", o.id, "error", err)
 		}
 	}
-}
-
-func (s *Server) lookupStore(id string) (*session.Store, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	o, ok := s.sessions[id]
-	if !ok {
-		return nil, false
-	}
-	return o.store, true
-}
-
-func (s *Server) get(id string) (*openSession, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil, ErrShuttingDown
-	}
-	o, ok := s.sessions[id]
-	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrNoSession, id)
-	}
-	return o, nil
-}
-
-// OpenResult describes an opened session.
-type OpenResult struct {
-	ID, Path string
-	Created  bool
-}
-
-// Open opens the session file at rel (relative to sessions.root), creating
-// it with cwd when create is set. A file already open is shared.
-func (s *Server) Open(ctx context.Context, rel string, create bool, cwd string) (*openSession, bool, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, false, err
-	}
-	root := s.cfg.Load().Sessions.Root
-	if create {
-		if err := os.MkdirAll(root, 0o755); err != nil {
-			return nil, false, fmt.Errorf("sessions.root: %w", err)
-		}
-	}
-	path, err := resolvePath(root, rel, create)
-	if err != nil {
-		return nil, false, err
-	}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil, false, ErrShuttingDown
-	}
-	o, ok := s.byPath[path]
-	s.mu.Unlock()
-	if ok {
-		return o, false, nil
-	}
-	// Parse outside the registry lock: a large file takes a while, and
-	// every other call looks sessions up under that lock.
-	store, created, err := openStore(path, create, cwd, session.Options{Logger: s.log.Named("session")})
-	if err != nil {
-		return nil, false, err
-	}
-	if store.File().Migrated {
-		store.Close()
-		return nil, false, fmt.Errorf("%s: %w; run `pith migrate --in-place` on it first", rel, session.ErrOldVersion)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		store.Close()
-		return nil, false, ErrShuttingDown
-	}
-	if o, ok := s.byPath[path]; ok {
-		// Opened by a concurrent call meanwhile: share that one.
-		store.Close()
-		return o, false, nil
-	}
-	id := store.File().Header.ID
-	if other, ok := s.sessions[id]; ok {
-		store.Close()
-		return nil, false, fmt.Errorf("%w: session %s is already open as %s", errConflict, id, other.rel)
-	}
-	o = &openSession{id: id, rel: filepath.Clean(rel), path: path, store: store, op: make(chan struct{}, 1), watchers: map[int]*watcher{}}
-	o.disp, err = hooks.NewDispatcher(hooks.Options{
-		Logger: s.log.Named("hooks"),
-		Host:   s.hostAPI,
-		Observe: func(ob hooks.Observation) {
-			s.metrics.observeHook(ob)
-			o.engine().ObserveHook(ob)
-		},
-	}, s.pluginSet...)
-	if err != nil {
-		store.Close()
-		return nil, false, err
-	}
-	o.newEngine(s)
-	s.sessions[id] = o
-	s.byPath[path] = o
-	s.metrics.openSessions.Inc()
-	return o, created, nil
-}
-
-var errConflict = errors.New("conflict")
-
-// openStore opens path, or with create makes it first when it is missing.
-func openStore(path string, create bool, cwd string, opts session.Options) (store *session.Store, created bool, err error) {
-	store, err = session.Open(path, opts)
-	if !create || !errors.Is(err, os.ErrNotExist) {
-		return store, false, err
-	}
-	store, err = session.Create(path, cwd, opts)
-	if errors.Is(err, os.ErrExist) {
-		// Another process created it first.
-		store, err = session.Open(path, opts)
-		return store, false, err
-	}
-	return store, err == nil, err
 }
 
 // Close refuses new calls, ends the event streams, waits (bounded by ctx)
@@ -353,9 +266,7 @@ func (s *Server) Close(ctx context.Context) error {
 			o.engine().AbortCompaction()
 			s.log.Warn("operation still running at shutdown; aborted", "session", o.id)
 		}
-		o.closed.Store(true)
-		o.unsubscribe()
-		if err := o.store.Close(); err != nil {
+		if err := o.closeFiles(); err != nil {
 			errs = append(errs, err)
 		}
 		if held {
@@ -372,6 +283,15 @@ func (s *Server) Close(ctx context.Context) error {
 		defer cancel()
 	}
 	s.plugins.StopAll(stopCtx)
+	<-s.janitor
+	s.mu.Lock()
+	for _, r := range append(s.oldRoots, s.root) {
+		if r != nil {
+			r.Close()
+		}
+	}
+	s.root, s.oldRoots = nil, nil
+	s.mu.Unlock()
 	return errors.Join(errs...)
 }
 
@@ -403,26 +323,68 @@ func (w *swapSummarizer) CallsTools() bool {
 	return err == nil
 }
 
-// maxMessage is the gRPC message limit on both sides, as on the hooks
-// wire: a context with large tool outputs easily passes 4 MiB.
+// maxMessage is the gRPC send limit, as on the hooks wire: a context with
+// large tool outputs easily passes 4 MiB.
 const maxMessage = 256 << 20
+
+// recvSlack is what a request carries beside the bytes it appends.
+const recvSlack = 1 << 20
 
 // GRPCOptions are the options a gRPC server for the SessionService needs:
 // the message limits, and interceptors that turn a panic in a call into an
 // Internal error (logged with its stack) instead of killing the daemon and
 // every session in it.
 func (s *Server) GRPCOptions() []grpc.ServerOption {
+	// A request is never bigger than the largest append plus its
+	// envelope: gRPC buffers a whole message before any check runs, so a
+	// larger receive limit would let clients make the daemon hold that
+	// much per call.
+	s.recvLimit = max(s.cfg.Load().Server.MaxAppendBytes, 4<<20) + recvSlack
 	return []grpc.ServerOption{
-		grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage),
+		grpc.MaxRecvMsgSize(s.recvLimit), grpc.MaxSendMsgSize(maxMessage),
+		// Authentication runs inside the panic guard, before any handler.
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
 			defer s.recoverCall(info.FullMethod, &err)
-			return h(ctx, req)
-		}),
+			resp, err = h(ctx, req)
+			return resp, s.scrubPaths(err)
+		}, s.unaryAuth),
 		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) (err error) {
 			defer s.recoverCall(info.FullMethod, &err)
-			return h(srv, ss)
-		}),
+			return s.scrubPaths(h(srv, ss))
+		}, s.streamAuth),
 	}
+}
+
+// scrubPaths keeps the server's file system layout out of what a client
+// reads: an error naming sessions.root by its absolute path names it by
+// the path relative to it instead. Errors are worded relative to the root
+// already; this is the net under every one of them.
+func (s *Server) scrubPaths(err error) error {
+	if err == nil {
+		return nil
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		return err
+	}
+	msg := st.Message()
+	root := filepath.Clean(s.cfg.Load().Sessions.Root)
+	roots := []string{root}
+	if real, rerr := filepath.EvalSymlinks(root); rerr == nil && real != root {
+		roots = append(roots, real)
+	}
+	changed := false
+	for _, r := range roots {
+		if strings.Contains(msg, r) {
+			msg = strings.ReplaceAll(msg, r+string(filepath.Separator), "")
+			msg = strings.ReplaceAll(msg, r, "sessions.root")
+			changed = true
+		}
+	}
+	if !changed {
+		return err
+	}
+	return status.Error(st.Code(), msg)
 }
 
 func (s *Server) recoverCall(method string, err *error) {

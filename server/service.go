@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"syscall"
 	"time"
 
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/hooks"
 	pb "github.com/pith-dev/pith/proto/pith/session/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -29,8 +31,8 @@ func (v *service) OpenSession(ctx context.Context, req *pb.OpenSessionRequest) (
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	resp := &pb.OpenSessionResponse{SessionId: o.id, Path: o.rel, Created: created, EntryCount: int64(len(o.store.Tree().Entries))}
-	if leaf := o.store.Leaf(); leaf != nil {
+	resp := &pb.OpenSessionResponse{SessionId: o.id, Path: o.rel, Created: created, EntryCount: int64(len(o.st().Tree().Entries))}
+	if leaf := o.st().Leaf(); leaf != nil {
 		resp.LeafId = leaf.ID
 	}
 	return resp, nil
@@ -48,14 +50,14 @@ func (v *service) Append(ctx context.Context, req *pb.AppendRequest) (*pb.Append
 			return nil, toStatus(err)
 		}
 	}
-	o, err := v.s.get(req.GetSessionId())
+	o, err := v.s.acquire(ctx, req.GetSessionId())
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	if err := o.acquire(ctx); err != nil {
+	defer o.release()
+	if err := v.s.checkGrowth(o, byteCount(req.GetMessages())+byteCount(req.GetEntries()), len(req.GetMessages())+len(req.GetEntries())); err != nil {
 		return nil, toStatus(err)
 	}
-	defer o.release()
 	var entries []*session.Entry
 	if len(req.GetMessages()) > 0 {
 		entries, err = o.engine().AppendMessages(ctx, msgs...)
@@ -66,15 +68,15 @@ func (v *service) Append(ctx context.Context, req *pb.AppendRequest) (*pb.Append
 		return nil, toStatus(err)
 	}
 	resp := &pb.AppendResponse{Entries: entryBytes(entries)}
-	if leaf := o.store.Leaf(); leaf != nil {
+	if leaf := o.st().Leaf(); leaf != nil {
 		resp.LeafId = leaf.ID
 	}
 	return resp, nil
 }
 
-func (v *service) GetContext(_ context.Context, req *pb.GetContextRequest) (*pb.GetContextResponse, error) {
+func (v *service) GetContext(ctx context.Context, req *pb.GetContextRequest) (*pb.GetContextResponse, error) {
 	defer v.s.metrics.since("GetContext", time.Now())
-	o, err := v.s.get(req.GetSessionId())
+	o, err := v.s.getFresh(ctx, req.GetSessionId())
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -88,8 +90,8 @@ func (v *service) GetContext(_ context.Context, req *pb.GetContextRequest) (*pb.
 	for i, m := range msgs {
 		resp.Messages[i] = m.Raw
 	}
-	resp.Provider, resp.ModelId, resp.ThinkingLevel = leafSettings(o.store)
-	if leaf := o.store.Leaf(); leaf != nil {
+	resp.Provider, resp.ModelId, resp.ThinkingLevel = leafSettings(o.st())
+	if leaf := o.st().Leaf(); leaf != nil {
 		resp.LeafId = leaf.ID
 	}
 	return resp, nil
@@ -98,17 +100,18 @@ func (v *service) GetContext(_ context.Context, req *pb.GetContextRequest) (*pb.
 func (v *service) Compact(req *pb.CompactRequest, stream grpc.ServerStreamingServer[pb.CompactResponse]) error {
 	start := time.Now()
 	ctx := stream.Context()
-	o, err := v.s.get(req.GetSessionId())
+	o, err := v.s.acquire(ctx, req.GetSessionId())
 	if err != nil {
-		return toStatus(err)
-	}
-	if err := o.acquire(ctx); err != nil {
 		return toStatus(err)
 	}
 	defer o.release()
 	// Progress goes out from a goroutine of its own so that a slow client
 	// never holds up the engine.
 	w, cancel := o.watch()
+	if w == nil {
+		// Cannot happen under the operation lock: eviction takes it.
+		return toStatus(errEvicted)
+	}
 	done := make(chan error, 1)
 	stop := make(chan struct{})
 	go func() {
@@ -151,11 +154,8 @@ func (v *service) Compact(req *pb.CompactRequest, stream grpc.ServerStreamingSer
 
 func (v *service) Navigate(ctx context.Context, req *pb.NavigateRequest) (*pb.NavigateResponse, error) {
 	defer v.s.metrics.since("Navigate", time.Now())
-	o, err := v.s.get(req.GetSessionId())
+	o, err := v.s.acquire(ctx, req.GetSessionId())
 	if err != nil {
-		return nil, toStatus(err)
-	}
-	if err := o.acquire(ctx); err != nil {
 		return nil, toStatus(err)
 	}
 	defer o.release()
@@ -200,14 +200,14 @@ func (v *service) turn(ctx context.Context, id string, msg []byte, fn func(*engi
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	o, err := v.s.get(id)
+	o, err := v.s.acquire(ctx, id)
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	if err := o.acquire(ctx); err != nil {
+	defer o.release()
+	if err := v.s.checkGrowth(o, len(msg), 1); err != nil {
 		return nil, toStatus(err)
 	}
-	defer o.release()
 	out, err := fn(o.engine(), ctx, msg)
 	if out == nil {
 		if err == nil {
@@ -219,11 +219,10 @@ func (v *service) turn(ctx context.Context, id string, msg []byte, fn func(*engi
 }
 
 func (v *service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
-	o, err := v.s.get(req.GetSessionId())
+	o, w, cancel, err := v.s.watch(stream.Context(), req.GetSessionId())
 	if err != nil {
 		return toStatus(err)
 	}
-	w, cancel := o.watch()
 	defer cancel()
 	// The header tells the client the subscription is in place, so it can
 	// act knowing no later event will be missed.
@@ -246,6 +245,15 @@ func (v *service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 	}
 }
 
+// CloseSession closes a session: its file, its engine, its event streams'
+// subscription. Later calls naming it get NotFound.
+func (v *service) CloseSession(ctx context.Context, req *pb.CloseSessionRequest) (*pb.CloseSessionResponse, error) {
+	if err := v.s.CloseSession(ctx, req.GetSessionId()); err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.CloseSessionResponse{}, nil
+}
+
 // toStatus maps an error onto the gRPC code a client can branch on.
 func toStatus(err error) error {
 	if err == nil {
@@ -256,13 +264,25 @@ func toStatus(err error) error {
 	}
 	code := codes.Internal
 	switch {
-	case errors.Is(err, ErrOutsideRoot):
+	case errors.Is(err, ErrUnauthenticated):
+		code = codes.Unauthenticated
+	case errors.Is(err, ErrLimit):
+		code = codes.ResourceExhausted
+	case errors.Is(err, session.ErrNotRegular), errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.ENOTDIR):
+		// A directory, FIFO or symlink where a session file should be, or
+		// a file where a directory should be.
+		code = codes.InvalidArgument
+	case errors.Is(err, session.ErrHardLinked):
+		code = codes.PermissionDenied
+	case errors.Is(err, session.ErrReadOnly):
+		code = codes.FailedPrecondition
+	case errors.Is(err, ErrOutsideRoot), errors.Is(err, ErrForbidden):
 		code = codes.PermissionDenied
 	case errors.Is(err, ErrInvalidPath), errors.Is(err, errInvalid), errors.Is(err, session.ErrInvalidClientInput), errors.Is(err, engine.ErrNotAssistant):
 		code = codes.InvalidArgument
 	case errors.Is(err, ErrNoSession), errors.Is(err, fs.ErrNotExist):
 		code = codes.NotFound
-	case errors.Is(err, ErrShuttingDown):
+	case errors.Is(err, ErrShuttingDown), errors.Is(err, errEvicted):
 		code = codes.Unavailable
 	case errors.Is(err, errConflict), errors.Is(err, fs.ErrExist):
 		code = codes.AlreadyExists
@@ -270,8 +290,10 @@ func toStatus(err error) error {
 		code = codes.DeadlineExceeded
 	case errors.Is(err, context.Canceled), errors.Is(err, engine.ErrAborted):
 		code = codes.Canceled
-	case errors.Is(err, engine.ErrCancelled):
-		code = codes.Aborted
+	case errors.Is(err, engine.ErrCancelled), errors.Is(err, hooks.ErrPluginFailed):
+		// A plugin's veto, or a `failure: closed` plugin that failed: the
+		// operation was refused as things stand, not broken.
+		code = codes.FailedPrecondition
 	case errors.Is(err, engine.ErrNothingToCompact), errors.Is(err, session.ErrOldVersion),
 		errors.Is(err, engine.ErrAutoCompactionDisabled), errors.Is(err, engine.ErrStillAboveThreshold):
 		code = codes.FailedPrecondition
@@ -291,6 +313,14 @@ func checkMessage(n int, m []byte) (json.RawMessage, error) {
 		return nil, fmt.Errorf("message %d: %w", n, err)
 	}
 	return checked, err
+}
+
+func byteCount(b [][]byte) int {
+	n := 0
+	for _, x := range b {
+		n += len(x)
+	}
+	return n
 }
 
 func raws(b [][]byte) []json.RawMessage {

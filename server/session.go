@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
@@ -25,9 +28,19 @@ var errInvalid = errors.New("invalid request")
 
 // openSession is one session file open in the daemon.
 type openSession struct {
-	id, rel, path string
-	store         *session.Store
-	disp          *hooks.Dispatcher
+	// rel is the name the session was opened by, relative to
+	// sessions.root; base is the file's name in sub, the handle on its
+	// directory through which every file operation goes.
+	id, rel, base string
+	sub           *os.Root
+	key           fileKey
+	// fi is the file as opened; a different file at the name means it was
+	// replaced on disk (prune, migrate, an editor).
+	fi    atomic.Pointer[fs.FileInfo]
+	store atomic.Pointer[session.Store]
+	disp  *hooks.Dispatcher
+	// lastUsed (unix nanoseconds) orders sessions for eviction.
+	lastUsed atomic.Int64
 
 	// op serializes every write to the session: the engine serializes its
 	// own operations, but raw entries go to the store directly.
@@ -41,6 +54,9 @@ type openSession struct {
 	watchers map[int]*watcher
 	nextW    int
 	unsub    func()
+	// evicting is set, with no watcher registered, when the daemon
+	// decides to close the session; no watcher is added after that.
+	evicting bool
 }
 
 type watcher struct {
@@ -50,6 +66,83 @@ type watcher struct {
 }
 
 func (o *openSession) engine() *engine.Session { return o.eng.Load() }
+
+func (o *openSession) st() *session.Store { return o.store.Load() }
+
+func (o *openSession) touch() { o.lastUsed.Store(time.Now().UnixNano()) }
+
+// markEvicting decides the eviction of an unwatched session: it reports
+// false, changing nothing, when someone watches.
+func (o *openSession) markEvicting() bool {
+	o.watchMu.Lock()
+	defer o.watchMu.Unlock()
+	if len(o.watchers) > 0 {
+		return false
+	}
+	o.evicting = true
+	return true
+}
+
+// closeFiles closes the session for good: the engine stops talking to
+// watchers and the file and its directory handle are released. Callers
+// hold the op lock, or the deadline to wait for it has passed. A second
+// call does nothing.
+func (o *openSession) closeFiles() error {
+	if !o.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	o.unsubscribe()
+	err := o.st().Close()
+	if cerr := o.sub.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// replaced reports whether the name now holds another file than the one
+// open (or none).
+func (o *openSession) replaced() bool {
+	fi, err := o.sub.Lstat(o.base)
+	return err != nil || o.replacedBy(fi)
+}
+
+func (o *openSession) replacedBy(fi fs.FileInfo) bool {
+	cur := o.fi.Load()
+	return cur == nil || !os.SameFile(fi, *cur)
+}
+
+// reopenIfReplaced opens the session's file again when another program
+// replaced it since (pith prune, migrate, an editor), and rebuilds the
+// engine from it. Call with the op lock held.
+func (o *openSession) reopenIfReplaced(s *Server) error {
+	fi, err := o.sub.Lstat(o.base)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("session %q: the file is gone: %w", o.rel, fs.ErrNotExist)
+		}
+		return fmt.Errorf("session %q: %w", o.rel, rootError(err))
+	}
+	if !o.replacedBy(fi) {
+		return nil
+	}
+	store, err := session.OpenIn(o.sub, o.base, s.storeOptions())
+	if err != nil {
+		return fmt.Errorf("session %q: reopen: %w", o.rel, unprefix(err, o.base))
+	}
+	if store.File().Header.ID != o.id {
+		store.Close()
+		return fmt.Errorf("%w: %q (its file now holds another session; open it again)", ErrNoSession, o.id)
+	}
+	if fi2, err := o.sub.Lstat(o.base); err == nil {
+		fi = fi2
+	}
+	old := o.store.Swap(store)
+	o.fi.Store(&fi)
+	o.newEngine(s)
+	old.Close()
+	s.log.Info("session file replaced on disk; reopened", "session", o.id, "path", o.rel)
+	return nil
+}
 
 func (o *openSession) acquire(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
@@ -62,7 +155,7 @@ func (o *openSession) acquire(ctx context.Context) error {
 	}
 	if o.closed.Load() {
 		<-o.op
-		return ErrShuttingDown
+		return errEvicted
 	}
 	return nil
 }
@@ -72,7 +165,7 @@ func (o *openSession) release() { <-o.op }
 // newEngine (re)builds the engine from the store's current leaf, with the
 // configuration in force. Callers hold the op lock, or own o exclusively.
 func (o *openSession) newEngine(s *Server) {
-	eng := engine.New(o.store, engine.Options{
+	eng := engine.New(o.st(), engine.Options{
 		Settings:       s.opts.Settings(s.cfg.Load()),
 		Summarizer:     s.summ,
 		AutoSummarizer: s.summ,
@@ -117,10 +210,15 @@ func (o *openSession) broadcast(ev engine.Event) {
 	}
 }
 
-// watch registers a watcher; cancel removes it.
+// watch registers a watcher; cancel removes it. It returns nil when the
+// session is being closed by the daemon (look it up again).
 func (o *openSession) watch() (*watcher, func()) {
 	w := &watcher{ch: make(chan engine.Event, watchBuffer), overrun: make(chan struct{})}
 	o.watchMu.Lock()
+	if o.evicting {
+		o.watchMu.Unlock()
+		return nil, nil
+	}
 	id := o.nextW
 	o.nextW++
 	o.watchers[id] = w

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -19,6 +21,7 @@ import (
 	"github.com/pith-dev/pith/server"
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 )
 
 type serveFlags struct {
@@ -46,7 +49,13 @@ stop accepting calls, let running operations finish within
 server.shutdownTimeout, stop every plugin and close the files.
 
 The bound address is printed on stdout ("listening on ADDR") and, with
---ready-file, written to that file once the daemon accepts calls.`,
+--ready-file, written to that file once the daemon accepts calls.
+
+An address other machines can reach (not loopback, not unix:) is refused
+unless server.tls has a certificate and clients authenticate: client
+certificates (server.tls.clientCAFile) or bearer tokens (server.tokens,
+kept as SHA-256 hashes; make one with "pith serve hash-token"). A unix
+socket is created with mode 0600.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
@@ -60,6 +69,7 @@ The bound address is printed on stdout ("listening on ADDR") and, with
 	fl.StringVar(&f.metrics, "metrics", "", "address of the Prometheus /metrics endpoint (default: server.metrics; empty: off)")
 	fl.StringVar(&f.readyFile, "ready-file", "", "write the bound address to this file once serving")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log at debug level")
+	cmd.AddCommand(newHashTokenCommand())
 	return cmd
 }
 
@@ -104,10 +114,29 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, f serveFlags) error
 		log.SetLevel(hclog.LevelFromString(cfg.Logging.Level))
 	}
 
+	listen := firstNonEmpty(f.listen, cfg.Server.Listen)
+	metricsAddr := firstNonEmpty(f.metrics, cfg.Server.Metrics)
+	// The configuration's own addresses were checked when it loaded; the
+	// flags are checked here, by the same rule.
+	for _, addr := range []string{listen, metricsAddr} {
+		if p := cfg.Server.ExposureProblem(addr); p != "" {
+			return errors.New(p)
+		}
+	}
+	var tlsConfig *tls.Config
+	if cfg.Server.TLS.Enabled() {
+		var err error
+		if tlsConfig, err = server.TLSConfig(cfg.Server.TLS); err != nil {
+			return err
+		}
+	}
+
 	var err error
 	srv, err = server.New(ctx, server.Options{
-		Config: cfg,
-		Logger: log,
+		RequireAuth: !config.Loopback(listen),
+		ClientCerts: tlsConfig != nil && tlsConfig.ClientCAs != nil,
+		Config:      cfg,
+		Logger:      log,
 		Summarizer: func(c *config.Config) (summarize.Summarizer, error) {
 			s, _, err := buildSummarizer(c, providerFlags{}, log.Named("summarizer"))
 			return s, err
@@ -129,33 +158,42 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, f serveFlags) error
 	unsubscribe := store.Subscribe(srv.ApplyConfig)
 	defer unsubscribe()
 
-	listen := f.listen
-	if listen == "" {
-		listen = cfg.Server.Listen
-	}
 	lis, err := listenOn(listen)
 	if err != nil {
 		closeServer()
 		return err
 	}
-	g := grpc.NewServer(srv.GRPCOptions()...)
+	gopts := srv.GRPCOptions()
+	if tlsConfig != nil {
+		gopts = append(gopts, grpc.Creds(credentials.NewTLS(tlsConfig)))
+	}
+	g := grpc.NewServer(gopts...)
 	srv.Register(g)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- g.Serve(lis) }()
 
 	var metricsSrv *http.Server
-	if addr := firstNonEmpty(f.metrics, cfg.Server.Metrics); addr != "" {
-		ml, err := net.Listen("tcp", addr)
+	if addr := metricsAddr; addr != "" {
+		ml, err := listenOn(addr)
 		if err != nil {
 			g.Stop()
 			closeServer()
-			return fmt.Errorf("metrics listener %s: %w", addr, err)
+			return fmt.Errorf("metrics listener: %w", err)
+		}
+		handler := srv.MetricsHandler()
+		scheme := "http"
+		if !config.Loopback(addr) {
+			// Reachable from elsewhere: the same TLS and credentials as
+			// the gRPC calls (ExposureProblem guarantees they exist).
+			handler = srv.MetricsAuth(handler)
+			ml = tls.NewListener(ml, tlsConfig)
+			scheme = "https"
 		}
 		mux := http.NewServeMux()
-		mux.Handle("/metrics", srv.MetricsHandler())
+		mux.Handle("/metrics", handler)
 		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = metricsSrv.Serve(ml) }()
-		log.Info("metrics", "address", "http://"+ml.Addr().String()+"/metrics")
+		log.Info("metrics", "address", scheme+"://"+ml.Addr().String()+"/metrics")
 	}
 
 	var stopSignal func()
@@ -223,8 +261,17 @@ func listenOn(addr string) (net.Listener, error) {
 			return nil, fmt.Errorf("listen %s: another daemon is serving there", addr)
 		}
 		_ = os.Remove(p)
-		lis, err := net.Listen("unix", p)
+		// The socket is the daemon's door: only its owner may connect.
+		// The umask covers the moment between bind and chmod; nothing
+		// else creates files while the daemon starts listening.
+		var lis net.Listener
+		var err error
+		withUmask(0o177, func() { lis, err = net.Listen("unix", p) })
 		if err != nil {
+			return nil, fmt.Errorf("listen %s: %w", addr, err)
+		}
+		if err := os.Chmod(p, 0o600); err != nil {
+			lis.Close()
 			return nil, fmt.Errorf("listen %s: %w", addr, err)
 		}
 		return lis, nil

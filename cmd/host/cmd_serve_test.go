@@ -36,6 +36,8 @@ func TestServeHelperProcess(t *testing.T) {
 		}
 	}
 	cmd := newServeCommand()
+	// As the root command does: errors are printed once, below.
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
 	cmd.SetArgs(args)
 	if err := cmd.Execute(); err != nil {
 		fmt.Fprintf(os.Stderr, "pith: %v\n", err)
@@ -56,10 +58,11 @@ type serveProc struct {
 }
 
 // startServe starts `pith serve --config cfg` on a free loopback port and
-// waits for it to print the bound address.
-func startServe(t *testing.T, cfg string) *serveProc {
+// waits for it to print the bound address; extra flags come last (a later
+// --listen wins).
+func startServe(t *testing.T, cfg string, extra ...string) *serveProc {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestServeHelperProcess$", "--", "--config", cfg, "--listen", "127.0.0.1:0")
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestServeHelperProcess$", "--", "--config", cfg, "--listen", "127.0.0.1:0"}, extra...)...)
 	cmd.Env = append(os.Environ(), "PITH_SERVE_HELPER=1")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -80,8 +80,10 @@ func (TurnOutcome_Action) EnumDescriptor() ([]byte, []int) {
 
 type OpenSessionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// path is relative to sessions.root. Absolute paths, ".." and symlinks
-	// leading out of the root are refused.
+	// path is relative to sessions.root: segments of [A-Za-z0-9._-]
+	// separated by "/", none empty or starting with ".", the last ending in
+	// ".jsonl" (e.g. "team-a/2026/run-1.jsonl"). Anything else is
+	// INVALID_ARGUMENT; symlinks leading out of the root are refused.
 	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
 	// create makes the file (and its directories) when it does not exist,
 	// with cwd in its header.
@@ -1197,6 +1199,86 @@ func (x *TurnOutcome) GetError() string {
 	return ""
 }
 
+type CloseSessionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CloseSessionRequest) Reset() {
+	*x = CloseSessionRequest{}
+	mi := &file_pith_session_v1_session_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CloseSessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CloseSessionRequest) ProtoMessage() {}
+
+func (x *CloseSessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pith_session_v1_session_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CloseSessionRequest.ProtoReflect.Descriptor instead.
+func (*CloseSessionRequest) Descriptor() ([]byte, []int) {
+	return file_pith_session_v1_session_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *CloseSessionRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+type CloseSessionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CloseSessionResponse) Reset() {
+	*x = CloseSessionResponse{}
+	mi := &file_pith_session_v1_session_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CloseSessionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CloseSessionResponse) ProtoMessage() {}
+
+func (x *CloseSessionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_pith_session_v1_session_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CloseSessionResponse.ProtoReflect.Descriptor instead.
+func (*CloseSessionResponse) Descriptor() ([]byte, []int) {
+	return file_pith_session_v1_session_proto_rawDescGZIP(), []int{17}
+}
+
 type WatchEventsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -1206,7 +1288,7 @@ type WatchEventsRequest struct {
 
 func (x *WatchEventsRequest) Reset() {
 	*x = WatchEventsRequest{}
-	mi := &file_pith_session_v1_session_proto_msgTypes[16]
+	mi := &file_pith_session_v1_session_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1218,7 +1300,7 @@ func (x *WatchEventsRequest) String() string {
 func (*WatchEventsRequest) ProtoMessage() {}
 
 func (x *WatchEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pith_session_v1_session_proto_msgTypes[16]
+	mi := &file_pith_session_v1_session_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1231,7 +1313,7 @@ func (x *WatchEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEventsRequest.ProtoReflect.Descriptor instead.
 func (*WatchEventsRequest) Descriptor() ([]byte, []int) {
-	return file_pith_session_v1_session_proto_rawDescGZIP(), []int{16}
+	return file_pith_session_v1_session_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *WatchEventsRequest) GetSessionId() string {
@@ -1250,7 +1332,7 @@ type WatchEventsResponse struct {
 
 func (x *WatchEventsResponse) Reset() {
 	*x = WatchEventsResponse{}
-	mi := &file_pith_session_v1_session_proto_msgTypes[17]
+	mi := &file_pith_session_v1_session_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1262,7 +1344,7 @@ func (x *WatchEventsResponse) String() string {
 func (*WatchEventsResponse) ProtoMessage() {}
 
 func (x *WatchEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pith_session_v1_session_proto_msgTypes[17]
+	mi := &file_pith_session_v1_session_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1275,7 +1357,7 @@ func (x *WatchEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEventsResponse.ProtoReflect.Descriptor instead.
 func (*WatchEventsResponse) Descriptor() ([]byte, []int) {
-	return file_pith_session_v1_session_proto_rawDescGZIP(), []int{17}
+	return file_pith_session_v1_session_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *WatchEventsResponse) GetEvent() *Event {
@@ -1311,7 +1393,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_pith_session_v1_session_proto_msgTypes[18]
+	mi := &file_pith_session_v1_session_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1323,7 +1405,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_pith_session_v1_session_proto_msgTypes[18]
+	mi := &file_pith_session_v1_session_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1336,7 +1418,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_pith_session_v1_session_proto_rawDescGZIP(), []int{18}
+	return file_pith_session_v1_session_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Event) GetKind() string {
@@ -1529,7 +1611,11 @@ const file_pith_session_v1_session_proto_rawDesc = "" +
 	"\x06Action\x12\x16\n" +
 	"\x12ACTION_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fACTION_CONTINUE\x10\x01\x12\x10\n" +
-	"\fACTION_RETRY\x10\x02\"3\n" +
+	"\fACTION_RETRY\x10\x02\"4\n" +
+	"\x13CloseSessionRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"\x16\n" +
+	"\x14CloseSessionResponse\"3\n" +
 	"\x12WatchEventsRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"C\n" +
@@ -1551,7 +1637,7 @@ const file_pith_session_v1_session_proto_rawDesc = "" +
 	" \x01(\tR\x06plugin\x12#\n" +
 	"\rtokens_before\x18\v \x01(\x03R\ftokensBefore\x12!\n" +
 	"\ftokens_after\x18\f \x01(\x03R\vtokensAfter\x12\x19\n" +
-	"\bentry_id\x18\r \x01(\tR\aentryId2\xb7\x05\n" +
+	"\bentry_id\x18\r \x01(\tR\aentryId2\x94\x06\n" +
 	"\x0eSessionService\x12X\n" +
 	"\vOpenSession\x12#.pith.session.v1.OpenSessionRequest\x1a$.pith.session.v1.OpenSessionResponse\x12I\n" +
 	"\x06Append\x12\x1e.pith.session.v1.AppendRequest\x1a\x1f.pith.session.v1.AppendResponse\x12U\n" +
@@ -1561,7 +1647,8 @@ const file_pith_session_v1_session_proto_rawDesc = "" +
 	"\bNavigate\x12 .pith.session.v1.NavigateRequest\x1a!.pith.session.v1.NavigateResponse\x12R\n" +
 	"\tAfterTurn\x12!.pith.session.v1.AfterTurnRequest\x1a\".pith.session.v1.AfterTurnResponse\x12X\n" +
 	"\vReportError\x12#.pith.session.v1.ReportErrorRequest\x1a$.pith.session.v1.ReportErrorResponse\x12Z\n" +
-	"\vWatchEvents\x12#.pith.session.v1.WatchEventsRequest\x1a$.pith.session.v1.WatchEventsResponse0\x01B:Z8github.com/pith-dev/pith/proto/pith/session/v1;sessionv1b\x06proto3"
+	"\vWatchEvents\x12#.pith.session.v1.WatchEventsRequest\x1a$.pith.session.v1.WatchEventsResponse0\x01\x12[\n" +
+	"\fCloseSession\x12$.pith.session.v1.CloseSessionRequest\x1a%.pith.session.v1.CloseSessionResponseB:Z8github.com/pith-dev/pith/proto/pith/session/v1;sessionv1b\x06proto3"
 
 var (
 	file_pith_session_v1_session_proto_rawDescOnce sync.Once
@@ -1576,37 +1663,39 @@ func file_pith_session_v1_session_proto_rawDescGZIP() []byte {
 }
 
 var file_pith_session_v1_session_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_pith_session_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_pith_session_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_pith_session_v1_session_proto_goTypes = []any{
-	(TurnOutcome_Action)(0),     // 0: pith.session.v1.TurnOutcome.Action
-	(*OpenSessionRequest)(nil),  // 1: pith.session.v1.OpenSessionRequest
-	(*OpenSessionResponse)(nil), // 2: pith.session.v1.OpenSessionResponse
-	(*AppendRequest)(nil),       // 3: pith.session.v1.AppendRequest
-	(*AppendResponse)(nil),      // 4: pith.session.v1.AppendResponse
-	(*GetContextRequest)(nil),   // 5: pith.session.v1.GetContextRequest
-	(*GetContextResponse)(nil),  // 6: pith.session.v1.GetContextResponse
-	(*CompactRequest)(nil),      // 7: pith.session.v1.CompactRequest
-	(*CompactResponse)(nil),     // 8: pith.session.v1.CompactResponse
-	(*CompactionResult)(nil),    // 9: pith.session.v1.CompactionResult
-	(*NavigateRequest)(nil),     // 10: pith.session.v1.NavigateRequest
-	(*NavigateResponse)(nil),    // 11: pith.session.v1.NavigateResponse
-	(*AfterTurnRequest)(nil),    // 12: pith.session.v1.AfterTurnRequest
-	(*AfterTurnResponse)(nil),   // 13: pith.session.v1.AfterTurnResponse
-	(*ReportErrorRequest)(nil),  // 14: pith.session.v1.ReportErrorRequest
-	(*ReportErrorResponse)(nil), // 15: pith.session.v1.ReportErrorResponse
-	(*TurnOutcome)(nil),         // 16: pith.session.v1.TurnOutcome
-	(*WatchEventsRequest)(nil),  // 17: pith.session.v1.WatchEventsRequest
-	(*WatchEventsResponse)(nil), // 18: pith.session.v1.WatchEventsResponse
-	(*Event)(nil),               // 19: pith.session.v1.Event
+	(TurnOutcome_Action)(0),      // 0: pith.session.v1.TurnOutcome.Action
+	(*OpenSessionRequest)(nil),   // 1: pith.session.v1.OpenSessionRequest
+	(*OpenSessionResponse)(nil),  // 2: pith.session.v1.OpenSessionResponse
+	(*AppendRequest)(nil),        // 3: pith.session.v1.AppendRequest
+	(*AppendResponse)(nil),       // 4: pith.session.v1.AppendResponse
+	(*GetContextRequest)(nil),    // 5: pith.session.v1.GetContextRequest
+	(*GetContextResponse)(nil),   // 6: pith.session.v1.GetContextResponse
+	(*CompactRequest)(nil),       // 7: pith.session.v1.CompactRequest
+	(*CompactResponse)(nil),      // 8: pith.session.v1.CompactResponse
+	(*CompactionResult)(nil),     // 9: pith.session.v1.CompactionResult
+	(*NavigateRequest)(nil),      // 10: pith.session.v1.NavigateRequest
+	(*NavigateResponse)(nil),     // 11: pith.session.v1.NavigateResponse
+	(*AfterTurnRequest)(nil),     // 12: pith.session.v1.AfterTurnRequest
+	(*AfterTurnResponse)(nil),    // 13: pith.session.v1.AfterTurnResponse
+	(*ReportErrorRequest)(nil),   // 14: pith.session.v1.ReportErrorRequest
+	(*ReportErrorResponse)(nil),  // 15: pith.session.v1.ReportErrorResponse
+	(*TurnOutcome)(nil),          // 16: pith.session.v1.TurnOutcome
+	(*CloseSessionRequest)(nil),  // 17: pith.session.v1.CloseSessionRequest
+	(*CloseSessionResponse)(nil), // 18: pith.session.v1.CloseSessionResponse
+	(*WatchEventsRequest)(nil),   // 19: pith.session.v1.WatchEventsRequest
+	(*WatchEventsResponse)(nil),  // 20: pith.session.v1.WatchEventsResponse
+	(*Event)(nil),                // 21: pith.session.v1.Event
 }
 var file_pith_session_v1_session_proto_depIdxs = []int32{
-	19, // 0: pith.session.v1.CompactResponse.progress:type_name -> pith.session.v1.Event
+	21, // 0: pith.session.v1.CompactResponse.progress:type_name -> pith.session.v1.Event
 	9,  // 1: pith.session.v1.CompactResponse.result:type_name -> pith.session.v1.CompactionResult
 	16, // 2: pith.session.v1.AfterTurnResponse.outcome:type_name -> pith.session.v1.TurnOutcome
 	16, // 3: pith.session.v1.ReportErrorResponse.outcome:type_name -> pith.session.v1.TurnOutcome
 	9,  // 4: pith.session.v1.TurnOutcome.compaction:type_name -> pith.session.v1.CompactionResult
 	0,  // 5: pith.session.v1.TurnOutcome.action:type_name -> pith.session.v1.TurnOutcome.Action
-	19, // 6: pith.session.v1.WatchEventsResponse.event:type_name -> pith.session.v1.Event
+	21, // 6: pith.session.v1.WatchEventsResponse.event:type_name -> pith.session.v1.Event
 	1,  // 7: pith.session.v1.SessionService.OpenSession:input_type -> pith.session.v1.OpenSessionRequest
 	3,  // 8: pith.session.v1.SessionService.Append:input_type -> pith.session.v1.AppendRequest
 	5,  // 9: pith.session.v1.SessionService.GetContext:input_type -> pith.session.v1.GetContextRequest
@@ -1614,17 +1703,19 @@ var file_pith_session_v1_session_proto_depIdxs = []int32{
 	10, // 11: pith.session.v1.SessionService.Navigate:input_type -> pith.session.v1.NavigateRequest
 	12, // 12: pith.session.v1.SessionService.AfterTurn:input_type -> pith.session.v1.AfterTurnRequest
 	14, // 13: pith.session.v1.SessionService.ReportError:input_type -> pith.session.v1.ReportErrorRequest
-	17, // 14: pith.session.v1.SessionService.WatchEvents:input_type -> pith.session.v1.WatchEventsRequest
-	2,  // 15: pith.session.v1.SessionService.OpenSession:output_type -> pith.session.v1.OpenSessionResponse
-	4,  // 16: pith.session.v1.SessionService.Append:output_type -> pith.session.v1.AppendResponse
-	6,  // 17: pith.session.v1.SessionService.GetContext:output_type -> pith.session.v1.GetContextResponse
-	8,  // 18: pith.session.v1.SessionService.Compact:output_type -> pith.session.v1.CompactResponse
-	11, // 19: pith.session.v1.SessionService.Navigate:output_type -> pith.session.v1.NavigateResponse
-	13, // 20: pith.session.v1.SessionService.AfterTurn:output_type -> pith.session.v1.AfterTurnResponse
-	15, // 21: pith.session.v1.SessionService.ReportError:output_type -> pith.session.v1.ReportErrorResponse
-	18, // 22: pith.session.v1.SessionService.WatchEvents:output_type -> pith.session.v1.WatchEventsResponse
-	15, // [15:23] is the sub-list for method output_type
-	7,  // [7:15] is the sub-list for method input_type
+	19, // 14: pith.session.v1.SessionService.WatchEvents:input_type -> pith.session.v1.WatchEventsRequest
+	17, // 15: pith.session.v1.SessionService.CloseSession:input_type -> pith.session.v1.CloseSessionRequest
+	2,  // 16: pith.session.v1.SessionService.OpenSession:output_type -> pith.session.v1.OpenSessionResponse
+	4,  // 17: pith.session.v1.SessionService.Append:output_type -> pith.session.v1.AppendResponse
+	6,  // 18: pith.session.v1.SessionService.GetContext:output_type -> pith.session.v1.GetContextResponse
+	8,  // 19: pith.session.v1.SessionService.Compact:output_type -> pith.session.v1.CompactResponse
+	11, // 20: pith.session.v1.SessionService.Navigate:output_type -> pith.session.v1.NavigateResponse
+	13, // 21: pith.session.v1.SessionService.AfterTurn:output_type -> pith.session.v1.AfterTurnResponse
+	15, // 22: pith.session.v1.SessionService.ReportError:output_type -> pith.session.v1.ReportErrorResponse
+	20, // 23: pith.session.v1.SessionService.WatchEvents:output_type -> pith.session.v1.WatchEventsResponse
+	18, // 24: pith.session.v1.SessionService.CloseSession:output_type -> pith.session.v1.CloseSessionResponse
+	16, // [16:25] is the sub-list for method output_type
+	7,  // [7:16] is the sub-list for method input_type
 	7,  // [7:7] is the sub-list for extension type_name
 	7,  // [7:7] is the sub-list for extension extendee
 	0,  // [0:7] is the sub-list for field type_name
@@ -1645,7 +1736,7 @@ func file_pith_session_v1_session_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pith_session_v1_session_proto_rawDesc), len(file_pith_session_v1_session_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   19,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -25,14 +25,15 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	SessionService_OpenSession_FullMethodName = "/pith.session.v1.SessionService/OpenSession"
-	SessionService_Append_FullMethodName      = "/pith.session.v1.SessionService/Append"
-	SessionService_GetContext_FullMethodName  = "/pith.session.v1.SessionService/GetContext"
-	SessionService_Compact_FullMethodName     = "/pith.session.v1.SessionService/Compact"
-	SessionService_Navigate_FullMethodName    = "/pith.session.v1.SessionService/Navigate"
-	SessionService_AfterTurn_FullMethodName   = "/pith.session.v1.SessionService/AfterTurn"
-	SessionService_ReportError_FullMethodName = "/pith.session.v1.SessionService/ReportError"
-	SessionService_WatchEvents_FullMethodName = "/pith.session.v1.SessionService/WatchEvents"
+	SessionService_OpenSession_FullMethodName  = "/pith.session.v1.SessionService/OpenSession"
+	SessionService_Append_FullMethodName       = "/pith.session.v1.SessionService/Append"
+	SessionService_GetContext_FullMethodName   = "/pith.session.v1.SessionService/GetContext"
+	SessionService_Compact_FullMethodName      = "/pith.session.v1.SessionService/Compact"
+	SessionService_Navigate_FullMethodName     = "/pith.session.v1.SessionService/Navigate"
+	SessionService_AfterTurn_FullMethodName    = "/pith.session.v1.SessionService/AfterTurn"
+	SessionService_ReportError_FullMethodName  = "/pith.session.v1.SessionService/ReportError"
+	SessionService_WatchEvents_FullMethodName  = "/pith.session.v1.SessionService/WatchEvents"
+	SessionService_CloseSession_FullMethodName = "/pith.session.v1.SessionService/CloseSession"
 )
 
 // SessionServiceClient is the client API for SessionService service.
@@ -60,6 +61,12 @@ type SessionServiceClient interface {
 	// WatchEvents streams the session's engine events and hook errors until
 	// the call is cancelled or the server shuts down.
 	WatchEvents(ctx context.Context, in *WatchEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchEventsResponse], error)
+	// CloseSession closes a session: the daemon releases its file and its
+	// engine, and later calls naming it get NOT_FOUND until it is opened
+	// again. A session no call used for server.idleTimeout, or the least
+	// recently used one past server.maxOpenSessions, is closed by the
+	// daemon instead and reopened transparently on the next call.
+	CloseSession(ctx context.Context, in *CloseSessionRequest, opts ...grpc.CallOption) (*CloseSessionResponse, error)
 }
 
 type sessionServiceClient struct {
@@ -168,6 +175,16 @@ func (c *sessionServiceClient) WatchEvents(ctx context.Context, in *WatchEventsR
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type SessionService_WatchEventsClient = grpc.ServerStreamingClient[WatchEventsResponse]
 
+func (c *sessionServiceClient) CloseSession(ctx context.Context, in *CloseSessionRequest, opts ...grpc.CallOption) (*CloseSessionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CloseSessionResponse)
+	err := c.cc.Invoke(ctx, SessionService_CloseSession_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SessionServiceServer is the server API for SessionService service.
 // All implementations must embed UnimplementedSessionServiceServer
 // for forward compatibility.
@@ -193,6 +210,12 @@ type SessionServiceServer interface {
 	// WatchEvents streams the session's engine events and hook errors until
 	// the call is cancelled or the server shuts down.
 	WatchEvents(*WatchEventsRequest, grpc.ServerStreamingServer[WatchEventsResponse]) error
+	// CloseSession closes a session: the daemon releases its file and its
+	// engine, and later calls naming it get NOT_FOUND until it is opened
+	// again. A session no call used for server.idleTimeout, or the least
+	// recently used one past server.maxOpenSessions, is closed by the
+	// daemon instead and reopened transparently on the next call.
+	CloseSession(context.Context, *CloseSessionRequest) (*CloseSessionResponse, error)
 	mustEmbedUnimplementedSessionServiceServer()
 }
 
@@ -226,6 +249,9 @@ func (UnimplementedSessionServiceServer) ReportError(context.Context, *ReportErr
 }
 func (UnimplementedSessionServiceServer) WatchEvents(*WatchEventsRequest, grpc.ServerStreamingServer[WatchEventsResponse]) error {
 	return status.Error(codes.Unimplemented, "method WatchEvents not implemented")
+}
+func (UnimplementedSessionServiceServer) CloseSession(context.Context, *CloseSessionRequest) (*CloseSessionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CloseSession not implemented")
 }
 func (UnimplementedSessionServiceServer) mustEmbedUnimplementedSessionServiceServer() {}
 func (UnimplementedSessionServiceServer) testEmbeddedByValue()                        {}
@@ -378,6 +404,24 @@ func _SessionService_WatchEvents_Handler(srv interface{}, stream grpc.ServerStre
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type SessionService_WatchEventsServer = grpc.ServerStreamingServer[WatchEventsResponse]
 
+func _SessionService_CloseSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CloseSessionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionServiceServer).CloseSession(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SessionService_CloseSession_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionServiceServer).CloseSession(ctx, req.(*CloseSessionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // SessionService_ServiceDesc is the grpc.ServiceDesc for SessionService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -408,6 +452,10 @@ var SessionService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ReportError",
 			Handler:    _SessionService_ReportError_Handler,
+		},
+		{
+			MethodName: "CloseSession",
+			Handler:    _SessionService_CloseSession_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package main
+
+// withUmask runs fn; without umask the socket's mode is set by the chmod
+// that follows.
+func withUmask(_ int, fn func()) { fn() }

@@ -1,0 +1,218 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/pith-dev/pith/config"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+)
+
+// Authentication errors; the service maps both to Unauthenticated, and a
+// caller reaching outside its prefix to PermissionDenied.
+var (
+	ErrUnauthenticated = errors.New("unauthenticated")
+	ErrForbidden       = errors.New("outside the sessions this caller may touch")
+)
+
+// caller is who made a call, as the interceptor established it.
+type caller struct {
+	// name is the token's name or the client certificate's subject; ""
+	// for an anonymous caller of a daemon that asks for no credentials.
+	name string
+	// prefix is the part of sessions.root the caller may touch ("": all).
+	prefix string
+}
+
+type callerKey struct{}
+
+// callerOf is the caller of ctx; a context that did not pass the
+// interceptor (in-process use) may touch everything.
+func callerOf(ctx context.Context) caller {
+	c, _ := ctx.Value(callerKey{}).(caller)
+	return c
+}
+
+// may reports whether the caller may touch the session at rel (a clean
+// name relative to sessions.root).
+func (c caller) may(rel string) bool {
+	return c.prefix == "" || strings.HasPrefix(rel, c.prefix)
+}
+
+// authorize refuses rel when it lies outside the caller's prefix. The
+// message names only what the caller sent.
+func authorize(ctx context.Context, rel string) error {
+	if c := callerOf(ctx); !c.may(rel) {
+		return fmt.Errorf("%w: %q (token %q may touch %q only)", ErrForbidden, rel, c.name, c.prefix)
+	}
+	return nil
+}
+
+// authenticate establishes the caller of one call, from the configuration
+// in force, so that a token removed by a reload is refused on the very next
+// call. The rules:
+//   - with server.tokens, a valid "authorization: Bearer <token>" is
+//     required, and its prefix scopes the call;
+//   - with client certificates required (mutual TLS), a verified chain is
+//     required;
+//   - a daemon that must authenticate (not on loopback) but has neither
+//     left refuses every call rather than fall open.
+func (s *Server) authenticate(ctx context.Context) (caller, error) {
+	cfg := s.cfg.Load().Server
+	var c caller
+	certOK := false
+	if p, ok := peer.FromContext(ctx); ok {
+		if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok && len(ti.State.VerifiedChains) > 0 && len(ti.State.VerifiedChains[0]) > 0 {
+			certOK = true
+			c.name = ti.State.VerifiedChains[0][0].Subject.CommonName
+		}
+	}
+	if s.opts.ClientCerts && !certOK {
+		return caller{}, fmt.Errorf("%w: a client certificate signed by server.tls.clientCAFile is required", ErrUnauthenticated)
+	}
+	if len(cfg.Tokens) > 0 {
+		md, _ := metadata.FromIncomingContext(ctx)
+		tok, err := bearer(md.Get("authorization"))
+		if err != nil {
+			return caller{}, err
+		}
+		t, ok := matchToken(cfg.Tokens, tok)
+		if !ok {
+			return caller{}, fmt.Errorf("%w: unknown or revoked token", ErrUnauthenticated)
+		}
+		return caller{name: t.Name, prefix: t.Prefix}, nil
+	}
+	if s.opts.RequireAuth && !certOK {
+		return caller{}, fmt.Errorf("%w: this daemon takes no anonymous calls and has no server.tokens configured", ErrUnauthenticated)
+	}
+	return c, nil
+}
+
+// bearer extracts the token of an authorization header.
+func bearer(values []string) (string, error) {
+	if len(values) == 0 {
+		return "", fmt.Errorf("%w: a bearer token is required (authorization: Bearer <token>)", ErrUnauthenticated)
+	}
+	if len(values) > 1 {
+		return "", fmt.Errorf("%w: more than one authorization header", ErrUnauthenticated)
+	}
+	scheme, tok, ok := strings.Cut(values[0], " ")
+	if !ok || !strings.EqualFold(scheme, "bearer") || strings.TrimSpace(tok) == "" {
+		return "", fmt.Errorf("%w: the authorization header must be \"Bearer <token>\"", ErrUnauthenticated)
+	}
+	return strings.TrimSpace(tok), nil
+}
+
+// matchToken finds the configured token whose hash is the token's. Every
+// entry is compared in constant time, so timing tells nothing about which
+// hash came close.
+func matchToken(tokens []config.Token, tok string) (config.Token, bool) {
+	sum := sha256.Sum256([]byte(tok))
+	var found config.Token
+	ok := false
+	for _, t := range tokens {
+		want, err := hex.DecodeString(t.SHA256)
+		if err != nil || len(want) != len(sum) {
+			continue
+		}
+		if subtle.ConstantTimeCompare(want, sum[:]) == 1 && !ok {
+			found, ok = t, true
+		}
+	}
+	return found, ok
+}
+
+// HashToken is the SHA-256 of a bearer token as server.tokens[].sha256
+// holds it.
+func HashToken(tok string) string {
+	sum := sha256.Sum256([]byte(tok))
+	return hex.EncodeToString(sum[:])
+}
+
+// exemptFromAuth are the methods anyone who can connect may call: the
+// health check says SERVING or not, nothing else.
+func exemptFromAuth(method string) bool {
+	return strings.HasPrefix(method, "/grpc.health.v1.Health/")
+}
+
+func (s *Server) unaryAuth(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	if exemptFromAuth(info.FullMethod) {
+		return h(ctx, req)
+	}
+	c, err := s.authenticate(ctx)
+	if err != nil {
+		s.metrics.authFailures.Inc()
+		return nil, status.Error(codes.Unauthenticated, err.Error())
+	}
+	return h(context.WithValue(ctx, callerKey{}, c), req)
+}
+
+func (s *Server) streamAuth(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	if exemptFromAuth(info.FullMethod) {
+		return h(srv, ss)
+	}
+	c, err := s.authenticate(ss.Context())
+	if err != nil {
+		s.metrics.authFailures.Inc()
+		return status.Error(codes.Unauthenticated, err.Error())
+	}
+	return h(srv, &callerStream{ServerStream: ss, ctx: context.WithValue(ss.Context(), callerKey{}, c)})
+}
+
+// callerStream carries the caller in a stream's context.
+type callerStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s *callerStream) Context() context.Context { return s.ctx }
+
+// MetricsAuth guards the /metrics handler with the rules of the gRPC
+// calls, for a metrics address that is not loopback. Metrics count every
+// tenant's sessions, so a token must be one for all of sessions.root.
+func (s *Server) MetricsAuth(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cfg := s.cfg.Load().Server
+		certOK := r.TLS != nil && len(r.TLS.VerifiedChains) > 0
+		deny := func(msg string) {
+			s.metrics.authFailures.Inc()
+			w.Header().Set("WWW-Authenticate", `Bearer realm="pith"`)
+			http.Error(w, msg, http.StatusUnauthorized)
+		}
+		if s.opts.ClientCerts && !certOK {
+			deny("a client certificate is required")
+			return
+		}
+		if len(cfg.Tokens) > 0 {
+			tok, err := bearer(r.Header.Values("Authorization"))
+			if err != nil {
+				deny(err.Error())
+				return
+			}
+			t, ok := matchToken(cfg.Tokens, tok)
+			if !ok {
+				deny("unknown or revoked token")
+				return
+			}
+			if t.Prefix != "" {
+				http.Error(w, "metrics need a token for all of sessions.root (prefix \"\")", http.StatusForbidden)
+				return
+			}
+		} else if !certOK {
+			deny("this endpoint takes no anonymous requests")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

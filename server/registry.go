@@ -1,0 +1,474 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/hooks"
+)
+
+// The registry of open sessions: how a name becomes an open session
+// (confined to sessions.root through os.Root), how sessions are shared,
+// bounded in number, closed when idle, and reopened when their file was
+// replaced or they were closed behind a client's back.
+
+// ErrLimit marks a refusal by one of the daemon's limits
+// (ResourceExhausted): a size, or the number of open sessions.
+var ErrLimit = errors.New("limit reached")
+
+// errEvicted is what acquire returns for a session closed meanwhile for
+// idleness or the count limit; the caller looks it up again.
+var errEvicted = errors.New("the session was closed meanwhile")
+
+// sessionsRoot returns the handle on sessions.root, opening it (and, with
+// create, making the directory: it is the operator's, not a client's) on
+// first use or after a reload moved it.
+func (s *Server) sessionsRoot(create bool) (*os.Root, error) {
+	p := s.cfg.Load().Sessions.Root
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrShuttingDown
+	}
+	if s.root != nil && s.rootPath == p {
+		return s.root, nil
+	}
+	if create {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return nil, fmt.Errorf("sessions.root cannot be created: %w", errors.Unwrap(err))
+		}
+	}
+	r, err := os.OpenRoot(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("no sessions yet (sessions.root does not exist): %w", fs.ErrNotExist)
+		}
+		return nil, fmt.Errorf("sessions.root cannot be opened: %w", errors.Unwrap(err))
+	}
+	// A root replaced by a reload stays open: sessions opened through it
+	// hold their own directory handles, and an Open running now may still
+	// use it. Close releases them all.
+	if s.root != nil {
+		s.oldRoots = append(s.oldRoots, s.root)
+	}
+	s.root, s.rootPath = r, p
+	return r, nil
+}
+
+func (s *Server) storeOptions() session.Options {
+	// SingleLink: a hard link could name a file outside the root; such a
+	// file is read but never written.
+	return session.Options{Logger: s.log.Named("session"), SingleLink: true}
+}
+
+// Open opens the session file at rel (relative to sessions.root, in the
+// name grammar of checkName), creating it with cwd when create is set. A
+// file already open is shared.
+func (s *Server) Open(ctx context.Context, rel string, create bool, cwd string) (*openSession, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	if err := checkName(rel); err != nil {
+		return nil, false, err
+	}
+	if err := authorize(ctx, rel); err != nil {
+		return nil, false, err
+	}
+	root, err := s.sessionsRoot(create)
+	if err != nil {
+		return nil, false, err
+	}
+	dir, base := path.Split(rel)
+	dir = strings.TrimSuffix(dir, "/")
+	if dir == "" {
+		dir = "."
+	}
+	if create && dir != "." {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			return nil, false, fmt.Errorf("session %q: create its directory: %w", rel, rootError(err))
+		}
+	}
+	sub, err := root.OpenRoot(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, false, fmt.Errorf("session %q: no directory %q: %w", rel, dir, fs.ErrNotExist)
+		}
+		return nil, false, fmt.Errorf("session %q: %w", rel, rootError(err))
+	}
+	keep := false
+	defer func() {
+		if !keep {
+			sub.Close()
+		}
+	}()
+	limits := s.cfg.Load().Server
+	if fi, err := sub.Lstat(base); err == nil {
+		if o := s.byKey(keyOf(fi, rel)); o != nil {
+			return o, false, nil
+		}
+		if fi.Mode().IsRegular() && fi.Size() > int64(limits.MaxSessionBytes) {
+			return nil, false, fmt.Errorf("%w: session %q is %d bytes, over server.maxSessionBytes (%d)", ErrLimit, rel, fi.Size(), limits.MaxSessionBytes)
+		}
+	}
+	// Parse outside the registry lock: a large file takes a while, and
+	// every other call looks sessions up under that lock.
+	store, created, err := openStore(sub, base, create, cwd, s.storeOptions())
+	if err != nil {
+		if strings.Contains(err.Error(), "path escapes from parent") {
+			err = ErrOutsideRoot
+		}
+		return nil, false, fmt.Errorf("session %q: %w", rel, unprefix(err, base))
+	}
+	fi, err := sub.Lstat(base)
+	if err != nil {
+		store.Close()
+		return nil, false, fmt.Errorf("session %q: %w", rel, rootError(err))
+	}
+	if store.File().Migrated {
+		store.Close()
+		return nil, false, fmt.Errorf("%s: %w; run `pith migrate --in-place` on it first", rel, session.ErrOldVersion)
+	}
+	key := keyOf(fi, rel)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		store.Close()
+		return nil, false, ErrShuttingDown
+	}
+	if o, ok := s.byFile[key]; ok {
+		// Opened by a concurrent call meanwhile: share that one.
+		store.Close()
+		o.touch()
+		return o, false, nil
+	}
+	id := store.File().Header.ID
+	if _, ok := s.sessions[id]; ok {
+		store.Close()
+		// The other path is not named: it may be another tenant's.
+		return nil, false, fmt.Errorf("%w: session %s is already open under another path", errConflict, id)
+	}
+	if len(s.sessions) >= limits.MaxOpenSessions && !s.evictLRULocked() {
+		store.Close()
+		return nil, false, fmt.Errorf("%w: %d sessions are open and busy (server.maxOpenSessions); close one or try again", ErrLimit, len(s.sessions))
+	}
+	o := &openSession{id: id, rel: rel, sub: sub, base: base, key: key, op: make(chan struct{}, 1), watchers: map[int]*watcher{}}
+	o.store.Store(store)
+	o.fi.Store(&fi)
+	o.disp, err = hooks.NewDispatcher(hooks.Options{
+		Logger: s.log.Named("hooks"),
+		Host:   s.hostAPI,
+		Observe: func(ob hooks.Observation) {
+			s.metrics.observeHook(ob)
+			o.engine().ObserveHook(ob)
+		},
+	}, s.pluginSet...)
+	if err != nil {
+		store.Close()
+		return nil, false, err
+	}
+	o.newEngine(s)
+	o.touch()
+	s.sessions[id] = o
+	s.byFile[key] = o
+	delete(s.evicted, id)
+	s.metrics.openSessions.Inc()
+	keep = true
+	return o, created, nil
+}
+
+var errConflict = errors.New("conflict")
+
+// unprefix drops the file name the store puts before its messages: the
+// caller names the session by its full relative path instead.
+func unprefix(err error, name string) error {
+	msg := err.Error()
+	if rest, ok := strings.CutPrefix(msg, name+": "); ok {
+		return &relError{msg: rest, err: err}
+	}
+	return err
+}
+
+// relError rewords an error and keeps what errors.Is matches.
+type relError struct {
+	msg string
+	err error
+}
+
+func (e *relError) Error() string { return e.msg }
+func (e *relError) Unwrap() error { return e.err }
+
+// openStore opens name in dir, or with create makes it first when it is
+// missing.
+func openStore(dir *os.Root, name string, create bool, cwd string, opts session.Options) (store *session.Store, created bool, err error) {
+	store, err = session.OpenIn(dir, name, opts)
+	if !create || !errors.Is(err, fs.ErrNotExist) {
+		return store, false, err
+	}
+	store, err = session.CreateIn(dir, name, cwd, opts)
+	if errors.Is(err, fs.ErrExist) {
+		// Another process created it first.
+		store, err = session.OpenIn(dir, name, opts)
+		return store, false, err
+	}
+	return store, err == nil, err
+}
+
+func (s *Server) byKey(k fileKey) *openSession {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := s.byFile[k]
+	if o != nil {
+		o.touch()
+	}
+	return o
+}
+
+// lookupStore is the HostAPI's view of the open sessions.
+func (s *Server) lookupStore(id string) (*session.Store, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, ok := s.sessions[id]
+	if !ok {
+		return nil, false
+	}
+	return o.st(), true
+}
+
+// get finds the session id for the caller of ctx, refusing one outside
+// the caller's prefix. A session closed for idleness or the count limit is
+// reopened.
+func (s *Server) get(ctx context.Context, id string) (*openSession, error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, ErrShuttingDown
+	}
+	o, ok := s.sessions[id]
+	rel, wasOpen := s.evicted[id]
+	s.mu.Unlock()
+	if !ok {
+		if !wasOpen {
+			return nil, fmt.Errorf("%w: %q", ErrNoSession, id)
+		}
+		if !callerOf(ctx).may(rel) {
+			return nil, fmt.Errorf("%w: session %q", ErrForbidden, id)
+		}
+		var err error
+		if o, _, err = s.Open(ctx, rel, false, ""); err != nil {
+			return nil, err
+		}
+		if o.id != id {
+			return nil, fmt.Errorf("%w: %q (its file now holds another session)", ErrNoSession, id)
+		}
+	}
+	if c := callerOf(ctx); !c.may(o.rel) {
+		return nil, fmt.Errorf("%w: session %q", ErrForbidden, id)
+	}
+	o.touch()
+	return o, nil
+}
+
+// acquire is get plus the session's operation lock, with the file
+// reopened when it was replaced on disk. Release with o.release().
+func (s *Server) acquire(ctx context.Context, id string) (*openSession, error) {
+	for range 3 {
+		o, err := s.get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		err = o.acquire(ctx)
+		if errors.Is(err, errEvicted) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := o.reopenIfReplaced(s); err != nil {
+			o.release()
+			return nil, err
+		}
+		return o, nil
+	}
+	return nil, fmt.Errorf("%w: session %q keeps being closed; raise server.maxOpenSessions", ErrLimit, id)
+}
+
+// getFresh is get for a call that only reads: it takes the operation
+// lock only when the file was replaced on disk, to reopen it.
+func (s *Server) getFresh(ctx context.Context, id string) (*openSession, error) {
+	o, err := s.get(ctx, id)
+	if err != nil || !o.replaced() {
+		return o, err
+	}
+	o, err = s.acquire(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	o.release()
+	return o, nil
+}
+
+// watch subscribes to the events of session id. A session being watched
+// is never closed for idleness or the limit; one closed between the lookup
+// and the subscription is looked up (reopened) again.
+func (s *Server) watch(ctx context.Context, id string) (*openSession, *watcher, func(), error) {
+	for range 3 {
+		o, err := s.get(ctx, id)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if w, cancel := o.watch(); w != nil {
+			return o, w, cancel, nil
+		}
+	}
+	return nil, nil, nil, fmt.Errorf("%w: session %q keeps being closed; raise server.maxOpenSessions", ErrLimit, id)
+}
+
+// CloseSession closes the session id for the caller of ctx, waiting for
+// its running operation. Closing a session that is not open is not an
+// error.
+func (s *Server) CloseSession(ctx context.Context, id string) error {
+	s.mu.Lock()
+	o, ok := s.sessions[id]
+	rel, wasOpen := s.evicted[id]
+	s.mu.Unlock()
+	if !ok {
+		if wasOpen && !callerOf(ctx).may(rel) {
+			return fmt.Errorf("%w: session %q", ErrForbidden, id)
+		}
+		if wasOpen {
+			s.mu.Lock()
+			delete(s.evicted, id)
+			s.mu.Unlock()
+			return nil
+		}
+		return fmt.Errorf("%w: %q", ErrNoSession, id)
+	}
+	if !callerOf(ctx).may(o.rel) {
+		return fmt.Errorf("%w: session %q", ErrForbidden, id)
+	}
+	if err := o.acquire(ctx); err != nil {
+		if errors.Is(err, errEvicted) {
+			return nil
+		}
+		return err
+	}
+	s.mu.Lock()
+	s.dropLocked(o, false)
+	s.mu.Unlock()
+	err := o.closeFiles()
+	o.release()
+	return err
+}
+
+// dropLocked takes o out of the registry; remember keeps its path for a
+// transparent reopen. Callers hold s.mu and o's operation lock.
+func (s *Server) dropLocked(o *openSession, remember bool) {
+	if s.sessions[o.id] != o {
+		return
+	}
+	delete(s.sessions, o.id)
+	delete(s.byFile, o.key)
+	s.metrics.openSessions.Dec()
+	if !remember {
+		return
+	}
+	// Bounded: past the bound an arbitrary old entry goes, and a call
+	// naming it gets NotFound (open it again by path).
+	if limit := max(16*s.cfg.Load().Server.MaxOpenSessions, 4096); len(s.evicted) >= limit {
+		for k := range s.evicted {
+			delete(s.evicted, k)
+			if len(s.evicted) < limit {
+				break
+			}
+		}
+	}
+	s.evicted[o.id] = o.rel
+}
+
+// evictLocked closes o when nothing uses it: no call holds it and nobody
+// watches its events. Callers hold s.mu.
+func (s *Server) evictLocked(o *openSession) bool {
+	select {
+	case o.op <- struct{}{}:
+	default:
+		return false
+	}
+	defer o.release()
+	if !o.markEvicting() {
+		return false
+	}
+	s.dropLocked(o, true)
+	if err := o.closeFiles(); err != nil {
+		s.log.Warn("closing an idle session", "session", o.id, "error", err)
+	}
+	return true
+}
+
+// evictLRULocked closes the least recently used idle session.
+func (s *Server) evictLRULocked() bool {
+	var cands []*openSession
+	for _, o := range s.sessions {
+		cands = append(cands, o)
+	}
+	for len(cands) > 0 {
+		oldest := 0
+		for i, o := range cands {
+			if o.lastUsed.Load() < cands[oldest].lastUsed.Load() {
+				oldest = i
+			}
+		}
+		if s.evictLocked(cands[oldest]) {
+			return true
+		}
+		cands = append(cands[:oldest], cands[oldest+1:]...)
+	}
+	return false
+}
+
+// closeIdle closes sessions no call used for server.idleTimeout, until
+// the server closes.
+func (s *Server) closeIdle() {
+	defer close(s.janitor)
+	for {
+		idle := s.cfg.Load().Server.IdleTimeout
+		select {
+		case <-s.shutdown:
+			return
+		case <-time.After(min(max(idle/4, time.Second), time.Minute)):
+		}
+		cutoff := time.Now().Add(-idle).UnixNano()
+		s.mu.Lock()
+		for _, o := range s.sessions {
+			if o.lastUsed.Load() < cutoff {
+				s.evictLocked(o)
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
+// checkGrowth refuses, before anything is written, a call that would add
+// n bytes in items entries to o past a size limit.
+func (s *Server) checkGrowth(o *openSession, n, items int) error {
+	lim := s.cfg.Load().Server
+	if n > lim.MaxAppendBytes {
+		return fmt.Errorf("%w: %d bytes in one call, over server.maxAppendBytes (%d)", ErrLimit, n, lim.MaxAppendBytes)
+	}
+	fi, err := o.sub.Lstat(o.base)
+	if err != nil {
+		return nil // the write itself reports a missing file
+	}
+	// Each entry gains its envelope (type, id, parentId, timestamp).
+	const envelope = 128
+	if after := fi.Size() + int64(n) + int64(items*envelope); after > int64(lim.MaxSessionBytes) {
+		return fmt.Errorf("%w: the session would grow to %d bytes, over server.maxSessionBytes (%d)", ErrLimit, after, lim.MaxSessionBytes)
+	}
+	return nil
+}
