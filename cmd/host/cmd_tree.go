@@ -85,7 +85,7 @@ func writeTreeJSON(w io.Writer, tree *session.Tree, nodes []entryview.Node) erro
 		onPath[e] = true
 	}
 	out := struct {
-		LeafID  string               `json:"leafId"`
+		LeafID  string         `json:"leafId"`
 		Entries []treeNodeJSON `json:"entries"`
 	}{Entries: make([]treeNodeJSON, 0, len(nodes))}
 	if leaf != nil {
