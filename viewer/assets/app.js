@@ -90,7 +90,10 @@ function drawVisible() {
     frag.append(rowElement(rows[i - pageOf(i) * PAGE]));
   }
   spacer.replaceChildren(frag);
-  if (state.active >= 0) tree.setAttribute("aria-activedescendant", `row-${state.active}`);
+  // Point at the active row only while it is drawn: a reference to a
+  // missing element is invalid ARIA.
+  if (state.active >= 0 && document.getElementById(`row-${state.active}`)) tree.setAttribute("aria-activedescendant", `row-${state.active}`);
+  else tree.removeAttribute("aria-activedescendant");
   for (const p of missing) loadPage(p).then(drawTree, showError);
 }
 
@@ -121,6 +124,14 @@ function setActive(row) {
   if (state.total === 0) return;
   row = Math.max(0, Math.min(state.total - 1, row));
   state.active = row;
+  revealActive();
+}
+
+// revealActive scrolls the active row into view; it runs again when the
+// tree changes size, so the row stays in view while the page lays out.
+function revealActive() {
+  if (state.active < 0) return;
+  const row = state.active;
   const tree = $("tree");
   const top = row * ROW_H;
   if (top < tree.scrollTop) tree.scrollTop = top;
@@ -410,7 +421,7 @@ async function start() {
   const tree = $("tree");
   tree.addEventListener("scroll", drawTree);
   tree.addEventListener("keydown", onTreeKey);
-  window.addEventListener("resize", drawTree);
+  new ResizeObserver(() => { revealActive(); drawTree(); }).observe(tree);
   $("to-leaf").addEventListener("click", goToLeaf);
   await loadSession();
   await loadCompactions();
