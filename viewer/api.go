@@ -238,9 +238,12 @@ type contextJSON struct {
 	Threshold   int    `json:"threshold"`
 	WouldFire   bool   `json:"wouldFire"`
 	CompactedBy string `json:"compactedBy,omitempty"`
-	// Summarized counts what the last compaction replaced by its summary.
-	SummarizedMessages int                  `json:"summarizedMessages"`
-	SummarizedTokens   int                  `json:"summarizedTokens"`
+	// SummarizedMessages counts the messages on the path that the last
+	// compaction replaced by its summary; CompactedTokensBefore is the
+	// context size it reported before it ran. The summarized messages are
+	// counted, not estimated: on a long session they are tens of thousands.
+	SummarizedMessages    int `json:"summarizedMessages"`
+	CompactedTokensBefore int `json:"compactedTokensBefore"`
 	Total              int                  `json:"total"`
 	Omitted            int                  `json:"omitted"`
 	OmittedTokens      int                  `json:"omittedTokens"`
@@ -281,14 +284,15 @@ func (h *Handler) apiContext(w http.ResponseWriter, r *http.Request) {
 	if compactedAt >= 0 {
 		c := ctx.Path[compactedAt]
 		out.CompactedBy = c.ID
+		out.CompactedTokensBefore = int(c.Get("tokensBefore").Int())
 		kept := c.Get("firstKeptEntryId").String()
 		for _, e := range ctx.Path[:compactedAt] {
 			if e.ID == kept {
 				break
 			}
-			if m, ok := session.EntryMessage(e); ok {
+			switch e.Type {
+			case session.TypeMessage, session.TypeCustomMessage, session.TypeBranchSummary:
 				out.SummarizedMessages++
-				out.SummarizedTokens += tokens.Estimate(m.Raw)
 			}
 		}
 	}

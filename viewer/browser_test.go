@@ -22,7 +22,7 @@ import (
 
 // chromium finds the browser: $PITH_CHROMIUM, else Debian's chromium on the
 // PATH. No browser is ever downloaded.
-func chromium(t *testing.T) string {
+func chromium(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("PITH_CHROMIUM"); p != "" {
 		return p
@@ -38,7 +38,7 @@ func chromium(t *testing.T) string {
 
 // artifactDir is where screenshots and the accessibility report go:
 // $PITH_ARTIFACTS/viewer, else bin/artifacts/viewer at the repository root.
-func artifactDir(t *testing.T) string {
+func artifactDir(t testing.TB) string {
 	t.Helper()
 	dir := os.Getenv("PITH_ARTIFACTS")
 	if dir == "" {
@@ -51,7 +51,7 @@ func artifactDir(t *testing.T) string {
 	return dir
 }
 
-func newBrowser(t *testing.T) context.Context {
+func newBrowser(t testing.TB) context.Context {
 	t.Helper()
 	exe := chromium(t)
 	opts := []chromedp.ExecAllocatorOption{

@@ -248,3 +248,11 @@ func localHost(hostport string) bool {
 
 // ErrNotFound answers a request for an entry that is not in the session.
 var ErrNotFound = errors.New("no such entry")
+
+// LeafID is the id of the session's current leaf, "" for an empty session.
+func (h *Handler) LeafID() string {
+	if l := h.snap.Load().leaf; l != nil {
+		return l.ID
+	}
+	return ""
+}

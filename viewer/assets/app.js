@@ -305,7 +305,7 @@ async function showContext(id) {
   if (c.compactedBy) {
     parts.push(el("p", { class: "muted" }, `The last compaction on this path (`,
       el("button", { class: "linkbtn", type: "button", text: c.compactedBy, onclick: () => showCompaction(c.compactedBy) }),
-      `) summarized ${fmt(c.summarizedMessages)} messages of about ${fmt(c.summarizedTokens)} tokens.`));
+      `) replaced ${fmt(c.summarizedMessages)} earlier entries by its summary; the context had ${fmt(c.compactedTokensBefore)} tokens before it.`));
   }
   if (c.omitted) parts.push(el("p", { class: "muted", text: `${fmt(c.omitted)} older messages (${fmt(c.omittedTokens)} tokens) are counted above but not listed.` }));
   const max = Math.max(1, ...c.messages.map((m) => m.tokens));
