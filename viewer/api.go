@@ -242,12 +242,12 @@ type contextJSON struct {
 	// compaction replaced by its summary; CompactedTokensBefore is the
 	// context size it reported before it ran. The summarized messages are
 	// counted, not estimated: on a long session they are tens of thousands.
-	SummarizedMessages    int `json:"summarizedMessages"`
-	CompactedTokensBefore int `json:"compactedTokensBefore"`
-	Total              int                  `json:"total"`
-	Omitted            int                  `json:"omitted"`
-	OmittedTokens      int                  `json:"omittedTokens"`
-	Messages           []contextMessageJSON `json:"messages"`
+	SummarizedMessages    int                  `json:"summarizedMessages"`
+	CompactedTokensBefore int                  `json:"compactedTokensBefore"`
+	Total                 int                  `json:"total"`
+	Omitted               int                  `json:"omitted"`
+	OmittedTokens         int                  `json:"omittedTokens"`
+	Messages              []contextMessageJSON `json:"messages"`
 }
 
 // apiContext serves the context a model would see at the leaf parameter

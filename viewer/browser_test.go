@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-		"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
