@@ -116,9 +116,28 @@ func appendUser(t *testing.T, path, text string) {
 	}
 }
 
+// readmeShot saves the small screenshot the README shows (copied to
+// docs/viewer.jpg by hand): a 1200×720 view as a JPEG.
+func readmeShot(t *testing.T, ctx context.Context) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1200, 720)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // let the tree redraw at the new size; a picture, not an assertion
+	screenshot(t, ctx, "readme.jpg")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 1000)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// screenshot saves the page as name: PNG for a .png name, else JPEG.
 func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	quality := 60
+	if strings.HasSuffix(name, ".png") {
+		quality = 100
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(quality))
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
@@ -182,6 +201,7 @@ func TestBrowser(t *testing.T) {
 		}
 	}
 	screenshot(t, ctx, "leaf.png")
+	readmeShot(t, ctx)
 
 	// Select the first user message by mouse: its content shows, and the
 	// context is built at that entry.
