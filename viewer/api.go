@@ -68,7 +68,7 @@ func (h *Handler) apiSession(w http.ResponseWriter, _ *http.Request) {
 	out := sessionJSON{
 		Path: h.path, Version: s.version, ID: s.file.Header.ID, Cwd: s.file.Header.Cwd,
 		Created: s.file.Header.Timestamp, Entries: len(s.nodes), LeafRow: -1,
-		Warnings: len(s.file.Warnings), Settings: h.settings,
+		Warnings: len(s.file.Warnings), Settings: h.currentSettings(),
 	}
 	for i := len(s.file.Entries) - 1; i >= 0; i-- {
 		if e := s.file.Entries[i]; e.Type == session.TypeSessionInfo {
@@ -264,11 +264,12 @@ func (h *Handler) apiContext(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := s.tree.BuildContext(leaf)
+	st := h.currentSettings()
 	est := tokens.ContextSince(len(ctx.Messages), func(i int) []byte { return ctx.Messages[i].Raw }, ctx.SinceCompaction)
 	out := contextJSON{
 		Version: s.version, Tokens: est.Tokens, UsageTokens: est.UsageTokens, EstimateOnly: est.LastUsageIndex < 0,
-		Settings: h.settings, Threshold: h.settings.ContextWindow - h.settings.ReserveTokens,
-		WouldFire: tokens.ShouldCompact(h.settings.AutoCompaction, est.Tokens, h.settings.ContextWindow, h.settings.ReserveTokens),
+		Settings: st, Threshold: st.ContextWindow - st.ReserveTokens,
+		WouldFire: tokens.ShouldCompact(st.AutoCompaction, est.Tokens, st.ContextWindow, st.ReserveTokens),
 		Total:     len(ctx.Messages),
 	}
 	if ctx.Leaf != nil {

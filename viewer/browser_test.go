@@ -233,6 +233,13 @@ func TestBrowser(t *testing.T) {
 		`[...document.querySelectorAll('#tree .row')].some(r => r.textContent.includes('live check') && r.getAttribute('aria-selected') === 'true')`)
 	screenshot(t, ctx, "live.png")
 
+	// Hostile content is text: markup in a message never runs or renders.
+	appendUser(t, path, `<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script> hostile`)
+	poll("the hostile entry appears and is selected", `document.querySelector('#entry-body').textContent.includes('onerror="window.__pwned=1"')`)
+	if n := evalT[int](t, ctx, "pwned?", `(window.__pwned === undefined ? 0 : 1) + document.querySelectorAll('#entry-body img, #tree img').length`); n != 0 {
+		t.Fatal("markup from the session ran or rendered in the page")
+	}
+
 	t.Run("keyboard", func(t *testing.T) { keyboardReach(t, ctx) })
 	t.Run("axe", func(t *testing.T) { axeCheck(t, ctx) })
 }

@@ -39,16 +39,26 @@ type Options struct {
 	// before it reads it again, so a burst of appends costs one reload.
 	// Zero means 50 ms.
 	Debounce time.Duration
+	// SettingsFunc, when set, is asked for the settings on every request
+	// instead of Settings (a daemon whose configuration reloads).
+	SettingsFunc func() Settings
+	// AllowHost checks the Host header of every request; nil allows only
+	// names that are loopback by definition: IP addresses and localhost.
+	// A daemon that serves a real host name behind its own authentication
+	// passes its own check.
+	AllowHost func(host string) bool
 }
 
 // Handler serves the viewer of one session file. It is an http.Handler:
 // mount it at any prefix with http.StripPrefix. Close it to stop watching.
 type Handler struct {
-	path     string
-	settings Settings
-	log      hclog.Logger
-	debounce time.Duration
-	mux      *http.ServeMux
+	path         string
+	settings     Settings
+	settingsFunc func() Settings
+	allowHost    func(string) bool
+	log          hclog.Logger
+	debounce     time.Duration
+	mux          *http.ServeMux
 
 	snap     atomic.Pointer[snapshot]
 	reloadMu sync.Mutex // one reload at a time
@@ -57,6 +67,7 @@ type Handler struct {
 	watcher *fsnotify.Watcher
 	timerMu sync.Mutex
 	timer   *time.Timer
+	wait    time.Duration // the debounce after the last reload's cost
 
 	subsMu sync.Mutex
 	subs   map[chan struct{}]struct{}
@@ -73,12 +84,14 @@ func New(opts Options) (*Handler, error) {
 		return nil, err
 	}
 	h := &Handler{
-		path:     path,
-		settings: opts.Settings,
-		log:      opts.Logger,
-		debounce: opts.Debounce,
-		subs:     map[chan struct{}]struct{}{},
-		done:     make(chan struct{}),
+		path:         path,
+		settings:     opts.Settings,
+		settingsFunc: opts.SettingsFunc,
+		allowHost:    opts.AllowHost,
+		log:          opts.Logger,
+		debounce:     opts.Debounce,
+		subs:         map[chan struct{}]struct{}{},
+		done:         make(chan struct{}),
 	}
 	if h.log == nil {
 		h.log = hclog.NewNullLogger()
@@ -119,6 +132,14 @@ func (h *Handler) Close() error {
 		h.timerMu.Unlock()
 	})
 	return err
+}
+
+// currentSettings are the settings in force for this request.
+func (h *Handler) currentSettings() Settings {
+	if h.settingsFunc != nil {
+		return h.settingsFunc()
+	}
+	return h.settings
 }
 
 // Version counts the readings of the file; it grows by one for every
@@ -168,11 +189,20 @@ func (h *Handler) schedule() {
 	default:
 	}
 	if h.timer != nil {
-		h.timer.Reset(h.debounce)
+		h.timer.Reset(max(h.debounce, h.wait))
 		return
 	}
 	h.timer = time.AfterFunc(h.debounce, func() {
-		if err := h.reload(); err != nil {
+		start := time.Now()
+		err := h.reload()
+		// A reload reads the whole file again (a 100 MB session costs about
+		// a second of CPU). Wait at least as long as the last one took
+		// before the next, so a busy agent cannot keep the viewer reading
+		// more than half the time.
+		h.timerMu.Lock()
+		h.wait = max(h.debounce, time.Since(start))
+		h.timerMu.Unlock()
+		if err != nil {
 			// A rename in flight or a file being replaced: keep showing
 			// the last good reading; the next event tries again.
 			h.log.Warn("reading the session file again", "path", h.path, "error", err)
@@ -222,10 +252,8 @@ func (h *Handler) routes() *http.ServeMux {
 
 // ServeHTTP serves the page, its assets and the JSON API.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !localHost(r.Host) {
-		// A page on another site can point a name it controls at 127.0.0.1
-		// (DNS rebinding); only names that are loopback by definition pass.
-		http.Error(w, "the viewer answers only to an IP address or localhost", http.StatusMisdirectedRequest)
+	if !allowed(h.allowHost, r.Host) {
+		http.Error(w, hostRefusal, http.StatusMisdirectedRequest)
 		return
 	}
 	hd := w.Header()
@@ -233,6 +261,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Referrer-Policy", "no-referrer")
 	h.mux.ServeHTTP(w, r)
+}
+
+const hostRefusal = "the viewer answers only to an IP address or localhost"
+
+// allowed applies check, or by default localHost: a page on another site
+// can point a name it controls at 127.0.0.1 (DNS rebinding), so only names
+// that are loopback by definition pass.
+func allowed(check func(string) bool, host string) bool {
+	if check != nil {
+		return check(host)
+	}
+	return localHost(host)
 }
 
 func localHost(hostport string) bool {

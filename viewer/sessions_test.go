@@ -1,0 +1,105 @@
+package viewer_test
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pith-dev/pith/viewer"
+)
+
+// rootResolver confines names to plain file names under root, as a daemon
+// would (the daemon's own confinement goes further: os.Root, links).
+func rootResolver(root string) func(string) (string, error) {
+	return func(name string) (string, error) {
+		if name == "" || name != filepath.Base(name) || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".jsonl") {
+			return "", errors.New("not a session name")
+		}
+		return filepath.Join(root, name), nil
+	}
+}
+
+func TestSessions(t *testing.T) {
+	root := t.TempDir()
+	demo, err := os.ReadFile(filepath.Join("..", "examples", "demo-session.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"a.jsonl", "b.jsonl", "c.jsonl"} {
+		if err := os.WriteFile(filepath.Join(root, n), demo, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	window := 100000
+	s := viewer.NewSessions(viewer.SessionsOptions{
+		Resolve:  rootResolver(root),
+		List:     func() ([]string, error) { return []string{"b.jsonl", "<a>.jsonl"}, nil },
+		Settings: func() viewer.Settings { return viewer.Settings{ContextWindow: window, ReserveTokens: 1000} },
+		Idle:     20 * time.Millisecond,
+		MaxOpen:  2,
+	})
+	srv := httptest.NewServer(s)
+	t.Cleanup(func() { s.Close(); srv.Close() })
+
+	get := func(path string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/"); code != 200 || !strings.Contains(body, `href="/s/b.jsonl/"`) || strings.Contains(body, "<a>") {
+		t.Errorf("index: %d, names must be linked and escaped:\n%s", code, body)
+	}
+	if code, body := get("/s/a.jsonl/api/session"); code != 200 || !strings.Contains(body, `"entries":37`) || !strings.Contains(body, `"contextWindow":100000`) {
+		t.Errorf("session a: %d %s", code, body)
+	}
+	if code, body := get("/s/b.jsonl/"); code != 200 || !strings.Contains(body, "app.js") {
+		t.Errorf("page of b: %d", code)
+	}
+	// The settings are read per request: a reload shows at once.
+	window = 50000
+	if _, body := get("/s/a.jsonl/api/session"); !strings.Contains(body, `"contextWindow":50000`) {
+		t.Errorf("settings not current: %s", body)
+	}
+	for _, bad := range []string{"/s/../a.jsonl/api/session", "/s/.hidden.jsonl/api/session", "/s/nope.jsonl/api/session", "/s/%2e%2e%2fa.jsonl/api/session", "/elsewhere"} {
+		if code, _ := get(bad); code != http.StatusNotFound && code != http.StatusMovedPermanently {
+			t.Errorf("%s: status %d, want 404", bad, code)
+		}
+	}
+	// MaxOpen: a third session closes the least recently used idle one.
+	if code, _ := get("/s/c.jsonl/api/session"); code != 200 {
+		t.Errorf("third session: %d", code)
+	}
+	if n := s.Open(); n > 2 {
+		t.Errorf("%d sessions open, want at most 2", n)
+	}
+	// Idle sessions are closed by the sweep.
+	deadline := time.Now().Add(10 * time.Second)
+	for s.Open() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := s.Open(); n != 0 {
+		t.Errorf("%d sessions still open after they went idle", n)
+	}
+	// A foreign Host is refused here too.
+	req, _ := http.NewRequest("GET", srv.URL+"/", nil)
+	req.Host = "rebind.example"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMisdirectedRequest {
+		t.Errorf("foreign host: %d", resp.StatusCode)
+	}
+}
