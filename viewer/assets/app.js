@@ -146,6 +146,7 @@ function selectSoon(row) {
 }
 
 async function select(row) {
+  clearTimeout(selectTimer); // a click or Enter overrides a pending keyboard move
   const r = await rowData(row);
   if (!r) return;
   state.selectedId = r.id; state.selectedRow = row;
