@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"strconv"
 	"time"
 
-	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/tokens"
 	"github.com/pith-dev/pith/internal/entryview"
@@ -185,7 +183,7 @@ func (h *Handler) apiEntry(w http.ResponseWriter, r *http.Request) {
 	}
 	if out.Pruned {
 		out.PrunedAt = e.Get("message.prunedAt").Int()
-		out.Archived = archivedMessage(compaction.ArchivePath(h.path), e.ID)
+		out.Archived = h.archivedMessage(e.ID)
 	}
 	if !json.Valid(out.Raw) {
 		out.Raw = nil // a line the loader kept but JSON rejects would break the whole answer
@@ -195,8 +193,8 @@ func (h *Handler) apiEntry(w http.ResponseWriter, r *http.Request) {
 
 // archivedMessage finds the last archived original of entry id in the prune
 // archive, or nil. The archive is append-only and small next to the session.
-func archivedMessage(path, id string) json.RawMessage {
-	f, err := os.Open(path)
+func (h *Handler) archivedMessage(id string) json.RawMessage {
+	f, err := h.openArchive()
 	if err != nil {
 		return nil
 	}

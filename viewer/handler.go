@@ -2,11 +2,12 @@ package viewer
 
 import (
 	"embed"
-	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
 )
 
@@ -31,10 +33,16 @@ type Settings struct {
 
 // Options configure a Handler.
 type Options struct {
-	// Path is the session file to show.
-	Path     string
-	Settings Settings
-	Logger   hclog.Logger
+	// Path is the session file to show. Its directory is watched.
+	Path string
+	// Load reads the session; nil reads Path with session.Load. A daemon
+	// passes a function that reads through its confined root.
+	Load func() (*session.File, error)
+	// OpenArchive opens the prune archive, where pruned outputs are kept;
+	// nil opens the archive next to Path.
+	OpenArchive func() (io.ReadCloser, error)
+	Settings    Settings
+	Logger      hclog.Logger
 	// Debounce is how long the handler waits after a change of the file
 	// before it reads it again, so a burst of appends costs one reload.
 	// Zero means 50 ms.
@@ -53,6 +61,8 @@ type Options struct {
 // mount it at any prefix with http.StripPrefix. Close it to stop watching.
 type Handler struct {
 	path         string
+	load         func() (*session.File, error)
+	openArchive  func() (io.ReadCloser, error)
 	settings     Settings
 	settingsFunc func() Settings
 	allowHost    func(string) bool
@@ -85,6 +95,8 @@ func New(opts Options) (*Handler, error) {
 	}
 	h := &Handler{
 		path:         path,
+		load:         opts.Load,
+		openArchive:  opts.OpenArchive,
 		settings:     opts.Settings,
 		settingsFunc: opts.SettingsFunc,
 		allowHost:    opts.AllowHost,
@@ -95,6 +107,12 @@ func New(opts Options) (*Handler, error) {
 	}
 	if h.log == nil {
 		h.log = hclog.NewNullLogger()
+	}
+	if h.load == nil {
+		h.load = func() (*session.File, error) { return session.Load(path) }
+	}
+	if h.openArchive == nil {
+		h.openArchive = func() (io.ReadCloser, error) { return os.Open(compaction.ArchivePath(path)) }
 	}
 	if h.debounce <= 0 {
 		h.debounce = 50 * time.Millisecond
@@ -149,7 +167,7 @@ func (h *Handler) Version() int64 { return h.snap.Load().version }
 func (h *Handler) reload() error {
 	h.reloadMu.Lock()
 	defer h.reloadMu.Unlock()
-	f, err := session.Load(h.path)
+	f, err := h.load()
 	if err != nil {
 		return fmt.Errorf("viewer: %w", err)
 	}
@@ -285,9 +303,6 @@ func localHost(hostport string) bool {
 	}
 	return net.ParseIP(host) != nil
 }
-
-// ErrNotFound answers a request for an entry that is not in the session.
-var ErrNotFound = errors.New("no such entry")
 
 // LeafID is the id of the session's current leaf, "" for an empty session.
 func (h *Handler) LeafID() string {

@@ -3,6 +3,7 @@ package viewer
 import (
 	"errors"
 	"html/template"
+	"io"
 	"net/http"
 	"sort"
 	"strings"
@@ -10,14 +11,17 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/core/session"
 )
 
 // SessionsOptions configure a Sessions handler.
 type SessionsOptions struct {
 	// Resolve maps a session name from the URL to its file. It is the
 	// caller's confinement (a daemon resolves names under its root and
-	// refuses the rest); an error answers 404 with no detail.
-	Resolve func(name string) (path string, err error)
+	// refuses the rest); an error answers 404 with no detail. A name is a
+	// slash-separated path whose last segment ends in ".jsonl", as the
+	// daemon's session names are.
+	Resolve func(name string) (Source, error)
 	// List names the sessions the index links to; nil for no index.
 	List func() ([]string, error)
 	// Settings gives the settings in force; it is asked on every request,
@@ -45,6 +49,15 @@ type Sessions struct {
 	open map[string]*openSession
 	done chan struct{}
 	wg   sync.WaitGroup
+}
+
+// Source is where a session comes from: its path (watched, and named in
+// the page) and, optionally, how to read it and its prune archive when the
+// caller must read through a confined root. See Options.
+type Source struct {
+	Path        string
+	Load        func() (*session.File, error)
+	OpenArchive func() (io.ReadCloser, error)
 }
 
 type openSession struct {
@@ -128,7 +141,7 @@ func (s *Sessions) acquire(name string) (*openSession, error) {
 		o.used = time.Now()
 		return o, nil
 	}
-	path, err := s.opts.Resolve(name)
+	src, err := s.opts.Resolve(name)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +152,7 @@ func (s *Sessions) acquire(name string) (*openSession, error) {
 	if s.opts.Settings != nil {
 		settings = s.opts.Settings()
 	}
-	h, err := New(Options{Path: path, Settings: settings, SettingsFunc: s.opts.Settings, AllowHost: s.opts.AllowHost, Logger: s.opts.Logger.With("session", name)})
+	h, err := New(Options{Path: src.Path, Load: src.Load, OpenArchive: src.OpenArchive, Settings: settings, SettingsFunc: s.opts.Settings, AllowHost: s.opts.AllowHost, Logger: s.opts.Logger.With("session", name)})
 	if err != nil {
 		return nil, err
 	}
@@ -182,8 +195,12 @@ func (s *Sessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	name, sub, ok := strings.Cut(rest, "/")
+	name, sub, ok := splitName(rest)
 	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	if sub == "" && !strings.HasSuffix(rest, "/") {
 		// The page's links are relative: it must be served from NAME/.
 		http.Redirect(w, r, "/s/"+rest+"/", http.StatusMovedPermanently)
 		return
@@ -214,6 +231,29 @@ func (s *Sessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r2.URL.Path = "/" + sub
 	r2.URL.RawPath = ""
 	o.h.ServeHTTP(w, r2)
+}
+
+// splitName splits "dir/name.jsonl/api/tree" after the first segment that
+// ends in ".jsonl".
+func splitName(rest string) (name, sub string, ok bool) {
+	i := 0
+	for {
+		j := strings.IndexByte(rest[i:], '/')
+		seg := rest[i:]
+		if j >= 0 {
+			seg = rest[i : i+j]
+		}
+		if strings.HasSuffix(seg, ".jsonl") {
+			if j < 0 {
+				return rest, "", true
+			}
+			return rest[:i+j], rest[i+j+1:], true
+		}
+		if j < 0 {
+			return "", "", false
+		}
+		i += j + 1
+	}
 }
 
 var indexPage = template.Must(template.New("index").Parse(`<!doctype html>

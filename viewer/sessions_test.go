@@ -11,17 +11,34 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/viewer"
 )
 
-// rootResolver confines names to plain file names under root, as a daemon
-// would (the daemon's own confinement goes further: os.Root, links).
-func rootResolver(root string) func(string) (string, error) {
-	return func(name string) (string, error) {
-		if name == "" || name != filepath.Base(name) || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".jsonl") {
-			return "", errors.New("not a session name")
+// rootResolver confines names to files under root and reads them through
+// an os.Root, as a daemon does: a symlink that leads out is refused.
+func rootResolver(t *testing.T, root string) func(string) (viewer.Source, error) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return func(name string) (viewer.Source, error) {
+		for _, seg := range strings.Split(name, "/") {
+			if seg == "" || strings.HasPrefix(seg, ".") {
+				return viewer.Source{}, errors.New("not a session name")
+			}
 		}
-		return filepath.Join(root, name), nil
+		return viewer.Source{
+			Path: filepath.Join(root, filepath.FromSlash(name)),
+			Load: func() (*session.File, error) {
+				data, err := r.ReadFile(name)
+				if err != nil {
+					return nil, err
+				}
+				return session.Parse(data)
+			},
+		}, nil
 	}
 }
 
@@ -31,14 +48,24 @@ func TestSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range []string{"a.jsonl", "b.jsonl", "c.jsonl"} {
+	if err := os.Mkdir(filepath.Join(root, "team"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"a.jsonl", "b.jsonl", "team/c.jsonl"} {
 		if err := os.WriteFile(filepath.Join(root, n), demo, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+	outside := filepath.Join(t.TempDir(), "secret.jsonl")
+	if err := os.WriteFile(outside, demo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "escape.jsonl")); err != nil {
+		t.Fatal(err)
+	}
 	window := 100000
 	s := viewer.NewSessions(viewer.SessionsOptions{
-		Resolve:  rootResolver(root),
+		Resolve:  rootResolver(t, root),
 		List:     func() ([]string, error) { return []string{"b.jsonl", "<a>.jsonl"}, nil },
 		Settings: func() viewer.Settings { return viewer.Settings{ContextWindow: window, ReserveTokens: 1000} },
 		Idle:     20 * time.Millisecond,
@@ -71,13 +98,13 @@ func TestSessions(t *testing.T) {
 	if _, body := get("/s/a.jsonl/api/session"); !strings.Contains(body, `"contextWindow":50000`) {
 		t.Errorf("settings not current: %s", body)
 	}
-	for _, bad := range []string{"/s/../a.jsonl/api/session", "/s/.hidden.jsonl/api/session", "/s/nope.jsonl/api/session", "/s/%2e%2e%2fa.jsonl/api/session", "/elsewhere"} {
+	for _, bad := range []string{"/s/escape.jsonl/api/session", "/s/team/api/session", "/s/a.json/api/session", "/s/../a.jsonl/api/session", "/s/.hidden.jsonl/api/session", "/s/nope.jsonl/api/session", "/s/%2e%2e%2fa.jsonl/api/session", "/elsewhere"} {
 		if code, _ := get(bad); code != http.StatusNotFound && code != http.StatusMovedPermanently {
 			t.Errorf("%s: status %d, want 404", bad, code)
 		}
 	}
 	// MaxOpen: a third session closes the least recently used idle one.
-	if code, _ := get("/s/c.jsonl/api/session"); code != 200 {
+	if code, _ := get("/s/team/c.jsonl/api/session"); code != 200 {
 		t.Errorf("third session: %d", code)
 	}
 	if n := s.Open(); n > 2 {
