@@ -22,8 +22,14 @@ type SessionsOptions struct {
 	// slash-separated path whose last segment ends in ".jsonl", as the
 	// daemon's session names are.
 	Resolve func(name string) (Source, error)
-	// List names the sessions the index links to; nil for no index.
-	List func() ([]string, error)
+	// Authorize, when set, is asked on every request, before anything is
+	// opened or served: may this request see the session name? (A daemon
+	// checks the caller's token prefix here.) An error answers 403 with its
+	// text, so it should name only what the caller sent.
+	Authorize func(r *http.Request, name string) error
+	// List names the sessions the index links to, for this request (a
+	// daemon lists what the caller may see); nil for no index.
+	List func(r *http.Request) ([]string, error)
 	// Settings gives the settings in force; it is asked on every request,
 	// so a configuration reload shows at once.
 	Settings func() Settings
@@ -205,6 +211,12 @@ func (s *Sessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/s/"+rest+"/", http.StatusMovedPermanently)
 		return
 	}
+	if s.opts.Authorize != nil {
+		if err := s.opts.Authorize(r, name); err != nil {
+			http.Error(w, err.Error(), http.StatusForbidden)
+			return
+		}
+	}
 	o, err := s.acquire(name)
 	if errors.Is(err, ErrTooManyOpen) {
 		http.Error(w, "too many sessions are open in the viewer; try again later", http.StatusServiceUnavailable)
@@ -268,7 +280,7 @@ func (s *Sessions) index(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	names, err := s.opts.List()
+	names, err := s.opts.List(r)
 	if err != nil {
 		http.Error(w, "cannot list the sessions", http.StatusInternalServerError)
 		return

@@ -2,6 +2,7 @@ package viewer_test
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -65,8 +66,14 @@ func TestSessions(t *testing.T) {
 	}
 	window := 100000
 	s := viewer.NewSessions(viewer.SessionsOptions{
-		Resolve:  rootResolver(t, root),
-		List:     func() ([]string, error) { return []string{"b.jsonl", "<a>.jsonl"}, nil },
+		Resolve: rootResolver(t, root),
+		List:    func(*http.Request) ([]string, error) { return []string{"b.jsonl", "<a>.jsonl"}, nil },
+		Authorize: func(r *http.Request, name string) error {
+			if strings.HasPrefix(name, "team/") && r.Header.Get("X-Team") != "yes" {
+				return fmt.Errorf("%q is outside what this caller may see", name)
+			}
+			return nil
+		},
 		Settings: func() viewer.Settings { return viewer.Settings{ContextWindow: window, ReserveTokens: 1000} },
 		Idle:     20 * time.Millisecond,
 		MaxOpen:  2,
@@ -103,9 +110,23 @@ func TestSessions(t *testing.T) {
 			t.Errorf("%s: status %d, want 404", bad, code)
 		}
 	}
+	// Authorization is asked on every request, not once per open session.
+	if code, _ := get("/s/team/c.jsonl/api/session"); code != http.StatusForbidden {
+		t.Errorf("team session without the header: %d, want 403", code)
+	}
 	// MaxOpen: a third session closes the least recently used idle one.
-	if code, _ := get("/s/team/c.jsonl/api/session"); code != 200 {
-		t.Errorf("third session: %d", code)
+	req, _ := http.NewRequest("GET", srv.URL+"/s/team/c.jsonl/api/session", nil)
+	req.Header.Set("X-Team", "yes")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("third session: %d", resp.StatusCode)
+	}
+	if code, _ := get("/s/team/c.jsonl/api/tree"); code != http.StatusForbidden {
+		t.Errorf("team session open, asked without the header: %d, want 403", code)
 	}
 	if n := s.Open(); n > 2 {
 		t.Errorf("%d sessions open, want at most 2", n)
@@ -119,9 +140,9 @@ func TestSessions(t *testing.T) {
 		t.Errorf("%d sessions still open after they went idle", n)
 	}
 	// A foreign Host is refused here too.
-	req, _ := http.NewRequest("GET", srv.URL+"/", nil)
+	req, _ = http.NewRequest("GET", srv.URL+"/", nil)
 	req.Host = "rebind.example"
-	resp, err := http.DefaultClient.Do(req)
+	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
