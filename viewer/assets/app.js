@@ -78,21 +78,42 @@ function drawTree() {
   requestAnimationFrame(() => { drawQueued = false; drawVisible(); });
 }
 
+// drawVisible keeps one element per row in view. An element whose row is
+// unchanged is updated in place, never replaced: a click whose mousedown
+// and mouseup land on different elements is no click at all, and the tree
+// redraws whenever the selection or the file changes.
+const rowEls = new Map(); // row index → element
+let drawnVersion = -1;
 function drawVisible() {
   const tree = $("tree"), spacer = $("tree-spacer");
   const first = Math.max(0, Math.floor(tree.scrollTop / ROW_H) - 5);
   const last = Math.min(state.total - 1, Math.ceil((tree.scrollTop + tree.clientHeight) / ROW_H) + 5);
+  if (drawnVersion !== state.version) {
+    for (const n of rowEls.values()) n.remove();
+    rowEls.clear();
+    drawnVersion = state.version;
+  }
+  for (const [i, n] of rowEls) {
+    if (i < first || i > last) { n.remove(); rowEls.delete(i); }
+  }
   const missing = new Set();
-  const frag = document.createDocumentFragment();
   for (let i = first; i <= last; i++) {
     const rows = state.pages.get(pageOf(i));
     if (!rows) { missing.add(pageOf(i)); continue; }
-    frag.append(rowElement(rows[i - pageOf(i) * PAGE]));
+    const r = rows[i - pageOf(i) * PAGE];
+    let n = rowEls.get(i);
+    if (n && n.dataset.id !== r.id) { n.remove(); n = undefined; }
+    if (!n) {
+      n = rowElement(r);
+      rowEls.set(i, n);
+      spacer.append(n);
+    }
+    n.classList.toggle("active", i === state.active);
+    n.setAttribute("aria-selected", r.id === state.selectedId ? "true" : "false");
   }
-  spacer.replaceChildren(frag);
   // Point at the active row only while it is drawn: a reference to a
   // missing element is invalid ARIA.
-  if (state.active >= 0 && document.getElementById(`row-${state.active}`)) tree.setAttribute("aria-activedescendant", `row-${state.active}`);
+  if (state.active >= 0 && rowEls.has(state.active)) tree.setAttribute("aria-activedescendant", `row-${state.active}`);
   else tree.removeAttribute("aria-activedescendant");
   for (const p of missing) loadPage(p).then(drawTree, showError);
 }
@@ -102,7 +123,7 @@ function rowElement(r) {
   if (r.onPath) cls.push("on-path");
   if (r.row === state.active) cls.push("active");
   const n = el("div", {
-    class: cls.join(" "), role: "option", id: `row-${r.row}`,
+    class: cls.join(" "), role: "option", id: `row-${r.row}`, "data-id": r.id,
     "aria-selected": r.id === state.selectedId ? "true" : "false",
     onclick: () => { setActive(r.row); select(r.row); },
   });
