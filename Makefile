@@ -41,7 +41,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./core/session
 	$(GO) test -run '^$$' -fuzz '^FuzzCutPoint$$' -fuzztime $(FUZZTIME) ./core/compaction
 	$(GO) test -run '^$$' -fuzz '^FuzzCollectPrepare$$' -fuzztime $(FUZZTIME) ./core/branch
-	$(GO) test -run '^$$' -fuzz '^FuzzAPI$$' -fuzztime $(FUZZTIME) -parallel 1 ./viewer
+	$(GO) test -run '^$$' -fuzz '^FuzzAPI$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s -parallel 1 ./viewer
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pith-dev/pith/core/session"
@@ -391,7 +392,7 @@ func (h *Handler) apiCompactions(w http.ResponseWriter, _ *http.Request) {
 			ID: e.ID, Type: e.Type, Row: row, Timestamp: e.Timestamp(),
 			TokensBefore: int(e.Get("tokensBefore").Int()), FirstKeptEntryID: e.Get("firstKeptEntryId").String(),
 			FromID: e.Get("fromId").String(), FromHook: e.Get("fromHook").Bool(), OnPath: s.onPath[e],
-			Short: entryview.ClipLine(e.Get("summary").String(), 80),
+			Short: summaryLine(e),
 		})
 	}
 	writeJSON(w, struct {
@@ -456,7 +457,7 @@ func (h *Handler) apiCompaction(w http.ResponseWriter, r *http.Request) {
 			ID: e.ID, Type: e.Type, Row: row, Timestamp: e.Timestamp(),
 			TokensBefore: int(e.Get("tokensBefore").Int()), FirstKeptEntryID: e.Get("firstKeptEntryId").String(),
 			FromID: e.Get("fromId").String(), FromHook: e.Get("fromHook").Bool(), OnPath: s.onPath[e],
-			Short: entryview.ClipLine(e.Get("summary").String(), 80),
+			Short: summaryLine(e),
 		},
 		Summary: e.Get("summary").String(), ShortSummary: e.Get("shortSummary").String(),
 		ReadFiles: stringsAt(e, "details.readFiles"), Modified: stringsAt(e, "details.modifiedFiles"),
@@ -552,4 +553,22 @@ func (h *Handler) apiEvents(w http.ResponseWriter, r *http.Request) {
 			fl.Flush()
 		}
 	}
+}
+
+// summaryLine is a summary in one line for a list: its short summary when
+// it has one, else its first line that is not a Markdown heading.
+func summaryLine(e *session.Entry) string {
+	if s := e.Get("shortSummary").String(); s != "" {
+		return entryview.ClipLine(s, 80)
+	}
+	for line := range strings.Lines(e.Get("summary").String()) {
+		t := strings.TrimSpace(line)
+		if t == "" || strings.HasPrefix(t, "#") || strings.HasPrefix(t, "<") {
+			continue // a heading or a tag line says nothing on its own
+		}
+		if t = strings.TrimSpace(strings.TrimLeft(t, "-*")); t != "" && !strings.HasSuffix(t, ":") {
+			return entryview.ClipLine(t, 80)
+		}
+	}
+	return ""
 }
