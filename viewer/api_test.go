@@ -257,3 +257,30 @@ func TestLiveEvents(t *testing.T) {
 	}
 	_ = os.Remove(compaction.ArchivePath(path))
 }
+
+// TestTimelineContract: a compaction whose details carry hookTimeline (the
+// format doc.go gives) has it served as is; the page draws it.
+func TestTimelineContract(t *testing.T) {
+	path := demoWithCompaction(t)
+	st, err := session.Open(path, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	timeline := `[{"plugin":"guard","event":"session_before_compact","durationMs":3,"result":"cancel","reason":"label no-compact on the path"}]`
+	es, err := st.Append(session.Draft{Type: session.TypeCompaction, Fields: map[string]any{
+		"summary": "s", "firstKeptEntryId": "59fdc8cc", "tokensBefore": 10,
+		"details": map[string]any{"readFiles": []string{}, "modifiedFiles": []string{}, "hookTimeline": json.RawMessage(timeline)},
+	}})
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, srv := serve(t, path)
+	var c struct {
+		Timeline json.RawMessage `json:"timeline"`
+	}
+	getJSON(t, srv.URL+"/api/compaction?id="+es[0].ID, &c)
+	if string(c.Timeline) != timeline {
+		t.Fatalf("timeline = %s", c.Timeline)
+	}
+}
