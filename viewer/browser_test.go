@@ -176,6 +176,9 @@ func TestBrowser(t *testing.T) {
 		return evalT[string](t, ctx, what, `document.querySelector(`+strconv.Quote(sel)+`).textContent`)
 	}
 	poll := func(what, expr string) {
+		if what == "the entry after the selected one" {
+			expr = expr
+		}
 		t.Helper()
 		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
 			t.Fatalf("%s: %v", what, err)
@@ -239,6 +242,25 @@ func TestBrowser(t *testing.T) {
 	if n := evalT[int](t, ctx, "pwned?", `(window.__pwned === undefined ? 0 : 1) + document.querySelectorAll('#entry-body img, #tree img').length`); n != 0 {
 		t.Fatal("markup from the session ran or rendered in the page")
 	}
+
+	// An entry added to an earlier branch moves the rows after it down by
+	// one; the keyboard goes on from the selected entry, not its old row.
+	must("select an entry after the fork", chromedp.Evaluate[chromedp.Void](`selectById("85790ee4")`, chromedp.EvalAwaitPromise))
+	poll("entry shown", `document.querySelector('#entry-body').textContent.includes('85790ee4')`)
+	parent := "4d6d1b49" // the end of the abandoned branch, drawn before 85790ee4
+	st, err := session.Open(path, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := json.Marshal(map[string]any{"role": "user", "content": "a late answer on the old branch", "timestamp": time.Now().UnixMilli()})
+	_, err = st.Append(session.Draft{Type: session.TypeMessage, Parent: &parent, Fields: map[string]json.RawMessage{"message": msg}})
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	poll("the new row appears", `[...document.querySelectorAll('#tree .row')].some(r => r.textContent.includes('a late answer'))`)
+	must("arrow down", chromedp.Focus(`#tree`), chromedp.KeyEvent(kb.ArrowDown))
+	poll("the entry after the selected one", `document.querySelector('#entry-body').textContent.includes('678747b0')`)
 
 	t.Run("keyboard", func(t *testing.T) { keyboardReach(t, ctx) })
 	t.Run("axe", func(t *testing.T) { axeCheck(t, ctx) })

@@ -424,8 +424,13 @@ async function refresh() {
   await loadSession();
   drawTree();
   await loadCompactions();
-  if (followLeaf) goToLeaf();
-  else if (state.selectedId) await Promise.all([showEntry(state.selectedId), showContext(state.selectedId)]);
+  if (followLeaf) { goToLeaf(); return; }
+  if (!state.selectedId) return;
+  // An entry added to an earlier branch moves the rows after it: find the
+  // selected entry's row again, so the keyboard goes on from the right one.
+  const e = await api(`api/entry?id=${encodeURIComponent(state.selectedId)}`).catch(() => null);
+  if (e && e.row >= 0) { state.active = e.row; state.selectedRow = e.row; drawTree(); }
+  await Promise.all([showEntry(state.selectedId), showContext(state.selectedId)]);
 }
 
 function connect() {
