@@ -176,9 +176,6 @@ func TestBrowser(t *testing.T) {
 		return evalT[string](t, ctx, what, `document.querySelector(`+strconv.Quote(sel)+`).textContent`)
 	}
 	poll := func(what, expr string) {
-		if what == "the entry after the selected one" {
-			expr = expr
-		}
 		t.Helper()
 		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
 			t.Fatalf("%s: %v", what, err)
