@@ -450,10 +450,14 @@ async function start() {
   tree.addEventListener("keydown", onTreeKey);
   new ResizeObserver(() => { revealActive(); drawTree(); }).observe(tree);
   $("to-leaf").addEventListener("click", goToLeaf);
+  // The list of compactions is not needed for the first picture: fetch it
+  // beside the rest instead of before it.
+  const compactions = loadCompactions();
   await loadSession();
-  await loadCompactions();
   drawTree();
   goToLeaf();
+  await compactions;
+  if (!state.compactionId && state.compactions.length) showCompaction(state.compactions[state.compactions.length - 1].id);
   connect();
   document.body.dataset.ready = "1";
 }
