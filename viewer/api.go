@@ -500,6 +500,7 @@ func (h *Handler) apiCompaction(w http.ResponseWriter, r *http.Request) {
 		}
 	} else {
 		out.From = s.ref(s.tree.Get(out.FromID))
+		out.Reason = "tree navigation: the branch ending at the entry below was left"
 	}
 	writeJSON(w, out)
 }
