@@ -184,6 +184,7 @@ async function selectById(id) {
 }
 
 function onTreeKey(ev) {
+  if (ev.ctrlKey || ev.metaKey || ev.altKey) return; // the browser's own shortcuts
   const page = Math.max(1, Math.floor($("tree").clientHeight / ROW_H) - 1);
   let row = state.active < 0 ? 0 : state.active;
   switch (ev.key) {
