@@ -325,6 +325,15 @@ async function showContext(id) {
   const summary = el("p", {}, `${fmt(c.total)} messages, ${fmt(c.tokens)} tokens (${how}). `,
     c.autoCompaction ? (c.wouldFire ? "Above the threshold: the next turn compacts." : `Compaction fires above ${fmt(c.threshold)} tokens.`) : "Automatic compaction is off.");
   const parts = [summary, gauge, legend];
+  if (c.compactedBy && c.compactedTokensBefore > 0) {
+    // The same scale before the last compaction: what it took away.
+    const before = el("div", { class: "gauge before", role: "img",
+      "aria-label": `before the last compaction: ${fmt(c.compactedTokensBefore)} of ${fmt(c.contextWindow)} tokens` });
+    const seg = el("div", { class: "seg summarized", title: `before the last compaction: ${fmt(c.compactedTokensBefore)} tokens` });
+    seg.style.width = `${Math.min(100, (100 * c.compactedTokensBefore) / W)}%`;
+    before.append(seg);
+    parts.push(el("p", { class: "muted gauge-label", text: `before the last compaction: ${fmt(c.compactedTokensBefore)} tokens` }), before);
+  }
   if (c.compactedBy) {
     parts.push(el("p", { class: "muted" }, `The last compaction on this path (`,
       el("button", { class: "linkbtn", type: "button", text: c.compactedBy, onclick: () => showCompaction(c.compactedBy) }),
