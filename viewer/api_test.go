@@ -2,7 +2,9 @@ package viewer_test
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +17,7 @@ import (
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/viewer"
+	"github.com/tidwall/sjson"
 )
 
 var testSettings = viewer.Settings{ContextWindow: 200000, ReserveTokens: 16384, AutoCompaction: true}
@@ -216,7 +219,10 @@ func TestLiveEvents(t *testing.T) {
 		t.Fatalf("after append %v", v)
 	}
 
-	// Prune one tool output through the real prune rewrite.
+	// Prune one tool output as the prune rewrite leaves it (its original
+	// in the archive, the notice in its place, the file replaced by a
+	// rename), written out here byte by byte: the file format is the
+	// contract, not the current Go API of pruning.
 	f, err := session.Load(path)
 	if err != nil {
 		t.Fatal(err)
@@ -228,12 +234,19 @@ func TestLiveEvents(t *testing.T) {
 			break
 		}
 	}
-	pruned, err := compaction.ApplyPrune(f, compaction.PrunePlan{Items: []compaction.PrunedItem{{EntryID: target.ID, Tokens: 100, Saving: 90}}},
-		compaction.ArchivePath(path), time.Now())
+	stamp := time.Now().UnixMilli()
+	record := fmt.Sprintf(`{"id":%q,"prunedAt":%d,"entry":%s}`+"\n", target.ID, stamp, target.Raw)
+	if err := os.WriteFile(compaction.ArchivePath(path), []byte(record), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := sjson.SetRawBytes(target.Raw, "message.content", []byte(`[{"type":"text","text":"`+compaction.PruneNotice(100)+`"}]`))
+	line, _ = sjson.SetBytes(line, "message.prunedAt", stamp)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := session.WriteAtomic(path, pruned.Encode); err != nil {
+	data = bytes.Replace(data, target.Raw, line, 1)
+	if err := session.WriteAtomic(path, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
 		t.Fatal(err)
 	}
 	var e struct {
@@ -255,7 +268,6 @@ func TestLiveEvents(t *testing.T) {
 	if want := target.Get("message.content").Raw; !strings.Contains(string(e.Archived), want[:min(len(want), 60)]) {
 		t.Errorf("archived original missing: %s", e.Archived)
 	}
-	_ = os.Remove(compaction.ArchivePath(path))
 }
 
 // TestTimelineContract: a compaction whose details carry hookTimeline (the
