@@ -76,6 +76,7 @@ func (c *Config) Validate() error {
 	v.pruning(&c.Pruning)
 	v.retry(&c.Retry)
 	v.summarizer(&c.Summarizer, &c.Compaction.RemoteEndpoint)
+	v.exploreModel(c)
 	v.positive("contextWindow", c.ContextWindow)
 	v.plugins(c.Plugins)
 	v.server(&c.Server)
@@ -249,6 +250,26 @@ func (v *validator) retry(r *Retry) {
 	}
 }
 
+// exploreModel: the explore strategy needs a model that calls tools. The
+// built-in summarizer and a remote endpoint cannot, and Pith never falls
+// back to the ordinary strategy behind the user's back.
+func (v *validator) exploreModel(c *Config) {
+	if c.Compaction.Strategy != StrategyExplore {
+		return
+	}
+	p := c.Summarizer.Provider
+	if (p == "" || p == ProviderBuiltin) && c.Compaction.RemoteEndpoint.URL != "" {
+		p = ProviderRemote
+	}
+	switch p {
+	case ProviderOpenAI, ProviderAnthropic:
+		return
+	case "", ProviderBuiltin:
+		p = ProviderBuiltin
+	}
+	v.add("compaction.strategy", "explore needs a tool-calling model, but the summarizer is %s: set summarizer.provider to openai or anthropic and summarizer.model", p)
+}
+
 func (v *validator) summarizer(s *Summarizer, remote *RemoteEndpoint) {
 	v.model("summarizer", s.Provider, s.Model, s.BaseURL, s.APIKeyEnv, remote)
 	v.nonNegative("summarizer.maxOutputTokens", s.MaxOutputTokens)
@@ -303,6 +324,32 @@ func (v *validator) plugins(ps []Plugin) {
 			if !envNamePattern.MatchString(name) {
 				v.add(key("env"), "%q is not an environment variable name", name)
 			}
+		}
+		v.pluginBoundary(key, p)
+	}
+}
+
+// pluginBoundary checks the inheritEnv list and the limits of one plugin.
+func (v *validator) pluginBoundary(key func(string) string, p Plugin) {
+	for _, name := range p.InheritEnv {
+		if !envNamePattern.MatchString(name) {
+			v.add(key("inheritEnv"), "%q is not an environment variable name", name)
+		}
+	}
+	l := p.Limits
+	for _, f := range []struct {
+		name string
+		val  int
+	}{
+		{"contextBytes", l.ContextBytes}, {"promptBytes", l.PromptBytes}, {"summaryBytes", l.SummaryBytes},
+		{"preserveDataBytes", l.PreserveDataBytes}, {"detailsBytes", l.DetailsBytes}, {"jsonDepth", l.JSONDepth},
+		{"pathEntriesBytes", l.PathEntriesBytes}, {"completePromptBytes", l.CompletePromptBytes},
+		{"completeMaxTokens", l.CompleteMaxTokens}, {"estimateBytes", l.EstimateBytes},
+		{"stderrLinesPerSecond", l.StderrLinesPerSecond}, {"stderrBytesPerSecond", l.StderrBytesPerSecond},
+		{"stderrLineBytes", l.StderrLineBytes},
+	} {
+		if f.val <= 0 {
+			v.add(key("limits."+f.name), "must be > 0, got %d", f.val)
 		}
 	}
 }

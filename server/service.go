@@ -11,7 +11,6 @@ import (
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
 	pb "github.com/pith-dev/pith/proto/pith/session/v1"
-	"github.com/tidwall/gjson"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -42,8 +41,10 @@ func (v *service) Append(ctx context.Context, req *pb.AppendRequest) (*pb.Append
 	if len(req.GetMessages()) > 0 && len(req.GetEntries()) > 0 {
 		return nil, status.Error(codes.InvalidArgument, "append: give messages or entries, not both")
 	}
-	for i, m := range req.GetMessages() {
-		if err := checkMessage(i+1, m); err != nil {
+	msgs := raws(req.GetMessages())
+	for i, m := range msgs {
+		var err error
+		if msgs[i], err = checkMessage(i+1, m); err != nil {
 			return nil, toStatus(err)
 		}
 	}
@@ -57,7 +58,7 @@ func (v *service) Append(ctx context.Context, req *pb.AppendRequest) (*pb.Append
 	defer o.release()
 	var entries []*session.Entry
 	if len(req.GetMessages()) > 0 {
-		entries, err = o.engine().AppendMessages(ctx, raws(req.GetMessages())...)
+		entries, err = o.engine().AppendMessages(ctx, msgs...)
 	} else {
 		entries, err = o.appendEntries(ctx, raws(req.GetEntries()))
 	}
@@ -195,7 +196,8 @@ func (v *service) ReportError(ctx context.Context, req *pb.ReportErrorRequest) (
 }
 
 func (v *service) turn(ctx context.Context, id string, msg []byte, fn func(*engine.Session, context.Context, json.RawMessage) (*engine.Outcome, error)) (*pb.TurnOutcome, error) {
-	if err := checkMessage(0, msg); err != nil {
+	msg, err := checkMessage(0, msg)
+	if err != nil {
 		return nil, toStatus(err)
 	}
 	o, err := v.s.get(id)
@@ -256,7 +258,7 @@ func toStatus(err error) error {
 	switch {
 	case errors.Is(err, ErrOutsideRoot):
 		code = codes.PermissionDenied
-	case errors.Is(err, ErrInvalidPath), errors.Is(err, errInvalid), errors.Is(err, engine.ErrNotAssistant):
+	case errors.Is(err, ErrInvalidPath), errors.Is(err, errInvalid), errors.Is(err, session.ErrInvalidClientInput), errors.Is(err, engine.ErrNotAssistant):
 		code = codes.InvalidArgument
 	case errors.Is(err, ErrNoSession), errors.Is(err, fs.ErrNotExist):
 		code = codes.NotFound
@@ -279,20 +281,16 @@ func toStatus(err error) error {
 	return status.Error(code, err.Error())
 }
 
-// checkMessage refuses what is not an agent message, so that the errors
-// the engine returns afterwards are the server's, not the caller's.
-func checkMessage(n int, m []byte) error {
-	where := "the message"
-	if n > 0 {
-		where = fmt.Sprintf("message %d", n)
+// checkMessage refuses what is not an agent message (strictly: see
+// session.CheckClientMessage), so that the errors the engine returns
+// afterwards are the server's, not the caller's. It returns the message
+// to append.
+func checkMessage(n int, m []byte) (json.RawMessage, error) {
+	checked, err := session.CheckClientMessage(m)
+	if err != nil && n > 0 {
+		return nil, fmt.Errorf("message %d: %w", n, err)
 	}
-	if !json.Valid(m) || !gjson.ParseBytes(m).IsObject() {
-		return fmt.Errorf("%w: %s is not a JSON object", errInvalid, where)
-	}
-	if gjson.GetBytes(m, "role").Str == "" {
-		return fmt.Errorf(`%w: %s has no "role"`, errInvalid, where)
-	}
-	return nil
+	return checked, err
 }
 
 func raws(b [][]byte) []json.RawMessage {

@@ -11,8 +11,6 @@ import (
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/hooks"
-	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 )
 
 // watchBuffer is how many events a slow WatchEvents client may fall behind
@@ -145,42 +143,23 @@ func (o *openSession) appendEntries(ctx context.Context, raws []json.RawMessage)
 	}
 	var parts []part
 	for i, raw := range raws {
-		e := gjson.ParseBytes(raw)
-		if !e.IsObject() || !json.Valid(raw) {
-			return nil, fmt.Errorf("%w: entry %d is not a JSON object", errInvalid, i+1)
+		ce, err := session.ParseClientEntry(raw)
+		if err != nil {
+			return nil, fmt.Errorf("entry %d: %w", i+1, err)
 		}
-		typ := e.Get("type").Str
-		switch typ {
-		case "":
-			return nil, fmt.Errorf(`%w: entry %d has no "type"`, errInvalid, i+1)
-		case session.TypeSession:
-			return nil, fmt.Errorf("%w: entry %d: a session header cannot be appended", errInvalid, i+1)
-		case session.TypeCompaction, session.TypeBranchSummary:
-			return nil, fmt.Errorf("%w: entry %d: %s entries are written by Compact and Navigate", errInvalid, i+1, typ)
-		case session.TypeMessage:
-			m := e.Get("message")
-			if !m.IsObject() {
-				return nil, fmt.Errorf(`%w: entry %d: a message entry needs a "message" object`, errInvalid, i+1)
-			}
+		if ce.Type == session.TypeMessage {
 			if len(parts) == 0 || parts[len(parts)-1].messages == nil {
 				parts = append(parts, part{messages: []json.RawMessage{}})
 			}
 			p := &parts[len(parts)-1]
-			p.messages = append(p.messages, json.RawMessage(m.Raw))
+			p.messages = append(p.messages, ce.Message)
 			continue
-		}
-		fields := []byte(raw)
-		for _, k := range []string{"type", "id", "parentId", "timestamp"} {
-			var err error
-			if fields, err = sjson.DeleteBytes(fields, k); err != nil {
-				return nil, fmt.Errorf("%w: entry %d: %v", errInvalid, i+1, err)
-			}
 		}
 		if len(parts) == 0 || parts[len(parts)-1].messages != nil {
 			parts = append(parts, part{})
 		}
 		p := &parts[len(parts)-1]
-		p.drafts = append(p.drafts, session.Draft{Type: typ, Fields: json.RawMessage(fields)})
+		p.drafts = append(p.drafts, session.Draft{Type: ce.Type, Fields: ce.Fields})
 	}
 	var out []*session.Entry
 	for _, p := range parts {

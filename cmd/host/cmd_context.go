@@ -36,6 +36,7 @@ messages after it.`,
 				return err
 			}
 			ctx := tree.BuildContext(leafID)
+			session.LogWarnings(warnLogger(cmd.ErrOrStderr()), path, session.PathCycleWarnings(tree, ctx.Path))
 			est := tokens.ContextSince(len(ctx.Messages), func(i int) []byte { return ctx.Messages[i].Raw }, ctx.SinceCompaction)
 			if asJSON {
 				return writeContextJSON(cmd.OutOrStdout(), ctx, est)

@@ -11,7 +11,6 @@ import (
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/branch"
 	"github.com/pith-dev/pith/core/engine"
-	"github.com/pith-dev/pith/core/session"
 	"github.com/spf13/cobra"
 )
 
@@ -49,7 +48,7 @@ the file (in Pith or pi) continues from the new position. Plugins of
 				return errors.New("--to ID is required")
 			}
 			if f.dryRun {
-				return dryRunNavigate(cmd.OutOrStdout(), args[0], f)
+				return dryRunNavigate(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], f)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
@@ -91,16 +90,15 @@ the file (in Pith or pi) continues from the new position. Plugins of
 // dryRunNavigate prints what navigating from the current leaf (the last
 // entry) to --to would summarize, under the configured budget (by default
 // 128000 − 16384).
-func dryRunNavigate(w io.Writer, path string, f navigateFlags) error {
+func dryRunNavigate(w, stderr io.Writer, path string, f navigateFlags) error {
 	cfg, err := config.Load(configPath(f.config))
 	if err != nil {
 		return err
 	}
-	file, err := session.Load(path)
+	_, tree, err := loadSession(path, stderr)
 	if err != nil {
 		return err
 	}
-	tree := session.NewTree(file.Entries)
 	if !tree.Has(f.to) {
 		return fmt.Errorf("%s: %w: %q", path, branch.ErrUnknownEntry, f.to)
 	}

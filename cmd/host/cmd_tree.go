@@ -23,6 +23,7 @@ func newTreeCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			session.LogWarnings(warnLogger(cmd.ErrOrStderr()), args[0], session.CycleWarnings(tree))
 			nodes := entryview.Layout(tree)
 			if asJSON {
 				return writeTreeJSON(cmd.OutOrStdout(), tree, nodes)

@@ -8,14 +8,15 @@ import (
 )
 
 // loadSession reads a session file and reports skipped lines as warnings.
+// Commands that walk the tree report parentId loops themselves (see
+// session.CycleWarnings): finding every loop costs an id index that
+// `pith context` does not otherwise need.
 func loadSession(path string, stderr io.Writer) (*session.File, *session.Tree, error) {
 	f, err := session.Load(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, w := range f.Warnings {
-		fmt.Fprintf(stderr, "pith: warning: %s: %s\n", path, w)
-	}
+	session.LogWarnings(warnLogger(stderr), path, f.Warnings)
 	return f, session.NewTree(f.Entries), nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/engine"
+	"github.com/pith-dev/pith/core/explore"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summarize"
 	"github.com/pith-dev/pith/hooks"
@@ -68,7 +69,12 @@ func newRuntime(ctx context.Context, path, cfgPath string, p providerFlags, log 
 		rt.close()
 		return nil, fmt.Errorf("%s: %w; run `pith migrate --in-place %s` first", path, session.ErrOldVersion, path)
 	}
-	host := &engine.HostAPI{Lookup: engine.SingleSession(rt.store), Summarizer: rt.summarizer, Logger: log.Named("plugin")}
+	if rt.store.ReadOnly() {
+		// compact and navigate write; say so before any summary is paid for.
+		rt.close()
+		return nil, fmt.Errorf("%s: %w; %w", path, session.ErrReadOnly, session.ErrUnchanged)
+	}
+	host := &engine.HostAPI{Lookup: engine.SingleSession(rt.store), Summarizer: rt.summarizer, Logger: log.Named("plugin"), MaxOutputTokens: cfg.Summarizer.MaxOutputTokens}
 	var plugins []hooks.Plugin
 	if len(cfg.Plugins) > 0 {
 		rt.plugins = pluginhost.NewHost(pluginhost.Options{Logger: log.Named("plugin"), Host: host, HostVersion: version})
@@ -79,7 +85,13 @@ func newRuntime(ctx context.Context, path, cfgPath string, p providerFlags, log 
 		}
 		if err != nil {
 			// A plugin that does not start is logged and left out, as at
-			// run time; the operation goes on with the others.
+			// run time; the operation goes on with the others — unless
+			// its failure policy is closed: its veto must not be skipped
+			// because it could not be asked.
+			if name := missingClosed(cfg, plugins); name != "" {
+				rt.close()
+				return nil, fmt.Errorf("plugin %q has failure: closed and did not start; not running without it: %w", name, err)
+			}
 			log.Warn("some plugins did not start", "error", err)
 		}
 	}
@@ -97,6 +109,21 @@ func newRuntime(ctx context.Context, path, cfgPath string, p providerFlags, log 
 		Logger:         log.Named("engine"),
 	})
 	return rt, nil
+}
+
+// missingClosed names a configured plugin with failure: closed that is not
+// among the started ones, or returns "".
+func missingClosed(cfg *config.Config, started []hooks.Plugin) string {
+	running := map[string]bool{}
+	for _, p := range started {
+		running[p.Info().Name] = true
+	}
+	for _, p := range cfg.Plugins {
+		if p.Failure == config.FailureClosed && !running[p.Name] {
+			return p.Name
+		}
+	}
+	return ""
 }
 
 func (rt *runtime) close() {
@@ -120,6 +147,19 @@ func engineSettings(cfg *config.Config) engine.Settings {
 	s.ContextWindow = cfg.ContextWindow
 	s.SummarizerContextWindow = cfg.SummarizerContextWindow()
 	s.SummarizerOutputLimit = cfg.Summarizer.MaxOutputTokens
+	c := &cfg.Compaction
+	s.Explore = engine.ExploreSettings{
+		Enabled:        c.Strategy == config.StrategyExplore,
+		RetainedTokens: c.RetainedTokens,
+		Budgets: explore.Budgets{
+			OverviewTarget: c.OverviewTargetTokens, OverviewWarning: c.OverviewWarningTokens, OverviewDeadline: c.OverviewDeadlineTokens,
+			WorkerContextMax: c.WorkerContextMaxTokens, FinishWarningRemaining: c.FinishWarningRemainingTokens, FinalReserve: c.FinalReserveTokens,
+			MaxTurns:      c.WorkerMaxTurns,
+			SummaryTarget: c.SummaryTargetTokens, SummaryMax: c.SummaryMaxTokens,
+			AutoReadBudget:   c.AutoReadBudgetTokens,
+			ResultContextMax: c.ResultContextMaxTokens,
+		},
+	}
 	return s
 }
 

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pith-dev/pith/core/explore"
 	"github.com/pith-dev/pith/hooks"
 )
 
@@ -36,6 +37,14 @@ const (
 	// EventAutoCompactionDisabled: the failure guard turned automatic
 	// compaction off until the next successful manual compaction.
 	EventAutoCompactionDisabled EventKind = "auto_compaction_disabled"
+	// EventCompactionWarning: a compaction goes on past a mark people
+	// should know about (the explore strategy's overview over its warning
+	// size, the worker's budget running low). Error carries the warning:
+	// it is the event's one free-text field on the wire.
+	EventCompactionWarning EventKind = "compaction_warning"
+	// EventCompactionProgress: the explore strategy's worker finished a
+	// turn; Progress has the figures.
+	EventCompactionProgress EventKind = "compaction_progress"
 )
 
 // Event is one notification of a Session.
@@ -60,6 +69,8 @@ type Event struct {
 	// EntryID is the saved compaction entry's id (end events of saved
 	// compactions).
 	EntryID string
+	// Progress is the worker's turn of a compaction_progress event.
+	Progress *explore.Progress
 }
 
 // subscribers fans events out to callbacks, in subscription order.

@@ -30,6 +30,8 @@ type Settings struct {
 	ShortSummary bool
 	// Reasoning is passed to the summarizer requests.
 	Reasoning string
+	// Explore selects the exploring compact worker and its budgets.
+	Explore ExploreSettings
 }
 
 // DefaultSettings are SPEC §14's defaults with a 200 000-token window.
@@ -46,9 +48,13 @@ func DefaultSettings() Settings {
 }
 
 func (s Settings) compaction() compaction.Settings {
+	keep := s.KeepRecentTokens
+	if s.Explore.Enabled {
+		keep = s.Explore.RetainedTokens // its keepRecentTokens (SPEC §12)
+	}
 	return compaction.Settings{
 		ReserveTokens:       s.ReserveTokens,
-		KeepRecentTokens:    s.KeepRecentTokens,
+		KeepRecentTokens:    keep,
 		CalibrateKeepRecent: s.CalibrateKeepRecent,
 		// An automatic compaction must be able to free room even when the
 		// last tool output alone is larger than keepRecentTokens.

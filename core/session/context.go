@@ -33,7 +33,7 @@ func (t *Tree) BuildContext(leafID string) Context {
 	if leafID == "" {
 		return ctx
 	}
-	leaf := t.byID[leafID]
+	leaf := t.index()[leafID]
 	if leaf == nil {
 		leaf = t.Last()
 	}

@@ -9,4 +9,11 @@
 // modifies is written back byte for byte, and a message is decoded only when a
 // caller asks for it. This is what makes a 100 MB session open in well under a
 // second.
+//
+// Session files and clients are untrusted: a line nested deeper than
+// jsondepth.Max is malformed (skipped with a warning), never walked
+// recursively past that depth; LogWarnings is the one format for every
+// warning about a file; parentId loops are found (Tree.Cycles) and
+// reported; and ParseClientEntry is the strict parser for entries a client
+// of pith serve appends (duplicate keys, types, envelope).
 package session

@@ -15,10 +15,15 @@ import (
 // header with a string id.
 var ErrNotSession = errors.New("not a pi session file")
 
-// Warning reports a line that was skipped while reading.
+// Warning reports a line that was skipped while reading, or (with Problem
+// set) a line that was read but is wrong in a way readers work around.
+// LogWarnings is how every part of Pith shows one.
 type Warning struct {
 	Line   int // 1-based
 	Reason string
+	// Problem names what is wrong with a line that was kept, such as a
+	// parentId cycle; "" means the line was skipped.
+	Problem string
 }
 
 func (w Warning) String() string { return fmt.Sprintf("line %d: %s", w.Line, w.Reason) }
@@ -206,11 +211,10 @@ func ParseEntry(line []byte) (*Entry, error) {
 func parseEntry(l []byte, e *Entry) string { return scanEntry(l, e) }
 
 func parseHeader(l []byte) (Header, error) {
-	s := unsafeString(l)
-	if !gjson.Valid(s) {
-		return Header{}, fmt.Errorf("%w: the first line is not valid JSON", ErrNotSession)
+	if err := ValidJSON(l); err != nil {
+		return Header{}, fmt.Errorf("%w: the first line is not valid JSON (%v)", ErrNotSession, err)
 	}
-	r := gjson.Parse(s)
+	r := gjson.Parse(unsafeString(l))
 	if r.Get("type").String() != TypeSession {
 		return Header{}, fmt.Errorf("%w: the first line is not a \"session\" header", ErrNotSession)
 	}

@@ -207,3 +207,29 @@ func TestTreeAndContext(t *testing.T) {
 		t.Fatal("unknown leaf does not fall back to the last entry")
 	}
 }
+
+// A raw draft that arrives pretty-printed is still written as one line:
+// a newline inside an entry would split it into two malformed lines.
+func TestAppendCompactsMultiLineRawDraft(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	s, err := session.Create(path, "/w", session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	raw := json.RawMessage("{\n  \"customType\": \"x\",\n  \"data\": {\"a\": [1,\n 2]}\n}")
+	if _, err := s.Append(session.Draft{Type: "custom", Fields: raw}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(data, []byte("\n")); n != 2 {
+		t.Fatalf("want header + one entry line, got %d lines:\n%s", n, data)
+	}
+	f, err := session.Load(path)
+	if err != nil || len(f.Entries) != 1 || len(f.Warnings) != 0 {
+		t.Fatalf("reload: %v, %d entries, warnings %v", err, len(f.Entries), f.Warnings)
+	}
+}

@@ -171,3 +171,93 @@ func (t *Tree) CommonAncestor(a, b *Entry) *Entry {
 	}
 	return nil
 }
+
+// Roots returns the entries a walk down the tree starts from, in file
+// order: those without a parent or whose parent is missing, then one entry
+// of each parentId loop (see Cycles), so that walking Children from them
+// reaches every entry — a loop has no root of its own.
+func (t *Tree) Roots() []*Entry {
+	var roots []*Entry
+	for _, e := range t.Entries {
+		if e.ParentID == "" || !t.Has(e.ParentID) {
+			roots = append(roots, e)
+		}
+	}
+	loops, _ := t.Cycles()
+	return append(roots, loops...)
+}
+
+// Cycles finds the loops of parentId links (a file edited by hand or
+// forged: pi never writes one). For each loop it returns the entry where a
+// walk in file order first came back to itself, and the loop's length.
+// Readers survive a loop — Path cuts it — but it leaves its entries with no
+// root, so callers report it (CycleWarnings) rather than show nothing.
+//
+// The common case costs one lookup per entry: a loop needs some entry
+// whose parent does not come before it in the file, and without one there
+// is nothing to walk.
+func (t *Tree) Cycles() (at []*Entry, length []int) {
+	idx := t.index()
+	suspect := false
+	for i, e := range t.Entries {
+		if e.ParentID == "" {
+			continue
+		}
+		if p := idx[e.ParentID]; p != nil && (p.Line >= e.Line || e.Line == 0 || i == 0) {
+			suspect = true
+			break
+		}
+	}
+	if !suspect {
+		return nil, nil
+	}
+	// Walk each entry's ancestors, marking them with the walk that first
+	// reached them: reaching an entry of an earlier walk ends the walk (its
+	// ancestors are known), reaching one of this walk closes a loop.
+	walk := make(map[*Entry]int, len(t.Entries))
+	for n, start := range t.Entries {
+		if walk[start] != 0 {
+			continue
+		}
+		id := n + 1
+		for e := start; e != nil; e = idx[e.ParentID] {
+			if w := walk[e]; w != 0 {
+				if w == id {
+					at, length = append(at, e), append(length, t.loopLen(e))
+				}
+				break
+			}
+			walk[e] = id
+			if e.ParentID == "" {
+				break
+			}
+		}
+	}
+	return at, length
+}
+
+// loopLen is the number of entries on the parentId loop through e.
+func (t *Tree) loopLen(e *Entry) int {
+	idx := t.index()
+	n := 1
+	for p := idx[e.ParentID]; p != e; p = idx[p.ParentID] {
+		n++
+	}
+	return n
+}
+
+// PathCycle reports the parentId loop that cut path, a result of Path: the
+// entry on the loop where the walk came back, and the loop's length; nil
+// when the path was not cut. It costs nothing for a path that starts at a
+// root, so `pith context` checks only the loop that matters to it.
+func (t *Tree) PathCycle(path []*Entry) (at *Entry, length int) {
+	if len(path) == 0 || path[0].ParentID == "" {
+		return nil, 0
+	}
+	// Path stops below a parent only when the parent is missing (a
+	// dangling id: no loop) or already on the walk (a loop).
+	if r := t.Get(path[0].ParentID); r != nil {
+		return r, t.loopLen(r)
+	}
+	return nil, 0
+}

@@ -84,12 +84,7 @@ func Layout(tree *session.Tree) []Node {
 		depth int
 		fork  bool
 	}
-	var roots []*session.Entry
-	for _, e := range tree.Entries {
-		if e.ParentID == "" || !tree.Has(e.ParentID) {
-			roots = append(roots, e)
-		}
-	}
+	roots := tree.Roots()
 	var stack []item
 	for i := len(roots) - 1; i >= 0; i-- {
 		stack = append(stack, item{roots[i], 0, len(roots) > 1})

@@ -1289,7 +1289,8 @@ func (x *WatchEventsResponse) GetEvent() *Event {
 type Event struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// kind: compaction_start, compaction_end, hook_error, overflow_reported,
-	// auto_compaction_disabled.
+	// auto_compaction_disabled, compaction_warning (error carries the warning),
+	// compaction_progress (a turn of the explore strategy's worker).
 	Kind      string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
 	SessionId string `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	// time_unix_nano is when the engine emitted it.
