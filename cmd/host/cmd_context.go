@@ -8,6 +8,7 @@ import (
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/tokens"
+	"github.com/pith-dev/pith/internal/entryview"
 	"github.com/spf13/cobra"
 )
 
@@ -81,7 +82,7 @@ func writeContextTable(w io.Writer, ctx session.Context, est tokens.ContextEstim
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tROLE\tTOKENS\tMESSAGE")
 	for i, m := range ctx.Messages {
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\n", i+1, m.Role, tokens.Estimate(m.Raw), preview(m, 80))
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\n", i+1, m.Role, tokens.Estimate(m.Raw), entryview.Preview(m, 80))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

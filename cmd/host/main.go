@@ -64,6 +64,7 @@ summarizes abandoned branches, and runs out-of-process hook plugins.`,
 		newConfigCommand(),
 		newPluginsCommand(),
 		newServeCommand(),
+		newViewCommand(),
 	)
 	return root
 }

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/pith-dev/pith/config"
+	"github.com/pith-dev/pith/viewer"
+	"github.com/spf13/cobra"
+)
+
+func newViewCommand() *cobra.Command {
+	var listen, cfgPath string
+	cmd := &cobra.Command{
+		Use:   "view FILE",
+		Short: "Open a read-only web page of a session that follows the file live",
+		Long: `Serves a read-only page for one session file on a loopback address and prints
+its URL: the entry tree, each entry's content, the context a model would see
+at any entry drawn to the scale of the context window, and every compaction
+and branch summary. The page updates itself when the file changes.
+
+The page has no authentication, so the address must be a loopback one.
+The window, reserve and threshold come from the configuration (--config or
+$PITH_CONFIG; the defaults without one).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := config.Load(configPath(cfgPath))
+			if err != nil {
+				return err
+			}
+			ln, err := listenLoopback(listen)
+			if err != nil {
+				return err
+			}
+			h, err := viewer.New(viewer.Options{
+				Path: args[0],
+				Settings: viewer.Settings{
+					ContextWindow:  cfg.ContextWindow,
+					ReserveTokens:  cfg.Compaction.ReserveTokens,
+					AutoCompaction: cfg.Compaction.Enabled,
+				},
+				Logger: cliLogger(cmd.ErrOrStderr(), false),
+			})
+			if err != nil {
+				ln.Close()
+				return err
+			}
+			defer h.Close()
+			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+			fmt.Fprintf(cmd.OutOrStdout(), "http://%s/\n", ln.Addr())
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			errc := make(chan error, 1)
+			go func() { errc <- srv.Serve(ln) }()
+			select {
+			case err := <-errc:
+				return err
+			case <-ctx.Done():
+			}
+			h.Close() // ends the event streams, so Shutdown does not wait on them
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+				return err
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:0", "loopback address to serve the page on (port 0 picks a free one)")
+	cmd.Flags().StringVar(&cfgPath, "config", "", "configuration file (default $PITH_CONFIG, else the defaults)")
+	return cmd
+}
+
+// listenLoopback listens on addr after checking it is a loopback address:
+// the viewer has no authentication of its own.
+func listenLoopback(addr string) (net.Listener, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("--listen %q: %w", addr, err)
+	}
+	ip := net.ParseIP(host)
+	if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, fmt.Errorf("--listen %q: pith view serves without authentication, so only a loopback address (127.0.0.1, ::1, localhost) is allowed", addr)
+	}
+	return net.Listen("tcp", addr)
+}

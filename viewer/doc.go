@@ -1,0 +1,26 @@
+// Package viewer serves a read-only web page for session files: the entry
+// tree, the content of an entry, the context a model would see at any leaf
+// drawn to the scale of the context window, and every compaction and branch
+// summary. The page follows the file live: the handler watches it with
+// fsnotify and tells the page over server-sent events when it changed.
+//
+// Handler serves one session (`pith view`); Sessions serves every session
+// a Resolve function admits, each under /s/NAME/, for a daemon to mount
+// behind its own listener policy and authentication. Both answer only GET:
+// nothing in the viewer changes a session.
+//
+// Everything the page shows comes from a small JSON API under the same
+// handler (api/session, api/tree, api/entry, api/context, api/compactions,
+// api/compaction, api/events). The assets are plain HTML, CSS and
+// JavaScript embedded in the binary: no build step, no fonts or scripts
+// from elsewhere, and a Content-Security-Policy that allows nothing else.
+//
+// The tree is served a page of rows at a time and the page draws only the
+// rows in view, so a 100 000-entry session opens about as fast as the file
+// parses.
+//
+// The hook timeline of a compaction is shown when the entry records one as
+// details.hookTimeline: an array of {plugin, event, durationMs, result,
+// reason}. Nothing writes it yet; until the engine does, the page says
+// that the file records no timeline.
+package viewer

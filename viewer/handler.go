@@ -1,0 +1,313 @@
+package viewer
+
+import (
+	"embed"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/core/compaction"
+	"github.com/pith-dev/pith/core/session"
+)
+
+//go:embed assets
+var assetFS embed.FS
+
+// Settings are the compaction settings the context view draws: the model's
+// window, the reserve kept free for the answer, and whether automatic
+// compaction is on (no threshold line without it).
+type Settings struct {
+	ContextWindow  int  `json:"contextWindow"`
+	ReserveTokens  int  `json:"reserveTokens"`
+	AutoCompaction bool `json:"autoCompaction"`
+}
+
+// Options configure a Handler.
+type Options struct {
+	// Path is the session file to show. Its directory is watched.
+	Path string
+	// Load reads the session; nil reads Path with session.Load. A daemon
+	// passes a function that reads through its confined root.
+	Load func() (*session.File, error)
+	// OpenArchive opens the prune archive, where pruned outputs are kept;
+	// nil opens the archive next to Path.
+	OpenArchive func() (io.ReadCloser, error)
+	Settings    Settings
+	Logger      hclog.Logger
+	// Debounce is how long the handler waits after a change of the file
+	// before it reads it again, so a burst of appends costs one reload.
+	// Zero means 50 ms.
+	Debounce time.Duration
+	// SettingsFunc, when set, is asked for the settings on every request
+	// instead of Settings (a daemon whose configuration reloads).
+	SettingsFunc func() Settings
+	// AllowHost checks the Host header of every request; nil allows only
+	// names that are loopback by definition: IP addresses and localhost.
+	// A daemon that serves a real host name behind its own authentication
+	// passes its own check.
+	AllowHost func(host string) bool
+}
+
+// Handler serves the viewer of one session file. It is an http.Handler:
+// mount it at any prefix with http.StripPrefix. Close it to stop watching.
+type Handler struct {
+	path         string
+	load         func() (*session.File, error)
+	openArchive  func() (io.ReadCloser, error)
+	settings     Settings
+	settingsFunc func() Settings
+	allowHost    func(string) bool
+	log          hclog.Logger
+	debounce     time.Duration
+	mux          *http.ServeMux
+
+	snap     atomic.Pointer[snapshot]
+	reloadMu sync.Mutex // one reload at a time
+	version  int64      // guarded by reloadMu
+
+	watcher *fsnotify.Watcher
+	timerMu sync.Mutex
+	timer   *time.Timer
+	wait    time.Duration // the debounce after the last reload's cost
+
+	subsMu sync.Mutex
+	subs   map[chan struct{}]struct{}
+
+	done      chan struct{}
+	closeOnce sync.Once
+	wg        sync.WaitGroup
+}
+
+// New reads the session file and starts watching it.
+func New(opts Options) (*Handler, error) {
+	path, err := filepath.Abs(opts.Path)
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{
+		path:         path,
+		load:         opts.Load,
+		openArchive:  opts.OpenArchive,
+		settings:     opts.Settings,
+		settingsFunc: opts.SettingsFunc,
+		allowHost:    opts.AllowHost,
+		log:          opts.Logger,
+		debounce:     opts.Debounce,
+		subs:         map[chan struct{}]struct{}{},
+		done:         make(chan struct{}),
+	}
+	if h.log == nil {
+		h.log = hclog.NewNullLogger()
+	}
+	if h.load == nil {
+		h.load = func() (*session.File, error) { return session.Load(path) }
+	}
+	if h.openArchive == nil {
+		h.openArchive = func() (io.ReadCloser, error) { return os.Open(compaction.ArchivePath(path)) }
+	}
+	if h.debounce <= 0 {
+		h.debounce = 50 * time.Millisecond
+	}
+	if err := h.reload(); err != nil {
+		return nil, err
+	}
+	// Watch the directory, not the file: an atomic rewrite (prune, migrate)
+	// replaces the file by a rename, which a watch on the old inode misses.
+	h.watcher, err = fsnotify.NewWatcher()
+	if err != nil {
+		return nil, fmt.Errorf("viewer: watch %s: %w", path, err)
+	}
+	if err := h.watcher.Add(filepath.Dir(path)); err != nil {
+		h.watcher.Close()
+		return nil, fmt.Errorf("viewer: watch %s: %w", path, err)
+	}
+	h.wg.Add(1)
+	go h.watch()
+	h.mux = h.routes()
+	return h, nil
+}
+
+// Close stops watching the file and ends every live event stream.
+func (h *Handler) Close() error {
+	var err error
+	h.closeOnce.Do(func() {
+		close(h.done)
+		err = h.watcher.Close()
+		h.wg.Wait()
+		h.timerMu.Lock()
+		if h.timer != nil {
+			h.timer.Stop()
+		}
+		h.timerMu.Unlock()
+	})
+	return err
+}
+
+// currentSettings are the settings in force for this request.
+func (h *Handler) currentSettings() Settings {
+	if h.settingsFunc != nil {
+		return h.settingsFunc()
+	}
+	return h.settings
+}
+
+// Version counts the readings of the file; it grows by one for every
+// reload the page is told about.
+func (h *Handler) Version() int64 { return h.snap.Load().version }
+
+func (h *Handler) reload() error {
+	h.reloadMu.Lock()
+	defer h.reloadMu.Unlock()
+	f, err := h.load()
+	if err != nil {
+		return fmt.Errorf("viewer: %w", err)
+	}
+	h.version++
+	h.snap.Store(newSnapshot(f, h.version))
+	h.notify()
+	return nil
+}
+
+func (h *Handler) watch() {
+	defer h.wg.Done()
+	for {
+		select {
+		case ev, ok := <-h.watcher.Events:
+			if !ok {
+				return
+			}
+			if filepath.Clean(ev.Name) == h.path && ev.Op&(fsnotify.Write|fsnotify.Create|fsnotify.Rename) != 0 {
+				h.schedule()
+			}
+		case err, ok := <-h.watcher.Errors:
+			if !ok {
+				return
+			}
+			h.log.Warn("watching the session file", "path", h.path, "error", err)
+		}
+	}
+}
+
+// schedule reloads the file once the writes of a burst have settled.
+func (h *Handler) schedule() {
+	h.timerMu.Lock()
+	defer h.timerMu.Unlock()
+	select {
+	case <-h.done:
+		return
+	default:
+	}
+	if h.timer != nil {
+		h.timer.Reset(max(h.debounce, h.wait))
+		return
+	}
+	h.timer = time.AfterFunc(h.debounce, func() {
+		start := time.Now()
+		err := h.reload()
+		// A reload reads the whole file again (a 100 MB session costs about
+		// a second of CPU). Wait at least as long as the last one took
+		// before the next, so a busy agent cannot keep the viewer reading
+		// more than half the time.
+		h.timerMu.Lock()
+		h.wait = max(h.debounce, time.Since(start))
+		h.timerMu.Unlock()
+		if err != nil {
+			// A rename in flight or a file being replaced: keep showing
+			// the last good reading; the next event tries again.
+			h.log.Warn("reading the session file again", "path", h.path, "error", err)
+		}
+	})
+}
+
+func (h *Handler) notify() {
+	h.subsMu.Lock()
+	defer h.subsMu.Unlock()
+	for ch := range h.subs {
+		select {
+		case ch <- struct{}{}:
+		default: // a signal is already pending; the stream reads the latest version
+		}
+	}
+}
+
+func (h *Handler) subscribe() (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	h.subsMu.Lock()
+	h.subs[ch] = struct{}{}
+	h.subsMu.Unlock()
+	return ch, func() {
+		h.subsMu.Lock()
+		delete(h.subs, ch)
+		h.subsMu.Unlock()
+	}
+}
+
+func (h *Handler) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	static, err := fs.Sub(assetFS, "assets")
+	if err != nil {
+		panic(err) // the embedded tree is fixed at build time
+	}
+	mux.Handle("GET /", http.FileServerFS(static))
+	mux.HandleFunc("GET /api/session", h.apiSession)
+	mux.HandleFunc("GET /api/tree", h.apiTree)
+	mux.HandleFunc("GET /api/entry", h.apiEntry)
+	mux.HandleFunc("GET /api/context", h.apiContext)
+	mux.HandleFunc("GET /api/compactions", h.apiCompactions)
+	mux.HandleFunc("GET /api/compaction", h.apiCompaction)
+	mux.HandleFunc("GET /api/events", h.apiEvents)
+	return mux
+}
+
+// ServeHTTP serves the page, its assets and the JSON API.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !allowed(h.allowHost, r.Host) {
+		http.Error(w, hostRefusal, http.StatusMisdirectedRequest)
+		return
+	}
+	hd := w.Header()
+	hd.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "no-referrer")
+	h.mux.ServeHTTP(w, r)
+}
+
+const hostRefusal = "the viewer answers only to an IP address or localhost"
+
+// allowed applies check, or by default localHost: a page on another site
+// can point a name it controls at 127.0.0.1 (DNS rebinding), so only names
+// that are loopback by definition pass.
+func allowed(check func(string) bool, host string) bool {
+	if check != nil {
+		return check(host)
+	}
+	return localHost(host)
+}
+
+func localHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	if host == "localhost" {
+		return true
+	}
+	return net.ParseIP(host) != nil
+}
+
+// LeafID is the id of the session's current leaf, "" for an empty session.
+func (h *Handler) LeafID() string {
+	if l := h.snap.Load().leaf; l != nil {
+		return l.ID
+	}
+	return ""
+}

@@ -1,0 +1,293 @@
+package viewer
+
+import (
+	"errors"
+	"html/template"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/core/session"
+)
+
+// SessionsOptions configure a Sessions handler.
+type SessionsOptions struct {
+	// Resolve maps a session name from the URL to its file. It is the
+	// caller's confinement (a daemon resolves names under its root and
+	// refuses the rest); an error answers 404 with no detail. A name is a
+	// slash-separated path whose last segment ends in ".jsonl", as the
+	// daemon's session names are.
+	Resolve func(name string) (Source, error)
+	// Authorize, when set, is asked on every request, before anything is
+	// opened or served: may this request see the session name? (A daemon
+	// checks the caller's token prefix here.) An error answers 403 with its
+	// text, so it should name only what the caller sent.
+	Authorize func(r *http.Request, name string) error
+	// List names the sessions the index links to, for this request (a
+	// daemon lists what the caller may see); nil for no index.
+	List func(r *http.Request) ([]string, error)
+	// Settings gives the settings in force; it is asked on every request,
+	// so a configuration reload shows at once.
+	Settings func() Settings
+	Logger   hclog.Logger
+	// Idle closes the viewer of a session nobody looked at for this long
+	// (no request, no open event stream); 0 means 5 minutes.
+	Idle time.Duration
+	// MaxOpen bounds the sessions watched at once; past it the least
+	// recently used idle one is closed, or the request is refused with
+	// 503 when none is idle. 0 means 64.
+	MaxOpen int
+	// AllowHost is the Host header check, as in Options.
+	AllowHost func(host string) bool
+}
+
+// Sessions serves the viewer for many sessions: the index at / and each
+// session's page and API under /s/NAME/. Open one with NewSessions; it is
+// meant to be mounted by a daemon behind its own listener policy and
+// authentication, and is read-only like Handler.
+type Sessions struct {
+	opts SessionsOptions
+	mu   sync.Mutex
+	open map[string]*openSession
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+// Source is where a session comes from: its path (watched, and named in
+// the page) and, optionally, how to read it and its prune archive when the
+// caller must read through a confined root. See Options.
+type Source struct {
+	Path        string
+	Load        func() (*session.File, error)
+	OpenArchive func() (io.ReadCloser, error)
+}
+
+type openSession struct {
+	h       *Handler
+	used    time.Time
+	streams int
+}
+
+// ErrTooManyOpen answers a request for one session more than MaxOpen
+// when every open one is in use.
+var ErrTooManyOpen = errors.New("viewer: too many sessions open")
+
+// NewSessions returns the handler; Close it to stop every watcher.
+func NewSessions(opts SessionsOptions) *Sessions {
+	if opts.Idle <= 0 {
+		opts.Idle = 5 * time.Minute
+	}
+	if opts.MaxOpen <= 0 {
+		opts.MaxOpen = 64
+	}
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	s := &Sessions{opts: opts, open: map[string]*openSession{}, done: make(chan struct{})}
+	s.wg.Add(1)
+	go s.sweep()
+	return s
+}
+
+// Open is how many sessions are being watched now.
+func (s *Sessions) Open() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.open)
+}
+
+// Close stops every session's watcher and event streams.
+func (s *Sessions) Close() error {
+	select {
+	case <-s.done:
+		return nil
+	default:
+	}
+	close(s.done)
+	s.wg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name, o := range s.open {
+		o.h.Close()
+		delete(s.open, name)
+	}
+	return nil
+}
+
+func (s *Sessions) sweep() {
+	defer s.wg.Done()
+	t := time.NewTicker(max(s.opts.Idle/2, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case now := <-t.C:
+			s.mu.Lock()
+			for name, o := range s.open {
+				if o.streams == 0 && now.Sub(o.used) >= s.opts.Idle {
+					o.h.Close()
+					delete(s.open, name)
+				}
+			}
+			s.mu.Unlock()
+		}
+	}
+}
+
+// acquire returns the open viewer of name, opening it when needed.
+func (s *Sessions) acquire(name string) (*openSession, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if o, ok := s.open[name]; ok {
+		o.used = time.Now()
+		return o, nil
+	}
+	src, err := s.opts.Resolve(name)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.open) >= s.opts.MaxOpen && !s.evictLocked() {
+		return nil, ErrTooManyOpen
+	}
+	settings := Settings{}
+	if s.opts.Settings != nil {
+		settings = s.opts.Settings()
+	}
+	h, err := New(Options{Path: src.Path, Load: src.Load, OpenArchive: src.OpenArchive, Settings: settings, SettingsFunc: s.opts.Settings, AllowHost: s.opts.AllowHost, Logger: s.opts.Logger.With("session", name)})
+	if err != nil {
+		return nil, err
+	}
+	o := &openSession{h: h, used: time.Now()}
+	s.open[name] = o
+	return o, nil
+}
+
+// evictLocked closes the least recently used session without a stream.
+func (s *Sessions) evictLocked() bool {
+	var oldest string
+	for name, o := range s.open {
+		if o.streams == 0 && (oldest == "" || o.used.Before(s.open[oldest].used)) {
+			oldest = name
+		}
+	}
+	if oldest == "" {
+		return false
+	}
+	s.open[oldest].h.Close()
+	delete(s.open, oldest)
+	return true
+}
+
+func (s *Sessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !allowed(s.opts.AllowHost, r.Host) {
+		http.Error(w, hostRefusal, http.StatusMisdirectedRequest)
+		return
+	}
+	switch r.URL.Path {
+	case "/":
+		s.index(w, r)
+		return
+	case "/app.css":
+		http.ServeFileFS(w, r, assetFS, "assets/app.css")
+		return
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, "/s/")
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	name, sub, ok := splitName(rest)
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	if sub == "" && !strings.HasSuffix(rest, "/") {
+		// The page's links are relative: it must be served from NAME/.
+		http.Redirect(w, r, "/s/"+rest+"/", http.StatusMovedPermanently)
+		return
+	}
+	if s.opts.Authorize != nil {
+		if err := s.opts.Authorize(r, name); err != nil {
+			http.Error(w, err.Error(), http.StatusForbidden)
+			return
+		}
+	}
+	o, err := s.acquire(name)
+	if errors.Is(err, ErrTooManyOpen) {
+		http.Error(w, "too many sessions are open in the viewer; try again later", http.StatusServiceUnavailable)
+		return
+	}
+	if err != nil {
+		s.opts.Logger.Debug("viewer: session refused", "name", name, "error", err)
+		http.NotFound(w, r)
+		return
+	}
+	stream := sub == "api/events"
+	if stream {
+		s.mu.Lock()
+		o.streams++
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			o.streams--
+			o.used = time.Now()
+			s.mu.Unlock()
+		}()
+	}
+	r2 := r.Clone(r.Context())
+	r2.URL.Path = "/" + sub
+	r2.URL.RawPath = ""
+	o.h.ServeHTTP(w, r2)
+}
+
+// splitName splits "dir/name.jsonl/api/tree" after the first segment that
+// ends in ".jsonl".
+func splitName(rest string) (name, sub string, ok bool) {
+	i := 0
+	for {
+		j := strings.IndexByte(rest[i:], '/')
+		seg := rest[i:]
+		if j >= 0 {
+			seg = rest[i : i+j]
+		}
+		if strings.HasSuffix(seg, ".jsonl") {
+			if j < 0 {
+				return rest, "", true
+			}
+			return rest[:i+j], rest[i+j+1:], true
+		}
+		if j < 0 {
+			return "", "", false
+		}
+		i += j + 1
+	}
+}
+
+var indexPage = template.Must(template.New("index").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Pith sessions</title><link rel="stylesheet" href="/app.css"></head>
+<body><main class="pane index"><h1>Sessions</h1>
+{{if .}}<ul>{{range .}}<li><a href="/s/{{.}}/">{{.}}</a></li>{{end}}</ul>{{else}}<p>No sessions.</p>{{end}}
+</main></body></html>
+`))
+
+func (s *Sessions) index(w http.ResponseWriter, r *http.Request) {
+	if s.opts.List == nil {
+		http.NotFound(w, r)
+		return
+	}
+	names, err := s.opts.List(r)
+	if err != nil {
+		http.Error(w, "cannot list the sessions", http.StatusInternalServerError)
+		return
+	}
+	sort.Strings(names)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; frame-ancestors 'none'")
+	_ = indexPage.Execute(w, names)
+}

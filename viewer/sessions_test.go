@@ -1,0 +1,153 @@
+package viewer_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/viewer"
+)
+
+// rootResolver confines names to files under root and reads them through
+// an os.Root, as a daemon does: a symlink that leads out is refused.
+func rootResolver(t *testing.T, root string) func(string) (viewer.Source, error) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return func(name string) (viewer.Source, error) {
+		for _, seg := range strings.Split(name, "/") {
+			if seg == "" || strings.HasPrefix(seg, ".") {
+				return viewer.Source{}, errors.New("not a session name")
+			}
+		}
+		return viewer.Source{
+			Path: filepath.Join(root, filepath.FromSlash(name)),
+			Load: func() (*session.File, error) {
+				data, err := r.ReadFile(name)
+				if err != nil {
+					return nil, err
+				}
+				return session.Parse(data)
+			},
+		}, nil
+	}
+}
+
+func TestSessions(t *testing.T) {
+	root := t.TempDir()
+	demo, err := os.ReadFile(filepath.Join("..", "examples", "demo-session.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(root, "team"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"a.jsonl", "b.jsonl", "team/c.jsonl"} {
+		if err := os.WriteFile(filepath.Join(root, n), demo, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outside := filepath.Join(t.TempDir(), "secret.jsonl")
+	if err := os.WriteFile(outside, demo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "escape.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	window := 100000
+	s := viewer.NewSessions(viewer.SessionsOptions{
+		Resolve: rootResolver(t, root),
+		List:    func(*http.Request) ([]string, error) { return []string{"b.jsonl", "<a>.jsonl"}, nil },
+		Authorize: func(r *http.Request, name string) error {
+			if strings.HasPrefix(name, "team/") && r.Header.Get("X-Team") != "yes" {
+				return fmt.Errorf("%q is outside what this caller may see", name)
+			}
+			return nil
+		},
+		Settings: func() viewer.Settings { return viewer.Settings{ContextWindow: window, ReserveTokens: 1000} },
+		Idle:     20 * time.Millisecond,
+		MaxOpen:  2,
+	})
+	srv := httptest.NewServer(s)
+	t.Cleanup(func() { s.Close(); srv.Close() })
+
+	get := func(path string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/"); code != 200 || !strings.Contains(body, `href="/s/b.jsonl/"`) || strings.Contains(body, "<a>") {
+		t.Errorf("index: %d, names must be linked and escaped:\n%s", code, body)
+	}
+	if code, body := get("/s/a.jsonl/api/session"); code != 200 || !strings.Contains(body, `"entries":37`) || !strings.Contains(body, `"contextWindow":100000`) {
+		t.Errorf("session a: %d %s", code, body)
+	}
+	if code, body := get("/s/b.jsonl/"); code != 200 || !strings.Contains(body, "app.js") {
+		t.Errorf("page of b: %d", code)
+	}
+	// The settings are read per request: a reload shows at once.
+	window = 50000
+	if _, body := get("/s/a.jsonl/api/session"); !strings.Contains(body, `"contextWindow":50000`) {
+		t.Errorf("settings not current: %s", body)
+	}
+	for _, bad := range []string{"/s/escape.jsonl/api/session", "/s/team/api/session", "/s/a.json/api/session", "/s/../a.jsonl/api/session", "/s/.hidden.jsonl/api/session", "/s/nope.jsonl/api/session", "/s/%2e%2e%2fa.jsonl/api/session", "/elsewhere"} {
+		if code, _ := get(bad); code != http.StatusNotFound && code != http.StatusMovedPermanently {
+			t.Errorf("%s: status %d, want 404", bad, code)
+		}
+	}
+	// Authorization is asked on every request, not once per open session.
+	if code, _ := get("/s/team/c.jsonl/api/session"); code != http.StatusForbidden {
+		t.Errorf("team session without the header: %d, want 403", code)
+	}
+	// MaxOpen: a third session closes the least recently used idle one.
+	req, _ := http.NewRequest("GET", srv.URL+"/s/team/c.jsonl/api/session", nil)
+	req.Header.Set("X-Team", "yes")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("third session: %d", resp.StatusCode)
+	}
+	if code, _ := get("/s/team/c.jsonl/api/tree"); code != http.StatusForbidden {
+		t.Errorf("team session open, asked without the header: %d, want 403", code)
+	}
+	if n := s.Open(); n > 2 {
+		t.Errorf("%d sessions open, want at most 2", n)
+	}
+	// Idle sessions are closed by the sweep.
+	deadline := time.Now().Add(10 * time.Second)
+	for s.Open() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := s.Open(); n != 0 {
+		t.Errorf("%d sessions still open after they went idle", n)
+	}
+	// A foreign Host is refused here too.
+	req, _ = http.NewRequest("GET", srv.URL+"/", nil)
+	req.Host = "rebind.example"
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMisdirectedRequest {
+		t.Errorf("foreign host: %d", resp.StatusCode)
+	}
+}
