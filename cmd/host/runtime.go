@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
+	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summarize"
@@ -120,6 +121,11 @@ func engineSettings(cfg *config.Config) engine.Settings {
 	s.ContextWindow = cfg.ContextWindow
 	s.SummarizerContextWindow = cfg.SummarizerContextWindow()
 	s.SummarizerOutputLimit = cfg.Summarizer.MaxOutputTokens
+	s.Pruning = engine.Pruning{Enabled: cfg.Pruning.Enabled, PruneSettings: compaction.PruneSettings{
+		Protect:        cfg.Pruning.ProtectTokens,
+		Minimum:        cfg.Pruning.MinimumSavings,
+		ProtectedTools: cfg.Pruning.ProtectedTools,
+	}}
 	return s
 }
 

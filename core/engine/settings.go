@@ -30,6 +30,15 @@ type Settings struct {
 	ShortSummary bool
 	// Reasoning is passed to the summarizer requests.
 	Reasoning string
+	// Pruning is tool-output pruning at every turn end, before the
+	// compaction check (SPEC §8).
+	Pruning Pruning
+}
+
+// Pruning configures automatic tool-output pruning.
+type Pruning struct {
+	Enabled bool
+	compaction.PruneSettings
 }
 
 // DefaultSettings are SPEC §14's defaults with a 200 000-token window.
@@ -42,6 +51,7 @@ func DefaultSettings() Settings {
 		CalibrateKeepRecent: d.CalibrateKeepRecent,
 		AutoContinue:        true,
 		ContextWindow:       200000,
+		Pruning:             Pruning{Enabled: true, PruneSettings: compaction.DefaultPruneSettings()},
 	}
 }
 
