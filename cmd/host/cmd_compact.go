@@ -22,6 +22,7 @@ type compactFlags struct {
 	keepRecentTokens int
 	reserveTokens    int
 	noCalibrate      bool
+	shortSummary     bool
 	dryRun           bool
 	asJSON           bool
 	config           string
@@ -54,6 +55,7 @@ rejected or interrupted compaction leaves it as it was.
 	fl.IntVar(&f.keepRecentTokens, "keep-recent-tokens", 20000, "tokens of recent conversation to keep verbatim (default: the config's)")
 	fl.IntVar(&f.reserveTokens, "reserve-tokens", 16384, "tokens reserved for the summary and the next turn (default: the config's)")
 	fl.BoolVar(&f.noCalibrate, "no-calibrate", false, "do not scale keep-recent-tokens by the provider's real usage (SPEC §5.3)")
+	fl.BoolVar(&f.shortSummary, "short-summary", false, "also write the 2–3 sentence short summary (default: compaction.shortSummary)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "show the preparation; summarize and write nothing")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object")
 	fl.StringVar(&f.config, "config", "", "configuration file: settings, summarizer and plugins (default $PITH_CONFIG)")
@@ -72,6 +74,9 @@ func (f compactFlags) apply(s engine.Settings, changed func(string) bool) (engin
 	}
 	if f.noCalibrate {
 		s.CalibrateKeepRecent = false
+	}
+	if changed("short-summary") {
+		s.ShortSummary = f.shortSummary
 	}
 	if s.KeepRecentTokens <= 0 {
 		return s, errors.New("--keep-recent-tokens must be > 0")
@@ -219,7 +224,8 @@ func printCompaction(w io.Writer, res *engine.Result, asJSON bool) error {
 			IsSplitTurn        bool   `json:"isSplitTurn"`
 			FromPlugin         string `json:"fromPlugin,omitempty"`
 			Summary            string `json:"summary"`
-		}{res.Entry.ID, res.FirstKeptEntryID, res.TokensBefore, res.TokensAfter, res.MessagesSummarized, res.SplitTurn, res.Plugin, res.Summary})
+			ShortSummary       string `json:"shortSummary,omitempty"`
+		}{res.Entry.ID, res.FirstKeptEntryID, res.TokensBefore, res.TokensAfter, res.MessagesSummarized, res.SplitTurn, res.Plugin, res.Summary, res.ShortSummary})
 	}
 	fmt.Fprintf(w, "compacted: %d → %d tokens; %d messages summarized", res.TokensBefore, res.TokensAfter, res.MessagesSummarized)
 	if res.SplitTurn {
@@ -229,5 +235,8 @@ func printCompaction(w io.Writer, res *engine.Result, asJSON bool) error {
 		fmt.Fprintf(w, "; summary supplied by plugin %s", res.Plugin)
 	}
 	fmt.Fprintf(w, "; kept from entry %s; saved as entry %s\n\n%s\n", res.FirstKeptEntryID, res.Entry.ID, res.Summary)
+	if res.ShortSummary != "" {
+		fmt.Fprintf(w, "\nShort summary: %s\n", res.ShortSummary)
+	}
 	return nil
 }

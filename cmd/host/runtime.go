@@ -126,6 +126,12 @@ func engineSettings(cfg *config.Config) engine.Settings {
 		Minimum:        cfg.Pruning.MinimumSavings,
 		ProtectedTools: cfg.Pruning.ProtectedTools,
 	}}
+	s.BranchSummary = engine.BranchSummary{
+		Enabled:       cfg.BranchSummary.Enabled,
+		ContextWindow: cfg.BranchSummary.ContextWindow,
+		ReserveTokens: cfg.BranchSummary.ReserveTokens,
+	}
+	s.ShortSummary = cfg.Compaction.ShortSummary
 	return s
 }
 

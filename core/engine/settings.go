@@ -33,6 +33,18 @@ type Settings struct {
 	// Pruning is tool-output pruning at every turn end, before the
 	// compaction check (SPEC §8).
 	Pruning Pruning
+	// BranchSummary is the navigation default and budget (SPEC §11).
+	BranchSummary BranchSummary
+}
+
+// BranchSummary configures summaries of abandoned branches.
+type BranchSummary struct {
+	// Enabled summarizes on every navigation unless the caller says no.
+	Enabled bool
+	// ContextWindow − ReserveTokens is the branch budget; zero takes the
+	// branch package's defaults.
+	ContextWindow int
+	ReserveTokens int
 }
 
 // Pruning configures automatic tool-output pruning.
