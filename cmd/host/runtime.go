@@ -117,6 +117,7 @@ func engineSettings(cfg *config.Config) engine.Settings {
 	s.ReserveTokens = cfg.Compaction.ReserveTokens
 	s.KeepRecentTokens = cfg.Compaction.KeepRecentTokens
 	s.CalibrateKeepRecent = cfg.Compaction.CalibrateKeepRecent
+	s.CalibrationMethod = cfg.Compaction.CalibrationMethod
 	s.AutoContinue = cfg.Compaction.AutoContinue
 	s.ContextWindow = cfg.ContextWindow
 	s.SummarizerContextWindow = cfg.SummarizerContextWindow()

@@ -61,3 +61,44 @@ func TestNavigateBranchSummaryEnabled(t *testing.T) {
 		t.Fatal("--summarize --no-summarize accepted")
 	}
 }
+
+// TestCompactDryRunReportsCalibration: --dry-run --json says which method
+// derived keepRecentTokens and with what ratio; compaction.calibrationMethod
+// and --calibration choose the method.
+func TestCompactDryRunReportsCalibration(t *testing.T) {
+	t.Setenv("PITH_CONFIG", "")
+	type cal struct {
+		KeepRecentTokens int `json:"keepRecentTokens"`
+		Calibration      *struct {
+			Method   string  `json:"method"`
+			Ratio    float64 `json:"ratio"`
+			Measured int     `json:"measured"`
+		} `json:"calibration"`
+	}
+	run := func(args ...string) cal {
+		t.Helper()
+		out, stderr, code := runCLI(t, append([]string{"compact", "../../examples/demo-session.jsonl", "--dry-run", "--json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var c cal
+		if err := json.Unmarshal([]byte(out), &c); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	def := run()
+	if def.Calibration == nil || def.Calibration.Method != "delta" || def.Calibration.Ratio <= 1 || def.KeepRecentTokens >= 20000 {
+		t.Fatalf("default: %+v", def)
+	}
+	total := run("--config", configFile(t, map[string]any{"compaction": map[string]any{"calibrationMethod": "total"}}))
+	if total.Calibration == nil || total.Calibration.Method != "total" || total.KeepRecentTokens == def.KeepRecentTokens {
+		t.Fatalf("total: %+v (delta %+v)", total, def)
+	}
+	if flag := run("--calibration", "total"); flag.KeepRecentTokens != total.KeepRecentTokens {
+		t.Fatalf("--calibration total: %+v", flag)
+	}
+	if off := run("--no-calibrate", "--keep-recent-tokens", "8000"); off.Calibration != nil || off.KeepRecentTokens != 8000 {
+		t.Fatalf("--no-calibrate: %+v", off)
+	}
+}

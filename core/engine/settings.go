@@ -17,6 +17,9 @@ type Settings struct {
 	// CalibrateKeepRecent scales KeepRecentTokens by the provider's real
 	// token counts (SPEC §5.3).
 	CalibrateKeepRecent bool
+	// CalibrationMethod is compaction.CalibrationDelta ("" too) or
+	// compaction.CalibrationTotal.
+	CalibrationMethod string
 	// AutoContinue asks the agent to go on after a threshold compaction.
 	AutoContinue bool
 	// ContextWindow is the session model's window in tokens; 0 disables the
@@ -72,6 +75,7 @@ func (s Settings) compaction() compaction.Settings {
 		ReserveTokens:       s.ReserveTokens,
 		KeepRecentTokens:    s.KeepRecentTokens,
 		CalibrateKeepRecent: s.CalibrateKeepRecent,
+		CalibrationMethod:   s.CalibrationMethod,
 		// An automatic compaction must be able to free room even when the
 		// last tool output alone is larger than keepRecentTokens.
 		CutBeforeTrailingResults: true,
