@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -101,4 +102,61 @@ func TestCompactDryRunReportsCalibration(t *testing.T) {
 	if off := run("--no-calibrate", "--keep-recent-tokens", "8000"); off.Calibration != nil || off.KeepRecentTokens != 8000 {
 		t.Fatalf("--no-calibrate: %+v", off)
 	}
+}
+
+// TestContextLLM: `pith context --llm` prints the messages converted for a
+// model: after a compaction, and after a branch summary, the summary is a
+// user message framing it, and no synthetic role is left.
+func TestContextLLM(t *testing.T) {
+	t.Setenv("PITH_CONFIG", "")
+	path := copyFile(t, "../../examples/demo-session.jsonl")
+	check := func(role string) {
+		t.Helper()
+		out, stderr, code := runCLI(t, "context", path, "--llm")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var got struct {
+			Messages []struct {
+				Role    string `json:"role"`
+				Content json.RawMessage
+			} `json:"messages"`
+			Tokens int    `json:"tokens"`
+			LeafID string `json:"leafId"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		raw := contextOf(t, path)
+		if len(got.Messages) != len(raw.Roles) || got.Tokens <= 0 || got.LeafID == "" {
+			t.Fatalf("%d messages (raw %d), tokens %d, leaf %q", len(got.Messages), len(raw.Roles), got.Tokens, got.LeafID)
+		}
+		summaries := 0
+		for i, m := range got.Messages {
+			switch m.Role {
+			case "user", "assistant", "toolResult":
+			default:
+				t.Fatalf("message %d has role %s", i, m.Role)
+			}
+			if raw.Roles[i] == role {
+				var blocks []struct{ Type, Text string }
+				json.Unmarshal(m.Content, &blocks)
+				if m.Role != "user" || len(blocks) != 1 || !strings.Contains(blocks[0].Text, "\n\n<summary>\n") || !strings.HasSuffix(blocks[0].Text, "\n</summary>") {
+					t.Fatalf("%s not wrapped: %s", role, m.Content)
+				}
+				summaries++
+			}
+		}
+		if summaries != 1 {
+			t.Fatalf("%d %s messages", summaries, role)
+		}
+	}
+	if _, stderr, code := runCLI(t, "compact", path, "--keep-recent-tokens", "4000"); code != 0 {
+		t.Fatalf("compact: %s", stderr)
+	}
+	check("compactionSummary")
+	if _, stderr, code := runCLI(t, "navigate", path, "--to", demoBranchPoint, "--summarize"); code != 0 {
+		t.Fatalf("navigate: %s", stderr)
+	}
+	check("branchSummary")
 }

@@ -41,6 +41,11 @@ const (
 	// around it, Pruned counts the outputs. With Error set, automatic
 	// pruning failed and the session is unchanged.
 	EventPruned EventKind = "pruned"
+	// EventAgentAbort: a manual compaction is starting, and the agent's
+	// in-flight turn must stop (SPEC §9.1): Options.AbortAgent is called
+	// for an agent in the same process; an agent elsewhere (pith serve)
+	// gets this event and cancels its model request and tools.
+	EventAgentAbort EventKind = "agent_abort"
 )
 
 // Event is one notification of a Session.

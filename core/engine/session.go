@@ -521,6 +521,8 @@ func (s *Session) Compact(ctx context.Context, instructions string) (*Result, er
 	if s.opts.AbortAgent != nil {
 		s.opts.AbortAgent()
 	}
+	// An agent in another process (pith serve) learns it from the event.
+	s.emit(Event{Kind: EventAgentAbort, Reason: ReasonManual})
 	if err := s.acquire(ctx); err != nil {
 		return nil, err
 	}
