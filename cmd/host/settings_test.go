@@ -160,3 +160,48 @@ func TestContextLLM(t *testing.T) {
 	}
 	check("branchSummary")
 }
+
+// TestConfigValidateFlagsInertKeys: a key accepted but without effect is a
+// warning, and a problem with --strict.
+func TestConfigValidateFlagsInertKeys(t *testing.T) {
+	t.Setenv("PITH_CONFIG", "")
+	path := configFile(t, map[string]any{"compaction": map[string]any{"retainedTokens": 9000, "keepRecentTokens": 10000}})
+	out, stderr, code := runCLI(t, "config", "validate", "--no-env", path)
+	if code != 0 || !strings.Contains(out, path+": ok") || !strings.Contains(stderr, path+": warning: compaction.retainedTokens: has no effect") ||
+		strings.Contains(stderr, "keepRecentTokens") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, stderr)
+	}
+	if _, _, code := runCLI(t, "config", "validate", "--no-env", "--strict", path); code == 0 {
+		t.Fatal("--strict accepted an inert key")
+	}
+	clean := configFile(t, map[string]any{"compaction": map[string]any{"keepRecentTokens": 10000}})
+	if _, stderr, code := runCLI(t, "config", "validate", "--no-env", "--strict", clean); code != 0 || stderr != "" {
+		t.Fatalf("clean file: exit %d, %s", code, stderr)
+	}
+}
+
+// TestPruneReadsPruningConfig: pith prune takes pruning.* from the
+// configuration; its flags win.
+func TestPruneReadsPruningConfig(t *testing.T) {
+	t.Setenv("PITH_CONFIG", "")
+	cfg := configFile(t, map[string]any{"pruning": map[string]any{"protectTokens": 100, "minimumSavings": 10, "protectedTools": []string{}}})
+	candidates := func(args ...string) float64 {
+		t.Helper()
+		out, stderr, code := runCLI(t, append([]string{"prune", "../../examples/demo-session.jsonl", "--dry-run", "--json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var got map[string]any
+		json.Unmarshal([]byte(out), &got)
+		return got["candidates"].(float64)
+	}
+	if n := candidates(); n != 0 {
+		t.Fatalf("defaults: %v candidates", n)
+	}
+	if n := candidates("--config", cfg); n == 0 {
+		t.Fatal("pruning.* of the configuration not used")
+	}
+	if n := candidates("--config", cfg, "--minimum", "100000"); n != 0 {
+		t.Fatalf("--minimum did not win: %v candidates", n)
+	}
+}
