@@ -40,6 +40,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseLine$$' -fuzztime $(FUZZTIME) ./core/session
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./core/session
 	$(GO) test -run '^$$' -fuzz '^FuzzCutPoint$$' -fuzztime $(FUZZTIME) ./core/compaction
+	$(GO) test -run '^$$' -fuzz '^FuzzRewriteProtocol$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x ./core/compaction
 	$(GO) test -run '^$$' -fuzz '^FuzzCollectPrepare$$' -fuzztime $(FUZZTIME) ./core/branch
 
 lint:

@@ -117,7 +117,9 @@ func runCompact(ctx context.Context, stdout, stderr io.Writer, path string, f co
 		if ctx.Err() != nil {
 			return fmt.Errorf("%s: compaction interrupted; the session is unchanged", path)
 		}
-		if errors.Is(err, engine.ErrNothingToCompact) || errors.Is(err, engine.ErrCancelled) {
+		if errors.Is(err, engine.ErrNothingToCompact) || errors.Is(err, engine.ErrCancelled) ||
+			errors.Is(err, session.ErrUnchanged) || errors.Is(err, session.ErrIncomplete) {
+			// The write protocol's own words on the file's state are exact.
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		return fmt.Errorf("%s: %w; the session is unchanged", path, err)

@@ -26,6 +26,26 @@ changes a file; this command writes the result to --out, over FILE with
 			if out != "" && inPlace {
 				return errors.New("--out and --in-place cannot be used together")
 			}
+			if inPlace {
+				// A change of the session like any other: under its lock,
+				// keeping lines appended meanwhile, replacing a link's target.
+				store, err := session.Open(path, session.Options{Logger: warnLogger(cmd.ErrOrStderr())})
+				if err != nil {
+					return err
+				}
+				defer store.Close()
+				n := len(store.File().Entries)
+				changed, err := store.Migrate()
+				if err != nil {
+					return err
+				}
+				if !changed {
+					fmt.Fprintf(cmd.ErrOrStderr(), "%s: already version 3; nothing was changed\n", path)
+					return nil
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d entries from an older version written as version 3 in place\n", path, n)
+				return nil
+			}
 			f, _, err := loadSession(path, cmd.ErrOrStderr())
 			if err != nil {
 				return err
@@ -34,10 +54,7 @@ changes a file; this command writes the result to --out, over FILE with
 			if f.Migrated {
 				from = "an older version"
 			}
-			switch {
-			case inPlace:
-				out = path
-			case out == "":
+			if out == "" {
 				return f.Encode(cmd.OutOrStdout())
 			}
 			if err := session.WriteAtomic(out, f.Encode); err != nil {

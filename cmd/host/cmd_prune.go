@@ -23,9 +23,11 @@ func newPruneCommand() *cobra.Command {
 		Short: "Replace old tool outputs by a short notice, keeping the originals in a sidecar archive",
 		Long: `Prunes tool outputs past the newest --protect tokens when that saves
 at least --minimum tokens; results of protected tools (skill, read) are never
-pruned. Every original is first appended to FILE.pruned.jsonl, then the
-session is rewritten atomically, so nothing is lost: --restore puts every
-pruned output back byte for byte.`,
+pruned, nor are entries whose id is not unique. Every original is first
+appended to FILE.pruned.jsonl with its position and SHA-256, then the session
+is rewritten atomically, keeping lines other writers append meanwhile, so
+nothing is lost: --restore checks every record and puts every pruned output
+back byte for byte.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
@@ -50,33 +52,37 @@ pruned output back byte for byte.`,
 				return err
 			}
 			defer store.Close()
-			archive := compaction.ArchivePath(path)
+			archive := store.SidecarPath(compaction.ArchiveSuffix)
 			if restore {
-				f, n, err := compaction.Restore(store.File(), archive)
+				res, err := compaction.Restore(store)
 				if err != nil {
-					return fmt.Errorf("%s: %w", path, err)
+					return err
 				}
-				if n > 0 {
-					if err := store.Rewrite(f); err != nil {
-						return err
+				text := fmt.Sprintf("restored %d tool outputs from %s", res.Restored, archive)
+				if err := report(out, asJSON, map[string]any{"restored": res.Restored, "refused": len(res.Refused)}, text); err != nil {
+					return err
+				}
+				if len(res.Refused) > 0 {
+					for _, r := range res.Refused[:min(len(res.Refused), 10)] {
+						fmt.Fprintf(cmd.ErrOrStderr(), "pith: refused %s\n", r)
 					}
+					return fmt.Errorf("%s: %d archive records failed their checks and were not restored", archive, len(res.Refused))
 				}
-				return report(out, asJSON, map[string]any{"restored": n}, fmt.Sprintf("restored %d tool outputs from %s", n, archive))
+				return nil
 			}
-			plan := compaction.PlanPrune(store.Tree().Path(store.Leaf()), s)
-			summary := fmt.Sprintf("%d tool outputs to prune, saving %d tokens", len(plan.Items), plan.Saving)
-			if len(plan.Items) == 0 {
-				summary = fmt.Sprintf("nothing to prune: it would save less than %d tokens", s.Minimum)
+			if dryRun {
+				plan := compaction.PlanPrune(store.Tree().Path(store.Leaf()), s)
+				plan = compaction.DropDuplicateIDs(plan, store.File(), s.Minimum)
+				summary := fmt.Sprintf("%d tool outputs to prune, saving %d tokens", len(plan.Items), plan.Saving)
+				return report(out, asJSON, map[string]any{"pruned": 0, "candidates": len(plan.Items), "saving": plan.Saving, "dryRun": true}, summary)
 			}
-			if dryRun || len(plan.Items) == 0 {
-				return report(out, asJSON, map[string]any{"pruned": 0, "candidates": len(plan.Items), "saving": plan.Saving, "dryRun": dryRun}, summary)
-			}
-			f, err := compaction.ApplyPrune(store.File(), plan, archive, time.Now())
+			plan, err := compaction.Prune(store, s, time.Now())
 			if err != nil {
-				return fmt.Errorf("%s: %w", path, err)
-			}
-			if err := store.Rewrite(f); err != nil {
 				return err
+			}
+			if len(plan.Items) == 0 {
+				return report(out, asJSON, map[string]any{"pruned": 0, "candidates": 0, "saving": 0, "dryRun": false},
+					fmt.Sprintf("nothing to prune: it would save less than %d tokens", s.Minimum))
 			}
 			return report(out, asJSON, map[string]any{"pruned": len(plan.Items), "saving": plan.Saving, "archive": archive},
 				fmt.Sprintf("pruned %d tool outputs, saving %d tokens; originals in %s", len(plan.Items), plan.Saving, archive))

@@ -69,6 +69,11 @@ func newRuntime(ctx context.Context, path, cfgPath string, p providerFlags, log 
 		rt.close()
 		return nil, fmt.Errorf("%s: %w; run `pith migrate --in-place %s` first", path, session.ErrOldVersion, path)
 	}
+	if rt.store.ReadOnly() {
+		// compact and navigate write; say so before any summary is paid for.
+		rt.close()
+		return nil, fmt.Errorf("%s: %w; %w", path, session.ErrReadOnly, session.ErrUnchanged)
+	}
 	host := &engine.HostAPI{Lookup: engine.SingleSession(rt.store), Summarizer: rt.summarizer, Logger: log.Named("plugin")}
 	var plugins []hooks.Plugin
 	if len(cfg.Plugins) > 0 {

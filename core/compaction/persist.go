@@ -2,6 +2,7 @@ package compaction
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/pith-dev/pith/core/session"
@@ -42,24 +43,67 @@ func CompactionDraft(res *Result, fromHook bool, preserveData json.RawMessage) s
 	}
 }
 
-// Persist appends the compaction for res as a child of the leaf prep was
-// made for, and returns the new entry and the context rebuilt from it
-// (SPEC §10). It refuses when the session's leaf moved on while the summary
-// was generated: the summary would describe another branch.
+// ErrDiscarded is a compaction that was not saved because the session
+// changed under it while the summary was made; the file is unchanged.
+var ErrDiscarded = errors.New("compaction discarded")
+
+// Persist appends the compaction for res and returns the new entry and the
+// context rebuilt from it (SPEC §10). Where it goes is decided under the
+// file's lock, against the session as it is at that moment: entries
+// appended below the prepared leaf since (by this process or another) stay
+// in the context — the compaction becomes a child of the newest of them,
+// and its firstKeptEntryId is still on the path. If the session moved to
+// another branch, or a compaction was appended since the preparation, the
+// result describes a history that is no longer the session's, and it is
+// discarded with ErrDiscarded: two concurrent compactions never both land.
 func Persist(store *session.Store, prep *Preparation, res *Result, fromHook bool, preserveData json.RawMessage) (*session.Entry, session.Context, error) {
-	leaf := store.Leaf()
-	if leaf == nil || leaf.ID != prep.LeafID {
-		return nil, session.Context{}, fmt.Errorf("compaction: the session moved on from entry %s while the summary was made; compact again", prep.LeafID)
-	}
 	if res.FirstKeptEntryID == "" || !store.Tree().Has(res.FirstKeptEntryID) {
 		return nil, session.Context{}, fmt.Errorf("compaction: first kept entry %q is not in the session", res.FirstKeptEntryID)
 	}
-	entries, err := store.Append(CompactionDraft(res, fromHook, preserveData))
+	leaf := store.Leaf()
+	parent := func(t *session.Tree, last *session.Entry) (string, error) {
+		if leaf == nil || !descends(t, leaf, prep.LeafID) {
+			return "", fmt.Errorf("%w: this session moved to another entry than %s while the summary was made; compact again", ErrDiscarded, prep.LeafID)
+		}
+		if prep.FileEntries > 0 && prep.FileEntries <= len(t.Entries) {
+			for _, e := range t.Entries[prep.FileEntries:] {
+				if e.Type == session.TypeCompaction {
+					return "", fmt.Errorf("%w: another compaction (entry %s) was saved while the summary was made", ErrDiscarded, e.ID)
+				}
+			}
+			if len(t.Entries) == prep.FileEntries {
+				return leaf.ID, nil
+			}
+		}
+		if last != nil && descends(t, last, leaf.ID) {
+			return last.ID, nil // entries appended below the leaf stay in the context
+		}
+		if prep.FileEntries > 0 {
+			return "", fmt.Errorf("%w: entries were appended on another branch (the newest is %s) while the summary was made; compact again", ErrDiscarded, last.ID)
+		}
+		return leaf.ID, nil
+	}
+	entries, err := store.AppendWith(parent, CompactionDraft(res, fromHook, preserveData))
 	if err != nil {
 		return nil, session.Context{}, fmt.Errorf("compaction: %w", err)
 	}
 	e := entries[0]
 	return e, store.Tree().BuildContext(e.ID), nil
+}
+
+// descends reports whether e is ancestorID or below it, with no compaction
+// between them.
+func descends(t *session.Tree, e *session.Entry, ancestorID string) bool {
+	for n := 0; e != nil && n <= len(t.Entries); n++ {
+		if e.ID == ancestorID {
+			return true
+		}
+		if e.Type == session.TypeCompaction {
+			return false
+		}
+		e = t.Get(e.ParentID)
+	}
+	return false
 }
 
 // ValidateSupplied checks a compaction a plugin supplied in

@@ -55,7 +55,7 @@ func TestPersist(t *testing.T) {
 		t.Fatal("prepared a compaction right after one")
 	}
 	// The leaf moved on since prep was made: refuse.
-	if _, _, err := Persist(store, prep, res, true, nil); err == nil || !strings.Contains(err.Error(), "moved on") {
+	if _, _, err := Persist(store, prep, res, true, nil); !errors.Is(err, ErrDiscarded) {
 		t.Fatalf("err = %v", err)
 	}
 }

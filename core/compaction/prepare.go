@@ -75,6 +75,11 @@ type Preparation struct {
 	// Calibration is how KeepRecentTokens was derived (zero when
 	// calibration is off).
 	Calibration Calibration
+	// FileEntries is how many entries the session file had when this
+	// preparation was made (set by the caller; 0 means unknown). Persist
+	// looks at the entries appended after them to decide where the
+	// compaction goes.
+	FileEntries int
 }
 
 // IsSplitTurn reports whether the cut falls inside a turn.

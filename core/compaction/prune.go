@@ -1,13 +1,8 @@
 package compaction
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
@@ -110,31 +105,71 @@ func contextStart(path []*session.Entry) int {
 	return 0
 }
 
+// ArchiveSuffix names the sidecar archive of a session file's pruned
+// originals: FILE + ArchiveSuffix, next to the session (a link's target).
+const ArchiveSuffix = ".pruned.jsonl"
+
 // ArchivePath is the sidecar archive of a session file's pruned outputs.
-func ArchivePath(sessionPath string) string { return sessionPath + ".pruned.jsonl" }
+func ArchivePath(sessionPath string) string { return sessionPath + ArchiveSuffix }
+
+// DropDuplicateIDs removes from plan the entries whose id is not unique in
+// file: which of them a record belongs to could not be told by id, and pi
+// resolves the id to only one of them. If what is left saves less than
+// minimum, the plan is empty.
+func DropDuplicateIDs(plan PrunePlan, file *session.File, minimum int) PrunePlan {
+	dup := duplicateIDs(file)
+	if len(dup) == 0 {
+		return plan
+	}
+	var out PrunePlan
+	for _, it := range plan.Items {
+		if !dup[it.EntryID] {
+			out.Items = append(out.Items, it)
+			out.Saving += it.Saving
+		}
+	}
+	if out.Saving < minimum || len(out.Items) == 0 {
+		return PrunePlan{}
+	}
+	return out
+}
+
+func duplicateIDs(file *session.File) map[string]bool {
+	seen := make(map[string]bool, len(file.Entries))
+	var dup map[string]bool
+	for _, e := range file.Entries {
+		if seen[e.ID] {
+			if dup == nil {
+				dup = map[string]bool{}
+			}
+			dup[e.ID] = true
+		}
+		seen[e.ID] = true
+	}
+	return dup
+}
 
 // ApplyPrune returns a copy of file in which the plan's tool results carry
 // the notice instead of their content and a prunedAt stamp (milliseconds),
-// every other byte of their lines unchanged. Before returning, it appends
-// each original line to the archive at archivePath as
-// {"id":…,"prunedAt":…,"entry":<the original line>} and fsyncs it, so
-// nothing is lost even if the caller crashes before or after rewriting the
-// session. The caller writes the returned File (session.Store.Rewrite).
-func ApplyPrune(file *session.File, plan PrunePlan, archivePath string, now time.Time) (*session.File, error) {
+// every other byte of their lines unchanged, and the archive records that
+// keep the originals (see ArchiveRecord). Entries whose id is not unique
+// in the file are never pruned.
+func ApplyPrune(file *session.File, plan PrunePlan, now time.Time) (*session.File, []byte, error) {
 	if len(plan.Items) == 0 {
-		return file, nil
+		return file, nil, nil
 	}
 	want := make(map[string]PrunedItem, len(plan.Items))
 	for _, it := range plan.Items {
 		want[it.EntryID] = it
 	}
+	dup := duplicateIDs(file)
 	stamp := now.UnixMilli()
 	out := *file
 	out.Entries = slices.Clone(file.Entries)
 	var archive bytes.Buffer
 	for i, e := range out.Entries {
 		it, ok := want[e.ID]
-		if !ok || e.Type != session.TypeMessage {
+		if !ok || e.Type != session.TypeMessage || dup[e.ID] {
 			continue
 		}
 		delete(want, e.ID)
@@ -150,106 +185,91 @@ func ApplyPrune(file *session.File, plan PrunePlan, archivePath string, now time
 			line, err = sjson.SetBytes(line, "message.prunedAt", stamp)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("prune entry %s (line %d): %w", e.ID, e.Line, err)
+			return nil, nil, fmt.Errorf("prune entry %s (line %d): %w", e.ID, e.Line, err)
 		}
 		ne, err := session.ParseEntry(line)
 		if err != nil {
-			return nil, fmt.Errorf("prune entry %s (line %d): %w", e.ID, e.Line, err)
+			return nil, nil, fmt.Errorf("prune entry %s (line %d): %w", e.ID, e.Line, err)
 		}
 		ne.Line = e.Line
 		out.Entries[i] = ne
-		archive.WriteString(`{"id":` + strconv.Quote(e.ID) + `,"prunedAt":` + strconv.FormatInt(stamp, 10) + `,"entry":`)
-		archive.Write(e.Raw)
-		archive.WriteString("}\n")
+		archive.Write(ArchiveRecord{Pos: i, ID: e.ID, Field: "message.content", PrunedAt: stamp, Original: e.Raw}.Marshal())
 	}
-	if len(want) > 0 {
-		for id := range want {
-			return nil, fmt.Errorf("prune: no tool result with id %q in the session", id)
+	for id := range want {
+		if dup[id] {
+			continue
 		}
+		return nil, nil, fmt.Errorf("prune: no tool result with id %q in the session", id)
 	}
-	if err := appendSync(archivePath, archive.Bytes()); err != nil {
-		return nil, fmt.Errorf("prune archive %s: %w", archivePath, err)
-	}
-	return &out, nil
+	return &out, archive.Bytes(), nil
 }
 
-// appendSync appends data in one write and fsyncs the file (and the
-// directory when the file is new).
-func appendSync(path string, data []byte) error {
-	_, statErr := os.Stat(path)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if errors.Is(statErr, fs.ErrNotExist) {
-		if d, err := os.Open(filepath.Dir(path)); err == nil {
-			d.Sync()
-			d.Close()
+// Prune plans and applies pruning in one change of the session under its
+// lock: the archive's torn tail (a crash mid-append) is cut off, the
+// originals not archived yet are appended all or nothing, then the
+// session is rewritten; if the rewrite fails, the archive is cut back. It
+// returns the plan it applied (empty: nothing was worth pruning).
+func Prune(store *session.Store, s PruneSettings, now time.Time) (PrunePlan, error) {
+	var applied PrunePlan
+	err := store.Update(func(tx *session.Tx) (*session.File, error) {
+		plan := PlanPrune(tx.Tree().Path(tx.Leaf()), s)
+		plan = DropDuplicateIDs(plan, tx.File(), s.Minimum)
+		if len(plan.Items) == 0 {
+			return nil, nil
 		}
-	}
-	return nil
-}
-
-// Restore returns a copy of file with every entry found in the archive at
-// archivePath put back to its original line, byte for byte, and how many
-// entries it restored. A missing archive restores nothing. Torn or
-// malformed archive lines (a crash mid-append) are skipped.
-func Restore(file *session.File, archivePath string) (*session.File, int, error) {
-	data, err := os.ReadFile(archivePath)
-	if errors.Is(err, fs.ErrNotExist) {
-		return file, 0, nil
-	}
-	if err != nil {
-		return nil, 0, fmt.Errorf("restore from %s: %w", archivePath, err)
-	}
-	originals := map[string][]byte{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, len(data)+1)
-	for sc.Scan() {
-		l := sc.Bytes()
-		if !gjson.ValidBytes(l) {
-			continue
-		}
-		r := gjson.ParseBytes(l)
-		id, entry := r.Get("id").String(), r.Get("entry")
-		if id == "" || !entry.IsObject() || entry.Get("id").String() != id {
-			continue
-		}
-		// The first archived line of an id is the true original; a later
-		// one can only repeat it (pruned again after a restore).
-		if _, ok := originals[id]; !ok {
-			originals[id] = []byte(entry.Raw)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, 0, fmt.Errorf("restore from %s: %w", archivePath, err)
-	}
-	out := *file
-	out.Entries = slices.Clone(file.Entries)
-	n := 0
-	for i, e := range out.Entries {
-		orig, ok := originals[e.ID]
-		if !ok || bytes.Equal(orig, e.Raw) {
-			continue
-		}
-		ne, err := session.ParseEntry(orig)
+		out, records, err := ApplyPrune(tx.File(), plan, now)
 		if err != nil {
-			return nil, 0, fmt.Errorf("restore entry %s from %s: %w", e.ID, archivePath, err)
+			return nil, err
 		}
-		ne.Line = e.Line
-		out.Entries[i] = ne
-		n++
+		arch, err := tx.ReadSidecar(ArchiveSuffix)
+		if err != nil {
+			return nil, err
+		}
+		if cut := completeRecords(arch); cut < len(arch) {
+			if err := tx.TruncateSidecar(ArchiveSuffix, int64(cut)); err != nil {
+				return nil, err
+			}
+			arch = arch[:cut]
+		}
+		if fresh := newRecords(arch, records); len(fresh) > 0 {
+			if err := tx.AppendSidecar(ArchiveSuffix, fresh); err != nil {
+				return nil, fmt.Errorf("prune: %w", err)
+			}
+		}
+		applied = plan
+		return out, nil
+	})
+	if err != nil {
+		return PrunePlan{}, err
 	}
-	return &out, n, nil
+	return applied, nil
+}
+
+// completeRecords is the length of the archive up to its last newline: a
+// record after it was torn by a crash or a full disk mid-append, before
+// the session was rewritten, so dropping it loses nothing.
+func completeRecords(arch []byte) int { return bytes.LastIndexByte(arch, '\n') + 1 }
+
+// newRecords drops the records whose original (position and hash) the
+// archive holds already: a prune whose rewrite failed, or one after a
+// restore, does not archive the same original again.
+func newRecords(arch, records []byte) []byte {
+	have := map[string]bool{}
+	for _, l := range bytes.Split(arch, []byte("\n")) {
+		if r, err := ParseArchiveRecord(l); err == nil {
+			have[r.key()] = true
+		}
+	}
+	var out []byte
+	for _, l := range bytes.SplitAfter(records, []byte("\n")) {
+		if len(l) == 0 {
+			continue
+		}
+		r, err := ParseArchiveRecord(bytes.TrimSuffix(l, []byte("\n")))
+		if err == nil && have[r.key()] {
+			continue
+		}
+		out = append(out, l...)
+	}
+	return out
 }

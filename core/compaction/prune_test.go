@@ -117,17 +117,13 @@ func TestPruneAndRestore(t *testing.T) {
 	}
 	archive := ArchivePath(sessPath)
 	now := time.UnixMilli(1767225600000)
-	pruned, err := ApplyPrune(store.File(), plan, archive, now)
-	if err != nil {
-		t.Fatal(err)
+	applied, err := Prune(store, PruneSettings{Protect: 1000, Minimum: 100}, now)
+	if err != nil || len(applied.Items) != 2 {
+		t.Fatalf("pruned %+v: %v", applied, err)
 	}
-	// The archive is on disk before the session is rewritten.
 	arch, err := os.ReadFile(archive)
 	if err != nil || bytes.Count(arch, []byte("\n")) != 2 {
 		t.Fatalf("archive: %v %q", err, arch)
-	}
-	if err := store.Rewrite(pruned); err != nil {
-		t.Fatal(err)
 	}
 	after, err := os.ReadFile(sessPath)
 	if err != nil {
@@ -166,12 +162,9 @@ func TestPruneAndRestore(t *testing.T) {
 		t.Fatalf("second plan %+v", p)
 	}
 
-	restored, n, err := Restore(store.File(), archive)
-	if err != nil || n != 2 {
-		t.Fatalf("restored %d: %v", n, err)
-	}
-	if err := store.Rewrite(restored); err != nil {
-		t.Fatal(err)
+	res, err := Restore(store)
+	if err != nil || res.Restored != 2 || len(res.Refused) != 0 {
+		t.Fatalf("restored %+v: %v", res, err)
 	}
 	final, err := os.ReadFile(sessPath)
 	if err != nil {
@@ -186,8 +179,8 @@ func TestRestoreWithoutArchive(t *testing.T) {
 	b := &builder{}
 	b.user(1)
 	f := b.file(t)
-	got, n, err := Restore(f, filepath.Join(t.TempDir(), "none.pruned.jsonl"))
-	if err != nil || n != 0 || got != f {
-		t.Fatalf("%v %d %v", got, n, err)
+	got, res, err := RestoreFile(f, nil)
+	if err != nil || res.Restored != 0 || got != f {
+		t.Fatalf("%v %+v %v", got, res, err)
 	}
 }

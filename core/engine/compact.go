@@ -131,6 +131,8 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 	if err != nil {
 		return nil, err
 	}
+	// Persist decides at commit time from what was appended after these.
+	prep.FileEntries = len(s.store.Tree().Entries)
 
 	var (
 		supplied *hooks.Compaction

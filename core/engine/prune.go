@@ -57,24 +57,18 @@ func (s *Session) autoPrune(st Settings) *PruneResult {
 	return res
 }
 
-// prune plans and applies one pruning. The caller holds the operation lock.
+// prune plans and applies one pruning through compaction.Prune, the one
+// prune change of a session (`pith prune` uses it too), then rebuilds the
+// live context. The caller holds the operation lock.
 func (s *Session) prune(ps compaction.PruneSettings) (*PruneResult, error) {
-	leaf := s.store.Leaf()
-	if leaf == nil {
-		return nil, nil
+	plan, err := compaction.Prune(s.store, ps, s.opts.Clock())
+	if err != nil {
+		return nil, err
 	}
-	plan := compaction.PlanPrune(s.store.Tree().Path(leaf), ps)
 	if len(plan.Items) == 0 {
 		return nil, nil
 	}
 	archive := compaction.ArchivePath(s.store.Path())
-	f, err := compaction.ApplyPrune(s.store.File(), plan, archive, s.opts.Clock())
-	if err != nil {
-		return nil, err
-	}
-	if err := s.store.Rewrite(f); err != nil {
-		return nil, err
-	}
 
 	saving := make(map[string]int, len(plan.Items))
 	for _, it := range plan.Items {

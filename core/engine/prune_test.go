@@ -109,12 +109,9 @@ func TestAfterTurnPrunesBeforeTheThreshold(t *testing.T) {
 	}
 
 	// Nothing is lost: restoring gives the original bytes (plus the turn).
-	f, n, err := compaction.Restore(store.File(), compaction.ArchivePath(path))
-	if err != nil || n != 12 {
-		t.Fatalf("restore: %d, %v", n, err)
-	}
-	if err := store.Rewrite(f); err != nil {
-		t.Fatal(err)
+	res, err := compaction.Restore(store)
+	if err != nil || res.Restored != 12 {
+		t.Fatalf("restore: %+v, %v", res, err)
 	}
 	if got := readFile(t, path); !bytes.HasPrefix(got, original) {
 		t.Fatal("restored file does not start with the original bytes")

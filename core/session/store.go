@@ -12,26 +12,34 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 )
 
 // Store is an open session file: the parsed entries, the current leaf, and
-// appends that are safe against other processes writing the same file.
+// writes that are safe against other processes writing the same file.
 //
-// Every append takes an exclusive flock on the file, first reads whatever
-// other writers appended since this Store last looked (so ids stay unique
-// and no line is missed), then writes all new lines with one write call and
-// fsyncs. A Store is safe for concurrent use.
+// Every write takes an exclusive lock on the file, makes sure the path
+// still names the file it locked (reopening it when a rewrite replaced it),
+// and follows the write protocol of write.go: appends are all-or-nothing,
+// rewrites carry over whatever other writers — pi's unlocked appends too —
+// added meanwhile. All file operations go through an FS rooted at the
+// session's directory. A Store is safe for concurrent use.
 type Store struct {
 	mu   sync.Mutex
-	path string
-	fd   *os.File
-	file *File
-	tree *Tree
-	leaf *Entry
+	fsys FS
+	root *os.Root // owned by the Store (Open, Create); nil for OpenIn
+	name string   // the file's name in fsys
+	path string   // the name to show the user
+	fd   Handle
+	// readOnly is set when the file cannot or must not be written: opened
+	// read-only, or without an owner write bit (root can write those).
+	readOnly   bool
+	singleLink bool
+	file       *File
+	tree       *Tree
+	leaf       *Entry
 	// size is how many bytes of the file this Store has read; a torn last
 	// line is not counted, so it is read again once completed.
 	size int64
@@ -51,6 +59,13 @@ type Options struct {
 	// files (the bundled demo session, tests). Default: the real ones.
 	Now    func() time.Time
 	Random io.Reader
+	// SingleLink refuses every write to a file with more than one hard
+	// link (pith serve: a link could name a file outside its root).
+	// Rewrites refuse such files always.
+	SingleLink bool
+	// WrapFS, when set, wraps the FS the Store works through; tests use it
+	// to inject faults into every file operation (internal/faultfs).
+	WrapFS func(FS) FS
 }
 
 func (o Options) clock() func() time.Time {
@@ -74,19 +89,50 @@ func (o Options) logger() hclog.Logger {
 	return o.Logger
 }
 
-// Open opens an existing session file for reading and appending.
-func Open(path string, opts Options) (*Store, error) {
-	fd, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
-	if err != nil {
-		if errors.Is(err, fs.ErrPermission) {
-			// A read-only file can still be read; appends will fail clearly.
-			fd, err = os.Open(path)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, unwrapPathError(err))
-		}
+func (o Options) fs(root *os.Root) FS {
+	var fsys FS = NewRootFS(root)
+	if o.WrapFS != nil {
+		fsys = o.WrapFS(fsys)
 	}
-	s := &Store{path: path, fd: fd, log: opts.logger(), now: opts.clock(), rand: opts.random()}
+	return fsys
+}
+
+// Open opens an existing session file for reading and appending. A
+// symlink is resolved first: the Store works on the target, in the
+// target's directory, so rewrites replace the target and keep the link.
+func Open(path string, opts Options) (*Store, error) {
+	root, name, err := openRoot(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	s, err := open(opts.fs(root), name, path, opts)
+	if err != nil {
+		root.Close()
+		return nil, err
+	}
+	s.root = root
+	return s, nil
+}
+
+// OpenIn opens the session file name inside root; every operation stays
+// inside root. name must be a regular file, not a symlink. The caller
+// keeps root open while the Store is in use.
+func OpenIn(root *os.Root, name string, opts Options) (*Store, error) {
+	return open(opts.fs(root), name, name, opts)
+}
+
+func open(fsys FS, name, display string, opts Options) (*Store, error) {
+	s := &Store{fsys: fsys, name: name, path: display, log: opts.logger(), now: opts.clock(), rand: opts.random(), singleLink: opts.SingleLink}
+	fd, err := openRegular(fsys, name, os.O_RDWR|os.O_APPEND)
+	if errors.Is(err, fs.ErrPermission) {
+		// A read-only file can still be read; writes fail clearly.
+		fd, err = openRegular(fsys, name, os.O_RDONLY)
+		s.readOnly = true
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", display, err)
+	}
+	s.fd = fd
 	if err := s.load(); err != nil {
 		fd.Close()
 		return nil, err
@@ -97,9 +143,28 @@ func Open(path string, opts Options) (*Store, error) {
 // Create makes a new session file with a fresh header and opens it. It fails
 // if the file exists.
 func Create(path, cwd string, opts Options) (*Store, error) {
-	fd, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644)
+	root, err := os.OpenRoot(filepath.Dir(path))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, unwrapPathError(err))
+	}
+	s, err := create(opts.fs(root), filepath.Base(path), path, cwd, opts)
+	if err != nil {
+		root.Close()
+		return nil, err
+	}
+	s.root = root
+	return s, nil
+}
+
+// CreateIn makes a new session file name inside root, as Create does.
+func CreateIn(root *os.Root, name, cwd string, opts Options) (*Store, error) {
+	return create(opts.fs(root), name, name, cwd, opts)
+}
+
+func create(fsys FS, name, display, cwd string, opts Options) (*Store, error) {
+	fd, err := fsys.OpenFile(name, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", display, unwrapPathError(err))
 	}
 	header, _ := json.Marshal(struct {
 		Type      string `json:"type"`
@@ -108,12 +173,18 @@ func Create(path, cwd string, opts Options) (*Store, error) {
 		Timestamp string `json:"timestamp"`
 		Cwd       string `json:"cwd"`
 	}{TypeSession, CurrentVersion, newUUID(opts.random()), isoTime(opts.clock()()), cwd})
-	if err := writeAllSync(fd, append(header, '\n')); err != nil {
-		fd.Close()
-		os.Remove(path)
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if _, err = fd.Write(append(header, '\n')); err == nil {
+		err = fd.Sync()
 	}
-	s := &Store{path: path, fd: fd, log: opts.logger(), now: opts.clock(), rand: opts.random()}
+	if err == nil {
+		err = fsys.SyncDir()
+	}
+	if err != nil {
+		fd.Close()
+		fsys.Remove(name)
+		return nil, fmt.Errorf("%s: create: %w", display, err)
+	}
+	s := &Store{fsys: fsys, name: name, path: display, fd: fd, log: opts.logger(), now: opts.clock(), rand: opts.random(), singleLink: opts.SingleLink}
 	if err := s.load(); err != nil {
 		fd.Close()
 		return nil, err
@@ -133,11 +204,26 @@ func OpenOrCreate(path, cwd string, opts Options) (*Store, error) {
 	return s, err
 }
 
-// Load reads and parses a session file without keeping it open.
+// Load reads and parses a session file without keeping it open. Only a
+// regular file is read (a symlink is followed to one).
 func Load(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	root, name, err := openRoot(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, unwrapPathError(err))
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	defer root.Close()
+	h, err := openRegular(NewRootFS(root), name, os.O_RDONLY)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	defer h.Close()
+	st, err := h.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	data, err := readAll(h, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("%s: read: %w", path, err)
 	}
 	f, err := Parse(data)
 	if err != nil {
@@ -146,17 +232,27 @@ func Load(path string) (*File, error) {
 	return f, nil
 }
 
+// load reads the whole file under a shared lock.
 func (s *Store) load() error {
-	if err := flock(s.fd, syscall.LOCK_SH); err != nil {
+	if err := s.fd.Lock(false); err != nil {
 		return fmt.Errorf("%s: lock: %w", s.path, err)
 	}
-	defer flock(s.fd, syscall.LOCK_UN)
+	defer s.fd.Unlock()
+	return s.loadLocked()
+}
+
+// loadLocked reads the whole file; the caller holds a lock on it. The
+// leaf stays where it was when that entry is still there.
+func (s *Store) loadLocked() error {
 	st, err := s.fd.Stat()
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.path, err)
 	}
-	data := make([]byte, st.Size())
-	if _, err := io.ReadFull(io.NewSectionReader(s.fd, 0, st.Size()), data); err != nil {
+	if st.Mode().Perm()&0o200 == 0 {
+		s.readOnly = true
+	}
+	data, err := readAll(s.fd, st.Size())
+	if err != nil {
 		return fmt.Errorf("%s: read: %w", s.path, err)
 	}
 	f, err := Parse(data)
@@ -166,9 +262,16 @@ func (s *Store) load() error {
 	for _, w := range f.Warnings {
 		s.log.Warn("skipped a line of the session file", "file", s.path, "line", w.Line, "reason", w.Reason)
 	}
+	leafID := ""
+	if s.leaf != nil {
+		leafID = s.leaf.ID
+	}
 	s.file = f
 	s.tree = NewTree(f.Entries)
 	s.leaf = s.tree.Last()
+	if e := s.tree.Get(leafID); leafID != "" && e != nil {
+		s.leaf = e
+	}
 	s.size = int64(len(data))
 	if f.TornTail {
 		s.size = int64(bytes.LastIndexByte(data, '\n') + 1)
@@ -176,7 +279,7 @@ func (s *Store) load() error {
 	return nil
 }
 
-// Close releases the file.
+// Close releases the file (and the directory root Open made).
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -185,11 +288,30 @@ func (s *Store) Close() error {
 	}
 	err := s.fd.Close()
 	s.fd = nil
+	if s.root != nil {
+		s.root.Close()
+	}
 	return err
 }
 
-// Path is the session file's path.
+// Path is the session file's path as given to Open.
 func (s *Store) Path() string { return s.path }
+
+// SidecarPath is the path, for messages, of the sidecar file with the
+// given suffix (it lives next to the session file, a link's target).
+func (s *Store) SidecarPath(suffix string) string {
+	if s.root != nil {
+		return filepath.Join(s.root.Name(), s.name+suffix)
+	}
+	return s.name + suffix
+}
+
+// ReadOnly reports whether writes will be refused with ErrReadOnly.
+func (s *Store) ReadOnly() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.readOnly
+}
 
 // File returns the parsed file. Callers must not modify it.
 func (s *Store) File() *File {
@@ -237,114 +359,6 @@ type Draft struct {
 	// makes a root.
 	Parent *string
 	Fields any
-}
-
-// Append writes drafts as new entries, each a child of the previous one (the
-// first a child of Draft.Parent or the current leaf), and moves the leaf to
-// the last. All lines go out in one write, then fsync, under the lock.
-func (s *Store) Append(drafts ...Draft) ([]*Entry, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fd == nil {
-		return nil, fmt.Errorf("%s: the session is closed", s.path)
-	}
-	if len(drafts) == 0 {
-		return nil, nil
-	}
-	if s.file.Migrated {
-		// The ids of a v1 file exist only in memory; an entry pointing at
-		// them would dangle for pi, and Pith never rewrites a file unasked.
-		return nil, fmt.Errorf("%s: %w; run `pith migrate --in-place %s` first", s.path, ErrOldVersion, s.path)
-	}
-	if err := flock(s.fd, syscall.LOCK_EX); err != nil {
-		return nil, fmt.Errorf("%s: lock: %w", s.path, err)
-	}
-	defer flock(s.fd, syscall.LOCK_UN)
-	if err := s.catchUp(); err != nil {
-		return nil, err
-	}
-	parent := ""
-	if s.leaf != nil {
-		parent = s.leaf.ID
-	}
-	var buf bytes.Buffer
-	if s.file.TornTail {
-		// Never glue a new line onto a line a crash left unfinished.
-		buf.WriteByte('\n')
-	}
-	pending := make(map[string]bool, len(drafts))
-	entries := make([]*Entry, 0, len(drafts))
-	for i, d := range drafts {
-		if i == 0 && d.Parent != nil {
-			parent = *d.Parent
-		}
-		id := s.newID(pending)
-		line, err := buildLine(d, id, parent, isoTime(s.now()))
-		if err != nil {
-			return nil, fmt.Errorf("%s: append %s entry: %w", s.path, d.Type, err)
-		}
-		e, err := ParseEntry(line)
-		if err != nil {
-			return nil, fmt.Errorf("%s: append %s entry: %w", s.path, d.Type, err)
-		}
-		entries = append(entries, e)
-		buf.Write(line)
-		buf.WriteByte('\n')
-		parent = id
-	}
-	if err := writeAllSync(s.fd, buf.Bytes()); err != nil {
-		return nil, fmt.Errorf("%s: append: %w", s.path, err)
-	}
-	s.size += int64(buf.Len())
-	s.file.TornTail = false
-	for _, e := range entries {
-		s.file.Entries = append(s.file.Entries, e)
-		s.tree.Add(e)
-	}
-	s.leaf = entries[len(entries)-1]
-	return entries, nil
-}
-
-// catchUp reads lines other processes appended since this Store last read
-// the file. It runs under the exclusive lock.
-func (s *Store) catchUp() error {
-	st, err := s.fd.Stat()
-	if err != nil {
-		return fmt.Errorf("%s: %w", s.path, err)
-	}
-	if cur, err := os.Stat(s.path); err == nil && !os.SameFile(st, cur) {
-		// The file was atomically rewritten (prune, migrate) by someone else.
-		return fmt.Errorf("%s: the file was replaced on disk; reopen it", s.path)
-	}
-	if st.Size() <= s.size {
-		return nil
-	}
-	data := make([]byte, st.Size()-s.size)
-	if _, err := s.fd.ReadAt(data, s.size); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%s: read: %w", s.path, err)
-	}
-	complete := bytes.LastIndexByte(data, '\n') + 1
-	s.file.TornTail = complete < len(data)
-	line := len(s.file.Entries) + len(s.file.Skipped) + 1
-	rest := data[:complete]
-	for len(rest) > 0 {
-		var l []byte
-		l, rest = nextLine(rest)
-		line++
-		if len(bytes.TrimSpace(l)) == 0 {
-			continue
-		}
-		e, err := ParseEntry(l)
-		if err != nil {
-			s.log.Warn("skipped a line of the session file", "file", s.path, "line", line, "reason", err.Error())
-			continue
-		}
-		e.Line = line
-		s.file.Entries = append(s.file.Entries, e)
-		s.tree.Add(e)
-	}
-	s.size += int64(complete)
-	return nil
 }
 
 // newID returns 8 lowercase hex characters unused in the file.
@@ -450,67 +464,6 @@ func WriteAtomic(path string, write func(io.Writer) error) error {
 		d.Close()
 	}
 	return nil
-}
-
-// Rewrite replaces the session file atomically with f's encoding while
-// holding the exclusive lock, so no append from another process is lost
-// between reading and renaming. The Store then reads the new file.
-func (s *Store) Rewrite(f *File) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.file.Migrated {
-		return fmt.Errorf("%s: %w; run `pith migrate --in-place %s` first", s.path, ErrOldVersion, s.path)
-	}
-	if err := flock(s.fd, syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("%s: lock: %w", s.path, err)
-	}
-	st, err := s.fd.Stat()
-	if err != nil {
-		flock(s.fd, syscall.LOCK_UN)
-		return fmt.Errorf("%s: %w", s.path, err)
-	}
-	if st.Size() != s.size && !(s.file.TornTail && st.Size() > s.size) {
-		flock(s.fd, syscall.LOCK_UN)
-		return fmt.Errorf("%s: the file changed on disk since it was read; reopen and retry", s.path)
-	}
-	err = WriteAtomic(s.path, f.Encode)
-	flock(s.fd, syscall.LOCK_UN)
-	if err != nil {
-		return err
-	}
-	fd, err := os.OpenFile(s.path, os.O_RDWR|os.O_APPEND, 0)
-	if err != nil {
-		return fmt.Errorf("%s: %w", s.path, unwrapPathError(err))
-	}
-	s.fd.Close()
-	s.fd = fd
-	leafID := ""
-	if s.leaf != nil {
-		leafID = s.leaf.ID
-	}
-	if err := s.load(); err != nil {
-		return err
-	}
-	if e := s.tree.Get(leafID); e != nil {
-		s.leaf = e
-	}
-	return nil
-}
-
-func flock(f *os.File, how int) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), how)
-		if err != syscall.EINTR {
-			return err
-		}
-	}
-}
-
-func writeAllSync(f *os.File, b []byte) error {
-	if _, err := f.Write(b); err != nil {
-		return err
-	}
-	return f.Sync()
 }
 
 func isoTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }

@@ -1,0 +1,18 @@
+//go:build !unix && !windows
+
+package session
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+)
+
+const openNoBlock = 0
+
+var errLockUnsupported = errors.New("file locking is not supported on this system")
+
+func lockFile(f *os.File, exclusive bool) error { return errLockUnsupported }
+func unlockFile(f *os.File) error               { return nil }
+
+func linkCount(fi fs.FileInfo) (uint64, bool) { return 0, false }

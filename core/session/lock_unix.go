@@ -1,0 +1,41 @@
+//go:build unix
+
+package session
+
+import (
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// openNoBlock keeps an open of a FIFO from waiting for a writer; regular
+// files ignore it.
+const openNoBlock = syscall.O_NONBLOCK
+
+func lockFile(f *os.File, exclusive bool) error {
+	how := syscall.LOCK_SH
+	if exclusive {
+		how = syscall.LOCK_EX
+	}
+	return flock(f, how)
+}
+
+func unlockFile(f *os.File) error { return flock(f, syscall.LOCK_UN) }
+
+func flock(f *os.File, how int) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), how)
+		if err != syscall.EINTR {
+			return err
+		}
+	}
+}
+
+// linkCount is the number of hard links of a file, when the system says.
+func linkCount(fi fs.FileInfo) (uint64, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return uint64(st.Nlink), true
+}

@@ -1,0 +1,623 @@
+package session
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+)
+
+// The write protocol. Every change Pith makes to a session file or its
+// sidecars goes through the functions of this file, under the file's
+// exclusive lock:
+//
+//   - An append remembers the size, writes all its lines in one write,
+//     fsyncs, and on any error truncates back to that size and fsyncs
+//     again; "unchanged" is reported only when the size was verified.
+//   - A rewrite writes a temp file next to the session, then copies over
+//     every byte other writers appended since the Store read the file —
+//     pi appends without a lock — until the size is stable, locks the temp
+//     file, renames it over the session, copies what reached the old file
+//     during the rename, and fsyncs the directory.
+//   - A writer that waited for the lock checks that the path still names
+//     the file it locked; if a rewrite replaced it, it reopens and rereads.
+
+// ErrUnchanged is wrapped by every error of a write after which the
+// session file is verified to be exactly as it was before.
+var ErrUnchanged = errors.New("the session is unchanged")
+
+// ErrChanged refuses a rewrite prepared from a file that was replaced on
+// disk since.
+var ErrChanged = errors.New("the session file was replaced on disk while the change was prepared; run it again")
+
+// ErrIncomplete is wrapped by errors of a write that failed after it
+// changed the file: cutting back a failed append failed too, or a rewrite
+// was renamed into place but a later step failed. The message says what
+// state the file is in.
+var ErrIncomplete = errors.New("the write did not complete")
+
+// unchanged marks err as leaving the session unchanged.
+func unchanged(err error) error {
+	if err == nil || errors.Is(err, ErrUnchanged) {
+		return err
+	}
+	return fmt.Errorf("%w; %w", err, ErrUnchanged)
+}
+
+// maxReopen bounds how often a writer follows replacements of the file
+// before giving up (each one means another process rewrote it meanwhile).
+const maxReopen = 100
+
+// lockFresh takes the exclusive lock on the file the path names now,
+// reopening and rereading it when a rewrite replaced it. It reports
+// whether it did, and the locked file's stat. The caller holds s.mu and
+// unlocks s.fd when done.
+func (s *Store) lockFresh() (replaced bool, held fs.FileInfo, err error) {
+	for range maxReopen {
+		if err := s.fd.Lock(true); err != nil {
+			return replaced, nil, fmt.Errorf("%s: lock: %w", s.path, err)
+		}
+		held, err := s.fd.Stat()
+		if err != nil {
+			s.fd.Unlock()
+			return replaced, nil, fmt.Errorf("%s: %w", s.path, err)
+		}
+		current := false
+		if n, ok := linkCount(held); ok && n == 1 {
+			// A rename over the name drops the old file's last link, so
+			// one link means the name still leads here; this saves a path
+			// lookup on every append. (A rewrite refuses files with more.)
+			current = true
+		} else {
+			cur, err := s.fsys.Stat(s.name)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				s.fd.Unlock()
+				return replaced, nil, fmt.Errorf("%s: %w", s.path, unwrapPathError(err))
+			}
+			if err != nil {
+				s.fd.Unlock()
+				return replaced, nil, fmt.Errorf("%s: the session file is gone: %w", s.path, unwrapPathError(err))
+			}
+			current = os.SameFile(held, cur)
+		}
+		if current {
+			if replaced {
+				if err := s.loadLocked(); err != nil {
+					s.fd.Unlock()
+					return replaced, nil, err
+				}
+			}
+			return replaced, held, nil
+		}
+		s.fd.Unlock()
+		flag := os.O_RDWR | os.O_APPEND
+		if s.readOnly {
+			flag = os.O_RDONLY
+		}
+		fd, err := openRegular(s.fsys, s.name, flag)
+		if err != nil {
+			return replaced, nil, fmt.Errorf("%s: reopen: %w", s.path, err)
+		}
+		s.fd.Close()
+		s.fd = fd
+		replaced = true
+	}
+	return replaced, nil, fmt.Errorf("%s: the file keeps being replaced; try again", s.path)
+}
+
+// checkWritable refuses writes to a read-only or (when asked) multiply
+// linked file before anything is touched.
+func (s *Store) checkWritable(rewrite bool) error {
+	if s.fd == nil {
+		return fmt.Errorf("%s: the session is closed", s.path)
+	}
+	if s.readOnly {
+		return fmt.Errorf("%s: %w", s.path, ErrReadOnly)
+	}
+	if !rewrite && !s.singleLink {
+		return nil
+	}
+	st, err := s.fd.Stat()
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.path, err)
+	}
+	if n, ok := linkCount(st); ok && n > 1 {
+		return fmt.Errorf("%s: %w (%d)", s.path, ErrHardLinked, n)
+	}
+	return nil
+}
+
+// catchUp reads lines other processes appended since this Store last read
+// the file, whose stat under the exclusive lock is st.
+func (s *Store) catchUp(st fs.FileInfo) error {
+	if st.Size() < s.size {
+		return s.loadLocked() // cut back by someone: read it afresh
+	}
+	if st.Size() == s.size {
+		return nil
+	}
+	data := make([]byte, st.Size()-s.size)
+	if _, err := s.fd.ReadAt(data, s.size); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s: read: %w", s.path, err)
+	}
+	complete := bytes.LastIndexByte(data, '\n') + 1
+	s.file.TornTail = complete < len(data)
+	line := len(s.file.Entries) + len(s.file.Skipped) + 1
+	rest := data[:complete]
+	for len(rest) > 0 {
+		var l []byte
+		l, rest = nextLine(rest)
+		line++
+		if len(bytes.TrimSpace(l)) == 0 {
+			continue
+		}
+		e, err := ParseEntry(l)
+		if err != nil {
+			s.log.Warn("skipped a line of the session file", "file", s.path, "line", line, "reason", err.Error())
+			continue
+		}
+		e.Line = line
+		s.file.Entries = append(s.file.Entries, e)
+		s.tree.Add(e)
+	}
+	s.size += int64(complete)
+	return nil
+}
+
+// Append writes drafts as new entries, each a child of the previous one (the
+// first a child of Draft.Parent or the current leaf), and moves the leaf to
+// the last. All lines go out in one write, then fsync, under the lock; on
+// failure the file is cut back to its size before.
+func (s *Store) Append(drafts ...Draft) ([]*Entry, error) {
+	return s.AppendWith(nil, drafts...)
+}
+
+// AppendWith is Append with the parent of the first draft chosen under the
+// lock, after reading what other processes appended: parent gets the tree
+// and its last entry in file order and returns the parent id ("" for a
+// root), or an error that cancels the append with the file unchanged.
+// parent nil means Draft.Parent or the current leaf.
+func (s *Store) AppendWith(parent func(t *Tree, last *Entry) (string, error), drafts ...Draft) (_ []*Entry, err error) {
+	written := false
+	defer func() {
+		if !written {
+			err = unchanged(err)
+		}
+	}()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkWritable(false); err != nil {
+		return nil, err
+	}
+	if len(drafts) == 0 {
+		return nil, nil
+	}
+	if s.file.Migrated {
+		// The ids of a v1 file exist only in memory; an entry pointing at
+		// them would dangle for pi, and Pith never rewrites a file unasked.
+		return nil, fmt.Errorf("%s: %w; run `pith migrate --in-place %s` first", s.path, ErrOldVersion, s.path)
+	}
+	_, held, err := s.lockFresh()
+	if err != nil {
+		return nil, err
+	}
+	defer s.fd.Unlock()
+	if err := s.catchUp(held); err != nil {
+		return nil, err
+	}
+	if s.file.Migrated {
+		return nil, fmt.Errorf("%s: %w; run `pith migrate --in-place %s` first", s.path, ErrOldVersion, s.path)
+	}
+	pid := ""
+	if s.leaf != nil {
+		pid = s.leaf.ID
+	}
+	if drafts[0].Parent != nil {
+		pid = *drafts[0].Parent
+	}
+	if parent != nil {
+		var err error
+		if pid, err = parent(s.tree, s.tree.Last()); err != nil {
+			return nil, err
+		}
+	}
+	var buf bytes.Buffer
+	if s.file.TornTail {
+		// Never glue a new line onto a line a crash left unfinished.
+		buf.WriteByte('\n')
+	}
+	pending := make(map[string]bool, len(drafts))
+	entries := make([]*Entry, 0, len(drafts))
+	for _, d := range drafts {
+		id := s.newID(pending)
+		line, err := buildLine(d, id, pid, isoTime(s.now()))
+		if err != nil {
+			return nil, fmt.Errorf("%s: append %s entry: %w", s.path, d.Type, err)
+		}
+		e, err := ParseEntry(line)
+		if err != nil {
+			return nil, fmt.Errorf("%s: append %s entry: %w", s.path, d.Type, err)
+		}
+		entries = append(entries, e)
+		buf.Write(line)
+		buf.WriteByte('\n')
+		pid = id
+	}
+	written = true
+	if err := appendAll(s.fd, buf.Bytes()); err != nil {
+		return nil, fmt.Errorf("%s: append: %w", s.path, err)
+	}
+	s.size += int64(buf.Len())
+	s.file.TornTail = false
+	line := len(s.file.Entries) + len(s.file.Skipped) + 1
+	for _, e := range entries {
+		line++
+		e.Line = line
+		s.file.Entries = append(s.file.Entries, e)
+		s.tree.Add(e)
+	}
+	s.leaf = entries[len(entries)-1]
+	return entries, nil
+}
+
+// appendAll appends data to h in one write and fsyncs; on failure it cuts
+// h back to its size before and says whether that was verified. The caller
+// holds h's exclusive lock.
+func appendAll(h Handle, data []byte) error {
+	st, err := h.Stat()
+	if err != nil {
+		return err
+	}
+	before := st.Size()
+	_, err = h.Write(data)
+	if err == nil {
+		err = h.Sync()
+	}
+	if err == nil {
+		return nil
+	}
+	return undoAppend(h, before, err)
+}
+
+// undoAppend cuts h back to size after a failed append.
+func undoAppend(h Handle, size int64, cause error) error {
+	terr := h.Truncate(size)
+	if terr == nil {
+		// Verified by size, whether or not the fsync below succeeds: a
+		// failed fsync of a truncate cannot bring the cut bytes back
+		// into the file others read.
+		h.Sync()
+		st, err := h.Stat()
+		if err == nil && st.Size() == size {
+			return fmt.Errorf("%w; %w", cause, ErrUnchanged)
+		}
+		terr = err
+		if terr == nil {
+			terr = fmt.Errorf("the size is %d, not %d", st.Size(), size)
+		}
+	}
+	return fmt.Errorf("%w, and cutting back the partial write failed too (%v): the file may end in a partial line, which the next write fences off (%w)", cause, terr, ErrIncomplete)
+}
+
+// Tx is a change to the session under its exclusive lock: the file as the
+// Store read it, and the sidecar files next to it. Sidecar appends are
+// undone when the change is not written.
+type Tx struct {
+	s    *Store
+	undo []sidecarAppend
+}
+
+// sidecarAppend is an append to undo when the session is not rewritten.
+type sidecarAppend struct {
+	h      Handle
+	before int64
+}
+
+// File is the session file as the Store read it; bytes other writers
+// appended since are carried over by the rewrite.
+func (tx *Tx) File() *File { return tx.s.file }
+
+// Tree is the index of File.
+func (tx *Tx) Tree() *Tree { return tx.s.tree }
+
+// Leaf is the Store's leaf.
+func (tx *Tx) Leaf() *Entry { return tx.s.leaf }
+
+// Path is the session's path for messages.
+func (tx *Tx) Path() string { return tx.s.path }
+
+// ReadSidecar returns the sidecar with the suffix; nil when there is none.
+func (tx *Tx) ReadSidecar(suffix string) ([]byte, error) {
+	name := tx.s.name + suffix
+	h, err := openRegular(tx.s.fsys, name, os.O_RDONLY)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", tx.s.SidecarPath(suffix), err)
+	}
+	defer h.Close()
+	st, err := h.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", tx.s.SidecarPath(suffix), err)
+	}
+	data, err := readAll(h, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("%s: read: %w", tx.s.SidecarPath(suffix), err)
+	}
+	return data, nil
+}
+
+// TruncateSidecar cuts the sidecar back to size and fsyncs it: a torn
+// record at its end (a crash mid-append) is removed before the next one.
+func (tx *Tx) TruncateSidecar(suffix string, size int64) error {
+	h, err := openRegular(tx.s.fsys, tx.s.name+suffix, os.O_RDWR)
+	if err != nil {
+		return fmt.Errorf("%s: %w", tx.s.SidecarPath(suffix), err)
+	}
+	defer h.Close()
+	err = h.Truncate(size)
+	if err == nil {
+		err = h.Sync()
+	}
+	if err != nil {
+		return fmt.Errorf("%s: repair: %w", tx.s.SidecarPath(suffix), err)
+	}
+	return nil
+}
+
+// AppendSidecar appends data to the sidecar with the suffix, creating it,
+// all or nothing. If the Update this Tx belongs to does not write the
+// session, the sidecar is cut back again.
+func (tx *Tx) AppendSidecar(suffix string, data []byte) error {
+	name := tx.s.name + suffix
+	var h Handle
+	if _, err := tx.s.fsys.Lstat(name); err == nil {
+		if h, err = openRegular(tx.s.fsys, name, os.O_RDWR|os.O_APPEND); err != nil {
+			return fmt.Errorf("%s: %w", tx.s.SidecarPath(suffix), err)
+		}
+	} else {
+		h, err = tx.s.fsys.OpenFile(name, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return fmt.Errorf("%s: %w", tx.s.SidecarPath(suffix), unwrapPathError(err))
+		}
+		if err := tx.s.fsys.SyncDir(); err != nil {
+			h.Close()
+			tx.s.fsys.Remove(name)
+			return fmt.Errorf("%s: %w", tx.s.SidecarPath(suffix), err)
+		}
+	}
+	st, err := h.Stat()
+	if err != nil {
+		h.Close()
+		return fmt.Errorf("%s: %w", tx.s.SidecarPath(suffix), err)
+	}
+	if err := appendAll(h, data); err != nil {
+		h.Close()
+		return fmt.Errorf("%s: %w", tx.s.SidecarPath(suffix), err)
+	}
+	tx.undo = append(tx.undo, sidecarAppend{h, st.Size()})
+	return nil
+}
+
+// finish closes the sidecars, first cutting back what was appended when
+// the session was not rewritten.
+func (tx *Tx) finish(rewritten bool) {
+	for i := len(tx.undo) - 1; i >= 0; i-- {
+		u := tx.undo[i]
+		if !rewritten {
+			undoAppend(u.h, u.before, errors.New("the session was not rewritten"))
+		}
+		u.h.Close()
+	}
+	tx.undo = nil
+}
+
+// Update runs change under the exclusive lock and replaces the session
+// file with the File it returns (nil: no rewrite), carrying over every
+// byte other writers appended meanwhile. On any error before the rename
+// the session file is untouched and sidecar appends made through the Tx
+// are cut back.
+func (s *Store) Update(change func(tx *Tx) (*File, error)) error {
+	return s.update(false, false, change)
+}
+
+// Rewrite replaces the session file with f, which must be derived from
+// File() with the same entries (prune, restore): Update with a fixed
+// result. A file replaced on disk since is refused with ErrChanged.
+func (s *Store) Rewrite(f *File) error {
+	return s.update(false, true, func(tx *Tx) (*File, error) {
+		if len(f.Entries) != len(tx.File().Entries) {
+			return nil, fmt.Errorf("%s: %w", s.path, ErrChanged)
+		}
+		return f, nil
+	})
+}
+
+// Migrate writes a v1 or v2 file in the current format, in place, through
+// the same protocol. It reports whether the file needed it.
+func (s *Store) Migrate() (bool, error) {
+	changed := false
+	err := s.update(true, false, func(tx *Tx) (*File, error) {
+		if !tx.File().Migrated {
+			return nil, nil
+		}
+		changed = true
+		return tx.File(), nil
+	})
+	return changed, err
+}
+
+// update is Update; migrate allows rewriting a file read through an
+// in-memory migration, failIfReplaced refuses to go on when the file was
+// replaced since the Store read it.
+func (s *Store) update(migrate, failIfReplaced bool, change func(tx *Tx) (*File, error)) (err error) {
+	renamed := false
+	defer func() {
+		if !renamed {
+			err = unchanged(err)
+		}
+	}()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkWritable(true); err != nil {
+		return err
+	}
+	replaced, _, err := s.lockFresh()
+	if err != nil {
+		return err
+	}
+	locked := s.fd
+	defer func() { locked.Unlock() }()
+	if replaced && failIfReplaced {
+		return fmt.Errorf("%s: %w", s.path, ErrChanged)
+	}
+	if err := s.checkWritable(true); err != nil {
+		return err
+	}
+	if s.file.Migrated && !migrate {
+		return fmt.Errorf("%s: %w; run `pith migrate --in-place %s` first", s.path, ErrOldVersion, s.path)
+	}
+	s.removeStaleTemps()
+	tx := &Tx{s: s}
+	f, err := change(tx)
+	if err != nil || f == nil {
+		tx.finish(false)
+		return err
+	}
+	renamed, err = s.rewriteLocked(f)
+	if renamed {
+		locked = s.fd // the new file, locked before the rename
+	}
+	tx.finish(renamed)
+	return err
+}
+
+// tempPrefix starts the name of a rewrite's temp file for a session.
+func tempPrefix(name string) string { return "." + name + ".tmp-" }
+
+// rewriteLocked replaces the session file with f plus everything appended
+// beyond s.size, as described at the top of this file. renamed reports
+// whether the new file is in place (an error after that is about the
+// durability of the directory entry or of late carried-over bytes).
+func (s *Store) rewriteLocked(f *File) (renamed bool, err error) {
+	st, err := s.fd.Stat()
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", s.path, err)
+	}
+	var rnd [8]byte
+	if _, err := io.ReadFull(s.rand, rnd[:]); err != nil {
+		return false, fmt.Errorf("%s: %w", s.path, err)
+	}
+	tmpName := tempPrefix(s.name) + hex.EncodeToString(rnd[:])
+	perm := st.Mode().Perm()
+	tmp, err := s.fsys.OpenFile(tmpName, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return false, fmt.Errorf("%s: rewrite: %w", s.path, unwrapPathError(err))
+	}
+	fail := func(err error) (bool, error) {
+		tmp.Close()
+		s.fsys.Remove(tmpName)
+		return false, fmt.Errorf("%s: rewrite: %w", s.path, err)
+	}
+	carried := s.size
+	if err := f.Encode(tmp); err != nil {
+		return fail(err)
+	}
+	if err := s.carryOver(tmp, &carried); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fail(err)
+	}
+	// Lock the new file before it gets the name, so a writer that opens
+	// the name after the rename waits until the late bytes are in.
+	if err := tmp.Lock(true); err != nil {
+		return fail(err)
+	}
+	if err := s.carryOver(tmp, &carried); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := s.fsys.Rename(tmpName, s.name); err != nil {
+		return fail(unwrapPathError(err))
+	}
+	old := s.fd
+	s.fd = tmp
+	// pi may have written to the old file after the last look and before
+	// the rename: those bytes are still in the old file, copy them.
+	lateErr := s.carryOverFrom(old, tmp, &carried)
+	if lateErr == nil {
+		lateErr = tmp.Sync()
+	}
+	old.Unlock()
+	old.Close()
+	dirErr := s.fsys.SyncDir()
+	if err := s.loadLocked(); err != nil {
+		return true, fmt.Errorf("%w (%w)", err, ErrIncomplete)
+	}
+	switch {
+	case lateErr != nil:
+		return true, fmt.Errorf("%s: rewritten, but lines appended during the rewrite could not be copied (%v); they are in no file now (%w)", s.path, lateErr, ErrIncomplete)
+	case dirErr != nil:
+		return true, fmt.Errorf("%s: rewritten, but the directory could not be synced (%v): a power loss now could bring the old file back (%w)", s.path, dirErr, ErrIncomplete)
+	}
+	return true, nil
+}
+
+// carryOver copies to dst what was appended to the session file beyond
+// *carried, until its size is stable.
+func (s *Store) carryOver(dst Handle, carried *int64) error {
+	return s.carryOverFrom(s.fd, dst, carried)
+}
+
+func (s *Store) carryOverFrom(src, dst Handle, carried *int64) error {
+	for {
+		st, err := src.Stat()
+		if err != nil {
+			return err
+		}
+		n := st.Size() - *carried
+		switch {
+		case n == 0:
+			return nil
+		case n < 0:
+			return fmt.Errorf("the file shrank from %d to %d bytes while it was rewritten", *carried, st.Size())
+		}
+		buf := make([]byte, n)
+		if _, err := src.ReadAt(buf, *carried); err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		if _, err := dst.Write(buf); err != nil {
+			return err
+		}
+		*carried += n
+	}
+}
+
+// removeStaleTemps removes temp files that killed rewrites of this session
+// left; every change through Update does it first. It runs under the
+// session's exclusive lock, so no live rewrite owns them.
+func (s *Store) removeStaleTemps() {
+	names, err := s.fsys.ReadDir()
+	if err != nil {
+		return
+	}
+	prefix := tempPrefix(s.name)
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			if err := s.fsys.Remove(n); err == nil {
+				s.log.Info("removed a temp file a killed rewrite left", "file", n)
+			}
+		}
+	}
+}
