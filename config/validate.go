@@ -77,6 +77,7 @@ func (c *Config) Validate() error {
 	v.pruning(&c.Pruning)
 	v.retry(&c.Retry)
 	v.summarizer(&c.Summarizer, &c.Compaction.RemoteEndpoint)
+	v.exploreModel(c)
 	v.positive("contextWindow", c.ContextWindow)
 	v.plugins(c.Plugins)
 	v.server(&c.Server)
@@ -249,6 +250,26 @@ func (v *validator) retry(r *Retry) {
 	if r.MaxBackoff <= 0 {
 		v.add("retry.maxBackoff", "must be > 0, got %s", formatDuration(r.MaxBackoff))
 	}
+}
+
+// exploreModel: the explore strategy needs a model that calls tools. The
+// built-in summarizer and a remote endpoint cannot, and Pith never falls
+// back to the ordinary strategy behind the user's back.
+func (v *validator) exploreModel(c *Config) {
+	if c.Compaction.Strategy != StrategyExplore {
+		return
+	}
+	p := c.Summarizer.Provider
+	if (p == "" || p == ProviderBuiltin) && c.Compaction.RemoteEndpoint.URL != "" {
+		p = ProviderRemote
+	}
+	switch p {
+	case ProviderOpenAI, ProviderAnthropic:
+		return
+	case "", ProviderBuiltin:
+		p = ProviderBuiltin
+	}
+	v.add("compaction.strategy", "explore needs a tool-calling model, but the summarizer is %s: set summarizer.provider to openai or anthropic and summarizer.model", p)
 }
 
 func (v *validator) summarizer(s *Summarizer, remote *RemoteEndpoint) {

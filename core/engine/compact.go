@@ -164,6 +164,7 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 	var (
 		gen      *compaction.Result
 		preserve json.RawMessage
+		explored *exploreOutcome
 	)
 	if supplied != nil {
 		gen = &compaction.Result{
@@ -197,11 +198,15 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 			}
 			ropts.ContextLines, ropts.Prompt, preserve = out.Context, out.Prompt, out.PreserveData
 		}
-		generate := s.opts.Generate
-		if generate == nil {
-			generate = compaction.Generate
+		if st.Explore.Enabled {
+			gen, explored, err = s.exploreGenerate(ctx, st, reason, prep, ropts)
+		} else {
+			generate := s.opts.Generate
+			if generate == nil {
+				generate = compaction.Generate
+			}
+			gen, err = generate(ctx, s.summarizer(reason), prep, ropts)
 		}
-		gen, err = generate(ctx, s.summarizer(reason), prep, ropts)
 		if err != nil {
 			return nil, err
 		}
@@ -211,6 +216,9 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 	}
 
 	after := estimateAfter(path, gen, s.inContext)
+	if explored != nil && explored.autoRead != nil {
+		after += explored.autoRead.Tokens
+	}
 	if reason != ReasonManual && st.above(after) {
 		return nil, fmt.Errorf("%w: ~%d tokens after compaction, threshold %d (contextWindow %d − reserveTokens %d); lower compaction.keepRecentTokens or use a model with a larger window",
 			ErrStillAboveThreshold, after, st.threshold(), st.ContextWindow, st.ReserveTokens)
@@ -219,7 +227,7 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 	if !s.commit(r) {
 		return nil, ctx.Err()
 	}
-	entry, built, err := compaction.Persist(s.store, prep, gen, supplied != nil, preserve)
+	entry, built, err := compaction.Persist(s.store, prep, gen, supplied != nil, preserve, explored.extraDrafts()...)
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +252,7 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 			s.hookError(reason, pluginOf(err), hooks.EventCompact, err)
 		}
 	}
-	return &Result{
+	out := &Result{
 		Reason:             reason,
 		Entry:              entry,
 		Summary:            gen.Summary,
@@ -257,7 +265,18 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 		FromHook:           supplied != nil,
 		Plugin:             plugin,
 		Usage:              gen.Usage,
-	}, nil
+		Strategy:           StrategySummary,
+	}
+	if explored != nil {
+		out.Strategy, out.Explore = StrategyExplore, &explored.stats
+		for _, c := range s.store.Tree().Children(entry.ID) {
+			if explored.autoRead != nil && c.Type == "custom_message" {
+				out.AutoReadEntry = c
+			}
+		}
+		s.log.Info(explored.describe())
+	}
+	return out, nil
 }
 
 // estimateAfter is the estimated size of the context the compaction would
