@@ -157,6 +157,9 @@ func (v *validator) compaction(c *Compaction, contextWindow int) {
 	}
 	v.oneOf("compaction.strategy", c.Strategy, strategies)
 	v.oneOf("compaction.calibrationMethod", c.CalibrationMethod, calibrations)
+	v.nonNegative("compaction.rehydrate.files", c.Rehydrate.Files)
+	v.positive("compaction.rehydrate.maxTokensPerFile", c.Rehydrate.MaxTokensPerFile)
+	v.positive("compaction.rehydrate.totalTokens", c.Rehydrate.TotalTokens)
 
 	r := &c.RemoteEndpoint
 	v.httpURL("compaction.remoteEndpoint.url", r.URL)

@@ -139,6 +139,8 @@ func engineSettings(cfg *config.Config) engine.Settings {
 		ReserveTokens: cfg.BranchSummary.ReserveTokens,
 	}
 	s.ShortSummary = cfg.Compaction.ShortSummary
+	rh := cfg.Compaction.Rehydrate
+	s.Rehydrate = engine.Rehydrate{Files: rh.Files, MaxTokensPerFile: rh.MaxTokensPerFile, TotalTokens: rh.TotalTokens}
 	c := &cfg.Compaction
 	s.Explore = engine.ExploreSettings{
 		Enabled:        c.Strategy == config.StrategyExplore,

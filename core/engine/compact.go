@@ -216,8 +216,14 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 	}
 
 	after := estimateAfter(path, gen, s.inContext)
+	extra := explored.extraDrafts()
 	if explored != nil && explored.autoRead != nil {
 		after += explored.autoRead.Tokens
+	} else if rh := s.rehydrate(st, prep); rh != nil {
+		// The explore strategy reads its files itself; the others get the
+		// most recently used files back.
+		extra = append(extra, rh.Draft)
+		after += rh.Tokens
 	}
 	if reason != ReasonManual && st.above(after) {
 		return nil, fmt.Errorf("%w: ~%d tokens after compaction, threshold %d (contextWindow %d − reserveTokens %d); lower compaction.keepRecentTokens or use a model with a larger window",
@@ -227,7 +233,7 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 	if !s.commit(r) {
 		return nil, ctx.Err()
 	}
-	entry, built, err := compaction.Persist(s.store, prep, gen, supplied != nil, preserve, explored.extraDrafts()...)
+	entry, built, err := compaction.Persist(s.store, prep, gen, supplied != nil, preserve, extra...)
 	if err != nil {
 		return nil, err
 	}

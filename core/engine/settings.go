@@ -40,6 +40,8 @@ type Settings struct {
 	Pruning Pruning
 	// BranchSummary is the navigation default and budget (SPEC §11).
 	BranchSummary BranchSummary
+	// Rehydrate puts recently used files back after a compaction.
+	Rehydrate Rehydrate
 }
 
 // BranchSummary configures summaries of abandoned branches.
