@@ -130,6 +130,9 @@ type Pruning struct {
 	ProtectTokens  int      `koanf:"protectTokens"`
 	MinimumSavings int      `koanf:"minimumSavings"`
 	ProtectedTools []string `koanf:"protectedTools"`
+	// Thinking keeps the thinking blocks of the newest N assistant
+	// messages and prunes older ones into the same archive; 0 is off.
+	Thinking int `koanf:"thinking"`
 }
 
 // Retry configures retries of summarizer calls (SPEC §9.5).

@@ -234,6 +234,7 @@ func (v *validator) branchSummary(b *BranchSummary) {
 func (v *validator) pruning(p *Pruning) {
 	v.nonNegative("pruning.protectTokens", p.ProtectTokens)
 	v.nonNegative("pruning.minimumSavings", p.MinimumSavings)
+	v.nonNegative("pruning.thinking", p.Thinking)
 	seen := map[string]bool{}
 	for i, name := range p.ProtectedTools {
 		key := fmt.Sprintf("pruning.protectedTools[%d]", i)

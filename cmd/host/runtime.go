@@ -132,6 +132,7 @@ func engineSettings(cfg *config.Config) engine.Settings {
 		Protect:        cfg.Pruning.ProtectTokens,
 		Minimum:        cfg.Pruning.MinimumSavings,
 		ProtectedTools: cfg.Pruning.ProtectedTools,
+		Thinking:       cfg.Pruning.Thinking,
 	}}
 	s.BranchSummary = engine.BranchSummary{
 		Enabled:       cfg.BranchSummary.Enabled,
