@@ -2,6 +2,8 @@ package config
 
 import (
 	"maps"
+
+	"github.com/pith-dev/pith/hooks"
 	"slices"
 	"time"
 )
@@ -202,7 +204,57 @@ type Plugin struct {
 	Priority int           `koanf:"priority"`
 	Timeout  time.Duration `koanf:"timeout"`
 	Failure  string        `koanf:"failure"`
+
+	// The plugin's trust boundary: what it gets of the host's environment
+	// and how much it may send and be sent.
+
+	// InheritEnv names host environment variables passed to the plugin
+	// beyond PATH, HOME, TMPDIR, LANG and TZ; nothing else is.
+	InheritEnv []string     `koanf:"inheritEnv"`
+	Limits     PluginLimits `koanf:"limits"`
 }
+
+// PluginLimits bound one plugin. A result over a limit is a failure of the
+// plugin under its failure policy, logged with the limit's name. Sizes are
+// in bytes. The fields are hooks.Limits's, in the same order, so that one
+// converts to the other.
+type PluginLimits struct {
+	// ContextBytes bounds the total of a session.compacting result's
+	// context lines; PromptBytes its prompt.
+	ContextBytes int `koanf:"contextBytes"`
+	PromptBytes  int `koanf:"promptBytes"`
+	// SummaryBytes bounds a supplied compaction's or branch summary's text
+	// (summary and short summary).
+	SummaryBytes int `koanf:"summaryBytes"`
+	// PreserveDataBytes and DetailsBytes bound those JSON values; JSONDepth
+	// bounds their nesting.
+	PreserveDataBytes int `koanf:"preserveDataBytes"`
+	DetailsBytes      int `koanf:"detailsBytes"`
+	JSONDepth         int `koanf:"jsonDepth"`
+	// PathEntriesBytes bounds the raw entries sent with
+	// session_before_compact (path entries) and session_before_tree
+	// (entries to summarize); past it the newest that fit are sent with
+	// the event's truncated flag, and the plugin pages the rest through
+	// the host API.
+	PathEntriesBytes int `koanf:"pathEntriesBytes"`
+	// CompletePromptBytes bounds a host-API completion's prompt and system
+	// prompt together; CompleteMaxTokens caps its output (and is itself
+	// capped by summarizer.maxOutputTokens when that is set).
+	CompletePromptBytes int `koanf:"completePromptBytes"`
+	CompleteMaxTokens   int `koanf:"completeMaxTokens"`
+	// EstimateBytes bounds the messages of one host-API token estimate.
+	EstimateBytes int `koanf:"estimateBytes"`
+	// The plugin's stderr is relayed to the host's log at most
+	// StderrLinesPerSecond lines and StderrBytesPerSecond bytes a second,
+	// each line cut at StderrLineBytes; the excess is counted and dropped.
+	StderrLinesPerSecond int `koanf:"stderrLinesPerSecond"`
+	StderrBytesPerSecond int `koanf:"stderrBytesPerSecond"`
+	StderrLineBytes      int `koanf:"stderrLineBytes"`
+}
+
+// DefaultPluginLimits are the limits of a plugin whose entry sets none;
+// the numbers live with the code that enforces them (hooks.DefaultLimits).
+func DefaultPluginLimits() PluginLimits { return PluginLimits(hooks.DefaultLimits()) }
 
 // Sessions configures where the daemon keeps session files.
 type Sessions struct {
@@ -312,6 +364,9 @@ func defaultPlugin() Plugin {
 		Priority: DefaultPluginPriority,
 		Timeout:  DefaultPluginTimeout,
 		Failure:  FailureOpen,
+		// The trust boundary's defaults.
+		InheritEnv: []string{},
+		Limits:     DefaultPluginLimits(),
 	}
 }
 
@@ -324,6 +379,7 @@ func (c *Config) Clone() *Config {
 	for i := range out.Plugins {
 		out.Plugins[i].Args = slices.Clone(out.Plugins[i].Args)
 		out.Plugins[i].Env = maps.Clone(out.Plugins[i].Env)
+		out.Plugins[i].InheritEnv = slices.Clone(out.Plugins[i].InheritEnv)
 	}
 	return &out
 }

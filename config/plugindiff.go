@@ -13,7 +13,8 @@ type PluginDiff struct {
 	Added   []string
 	Removed []string
 	// Restart lists plugins whose process must be replaced: path, args,
-	// env or sha256 changed.
+	// env, inheritEnv, sha256 or limits changed (the stderr limits belong
+	// to the process).
 	Restart []string
 	// Updated lists plugins whose process can stay: only priority, timeout
 	// or failure changed, which apply per call.
@@ -49,7 +50,8 @@ func DiffPlugins(old, new *Config) PluginDiff {
 		switch {
 		case !ok:
 			d.Added = append(d.Added, p.Name)
-		case p.Path != q.Path || p.SHA256 != q.SHA256 || !slices.Equal(p.Args, q.Args) || !maps.Equal(p.Env, q.Env):
+		case p.Path != q.Path || p.SHA256 != q.SHA256 || !slices.Equal(p.Args, q.Args) || !maps.Equal(p.Env, q.Env) ||
+			!slices.Equal(p.InheritEnv, q.InheritEnv) || p.Limits != q.Limits:
 			d.Restart = append(d.Restart, p.Name)
 		case p.Priority != q.Priority || p.Timeout != q.Timeout || p.Failure != q.Failure:
 			d.Updated = append(d.Updated, p.Name)

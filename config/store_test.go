@@ -2,6 +2,7 @@ package config
 
 import (
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -25,14 +26,16 @@ func TestDiff(t *testing.T) {
 		{"plugin field by name", func(c *Config) { c.Plugins[1].Timeout = time.Minute }, []string{"plugins[b].timeout"}},
 		{"plugin env", func(c *Config) { c.Plugins[0].Env = map[string]string{"K": "v"} }, []string{"plugins[a].env.K"}},
 		{"plugin order", func(c *Config) { c.Plugins[0], c.Plugins[1] = c.Plugins[1], c.Plugins[0] }, []string{"plugins"}},
-		{"plugin inserted first", func(c *Config) { c.Plugins = append([]Plugin{plugin("z", 1)}, c.Plugins...) }, []string{
-			"plugins", "plugins[z].args", "plugins[z].failure", "plugins[z].name", "plugins[z].path",
-			"plugins[z].priority", "plugins[z].sha256", "plugins[z].timeout",
-		}},
-		{"plugin removed", func(c *Config) { c.Plugins = c.Plugins[:1] }, []string{
-			"plugins", "plugins[b].args", "plugins[b].failure", "plugins[b].name", "plugins[b].path",
-			"plugins[b].priority", "plugins[b].sha256", "plugins[b].timeout",
-		}},
+		{"plugin inserted first", func(c *Config) { c.Plugins = append([]Plugin{plugin("z", 1)}, c.Plugins...) }, slices.Concat([]string{
+			"plugins", "plugins[z].args", "plugins[z].failure", "plugins[z].inheritEnv",
+		}, limitKeys("z"), []string{
+			"plugins[z].name", "plugins[z].path", "plugins[z].priority", "plugins[z].sha256", "plugins[z].timeout",
+		})},
+		{"plugin removed", func(c *Config) { c.Plugins = c.Plugins[:1] }, slices.Concat([]string{
+			"plugins", "plugins[b].args", "plugins[b].failure", "plugins[b].inheritEnv",
+		}, limitKeys("b"), []string{
+			"plugins[b].name", "plugins[b].path", "plugins[b].priority", "plugins[b].sha256", "plugins[b].timeout",
+		})},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -45,6 +48,16 @@ func TestDiff(t *testing.T) {
 			}
 		})
 	}
+}
+
+// limitKeys are the diff keys of a plugin's limits block, sorted.
+func limitKeys(name string) []string {
+	var keys []string
+	for _, f := range fieldsOf(reflect.TypeFor[PluginLimits]()) {
+		keys = append(keys, "plugins["+name+"].limits."+f.key)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 func TestChangeHas(t *testing.T) {

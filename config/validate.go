@@ -331,6 +331,32 @@ func (v *validator) plugins(ps []Plugin) {
 				v.add(key("env"), "%q is not an environment variable name", name)
 			}
 		}
+		v.pluginBoundary(key, p)
+	}
+}
+
+// pluginBoundary checks the inheritEnv list and the limits of one plugin.
+func (v *validator) pluginBoundary(key func(string) string, p Plugin) {
+	for _, name := range p.InheritEnv {
+		if !envNamePattern.MatchString(name) {
+			v.add(key("inheritEnv"), "%q is not an environment variable name", name)
+		}
+	}
+	l := p.Limits
+	for _, f := range []struct {
+		name string
+		val  int
+	}{
+		{"contextBytes", l.ContextBytes}, {"promptBytes", l.PromptBytes}, {"summaryBytes", l.SummaryBytes},
+		{"preserveDataBytes", l.PreserveDataBytes}, {"detailsBytes", l.DetailsBytes}, {"jsonDepth", l.JSONDepth},
+		{"pathEntriesBytes", l.PathEntriesBytes}, {"completePromptBytes", l.CompletePromptBytes},
+		{"completeMaxTokens", l.CompleteMaxTokens}, {"estimateBytes", l.EstimateBytes},
+		{"stderrLinesPerSecond", l.StderrLinesPerSecond}, {"stderrBytesPerSecond", l.StderrBytesPerSecond},
+		{"stderrLineBytes", l.StderrLineBytes},
+	} {
+		if f.val <= 0 {
+			v.add(key("limits."+f.name), "must be > 0, got %d", f.val)
+		}
 	}
 }
 

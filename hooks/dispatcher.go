@@ -195,11 +195,14 @@ func (d *Dispatcher) BeforeCompact(ctx context.Context, ev *BeforeCompactEvent, 
 	ps, release := d.handling(EventBeforeCompact)
 	defer release()
 	for i, p := range ps {
-		evc := *ev
+		evc := boundBeforeCompact(*ev, p.Info().Limits)
 		start := time.Now()
-		res, err := call(ctx, d, p, EventBeforeCompact, func(ctx context.Context) (*BeforeCompactResult, error) {
-			return p.BeforeCompact(ctx, &evc)
+		res, err := call(ctx, d, p, EventBeforeCompact, ev.SessionID, func(ctx context.Context) (*BeforeCompactResult, error) {
+			return p.BeforeCompact(ctx, evc)
 		})
+		if err == nil {
+			err = overLimit(CheckBeforeCompactResult(res, p.Info().Limits))
+		}
 		if err != nil {
 			if ferr := d.failed(ctx, p, EventBeforeCompact, start, err); ferr != nil {
 				return BeforeCompactOutcome{}, ferr
@@ -251,11 +254,17 @@ func (d *Dispatcher) Compacting(ctx context.Context, ev *CompactingEvent) (Compa
 	errs := make([]error, len(ps))
 	d.fanOut(ctx, ps, EventCompacting, func(ctx context.Context, i int, p Plugin) error {
 		evc := *ev
-		res, err := call(ctx, d, p, EventCompacting, func(ctx context.Context) (*CompactingResult, error) {
+		res, err := call(ctx, d, p, EventCompacting, ev.SessionID, func(ctx context.Context) (*CompactingResult, error) {
 			return p.Compacting(ctx, &evc)
 		})
+		if err == nil {
+			err = overLimit(CheckCompactingResult(res, p.Info().Limits))
+		}
+		if err != nil {
+			return err // nothing of a failed or refused result is used
+		}
 		results[i] = res
-		return err
+		return nil
 	}, errs)
 	if err := firstErr(errs); err != nil {
 		return CompactingOutcome{}, err
@@ -312,7 +321,7 @@ func (d *Dispatcher) Compact(ctx context.Context, ev *CompactEvent) error {
 	errs := make([]error, len(ps))
 	d.fanOut(ctx, ps, EventCompact, func(ctx context.Context, _ int, p Plugin) error {
 		evc := *ev
-		_, err := call(ctx, d, p, EventCompact, func(ctx context.Context) (struct{}, error) {
+		_, err := call(ctx, d, p, EventCompact, ev.SessionID, func(ctx context.Context) (struct{}, error) {
 			return struct{}{}, p.Compact(ctx, &evc)
 		})
 		return err
@@ -344,11 +353,14 @@ func (d *Dispatcher) BeforeTree(ctx context.Context, ev *BeforeTreeEvent, lim Su
 	ps, release := d.handling(EventBeforeTree)
 	defer release()
 	for i, p := range ps {
-		evc := *ev
+		evc := boundBeforeTree(*ev, p.Info().Limits)
 		start := time.Now()
-		res, err := call(ctx, d, p, EventBeforeTree, func(ctx context.Context) (*BeforeTreeResult, error) {
-			return p.BeforeTree(ctx, &evc)
+		res, err := call(ctx, d, p, EventBeforeTree, ev.SessionID, func(ctx context.Context) (*BeforeTreeResult, error) {
+			return p.BeforeTree(ctx, evc)
 		})
+		if err == nil {
+			err = overLimit(CheckBeforeTreeResult(res, p.Info().Limits))
+		}
 		if err != nil {
 			if ferr := d.failed(ctx, p, EventBeforeTree, start, err); ferr != nil {
 				return BeforeTreeOutcome{}, ferr
@@ -403,12 +415,22 @@ func (d *Dispatcher) Tree(ctx context.Context, ev *TreeEvent) error {
 	errs := make([]error, len(ps))
 	d.fanOut(ctx, ps, EventTree, func(ctx context.Context, _ int, p Plugin) error {
 		evc := *ev
-		_, err := call(ctx, d, p, EventTree, func(ctx context.Context) (struct{}, error) {
+		_, err := call(ctx, d, p, EventTree, ev.SessionID, func(ctx context.Context) (struct{}, error) {
 			return struct{}{}, p.Tree(ctx, &evc)
 		})
 		return err
 	}, errs)
 	return errors.Join(errs...)
+}
+
+// overLimit turns a result over the plugin's limits into the call's
+// failure: unlike an invalid result, which is skipped, it falls under the
+// plugin's failure policy, as the configuration documents.
+func overLimit(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("result refused: %w", err)
 }
 
 // skipped logs the plugins a chain did not reach, so an operator can see
@@ -467,7 +489,7 @@ type ContextBound interface {
 	BoundByContext() bool
 }
 
-func call[R any](ctx context.Context, d *Dispatcher, p Plugin, event EventID, fn func(context.Context) (R, error)) (R, error) {
+func call[R any](ctx context.Context, d *Dispatcher, p Plugin, event EventID, sessionID string, fn func(context.Context) (R, error)) (R, error) {
 	var zero R
 	if err := ctx.Err(); err != nil {
 		return zero, fmt.Errorf("%w: %w", errAborted, err)
@@ -478,10 +500,15 @@ func call[R any](ctx context.Context, d *Dispatcher, p Plugin, event EventID, fn
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if d.host != nil {
-		if _, ok := HostFromContext(cctx); !ok {
-			cctx = WithHost(cctx, d.host)
-		}
+	host := d.host
+	if h, ok := HostFromContext(cctx); ok {
+		host = h
+	}
+	if host != nil {
+		// A capability for this call's session, ended with the call.
+		scoped := NewScopedHost(host, Scope{SessionID: sessionID, Limits: p.Info().Limits})
+		defer scoped.Revoke()
+		cctx = WithHost(cctx, scoped)
 	}
 	type answer struct {
 		r   R
@@ -554,6 +581,11 @@ func (d *Dispatcher) failed(ctx context.Context, p Plugin, event EventID, start 
 		outcome = OutcomePanic
 	}
 	d.observeCall(event, info.Name, start, outcome, err)
+	if errors.Is(err, ErrPayloadTooLarge) {
+		// Not the plugin's doing, but its verdict is missing all the same:
+		// say so loudly, then apply its policy.
+		d.log.Error("host error: the event could not be sent to the plugin", "plugin", info.Name, "event", event, "error", err, "failure", info.Failure)
+	}
 	if info.Failure == FailureClosed {
 		d.log.Error("plugin failed; its failure policy is closed, cancelling the operation", "plugin", info.Name, "event", event, "error", err)
 		return &PluginError{Plugin: info.Name, Event: event, Err: err}

@@ -516,8 +516,8 @@ func TestHostInContextAndObservations(t *testing.T) {
 	var obs []hooks.Observation
 	p := hooks.NewPlugin(info("h", 1, 0), hooks.Funcs{OnCompacting: func(ctx context.Context, _ *hooks.CompactingEvent) (*hooks.CompactingResult, error) {
 		h, ok := hooks.HostFromContext(ctx)
-		if !ok || h != (hooks.HostAPI)(host) {
-			return nil, errors.New("no host in context")
+		if _, scoped := h.(*hooks.ScopedHost); !ok || !scoped {
+			return nil, errors.New("no scoped host in context")
 		}
 		if _, ok := ctx.Deadline(); !ok {
 			return nil, errors.New("no deadline")

@@ -16,6 +16,10 @@ var (
 	ErrTimeout = errors.New("plugin call timed out")
 	// ErrPanic is the cause of a handler that panicked.
 	ErrPanic = errors.New("plugin handler panicked")
+	// ErrInvalidArgument marks a HostAPI call refused for what a plugin
+	// sent (JSON nested too deep, …); pluginhost answers it with gRPC's
+	// InvalidArgument.
+	ErrInvalidArgument = errors.New("invalid argument")
 )
 
 // PluginError names the plugin and event behind a failure. It matches

@@ -66,6 +66,14 @@ type Label struct {
 }
 
 // BeforeCompactEvent is the payload of session_before_compact.
+//
+// PathEntries are the raw entries of the path root → LeafID, except those
+// whose message already travels in Preparation (messagesToSummarize,
+// turnPrefixMessages): no entry is sent twice. Past the plugin's
+// pathEntriesBytes only the entries from the last compaction on are sent,
+// or, when even those do not fit, the newest that do; PathTruncated is
+// then set, and the plugin pages the whole path (PathLength entries)
+// through the host API (ReadEntries with PathOnly, LeafID, Offset, Limit).
 type BeforeCompactEvent struct {
 	SessionID          string            `json:"sessionId"`
 	Preparation        Preparation       `json:"preparation"`
@@ -74,6 +82,14 @@ type BeforeCompactEvent struct {
 	Reason             Reason            `json:"reason"`
 	WillRetry          bool              `json:"willRetry"`
 	Labels             []Label           `json:"labels,omitempty"`
+	LeafID             string            `json:"leafId,omitempty"`
+	PathLength         int               `json:"pathLength,omitempty"`
+	PathTruncated      bool              `json:"pathTruncated,omitempty"`
+	// PathSinceCompaction is the index in PathEntries of the last
+	// compaction entry (0 when there is none): where the entries "after
+	// the last compaction" start when the path must be cut. Host-side
+	// only; it does not cross the wire.
+	PathSinceCompaction int `json:"-"`
 }
 
 // Compaction is a complete compaction supplied by a plugin in place of the
@@ -133,6 +149,12 @@ type BeforeTreeEvent struct {
 	UserWantsSummary   bool              `json:"userWantsSummary"`
 	CustomInstructions string            `json:"customInstructions,omitempty"`
 	Label              string            `json:"label,omitempty"`
+	// EntriesTruncated is set when EntriesToSummarize holds only the
+	// newest entries that fit the plugin's pathEntriesBytes;
+	// EntriesTotal is how many there are. The plugin reads the rest
+	// through the host API (the path from OldLeafID).
+	EntriesTruncated bool `json:"entriesTruncated,omitempty"`
+	EntriesTotal     int  `json:"entriesTotal,omitempty"`
 }
 
 // BranchSummary is a branch summary supplied by a plugin.

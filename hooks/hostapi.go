@@ -34,6 +34,13 @@ type ReadEntriesRequest struct {
 	// PathOnly limits the answer to the path root → leaf, else every entry
 	// of the file in file order.
 	PathOnly bool
+	// Offset skips that many entries of the answer (the header line of a
+	// whole-file read counts as one). Limit, when positive, pages: at most
+	// Limit entries, and fewer when the page would pass the wire's message
+	// size; an empty page means the end. Without a Limit an answer too
+	// large for one message is refused (ResourceExhausted).
+	Offset int
+	Limit  int
 }
 
 // CompleteRequest is one completion on the host's summarizer.

@@ -40,6 +40,9 @@ type PluginInfo struct {
 	Timeout time.Duration
 	// Failure is the failure policy; "" means open.
 	Failure Failure
+	// Limits bound the plugin's results and payloads; zero fields mean
+	// the defaults.
+	Limits Limits
 }
 
 // Plugin is what the Dispatcher calls: an in-process handler (NewPlugin) or a

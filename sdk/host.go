@@ -10,6 +10,7 @@ import (
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/wire"
 	pb "github.com/pith-dev/pith/proto/pith/hooks/v1"
+	"google.golang.org/grpc/metadata"
 )
 
 // ErrNoHost is returned by the HostAPI of a handler context that has none
@@ -42,13 +43,29 @@ func (noHost) Complete(context.Context, hooks.CompleteRequest) (hooks.CompleteRe
 
 func (noHost) Log(context.Context, hclog.Level, string, ...any) error { return ErrNoHost }
 
-// hostClient is the HostAPI over the broker connection.
-type hostClient struct{ c pb.HostAPIClient }
+// hostClient is the HostAPI over the broker connection, presenting the
+// capability of the call being served.
+type hostClient struct {
+	c     pb.HostAPIClient
+	token string
+}
 
 func newHostClient(c pb.HostAPIClient) *hostClient { return &hostClient{c: c} }
 
+// withCapability returns the client for one call's capability.
+func (h *hostClient) withCapability(token string) *hostClient {
+	return &hostClient{c: h.c, token: token}
+}
+
+func (h *hostClient) out(ctx context.Context) context.Context {
+	if h.token == "" {
+		return ctx
+	}
+	return metadata.AppendToOutgoingContext(ctx, wire.CapabilityKey, h.token)
+}
+
 func (h *hostClient) ReadEntries(ctx context.Context, req hooks.ReadEntriesRequest) ([]json.RawMessage, error) {
-	resp, err := h.c.ReadEntries(ctx, &pb.ReadEntriesRequest{SessionId: req.SessionID, LeafId: req.LeafID, PathOnly: req.PathOnly})
+	resp, err := h.c.ReadEntries(h.out(ctx), &pb.ReadEntriesRequest{SessionId: req.SessionID, LeafId: req.LeafID, PathOnly: req.PathOnly, Offset: int64(req.Offset), Limit: int64(req.Limit)})
 	if err != nil {
 		return nil, fmt.Errorf("host ReadEntries: %w", err)
 	}
@@ -64,7 +81,7 @@ func (h *hostClient) EstimateTokens(ctx context.Context, messages []json.RawMess
 	for i, m := range messages {
 		req.Messages[i] = m
 	}
-	resp, err := h.c.EstimateTokens(ctx, req)
+	resp, err := h.c.EstimateTokens(h.out(ctx), req)
 	if err != nil {
 		return nil, fmt.Errorf("host EstimateTokens: %w", err)
 	}
@@ -76,7 +93,7 @@ func (h *hostClient) EstimateTokens(ctx context.Context, messages []json.RawMess
 }
 
 func (h *hostClient) Complete(ctx context.Context, req hooks.CompleteRequest) (hooks.CompleteResponse, error) {
-	resp, err := h.c.Complete(ctx, &pb.CompleteRequest{SystemPrompt: req.SystemPrompt, Prompt: req.Prompt, MaxTokens: int64(req.MaxTokens)})
+	resp, err := h.c.Complete(h.out(ctx), &pb.CompleteRequest{SystemPrompt: req.SystemPrompt, Prompt: req.Prompt, MaxTokens: int64(req.MaxTokens)})
 	if err != nil {
 		return hooks.CompleteResponse{}, fmt.Errorf("host Complete: %w", err)
 	}
@@ -93,7 +110,7 @@ func (h *hostClient) Log(ctx context.Context, level hclog.Level, msg string, key
 		}
 		req.Fields = append(req.Fields, &pb.KeyValue{Key: k, Value: v})
 	}
-	if _, err := h.c.Log(ctx, req); err != nil {
+	if _, err := h.c.Log(h.out(ctx), req); err != nil {
 		return fmt.Errorf("host Log: %w", err)
 	}
 	return nil

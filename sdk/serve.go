@@ -40,10 +40,8 @@ func Serve(p any, opts ...Option) {
 	log := Logger()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go watchParent(ctx, func() {
-		log.Warn("host process is gone; exiting")
-		os.Exit(0)
-	})
+	onTerminate(log)
+	go watchParent(ctx, func() { hostGone(log, "host process is gone") })
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: wire.Handshake,
 		VersionedPlugins: map[int]plugin.PluginSet{

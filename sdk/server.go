@@ -13,6 +13,7 @@ import (
 	pb "github.com/pith-dev/pith/proto/pith/hooks/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
@@ -27,7 +28,7 @@ type server struct {
 	broker *plugin.GRPCBroker
 
 	mu   sync.Mutex
-	host hooks.HostAPI
+	host *hostClient
 	conn *grpc.ClientConn
 }
 
@@ -54,6 +55,9 @@ func (s *server) Describe(ctx context.Context, req *pb.DescribeRequest) (*pb.Des
 	return &pb.DescribeResponse{Name: s.cfg.name, Version: s.cfg.version, Events: wire.EventsToStrings(hooks.DetectEvents(s.p))}, nil
 }
 
+// withHost gives the handler the host API, carrying the capability the
+// host sent with this call: the host honours it for this call's session
+// and only while the call runs.
 func (s *server) withHost(ctx context.Context) context.Context {
 	s.mu.Lock()
 	h := s.host
@@ -61,7 +65,13 @@ func (s *server) withHost(ctx context.Context) context.Context {
 	if h == nil {
 		return ctx
 	}
-	return hooks.WithHost(ctx, h)
+	var token string
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		if v := md.Get(wire.CapabilityKey); len(v) == 1 {
+			token = v[0]
+		}
+	}
+	return hooks.WithHost(ctx, h.withCapability(token))
 }
 
 func (s *server) check(event hooks.EventID) error {

@@ -47,7 +47,8 @@ func newPluginsCheckCommand() *cobra.Command {
 		Long: "Load the configuration (--config, else $PITH_CONFIG), then start every plugin in\n" +
 			"its list as the daemon would — checksum, go-plugin handshake with AutoMTLS,\n" +
 			"Describe, one health check — print its name, version, events, checksum status\n" +
-			"and handshake time, and stop it. Exits non-zero when any plugin fails, with a\n" +
+			"and handshake time, and the names (never the values) of the environment\n" +
+			"variables it receives, and stop it. Exits non-zero when any plugin fails, with a\n" +
 			"one-line reason per failure. No plugin process outlives the command, also on\n" +
 			"SIGINT or SIGTERM.",
 		Args: cobra.NoArgs,
@@ -92,6 +93,7 @@ func pluginSpecs(cfg *config.Config) []pluginhost.Spec {
 		specs[i] = pluginhost.Spec{
 			Name: p.Name, Path: p.Path, Args: p.Args, Env: p.Env, SHA256: p.SHA256,
 			Priority: p.Priority, Order: i, Timeout: p.Timeout, Failure: hooks.Failure(p.Failure),
+			InheritEnv: p.InheritEnv, Limits: hooks.Limits(p.Limits),
 		}
 	}
 	return specs
@@ -113,6 +115,9 @@ type pluginCheck struct {
 	Version      string          `json:"version,omitempty"`
 	Events       []hooks.EventID `json:"events"`
 	Checksum     string          `json:"sha256"`
+	// Env names the environment variables the plugin receives; never
+	// their values.
+	Env []string `json:"env"`
 	// HandshakeMs is process start, handshake and Describe, in milliseconds.
 	HandshakeMs float64 `json:"handshakeMs,omitempty"`
 	OK          bool    `json:"ok"`
@@ -126,7 +131,7 @@ type pluginCheck struct {
 func checkPlugins(ctx context.Context, specs []pluginhost.Spec, logOpts hclog.LoggerOptions, opts pluginhost.Options) []pluginCheck {
 	results := make([]pluginCheck, 0, len(specs))
 	for _, spec := range specs {
-		r := pluginCheck{Name: spec.Name, Path: spec.Path, Events: []hooks.EventID{}, Checksum: checksumStatus(spec)}
+		r := pluginCheck{Name: spec.Name, Path: spec.Path, Events: []hooks.EventID{}, Checksum: checksumStatus(spec), Env: spec.EnvNames(os.LookupEnv)}
 		if ctx.Err() != nil {
 			r.Error = "interrupted before it was started"
 			results = append(results, r)
@@ -304,6 +309,11 @@ func reportPluginChecks(stdout, stderr io.Writer, file string, results []pluginC
 		}
 		if err := tw.Flush(); err != nil {
 			return fmt.Errorf("write table: %w", err)
+		}
+		// Names only: the values may be secrets.
+		fmt.Fprintln(stdout, "\nENVIRONMENT (names each plugin receives)")
+		for _, r := range results {
+			fmt.Fprintf(stdout, "%s: %s\n", r.Name, strings.Join(r.Env, " "))
 		}
 	}
 	for _, r := range results {

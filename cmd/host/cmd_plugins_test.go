@@ -130,11 +130,13 @@ func TestPluginsCheck(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("all start", func(t *testing.T) {
+		t.Setenv("OPENAI_API_KEY", "sk-host-secret")
 		stdout, stderr, err := runPluginsCommand(t, ctx, "check", "--config", writeConfig(t, good...))
 		if err != nil {
 			t.Fatalf("err %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
 		}
-		lines := strings.Split(strings.TrimSpace(stdout), "\n")
+		table, envs, _ := strings.Cut(stdout, "\n\n")
+		lines := strings.Split(strings.TrimSpace(table), "\n")
 		if len(lines) != 3 || !strings.HasPrefix(lines[0], "PLUGIN") {
 			t.Fatalf("table:\n%s", stdout)
 		}
@@ -150,6 +152,15 @@ func TestPluginsCheck(t *testing.T) {
 		}
 		if stderr != "" {
 			t.Errorf("unexpected stderr: %s", stderr)
+		}
+		// Names, never values; the host's secret is not among them.
+		for _, want := range []string{"guard: HOME", "audit: HOME", " PATH ", "PITH_HOST_PID"} {
+			if !strings.Contains(envs, want) {
+				t.Errorf("environment section lacks %q:\n%s", want, envs)
+			}
+		}
+		if strings.Contains(stdout, "OPENAI_API_KEY") || strings.Contains(stdout, "sk-host-secret") {
+			t.Errorf("a host secret is listed:\n%s", stdout)
 		}
 		requireNoChildren(t)
 	})

@@ -167,3 +167,34 @@ func TestPruneAndRestore(t *testing.T) {
 		t.Fatal("restore is not byte-identical")
 	}
 }
+
+// TestCompactRefusesWithoutAClosedPlugin: a plugin with failure: closed
+// that cannot start stops the command, file untouched; with failure: open
+// the compaction runs without it.
+func TestCompactRefusesWithoutAClosedPlugin(t *testing.T) {
+	notPlugin := filepath.Join(t.TempDir(), "not-a-plugin.sh")
+	if err := os.WriteFile(notPlugin, []byte("#!/bin/sh\necho hello\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, failure := range []string{"closed", "open"} {
+		t.Run(failure, func(t *testing.T) {
+			session := copyFile(t, "../../examples/demo-session.jsonl")
+			before, _ := os.ReadFile(session)
+			cfg := writeConfig(t, map[string]any{"name": "guard", "path": notPlugin, "failure": failure})
+			_, stderr, code := runCLI(t, "compact", "--config", cfg, session)
+			after, _ := os.ReadFile(session)
+			if failure == "closed" {
+				if code == 0 || !strings.Contains(stderr, `plugin "guard" has failure: closed and did not start`) {
+					t.Fatalf("code %d, stderr %q", code, stderr)
+				}
+				if !bytes.Equal(before, after) {
+					t.Error("the session changed")
+				}
+				return
+			}
+			if code != 0 || bytes.Equal(before, after) {
+				t.Fatalf("open: code %d, changed %v, stderr %q", code, !bytes.Equal(before, after), stderr)
+			}
+		})
+	}
+}

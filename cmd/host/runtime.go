@@ -75,7 +75,7 @@ func newRuntime(ctx context.Context, path, cfgPath string, p providerFlags, log 
 		rt.close()
 		return nil, fmt.Errorf("%s: %w; %w", path, session.ErrReadOnly, session.ErrUnchanged)
 	}
-	host := &engine.HostAPI{Lookup: engine.SingleSession(rt.store), Summarizer: rt.summarizer, Logger: log.Named("plugin")}
+	host := &engine.HostAPI{Lookup: engine.SingleSession(rt.store), Summarizer: rt.summarizer, Logger: log.Named("plugin"), MaxOutputTokens: cfg.Summarizer.MaxOutputTokens}
 	var plugins []hooks.Plugin
 	if len(cfg.Plugins) > 0 {
 		rt.plugins = pluginhost.NewHost(pluginhost.Options{Logger: log.Named("plugin"), Host: host, HostVersion: version})
@@ -86,7 +86,13 @@ func newRuntime(ctx context.Context, path, cfgPath string, p providerFlags, log 
 		}
 		if err != nil {
 			// A plugin that does not start is logged and left out, as at
-			// run time; the operation goes on with the others.
+			// run time; the operation goes on with the others — unless
+			// its failure policy is closed: its veto must not be skipped
+			// because it could not be asked.
+			if name := missingClosed(cfg, plugins); name != "" {
+				rt.close()
+				return nil, fmt.Errorf("plugin %q has failure: closed and did not start; not running without it: %w", name, err)
+			}
 			log.Warn("some plugins did not start", "error", err)
 		}
 	}
@@ -104,6 +110,21 @@ func newRuntime(ctx context.Context, path, cfgPath string, p providerFlags, log 
 		Logger:         log.Named("engine"),
 	})
 	return rt, nil
+}
+
+// missingClosed names a configured plugin with failure: closed that is not
+// among the started ones, or returns "".
+func missingClosed(cfg *config.Config, started []hooks.Plugin) string {
+	running := map[string]bool{}
+	for _, p := range started {
+		running[p.Info().Name] = true
+	}
+	for _, p := range cfg.Plugins {
+		if p.Failure == config.FailureClosed && !running[p.Name] {
+			return p.Name
+		}
+	}
+	return ""
 }
 
 func (rt *runtime) close() {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/pith-dev/pith/core/jsondepth"
 )
 
 // This file renders JSON the way JavaScript's JSON.stringify(JSON.parse(x))
@@ -31,12 +33,15 @@ type jsKey struct {
 }
 
 type jsParser struct {
-	s   string
-	pos int
-	bad bool
+	s     string
+	pos   int
+	bad   bool
+	depth int // arrays and objects open at pos
 }
 
-// parseJS parses raw JSON; ok is false when it is not valid JSON.
+// parseJS parses raw JSON; ok is false when it is not valid JSON or nests
+// deeper than jsondepth.Max (the parser and stringify recurse per level,
+// so the limit is what keeps hostile input from overflowing the stack).
 func parseJS(raw string) (*jsValue, bool) {
 	p := &jsParser{s: raw}
 	v := p.value()
@@ -65,6 +70,9 @@ func (p *jsParser) value() *jsValue {
 		return nil
 	}
 	switch c := p.s[p.pos]; {
+	case (c == '{' || c == '[') && p.depth >= jsondepth.Max:
+		p.bad = true
+		return nil
 	case c == '{':
 		return p.object()
 	case c == '[':
@@ -103,6 +111,8 @@ func isRangeErr(err error) bool {
 }
 
 func (p *jsParser) array() *jsValue {
+	p.depth++
+	defer func() { p.depth-- }()
 	v := &jsValue{kind: 'a'}
 	p.pos++
 	p.ws()
@@ -131,6 +141,8 @@ func (p *jsParser) array() *jsValue {
 }
 
 func (p *jsParser) object() *jsValue {
+	p.depth++
+	defer func() { p.depth-- }()
 	v := &jsValue{kind: 'o'}
 	p.pos++
 	p.ws()

@@ -63,25 +63,51 @@ func hookPreparation(p *compaction.Preparation) hooks.Preparation {
 	}
 }
 
+// beforeCompactEvent builds the session_before_compact payload. No entry
+// travels twice: an entry whose message is in the preparation's messages
+// is left out of PathEntries (the path can always be read whole through
+// the host API). The Dispatcher cuts PathEntries to each plugin's limit,
+// starting from the last compaction when it must.
 func beforeCompactEvent(sessionID string, path []*session.Entry, p *compaction.Preparation, instructions string, reason Reason) *hooks.BeforeCompactEvent {
-	entries := make([]json.RawMessage, len(path))
+	sent := make(map[string]bool, len(p.MessagesToSummarize)+len(p.TurnPrefixMessages))
+	for _, m := range p.MessagesToSummarize {
+		sent[m.EntryID] = true
+	}
+	for _, m := range p.TurnPrefixMessages {
+		sent[m.EntryID] = true
+	}
+	entries := make([]json.RawMessage, 0, len(path)-len(sent))
+	since := 0
 	var labels []hooks.Label
-	for i, e := range path {
-		entries[i] = e.Raw
+	for _, e := range path {
 		if e.Type == session.TypeLabel {
 			if l := e.Get("label").String(); l != "" {
 				labels = append(labels, hooks.Label{EntryID: e.Get("targetId").String(), Label: l})
 			}
 		}
+		if e.ID != "" && sent[e.ID] {
+			continue
+		}
+		if e.Type == session.TypeCompaction {
+			since = len(entries)
+		}
+		entries = append(entries, e.Raw)
+	}
+	leaf := ""
+	if len(path) > 0 {
+		leaf = path[len(path)-1].ID
 	}
 	return &hooks.BeforeCompactEvent{
-		SessionID:          sessionID,
-		Preparation:        hookPreparation(p),
-		PathEntries:        entries,
-		CustomInstructions: instructions,
-		Reason:             reason,
-		WillRetry:          reason == ReasonOverflow,
-		Labels:             labels,
+		SessionID:           sessionID,
+		Preparation:         hookPreparation(p),
+		PathEntries:         entries,
+		CustomInstructions:  instructions,
+		Reason:              reason,
+		WillRetry:           reason == ReasonOverflow,
+		Labels:              labels,
+		LeafID:              leaf,
+		PathLength:          len(path),
+		PathSinceCompaction: since,
 	}
 }
 

@@ -120,9 +120,13 @@ func TestDispatcherHooks(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if before == nil || before.Reason != ReasonThreshold || before.WillRetry || len(before.PathEntries) != 26 ||
+	// The path has 26 entries; those whose messages are summarized are not
+	// sent a second time as path entries.
+	if before == nil || before.Reason != ReasonThreshold || before.WillRetry || before.PathLength != 26 ||
+		len(before.PathEntries)+len(before.Preparation.MessagesToSummarize) != 26 ||
 		before.SessionID != store.File().Header.ID || len(before.Preparation.MessagesToSummarize) == 0 {
-		t.Errorf("session_before_compact payload %+v", before)
+		t.Errorf("session_before_compact: reason %v, %d path entries, %d messages, path length %d",
+			before.Reason, len(before.PathEntries), len(before.Preparation.MessagesToSummarize), before.PathLength)
 	}
 	req := sum.reqs[0]
 	if !strings.Contains(req.Prompt, "- the user prefers tabs") || !strings.Contains(req.Prompt, "Summarize tersely.") {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/core/jsondepth"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summarize"
 	"github.com/pith-dev/pith/core/tokens"
@@ -20,6 +21,10 @@ type HostAPI struct {
 	Lookup     func(sessionID string) (*session.Store, bool)
 	Summarizer summarize.Summarizer
 	Logger     hclog.Logger
+	// MaxOutputTokens, when positive, caps a completion's output tokens
+	// whatever a plugin asks (summarizer.maxOutputTokens); each plugin's
+	// own completeMaxTokens applies first (hooks.ScopedHost).
+	MaxOutputTokens int
 }
 
 var _ hooks.HostAPI = (*HostAPI)(nil)
@@ -58,13 +63,28 @@ func (h *HostAPI) ReadEntries(_ context.Context, req hooks.ReadEntriesRequest) (
 	for _, e := range entries {
 		out = append(out, e.Raw)
 	}
-	return out, nil
+	return page(out, req.Offset, req.Limit), nil
 }
 
-// EstimateTokens estimates each message (SPEC §3).
+// page returns entries [offset, offset+limit); limit ≤ 0 means to the end.
+func page(all []json.RawMessage, offset, limit int) []json.RawMessage {
+	if offset > 0 {
+		all = all[min(offset, len(all)):]
+	}
+	if limit > 0 && limit < len(all) {
+		all = all[:limit]
+	}
+	return all
+}
+
+// EstimateTokens estimates each message (SPEC §3). A message nested deeper
+// than jsondepth.Max is refused, like such a line in a session file.
 func (h *HostAPI) EstimateTokens(_ context.Context, messages []json.RawMessage) ([]int, error) {
 	out := make([]int, len(messages))
 	for i, m := range messages {
+		if err := jsondepth.Check(m); err != nil {
+			return nil, fmt.Errorf("%w: message %d: %w", hooks.ErrInvalidArgument, i+1, err)
+		}
 		out[i] = tokens.Estimate(m)
 	}
 	return out, nil
@@ -74,6 +94,9 @@ func (h *HostAPI) EstimateTokens(_ context.Context, messages []json.RawMessage) 
 func (h *HostAPI) Complete(ctx context.Context, req hooks.CompleteRequest) (hooks.CompleteResponse, error) {
 	if h.Summarizer == nil {
 		return hooks.CompleteResponse{}, fmt.Errorf("the host has no summarizer")
+	}
+	if h.MaxOutputTokens > 0 && (req.MaxTokens <= 0 || req.MaxTokens > h.MaxOutputTokens) {
+		req.MaxTokens = h.MaxOutputTokens
 	}
 	res, err := h.Summarizer.Summarize(ctx, summarize.Request{
 		Purpose: summarize.PurposeCompletion, SystemPrompt: req.SystemPrompt, Prompt: req.Prompt, MaxTokens: req.MaxTokens,

@@ -1,5 +1,7 @@
 package session
 
+import "errors"
+
 // Fast walks over JSON that was already validated (an entry's Raw or a
 // part of it), for the hot paths that need a few fields of many messages:
 // they skip every other value with the same word-at-a-time string scan that
@@ -80,4 +82,22 @@ func StringValue(raw []byte) (s string, ok bool) {
 		}
 	}
 	return unsafeString(content), true
+}
+
+// ValidJSON checks that raw is exactly one JSON value, as strictly as
+// JSON.parse and no deeper than jsondepth.Max; the error says what is
+// wrong. Use it, not gjson.Valid, on JSON read from files or peers:
+// gjson.Valid recurses without a limit, and a deep enough value kills the
+// process.
+func ValidJSON(raw []byte) error {
+	p := scanner{s: raw}
+	p.value(0)
+	p.ws()
+	if p.err == "" && p.i != len(raw) {
+		p.fail("text after the value")
+	}
+	if p.err != "" {
+		return errors.New(p.err)
+	}
+	return nil
 }

@@ -206,11 +206,10 @@ func ParseEntry(line []byte) (*Entry, error) {
 func parseEntry(l []byte, e *Entry) string { return scanEntry(l, e) }
 
 func parseHeader(l []byte) (Header, error) {
-	s := unsafeString(l)
-	if !gjson.Valid(s) {
-		return Header{}, fmt.Errorf("%w: the first line is not valid JSON", ErrNotSession)
+	if err := ValidJSON(l); err != nil {
+		return Header{}, fmt.Errorf("%w: the first line is not valid JSON (%v)", ErrNotSession, err)
 	}
-	r := gjson.Parse(s)
+	r := gjson.Parse(unsafeString(l))
 	if r.Get("type").String() != TypeSession {
 		return Header{}, fmt.Errorf("%w: the first line is not a \"session\" header", ErrNotSession)
 	}

@@ -4,6 +4,9 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math/bits"
+	"strconv"
+
+	"github.com/pith-dev/pith/core/jsondepth"
 )
 
 // A single-pass validating scanner for entry lines. It checks the whole line
@@ -13,6 +16,10 @@ import (
 // message is and its role, provider, model and stop reason. Everything else
 // is skipped without being decoded. This is the hot path of opening a
 // session: it must run at memory-scan speed.
+//
+// The scanner recurses once per nesting level, so it refuses to open an
+// array or object deeper than jsondepth.Max: a hostile line nested millions
+// deep is malformed, never a stack overflow.
 
 type scanner struct {
 	s   []byte
@@ -118,12 +125,9 @@ func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
-// value skips any JSON value, validating it.
+// value skips any JSON value, validating it. depth is the number of arrays
+// and objects around the value.
 func (p *scanner) value(depth int) {
-	if depth > 10000 {
-		p.fail("nested too deeply")
-		return
-	}
 	p.ws()
 	if p.i >= len(p.s) {
 		p.fail("unexpected end of line")
@@ -197,7 +201,22 @@ func (p *scanner) number() {
 	p.i = i
 }
 
+// tooDeep fails the scan when a container enclosed by depth others would
+// exceed the nesting limit.
+func (p *scanner) tooDeep(depth int) bool {
+	if depth >= jsondepth.Max {
+		p.fail("nested deeper than " + maxDepthText + " levels")
+		return true
+	}
+	return false
+}
+
+var maxDepthText = strconv.Itoa(jsondepth.Max)
+
 func (p *scanner) array(depth int) {
+	if p.tooDeep(depth) {
+		return
+	}
 	p.i++ // [
 	p.ws()
 	if p.i < len(p.s) && p.s[p.i] == ']' {
@@ -228,6 +247,9 @@ func (p *scanner) array(depth int) {
 // scanner positioned at the value and must consume it (or leave it to the
 // default skip by returning false).
 func (p *scanner) object(depth int, onKey func(key []byte, escaped bool) bool) {
+	if p.tooDeep(depth) {
+		return
+	}
 	p.i++ // {
 	p.ws()
 	if p.i < len(p.s) && p.s[p.i] == '}' {

@@ -3,13 +3,17 @@ package tokens
 import (
 	"math"
 	"strconv"
+
+	"github.com/pith-dev/pith/core/jsondepth"
 )
 
 // StringifiedLen returns the UTF-16 length of JSON.stringify(JSON.parse(raw))
 // for a valid JSON value (SPEC §3): keys in file order with duplicates
 // collapsed (the last value wins), no whitespace, strings re-escaped the
 // JavaScript way and numbers in JavaScript's shortest form. It does not
-// build the string. Invalid JSON gives a best-effort length.
+// build the string. Invalid JSON gives a best-effort length, and so does
+// JSON nested deeper than jsondepth.Max: the part past the limit counts its
+// raw length, walked without recursion, so no input can overflow the stack.
 func StringifiedLen(raw []byte) int {
 	p := jsParser{s: unsafeString(raw)}
 	p.ws()
@@ -17,8 +21,9 @@ func StringifiedLen(raw []byte) int {
 }
 
 type jsParser struct {
-	s string
-	i int
+	s     string
+	i     int
+	depth int // arrays and objects open at p.i
 }
 
 func (p *jsParser) ws() {
@@ -37,6 +42,8 @@ func (p *jsParser) value() int {
 		return 0
 	}
 	switch c := p.s[p.i]; {
+	case (c == '{' || c == '[') && p.depth >= jsondepth.Max:
+		return p.skipDeep()
 	case c == '{':
 		return p.object()
 	case c == '[':
@@ -93,16 +100,42 @@ func (p *jsParser) number() int {
 	return jsNumberLen(p.s[start:p.i])
 }
 
+// skipDeep skips an array or object past the nesting limit with a flat
+// bracket count and returns its raw length, a best effort for input that
+// is malformed anyway.
+func (p *jsParser) skipDeep() int {
+	start, open := p.i, 0
+	for p.i < len(p.s) {
+		switch p.s[p.i] {
+		case '"':
+			p.stringLit()
+			continue
+		case '[', '{':
+			open++
+		case ']', '}':
+			open--
+		}
+		p.i++
+		if open == 0 {
+			break
+		}
+	}
+	return p.i - start
+}
+
 func (p *jsParser) array() int {
 	p.i++ // [
+	p.depth++
 	n, count := 2, 0
 	for {
 		p.ws()
 		if p.i >= len(p.s) {
+			p.depth--
 			return n
 		}
 		if p.s[p.i] == ']' {
 			p.i++
+			p.depth--
 			return n
 		}
 		if p.s[p.i] == ',' {
@@ -125,6 +158,7 @@ type member struct {
 
 func (p *jsParser) object() int {
 	p.i++ // {
+	p.depth++
 	var small [8]member
 	members := small[:0]
 	for {
@@ -165,6 +199,7 @@ func (p *jsParser) object() int {
 			members = append(members, member{lit, klen, vlen})
 		}
 	}
+	p.depth--
 	n := 2
 	for j, m := range members {
 		if j > 0 {

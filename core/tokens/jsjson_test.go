@@ -1,6 +1,11 @@
 package tokens
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/pith-dev/pith/core/jsondepth"
+)
 
 // The expected lengths are those of JavaScript's
 // JSON.stringify(JSON.parse(raw)).length, worked out by hand.
@@ -74,5 +79,37 @@ func TestContextTokens(t *testing.T) {
 	}
 	if !ShouldCompact(true, 101, 200, 100) || ShouldCompact(true, 100, 200, 100) || ShouldCompact(false, 1000, 200, 100) {
 		t.Error("ShouldCompact")
+	}
+}
+
+// TestStringifiedLenDeep: up to the nesting limit the length is exact;
+// past it (30 million levels) it is a best effort, without recursion.
+func TestStringifiedLenDeep(t *testing.T) {
+	n := jsondepth.Max
+	raw := strings.Repeat("[", n) + strings.Repeat(" ]", n)
+	if got := StringifiedLen([]byte(raw)); got != 2*n {
+		t.Errorf("depth Max: %d, want %d", got, 2*n)
+	}
+	over := "[" + raw + "]"
+	if got := StringifiedLen([]byte(over)); got <= 0 {
+		t.Errorf("depth Max+1: %d", got)
+	}
+	huge := strings.Repeat(`{"a":[`, 5_000_000) + `"]}"`
+	if got := StringifiedLen([]byte(huge)); got <= 0 {
+		t.Errorf("30 million levels: %d", got)
+	}
+	// Something after a skipped deep value is still counted.
+	if got := StringifiedLen([]byte(`{"b":` + over + `,"c":1}`)); got < 2*n+len(`{"b":,"c":1}`) {
+		t.Errorf("members after a deep one: %d", got)
+	}
+}
+
+// TestEstimateDeep: a message whose tool-call arguments nest 30 million
+// deep is estimated, not a stack overflow.
+func TestEstimateDeep(t *testing.T) {
+	deep := strings.Repeat("[", 30_000_000) + strings.Repeat("]", 30_000_000)
+	msg := `{"role":"assistant","content":[{"type":"toolCall","name":"x","arguments":` + deep + `}]}`
+	if got := Estimate([]byte(msg)); got <= 0 {
+		t.Errorf("Estimate = %d", got)
 	}
 }

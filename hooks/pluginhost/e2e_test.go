@@ -460,7 +460,9 @@ func TestNotificationBoundedByDeadline(t *testing.T) {
 func TestLargeMessages(t *testing.T) {
 	big := `{"role":"user","content":"` + strings.Repeat("x", 6<<20) + `"}`
 	host := &sdktest.FakeHost{Sessions: map[string][]json.RawMessage{"s1": {json.RawMessage(big), json.RawMessage(big)}}}
-	_, d := startAll(t, pluginhost.Options{Host: host}, nil, spec("echo", 1, "-before-compact", "echo"), spec("caller", 2, "-compacting", "none", "-before-compact", "host"))
+	echo := spec("echo", 1, "-before-compact", "echo")
+	echo.Limits.SummaryBytes = 16 << 20 // the echo is its summary
+	_, d := startAll(t, pluginhost.Options{Host: host}, nil, echo, spec("caller", 2, "-compacting", "none", "-before-compact", "host"))
 	ev := preparedEvent()
 	ev.Preparation.MessagesToSummarize = []json.RawMessage{json.RawMessage(big)}
 	out, err := d.BeforeCompact(context.Background(), ev, hooks.CompactionLimits{})

@@ -44,33 +44,57 @@ func (h *Host) Apply(ctx context.Context, specs []Spec) (plugins []hooks.Plugin,
 
 	h.mu.Lock()
 	defer h.mu.Unlock()
+
+	// Start every new or changed plugin at once: each start is mostly
+	// waiting (process start, AutoMTLS key generation, handshake), so the
+	// set starts in about the time of its slowest member.
+	started := make([]*Supervisor, len(specs))
+	startErr := make([]error, len(specs))
+	var wg sync.WaitGroup
+	for i, sp := range specs {
+		if cur := h.sups[sp.Name]; cur != nil && cur.Spec().sameProcess(sp) && cur.State() != StateDisabled {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sup := NewSupervisor(sp, h.opts)
+			if err := sup.Start(ctx); err != nil {
+				startErr[i] = err
+				return
+			}
+			started[i] = sup
+		}()
+	}
+	wg.Wait()
+
 	next := map[string]*Supervisor{}
 	var old []*Supervisor
 	var errs []error
-	for _, sp := range specs {
+	for i, sp := range specs {
 		cur := h.sups[sp.Name]
-		if cur != nil && cur.Spec().sameProcess(sp) && cur.State() != StateDisabled {
+		sup := started[i]
+		switch {
+		case sup == nil && startErr[i] == nil:
+			// Unchanged process: keep it, with the new call settings.
 			cur.SetInfo(sp)
 			next[sp.Name] = cur
 			plugins = append(plugins, cur)
-			continue
-		}
-		sup := NewSupervisor(sp, h.opts)
-		if err := sup.Start(ctx); err != nil {
-			h.opts.loggerOrNull().Error("plugin not started", "plugin", sp.Name, "error", err)
-			errs = append(errs, err)
+		case startErr[i] != nil:
+			h.opts.loggerOrNull().Error("plugin not started", "plugin", sp.Name, "error", startErr[i])
+			errs = append(errs, startErr[i])
 			if cur != nil {
 				// Keep the running old version rather than nothing.
 				next[sp.Name] = cur
 				plugins = append(plugins, cur)
 			}
-			continue
+		default:
+			if cur != nil {
+				old = append(old, cur)
+			}
+			next[sp.Name] = sup
+			plugins = append(plugins, sup)
 		}
-		if cur != nil {
-			old = append(old, cur)
-		}
-		next[sp.Name] = sup
-		plugins = append(plugins, sup)
 	}
 	for name, sup := range h.sups {
 		if next[name] == nil {

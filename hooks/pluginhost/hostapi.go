@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/hooks"
@@ -14,19 +15,32 @@ import (
 )
 
 // hostAPIServer serves hooks.HostAPI to one plugin instance over the broker.
-// Log lines are written straight to the plugin's named logger.
+// Every call must present the capability of a plugin call still running
+// (see grants); it is served through that call's hooks.ScopedHost. Log
+// lines are written straight to the plugin's named logger, under the same
+// rate limit as its stderr.
 type hostAPIServer struct {
 	pb.UnimplementedHostAPIServer
-	host hooks.HostAPI
-	log  hclog.Logger
+	host   hooks.HostAPI
+	grants *grants
+	log    hclog.Logger
+	relay  *relayLimit
 }
 
-func (s *hostAPIServer) api() (hooks.HostAPI, error) {
+func (s *hostAPIServer) api(ctx context.Context) (hooks.HostAPI, error) {
 	if s.host == nil {
 		return nil, status.Error(codes.Unavailable, "this host offers no host API")
 	}
-	return s.host, nil
+	h, ok := s.grants.lookup(ctx)
+	if !ok {
+		return nil, status.Error(codes.PermissionDenied, "no plugin call in progress grants this host API call")
+	}
+	return h, nil
 }
+
+// readBudget is the room for entries in one ReadEntries answer: the wire's
+// maximum less a margin for the envelope.
+const readBudget = wire.MaxMessageSize - 64<<10
 
 func hostErr(err error) error {
 	switch {
@@ -34,28 +48,51 @@ func hostErr(err error) error {
 		return status.Error(codes.DeadlineExceeded, err.Error())
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, err.Error())
+	case errors.Is(err, hooks.ErrInvalidArgument):
+		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, hooks.ErrPermissionDenied):
+		return status.Error(codes.PermissionDenied, err.Error())
+	case errors.Is(err, hooks.ErrOverLimit):
+		return status.Error(codes.ResourceExhausted, err.Error())
 	}
 	return status.Error(codes.Unknown, err.Error())
 }
 
 func (s *hostAPIServer) ReadEntries(ctx context.Context, req *pb.ReadEntriesRequest) (*pb.ReadEntriesResponse, error) {
-	h, err := s.api()
+	h, err := s.api(ctx)
 	if err != nil {
 		return nil, err
 	}
-	entries, err := h.ReadEntries(ctx, hooks.ReadEntriesRequest{SessionID: req.GetSessionId(), LeafID: req.GetLeafId(), PathOnly: req.GetPathOnly()})
+	if req.GetOffset() < 0 || req.GetLimit() < 0 {
+		return nil, status.Error(codes.InvalidArgument, "offset and limit must not be negative")
+	}
+	entries, err := h.ReadEntries(ctx, hooks.ReadEntriesRequest{
+		SessionID: req.GetSessionId(), LeafID: req.GetLeafId(), PathOnly: req.GetPathOnly(),
+		Offset: int(min(req.GetOffset(), math.MaxInt32)), Limit: int(min(req.GetLimit(), math.MaxInt32)),
+	})
 	if err != nil {
 		return nil, hostErr(err)
 	}
-	resp := &pb.ReadEntriesResponse{Entries: make([][]byte, len(entries))}
-	for i, e := range entries {
-		resp.Entries[i] = e
+	// The answer must fit one message: a page stops early (an empty page
+	// ends the reading), an unpaged answer that does not fit is refused
+	// rather than cut without a word.
+	resp := &pb.ReadEntriesResponse{Entries: make([][]byte, 0, len(entries))}
+	size := 0
+	for _, e := range entries {
+		size += len(e) + 6 // field tag and length prefix, at most
+		if size > readBudget {
+			if req.GetLimit() == 0 || len(resp.Entries) == 0 {
+				return nil, status.Errorf(codes.ResourceExhausted, "the answer exceeds the maximum message size of %d bytes; read it in pages (offset, limit)", wire.MaxMessageSize)
+			}
+			break
+		}
+		resp.Entries = append(resp.Entries, e)
 	}
 	return resp, nil
 }
 
 func (s *hostAPIServer) EstimateTokens(ctx context.Context, req *pb.EstimateTokensRequest) (*pb.EstimateTokensResponse, error) {
-	h, err := s.api()
+	h, err := s.api(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +112,7 @@ func (s *hostAPIServer) EstimateTokens(ctx context.Context, req *pb.EstimateToke
 }
 
 func (s *hostAPIServer) Complete(ctx context.Context, req *pb.CompleteRequest) (*pb.CompleteResponse, error) {
-	h, err := s.api()
+	h, err := s.api(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +123,13 @@ func (s *hostAPIServer) Complete(ctx context.Context, req *pb.CompleteRequest) (
 	return &pb.CompleteResponse{Text: r.Text, FinishReason: r.FinishReason, Model: r.Model}, nil
 }
 
-func (s *hostAPIServer) Log(_ context.Context, req *pb.LogRequest) (*pb.LogResponse, error) {
+func (s *hostAPIServer) Log(ctx context.Context, req *pb.LogRequest) (*pb.LogResponse, error) {
+	if _, ok := s.grants.lookup(ctx); !ok {
+		return nil, status.Error(codes.PermissionDenied, "no plugin call in progress grants this host API call")
+	}
+	if ok, _, _ := s.relay.admit(len(req.GetMessage())); !ok {
+		return &pb.LogResponse{}, nil // counted; reported with the stderr drops
+	}
 	kv := make([]any, 0, 2*len(req.GetFields()))
 	for _, f := range req.GetFields() {
 		kv = append(kv, sanitize([]byte(f.GetKey())), sanitize([]byte(f.GetValue())))

@@ -12,9 +12,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// maxLogLine bounds one re-logged line; the rest of a longer line is dropped
-// and the line marked truncated, so a plugin cannot make the host buffer an
-// unbounded amount of memory.
+// maxLogLine bounds one re-logged line when no limit is configured; the
+// rest of a longer line is dropped and the line marked truncated, so a
+// plugin cannot make the host buffer an unbounded amount of memory.
 const maxLogLine = 64 << 10
 
 // logWriter turns a plugin's stderr into host log lines. go-plugin hands it
@@ -26,6 +26,10 @@ const maxLogLine = 64 << 10
 // switched off.
 type logWriter struct {
 	log hclog.Logger
+	// maxLine bounds one line (limits.stderrLineBytes); limit, when set,
+	// caps lines and bytes per second across the plugin's streams.
+	maxLine int
+	limit   *relayLimit
 
 	mu        sync.Mutex
 	buf       []byte
@@ -33,7 +37,12 @@ type logWriter struct {
 	inPanic   bool
 }
 
-func newLogWriter(log hclog.Logger) *logWriter { return &logWriter{log: log} }
+func newLogWriter(log hclog.Logger) *logWriter { return &logWriter{log: log, maxLine: maxLogLine} }
+
+// newLimitedLogWriter is a logWriter under a plugin's stderr limits.
+func newLimitedLogWriter(log hclog.Logger, maxLine int, limit *relayLimit) *logWriter {
+	return &logWriter{log: log, maxLine: maxLine, limit: limit}
+}
 
 func (w *logWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
@@ -45,9 +54,10 @@ func (w *logWriter) Write(p []byte) (int, error) {
 		if i >= 0 {
 			chunk = p[:i]
 		}
-		if room := maxLogLine - len(w.buf); len(chunk) > room {
+		if room := w.maxLine - len(w.buf); len(chunk) > room {
 			w.buf = append(w.buf, chunk[:room]...)
 			w.truncated = true
+			w.limit.droppedTail(len(chunk) - room)
 		} else {
 			w.buf = append(w.buf, chunk...)
 		}
@@ -60,12 +70,21 @@ func (w *logWriter) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// Flush logs a final line that had no newline.
+// Flush logs a final line that had no newline, and what the limit dropped
+// and has not reported yet.
 func (w *logWriter) Flush() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.buf) > 0 {
 		w.emit()
+	}
+	w.reportDropped(w.limit.pending())
+}
+
+func (w *logWriter) reportDropped(lines, bytes int64) {
+	if lines > 0 || bytes > 0 {
+		w.log.Warn("plugin output over its limits was dropped", "lines", lines, "bytes", bytes,
+			"limits", "stderrLinesPerSecond, stderrBytesPerSecond, stderrLineBytes")
 	}
 }
 
@@ -79,6 +98,11 @@ func (w *logWriter) emit() {
 		}
 	}()
 	if len(bytes.TrimSpace(line)) == 0 {
+		return
+	}
+	ok, dl, db := w.limit.admit(len(line))
+	w.reportDropped(dl, db)
+	if !ok {
 		return
 	}
 	if !truncated && line[0] == '{' {

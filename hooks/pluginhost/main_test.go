@@ -23,9 +23,16 @@ import (
 // scripted is the test plugin binary, built once per test binary run.
 var scripted string
 
-const helperEnv = "PITH_PLUGINHOST_TEST_HELPER"
+const (
+	helperEnv     = "PITH_PLUGINHOST_TEST_HELPER"
+	helperArgsEnv = "PITH_PLUGINHOST_TEST_HELPER_ARGS" // extra plugin flags, space-separated
+)
 
 func TestMain(m *testing.M) {
+	if os.Getenv(floodHelperEnv) != "" {
+		floodHost()
+		return
+	}
 	if os.Getenv(helperEnv) != "" {
 		helperHost()
 		return
@@ -48,7 +55,8 @@ func TestMain(m *testing.M) {
 // helperHost is a host process the test SIGKILLs: it starts the plugin,
 // prints its pid and waits to die.
 func helperHost() {
-	sup := pluginhost.NewSupervisor(pluginhost.Spec{Name: "orphan", Path: os.Getenv(helperEnv), Args: []string{"-compact", "record"}}, pluginhost.Options{})
+	args := append([]string{"-compact", "record"}, strings.Fields(os.Getenv(helperArgsEnv))...)
+	sup := pluginhost.NewSupervisor(pluginhost.Spec{Name: "orphan", Path: os.Getenv(helperEnv), Args: args}, pluginhost.Options{})
 	if err := sup.Start(context.Background()); err != nil {
 		fmt.Println("error:", err)
 		os.Exit(1)
@@ -111,8 +119,20 @@ func waitGone(t *testing.T, pid int) {
 }
 
 func TestHostSIGKILLLeavesNoPlugin(t *testing.T) {
+	cmd, pid := startHelperHost(t, "")
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	waitGone(t, pid)
+}
+
+// startHelperHost runs helperHost in a subprocess with the plugin flags in
+// args and returns it with the plugin's pid once the plugin runs.
+func startHelperHost(t *testing.T, args string) (*exec.Cmd, int) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+scripted)
+	cmd.Env = append(os.Environ(), helperEnv+"="+scripted, helperArgsEnv+"="+args)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -131,11 +151,9 @@ func TestHostSIGKILLLeavesNoPlugin(t *testing.T) {
 		t.Fatalf("helper said %q", line)
 	}
 	if processGone(pid) {
+		_ = cmd.Process.Kill()
 		t.Fatal("plugin not running before the host is killed")
 	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	waitGone(t, pid)
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return cmd, pid
 }

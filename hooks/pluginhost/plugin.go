@@ -2,6 +2,7 @@ package pluginhost
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/pith-dev/pith/hooks"
@@ -9,6 +10,7 @@ import (
 	pb "github.com/pith-dev/pith/proto/pith/hooks/v1"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
 
 // Info implements hooks.Plugin.
@@ -32,11 +34,26 @@ func (s *Supervisor) Implements(event hooks.EventID) bool {
 
 // invoke runs one RPC on the current instance and maps its failure: a dead
 // process is reported as a crash at once rather than at the next poll.
-func invoke[Req, Resp any](ctx context.Context, s *Supervisor, req Req, rpc func(*instance) func(context.Context, Req) (Resp, error)) (Resp, error) {
+//
+// An event call carries a host-API capability for its session, revoked
+// when the call returns; Ping (scope nil) carries none.
+func invoke[Req, Resp any](ctx context.Context, s *Supervisor, scope *hooks.Scope, req Req, rpc func(*instance) func(context.Context, Req) (Resp, error)) (Resp, error) {
 	var zero Resp
+	if m, ok := any(req).(proto.Message); ok {
+		// Checked before sending: gRPC would fail the call anyway, but as
+		// a transport error that reads like the plugin's.
+		if n := proto.Size(m); n > wire.MaxMessageSize {
+			return zero, fmt.Errorf("%w: %d bytes, the maximum is %d", hooks.ErrPayloadTooLarge, n, wire.MaxMessageSize)
+		}
+	}
 	inst, err := s.acquire(ctx)
 	if err != nil {
 		return zero, err
+	}
+	if scope != nil {
+		var revoke func()
+		ctx, revoke = s.grants.grant(ctx, s.opts.Host, *scope)
+		defer revoke()
 	}
 	resp, err := rpc(inst)(ctx, req)
 	if err == nil {
@@ -52,9 +69,14 @@ func invoke[Req, Resp any](ctx context.Context, s *Supervisor, req Req, rpc func
 	return zero, wire.ErrorFromStatus(err)
 }
 
+// scope is what an event call for sessionID may reach of the host API.
+func (s *Supervisor) scope(sessionID string) *hooks.Scope {
+	return &hooks.Scope{SessionID: sessionID, Limits: s.Info().Limits}
+}
+
 // BeforeCompact implements hooks.Plugin.
 func (s *Supervisor) BeforeCompact(ctx context.Context, ev *hooks.BeforeCompactEvent) (*hooks.BeforeCompactResult, error) {
-	resp, err := invoke(ctx, s, wire.BeforeCompactEventToProto(ev), func(i *instance) func(context.Context, *pb.BeforeCompactRequest) (*pb.BeforeCompactResponse, error) {
+	resp, err := invoke(ctx, s, s.scope(ev.SessionID), wire.BeforeCompactEventToProto(ev), func(i *instance) func(context.Context, *pb.BeforeCompactRequest) (*pb.BeforeCompactResponse, error) {
 		return grpcCall(i.rpc.BeforeCompact)
 	})
 	if err != nil {
@@ -65,7 +87,7 @@ func (s *Supervisor) BeforeCompact(ctx context.Context, ev *hooks.BeforeCompactE
 
 // Compacting implements hooks.Plugin.
 func (s *Supervisor) Compacting(ctx context.Context, ev *hooks.CompactingEvent) (*hooks.CompactingResult, error) {
-	resp, err := invoke(ctx, s, wire.CompactingEventToProto(ev), func(i *instance) func(context.Context, *pb.CompactingRequest) (*pb.CompactingResponse, error) {
+	resp, err := invoke(ctx, s, s.scope(ev.SessionID), wire.CompactingEventToProto(ev), func(i *instance) func(context.Context, *pb.CompactingRequest) (*pb.CompactingResponse, error) {
 		return grpcCall(i.rpc.Compacting)
 	})
 	if err != nil {
@@ -76,7 +98,7 @@ func (s *Supervisor) Compacting(ctx context.Context, ev *hooks.CompactingEvent) 
 
 // Compact implements hooks.Plugin.
 func (s *Supervisor) Compact(ctx context.Context, ev *hooks.CompactEvent) error {
-	_, err := invoke(ctx, s, wire.CompactEventToProto(ev), func(i *instance) func(context.Context, *pb.CompactRequest) (*pb.CompactResponse, error) {
+	_, err := invoke(ctx, s, s.scope(ev.SessionID), wire.CompactEventToProto(ev), func(i *instance) func(context.Context, *pb.CompactRequest) (*pb.CompactResponse, error) {
 		return grpcCall(i.rpc.Compact)
 	})
 	return err
@@ -84,7 +106,7 @@ func (s *Supervisor) Compact(ctx context.Context, ev *hooks.CompactEvent) error 
 
 // BeforeTree implements hooks.Plugin.
 func (s *Supervisor) BeforeTree(ctx context.Context, ev *hooks.BeforeTreeEvent) (*hooks.BeforeTreeResult, error) {
-	resp, err := invoke(ctx, s, wire.BeforeTreeEventToProto(ev), func(i *instance) func(context.Context, *pb.BeforeTreeRequest) (*pb.BeforeTreeResponse, error) {
+	resp, err := invoke(ctx, s, s.scope(ev.SessionID), wire.BeforeTreeEventToProto(ev), func(i *instance) func(context.Context, *pb.BeforeTreeRequest) (*pb.BeforeTreeResponse, error) {
 		return grpcCall(i.rpc.BeforeTree)
 	})
 	if err != nil {
@@ -95,7 +117,7 @@ func (s *Supervisor) BeforeTree(ctx context.Context, ev *hooks.BeforeTreeEvent) 
 
 // Tree implements hooks.Plugin.
 func (s *Supervisor) Tree(ctx context.Context, ev *hooks.TreeEvent) error {
-	_, err := invoke(ctx, s, wire.TreeEventToProto(ev), func(i *instance) func(context.Context, *pb.TreeRequest) (*pb.TreeResponse, error) {
+	_, err := invoke(ctx, s, s.scope(ev.SessionID), wire.TreeEventToProto(ev), func(i *instance) func(context.Context, *pb.TreeRequest) (*pb.TreeResponse, error) {
 		return grpcCall(i.rpc.Tree)
 	})
 	return err
@@ -103,7 +125,7 @@ func (s *Supervisor) Tree(ctx context.Context, ev *hooks.TreeEvent) error {
 
 // Ping checks the plugin's health.
 func (s *Supervisor) Ping(ctx context.Context) error {
-	_, err := invoke(ctx, s, &pb.PingRequest{}, func(i *instance) func(context.Context, *pb.PingRequest) (*pb.PingResponse, error) {
+	_, err := invoke(ctx, s, nil, &pb.PingRequest{}, func(i *instance) func(context.Context, *pb.PingRequest) (*pb.PingResponse, error) {
 		return grpcCall(i.rpc.Ping)
 	})
 	return err

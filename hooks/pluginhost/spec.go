@@ -17,8 +17,11 @@ type Spec struct {
 	// Path is the executable.
 	Path string
 	Args []string
-	// Env is added to the host's environment (and overrides it).
+	// Env is set in the plugin's environment, over anything inherited.
 	Env map[string]string
+	// InheritEnv names host variables passed on to the plugin beyond
+	// BaseEnv; the rest of the host's environment is withheld.
+	InheritEnv []string
 	// SHA256 is the hex checksum the binary must match; empty skips the check.
 	SHA256 string
 	// Priority: lower runs first. Order is the position in the config list.
@@ -27,6 +30,9 @@ type Spec struct {
 	// Timeout bounds each call; zero means the Dispatcher's default.
 	Timeout time.Duration
 	Failure hooks.Failure
+	// Limits bound the plugin's results, payloads, host calls and stderr;
+	// zero fields take the defaults.
+	Limits hooks.Limits
 }
 
 // Validate checks what can be checked without starting the plugin.
@@ -54,13 +60,15 @@ func (s Spec) Validate() error {
 // info is the part of the spec the Dispatcher reads.
 func (s Spec) info() hooks.PluginInfo {
 	f, _ := hooks.ParseFailure(string(s.Failure))
-	return hooks.PluginInfo{Name: s.Name, Priority: s.Priority, Order: s.Order, Timeout: s.Timeout, Failure: f}
+	return hooks.PluginInfo{Name: s.Name, Priority: s.Priority, Order: s.Order, Timeout: s.Timeout, Failure: f, Limits: s.Limits.OrDefaults()}
 }
 
 // sameProcess reports whether two specs launch the same process, so that a
 // configuration change touching only priority, order, timeout or failure
-// policy does not restart the plugin.
+// policy does not restart the plugin. Limits count as the process's: the
+// stderr relay and host API server are made with them at start.
 func (s Spec) sameProcess(o Spec) bool {
 	return s.Name == o.Name && s.Path == o.Path && slices.Equal(s.Args, o.Args) &&
-		maps.Equal(s.Env, o.Env) && s.SHA256 == o.SHA256
+		maps.Equal(s.Env, o.Env) && slices.Equal(s.InheritEnv, o.InheritEnv) && s.SHA256 == o.SHA256 &&
+		s.Limits.OrDefaults() == o.Limits.OrDefaults()
 }

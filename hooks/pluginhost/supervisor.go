@@ -9,8 +9,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"sort"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +17,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/wire"
+	"github.com/pith-dev/pith/internal/proctree"
 	pb "github.com/pith-dev/pith/proto/pith/hooks/v1"
 	"google.golang.org/grpc"
 )
@@ -127,6 +126,8 @@ type Supervisor struct {
 	log  hclog.Logger
 	info atomic.Pointer[hooks.PluginInfo]
 	desc atomic.Pointer[Description]
+	// grants are the host-API capabilities of the calls in flight.
+	grants grants
 
 	mu       sync.Mutex
 	state    State
@@ -258,7 +259,17 @@ func (s *Supervisor) shutdown(ctx context.Context, inst *instance) {
 		}
 		cancel()
 	}
+	killInstance(inst)
+}
+
+// killInstance ends the instance's process and everything it started: the
+// descendants are collected while the plugin still runs (a child that left
+// the group with setsid is found only through its parent), then go-plugin
+// ends the plugin and the group and those descendants are killed.
+func killInstance(inst *instance) {
+	desc := proctree.Descendants(inst.pid)
 	inst.client.Kill()
+	proctree.Kill(inst.pid, desc)
 	for _, w := range inst.logs {
 		w.Flush()
 	}
@@ -369,10 +380,7 @@ func (s *Supervisor) crashed(inst *instance, why string) {
 	go func() {
 		defer s.wg.Done()
 		inst.retire()
-		inst.client.Kill()
-		for _, w := range inst.logs {
-			w.Flush()
-		}
+		killInstance(inst)
 	}()
 }
 
@@ -478,19 +486,16 @@ func (s *Supervisor) launch(ctx context.Context) (*instance, error) {
 	}
 
 	cmd := exec.Command(spec.Path, spec.Args...)
-	cmd.Env = append(os.Environ(), wire.EnvHostPID+"="+strconv.Itoa(os.Getpid()))
-	keys := make([]string, 0, len(spec.Env))
-	for k := range spec.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		cmd.Env = append(cmd.Env, k+"="+spec.Env[k])
-	}
+	// Its own process group, so that stopping it ends what it started, and
+	// a parent-death signal, so that a SIGKILLed host takes it along.
+	cmd.SysProcAttr = proctree.SysProcAttr()
+	cmd.Env = spec.environment(os.LookupEnv)
 
-	stderr := newLogWriter(s.log)
-	syncErr := newLogWriter(s.log)
-	syncOut := newLogWriter(s.log.With("stream", "stdout"))
+	lim := spec.Limits.OrDefaults()
+	relay := newRelayLimit(lim.StderrLinesPerSecond, lim.StderrBytesPerSecond)
+	stderr := newLimitedLogWriter(s.log, lim.StderrLineBytes, relay)
+	syncErr := newLimitedLogWriter(s.log, lim.StderrLineBytes, relay)
+	syncOut := newLimitedLogWriter(s.log.With("stream", "stdout"), lim.StderrLineBytes, relay)
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake,
 		VersionedPlugins: map[int]plugin.PluginSet{wire.ProtocolVersion: {wire.PluginName: &hostPlugin{}}},
@@ -506,11 +511,17 @@ func (s *Supervisor) launch(ctx context.Context) (*instance, error) {
 		SyncStderr:      syncErr,
 		SyncStdout:      syncOut,
 		GRPCDialOptions: wire.DialOptions(),
-		// The host environment is passed above, so that spec.Env wins.
+		// A minimal environment, set above: never the host's own.
 		SkipHostEnv: true,
 	})
 	fail := func(err error) (*instance, error) {
+		pid := 0
+		if cmd.Process != nil {
+			pid = cmd.Process.Pid
+		}
+		desc := proctree.Descendants(pid)
 		client.Kill()
+		proctree.Kill(pid, desc)
 		stderr.Flush()
 		if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {
 			return nil, fmt.Errorf("plugin %q: %w: %s; not started", spec.Name, ErrChecksumMismatch, spec.Path)
@@ -534,7 +545,7 @@ func (s *Supervisor) launch(ctx context.Context) (*instance, error) {
 		inst.pid = cmd.Process.Pid
 	}
 	brokerID := r.broker.NextId()
-	api := &hostAPIServer{host: s.opts.Host, log: s.log}
+	api := &hostAPIServer{host: s.opts.Host, grants: &s.grants, log: s.log, relay: relay}
 	go r.broker.AcceptAndServe(brokerID, func(opts []grpc.ServerOption) *grpc.Server {
 		srv := wire.NewServer(opts)
 		pb.RegisterHostAPIServer(srv, api)

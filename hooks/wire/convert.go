@@ -84,6 +84,9 @@ func BeforeCompactEventToProto(ev *hooks.BeforeCompactEvent) *pb.BeforeCompactRe
 		CustomInstructions: ev.CustomInstructions,
 		Reason:             ReasonToProto(ev.Reason),
 		WillRetry:          ev.WillRetry,
+		LeafId:             ev.LeafID,
+		PathLength:         int64(ev.PathLength),
+		PathTruncated:      ev.PathTruncated,
 	}
 	for _, l := range ev.Labels {
 		req.Labels = append(req.Labels, &pb.Label{EntryId: l.EntryID, Label: l.Label})
@@ -112,6 +115,9 @@ func BeforeCompactEventFromProto(req *pb.BeforeCompactRequest) *hooks.BeforeComp
 		CustomInstructions: req.GetCustomInstructions(),
 		Reason:             ReasonFromProto(req.GetReason()),
 		WillRetry:          req.GetWillRetry(),
+		LeafID:             req.GetLeafId(),
+		PathLength:         int(req.GetPathLength()),
+		PathTruncated:      req.GetPathTruncated(),
 	}
 	for _, l := range req.GetLabels() {
 		ev.Labels = append(ev.Labels, hooks.Label{EntryID: l.GetEntryId(), Label: l.GetLabel()})
@@ -218,6 +224,8 @@ func BeforeTreeEventToProto(ev *hooks.BeforeTreeEvent) *pb.BeforeTreeRequest {
 		UserWantsSummary:   ev.UserWantsSummary,
 		CustomInstructions: ev.CustomInstructions,
 		Label:              ev.Label,
+		EntriesTruncated:   ev.EntriesTruncated,
+		EntriesTotal:       int64(ev.EntriesTotal),
 	}
 }
 
@@ -232,6 +240,8 @@ func BeforeTreeEventFromProto(req *pb.BeforeTreeRequest) *hooks.BeforeTreeEvent 
 		UserWantsSummary:   req.GetUserWantsSummary(),
 		CustomInstructions: req.GetCustomInstructions(),
 		Label:              req.GetLabel(),
+		EntriesTruncated:   req.GetEntriesTruncated(),
+		EntriesTotal:       int(req.GetEntriesTotal()),
 	}
 }
 

@@ -20,6 +20,12 @@ const MaxMessageSize = 256 << 20
 // the SDK's parent-death watchdog watches.
 const EnvHostPID = "PITH_HOST_PID"
 
+// CapabilityKey is the gRPC metadata key of the host-API capability: the
+// host sends a token with each event call, and the SDK sends it back with
+// the host-API calls made while serving that event. The host refuses
+// host-API calls without a token of a call still running.
+const CapabilityKey = "pith-capability"
+
 // Handshake is the magic cookie that keeps a plugin binary from being run by
 // hand and from being confused with another program's plugins.
 var Handshake = plugin.HandshakeConfig{

@@ -52,13 +52,17 @@ func (f *FakeHost) Logs() []LogLine {
 	return append([]LogLine(nil), f.logs...)
 }
 
-// ReadEntries returns the session's entries; PathOnly and LeafID are not
-// interpreted (the fake has no tree).
+// ReadEntries returns the session's entries, paged by Offset and Limit;
+// PathOnly and LeafID are not interpreted (the fake has no tree).
 func (f *FakeHost) ReadEntries(_ context.Context, req hooks.ReadEntriesRequest) ([]json.RawMessage, error) {
 	f.record("ReadEntries")
 	entries, ok := f.Sessions[req.SessionID]
 	if !ok {
 		return nil, fmt.Errorf("session %q not found", req.SessionID)
+	}
+	entries = entries[min(max(req.Offset, 0), len(entries)):]
+	if req.Limit > 0 && req.Limit < len(entries) {
+		entries = entries[:req.Limit]
 	}
 	return entries, nil
 }

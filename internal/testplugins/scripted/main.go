@@ -11,7 +11,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/sdk"
@@ -24,6 +29,7 @@ var stderr = os.Stderr
 type plugin struct {
 	name        string
 	marker      string
+	other       string
 	record      string
 	prompt      string
 	garbage     bool
@@ -38,16 +44,36 @@ type plugin struct {
 func main() {
 	p := &plugin{}
 	flag.StringVar(&p.name, "name", "scripted", "name reported in Describe and used in answers")
-	flag.StringVar(&p.beforeComp, "before-compact", "off", "off|none|cancel|compact|echo|invalid|error|panic|hang|exit|exit-once|host")
-	flag.StringVar(&p.compacting, "compacting", "off", "off|none|context|error|hang")
+	flag.StringVar(&p.beforeComp, "before-compact", "off", "off|none|cancel|compact|echo|invalid|error|panic|hang|exit|exit-once|host|host-deep|huge-details|steal|page")
+	flag.StringVar(&p.compacting, "compacting", "off", "off|none|context|error|hang|huge-preserve|deep-preserve|huge-context")
 	flag.StringVar(&p.prompt, "prompt", "", "prompt returned by compacting=context")
 	flag.StringVar(&p.beforeTree, "before-tree", "off", "off|none|cancel|summary|invalid")
 	flag.StringVar(&p.compactNote, "compact", "off", "off|record|hang|error")
 	flag.StringVar(&p.treeNote, "tree", "off", "off|record")
 	flag.StringVar(&p.record, "record", "", "file notifications are appended to")
+	flag.StringVar(&p.other, "other", "", "steal: the session id to try to read")
 	flag.StringVar(&p.marker, "marker", "", "exit-once: exit only while this file does not exist")
 	flag.BoolVar(&p.garbage, "garbage", false, "write garbage and odd JSON log lines to stderr on every call")
+	spawn := flag.String("spawn", "", "start two long-running children, one in a new session (setsid), and write their pids to this file")
+	dumpEnv := flag.String("dump-env", "", "write the plugin's environment, NAME=value entries separated by NUL bytes, to this file")
+	floodMB := flag.Int("flood-stderr", 0, "write this many MiB of 1 KiB lines to stderr, in the background")
+	floodDone := flag.String("flood-done", "", "file created once the stderr flood is written")
 	flag.Parse()
+	if *floodMB > 0 {
+		go flood(*floodMB, *floodDone)
+	}
+	if *dumpEnv != "" {
+		if err := os.WriteFile(*dumpEnv, []byte(strings.Join(os.Environ(), "\x00")), 0o600); err != nil {
+			fmt.Fprintln(stderr, "dump-env:", err)
+			os.Exit(2)
+		}
+	}
+	if *spawn != "" {
+		if err := spawnChildren(*spawn); err != nil {
+			fmt.Fprintln(stderr, "spawn:", err)
+			os.Exit(2)
+		}
+	}
 	if p.garbage {
 		p.spew()
 	}
@@ -77,6 +103,41 @@ type closer struct {
 }
 
 func (c closer) Close() error { return c.p.note("closed", nil) }
+
+// flood writes mib MiB to stderr as fast as the host reads it, then
+// creates done.
+func flood(mib int, done string) {
+	line := []byte(strings.Repeat("flood ", 170) + "\n") // ~1 KiB
+	for written := 0; written < mib<<20; written += len(line) {
+		if _, err := stderr.Write(line); err != nil {
+			return
+		}
+	}
+	if done != "" {
+		_ = os.WriteFile(done, nil, 0o644)
+	}
+}
+
+// spawnChildren starts `sleep` twice: once in the plugin's process group,
+// once in a session of its own, as a daemonising helper would. The pids go
+// to file, written whole once both run.
+func spawnChildren(file string) error {
+	var pids []string
+	for _, setsid := range []bool{false, true} {
+		cmd := exec.Command("sleep", "600")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: setsid}
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		pids = append(pids, strconv.Itoa(cmd.Process.Pid))
+		go func() { _ = cmd.Wait() }()
+	}
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, []byte(strings.Join(pids, "\n")+"\n"), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, file)
+}
 
 func (p *plugin) spew() {
 	fmt.Fprintln(stderr, "\x00\xff garbage \x1b[2J not json {")
@@ -121,6 +182,16 @@ func (p *plugin) onBeforeCompact(ctx context.Context, ev *sdk.BeforeCompactEvent
 		return p.compaction(ev, p.name+" after restart"), nil
 	case "host":
 		return p.viaHost(ctx, ev)
+	case "host-deep":
+		return p.deepEstimate(ctx, ev)
+	case "steal":
+		return p.steal(ctx, ev)
+	case "page":
+		return p.page(ctx, ev)
+	case "huge-details":
+		r := p.compaction(ev, p.name+" summary")
+		r.Compaction.Details = hugeJSON(20 << 20)
+		return r, nil
 	}
 	return nil, nil
 }
@@ -156,6 +227,52 @@ func (p *plugin) viaHost(ctx context.Context, ev *sdk.BeforeCompactEvent) (*sdk.
 	return p.compaction(ev, resp.Text), nil
 }
 
+// page reports what it was sent and pages the whole path from the host,
+// seven entries at a time.
+func (p *plugin) page(ctx context.Context, ev *sdk.BeforeCompactEvent) (*sdk.BeforeCompactResult, error) {
+	host := sdk.Host(ctx)
+	paged := 0
+	for {
+		entries, err := host.ReadEntries(ctx, sdk.ReadEntriesRequest{PathOnly: true, LeafID: ev.LeafID, Offset: paged, Limit: 7})
+		if err != nil {
+			return nil, err
+		}
+		if len(entries) == 0 {
+			break
+		}
+		paged += len(entries)
+	}
+	return &sdk.BeforeCompactResult{Cancel: true, CancelReason: fmt.Sprintf("truncated=%v sent=%d length=%d paged=%d labels=%d",
+		ev.PathTruncated, len(ev.PathEntries), ev.PathLength, paged, len(ev.Labels))}, nil
+}
+
+// steal reads its own session, then another one (-other), and reports both
+// answers in its summary; after returning it tries its own session again
+// with the same host API and appends that answer to -record.
+func (p *plugin) steal(ctx context.Context, ev *sdk.BeforeCompactEvent) (*sdk.BeforeCompactResult, error) {
+	host := sdk.Host(ctx)
+	own, errOwn := host.ReadEntries(ctx, sdk.ReadEntriesRequest{SessionID: ev.SessionID})
+	_, errOther := host.ReadEntries(ctx, sdk.ReadEntriesRequest{SessionID: p.other})
+	later := context.WithoutCancel(ctx)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		_, err := host.ReadEntries(later, sdk.ReadEntriesRequest{SessionID: ev.SessionID})
+		_ = p.note("later", fmt.Sprint(err))
+	}()
+	return p.compaction(ev, fmt.Sprintf("own: %d entries, %v; other: %v", len(own), errOwn, errOther)), nil
+}
+
+// deepEstimate sends the host a message nested 30 million levels deep, then
+// a normal one, and reports both answers in its summary: the host must
+// refuse the first and still be there for the second.
+func (p *plugin) deepEstimate(ctx context.Context, ev *sdk.BeforeCompactEvent) (*sdk.BeforeCompactResult, error) {
+	host := sdk.Host(ctx)
+	deep := `{"role":"user","content":` + strings.Repeat("[", 30_000_000) + `}`
+	_, err := host.EstimateTokens(ctx, []json.RawMessage{json.RawMessage(deep)})
+	n, err2 := host.EstimateTokens(ctx, []json.RawMessage{json.RawMessage(`{"role":"user","content":"12345678"}`)})
+	return p.compaction(ev, fmt.Sprintf("deep: %v; then: %v %v", err, n, err2)), nil
+}
+
 func (p *plugin) onCompacting(ctx context.Context, ev *sdk.CompactingEvent) (*sdk.CompactingResult, error) {
 	switch p.compacting {
 	case "context":
@@ -169,8 +286,19 @@ func (p *plugin) onCompacting(ctx context.Context, ev *sdk.CompactingEvent) (*sd
 	case "hang":
 		<-ctx.Done()
 		return nil, ctx.Err()
+	case "huge-preserve":
+		return &sdk.CompactingResult{PreserveData: hugeJSON(20 << 20)}, nil
+	case "deep-preserve":
+		return &sdk.CompactingResult{PreserveData: json.RawMessage(strings.Repeat("[", 5000) + strings.Repeat("]", 5000))}, nil
+	case "huge-context":
+		return &sdk.CompactingResult{Context: []string{strings.Repeat("c", 20<<20)}}, nil
 	}
 	return nil, nil
+}
+
+// hugeJSON is a JSON string value of about n bytes.
+func hugeJSON(n int) json.RawMessage {
+	return json.RawMessage(`"` + strings.Repeat("x", n) + `"`)
 }
 
 func (p *plugin) note(event string, v any) error {

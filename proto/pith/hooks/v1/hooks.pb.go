@@ -439,8 +439,16 @@ type BeforeCompactRequest struct {
 	Reason             Reason                 `protobuf:"varint,5,opt,name=reason,proto3,enum=pith.hooks.v1.Reason" json:"reason,omitempty"`
 	WillRetry          bool                   `protobuf:"varint,6,opt,name=will_retry,json=willRetry,proto3" json:"will_retry,omitempty"`
 	Labels             []*Label               `protobuf:"bytes,7,rep,name=labels,proto3" json:"labels,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// path_entries are the entries of the path root → leaf_id, except those
+	// whose message travels in preparation already. Past the plugin's
+	// pathEntriesBytes only the entries from the last compaction on, or the
+	// newest that fit, are sent and path_truncated is set; the whole path
+	// (path_length entries) can be paged through HostAPI.ReadEntries.
+	LeafId        string `protobuf:"bytes,8,opt,name=leaf_id,json=leafId,proto3" json:"leaf_id,omitempty"`
+	PathLength    int64  `protobuf:"varint,9,opt,name=path_length,json=pathLength,proto3" json:"path_length,omitempty"`
+	PathTruncated bool   `protobuf:"varint,10,opt,name=path_truncated,json=pathTruncated,proto3" json:"path_truncated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *BeforeCompactRequest) Reset() {
@@ -520,6 +528,27 @@ func (x *BeforeCompactRequest) GetLabels() []*Label {
 		return x.Labels
 	}
 	return nil
+}
+
+func (x *BeforeCompactRequest) GetLeafId() string {
+	if x != nil {
+		return x.LeafId
+	}
+	return ""
+}
+
+func (x *BeforeCompactRequest) GetPathLength() int64 {
+	if x != nil {
+		return x.PathLength
+	}
+	return 0
+}
+
+func (x *BeforeCompactRequest) GetPathTruncated() bool {
+	if x != nil {
+		return x.PathTruncated
+	}
+	return false
 }
 
 type Compaction struct {
@@ -968,8 +997,12 @@ type BeforeTreeRequest struct {
 	UserWantsSummary   bool                   `protobuf:"varint,6,opt,name=user_wants_summary,json=userWantsSummary,proto3" json:"user_wants_summary,omitempty"`
 	CustomInstructions string                 `protobuf:"bytes,7,opt,name=custom_instructions,json=customInstructions,proto3" json:"custom_instructions,omitempty"`
 	Label              string                 `protobuf:"bytes,8,opt,name=label,proto3" json:"label,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// Set when entries_to_summarize holds only the newest entries that fit
+	// the plugin's pathEntriesBytes; entries_total is how many there are.
+	EntriesTruncated bool  `protobuf:"varint,9,opt,name=entries_truncated,json=entriesTruncated,proto3" json:"entries_truncated,omitempty"`
+	EntriesTotal     int64 `protobuf:"varint,10,opt,name=entries_total,json=entriesTotal,proto3" json:"entries_total,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *BeforeTreeRequest) Reset() {
@@ -1056,6 +1089,20 @@ func (x *BeforeTreeRequest) GetLabel() string {
 		return x.Label
 	}
 	return ""
+}
+
+func (x *BeforeTreeRequest) GetEntriesTruncated() bool {
+	if x != nil {
+		return x.EntriesTruncated
+	}
+	return false
+}
+
+func (x *BeforeTreeRequest) GetEntriesTotal() int64 {
+	if x != nil {
+		return x.EntriesTotal
+	}
+	return 0
 }
 
 type BranchSummary struct {
@@ -1449,7 +1496,13 @@ type ReadEntriesRequest struct {
 	// Leaf to take the path from; empty means the session's current leaf.
 	LeafId string `protobuf:"bytes,2,opt,name=leaf_id,json=leafId,proto3" json:"leaf_id,omitempty"`
 	// Only the path root → leaf, else every entry in file order.
-	PathOnly      bool `protobuf:"varint,3,opt,name=path_only,json=pathOnly,proto3" json:"path_only,omitempty"`
+	PathOnly bool `protobuf:"varint,3,opt,name=path_only,json=pathOnly,proto3" json:"path_only,omitempty"`
+	// Skip this many entries (a whole-file read's header line counts).
+	Offset int64 `protobuf:"varint,4,opt,name=offset,proto3" json:"offset,omitempty"`
+	// When positive, page: at most limit entries, fewer when the page would
+	// pass the message size limit; an empty page is the end. Without a
+	// limit, an answer too large for one message is RESOURCE_EXHAUSTED.
+	Limit         int64 `protobuf:"varint,5,opt,name=limit,proto3" json:"limit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1503,6 +1556,20 @@ func (x *ReadEntriesRequest) GetPathOnly() bool {
 		return x.PathOnly
 	}
 	return false
+}
+
+func (x *ReadEntriesRequest) GetOffset() int64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *ReadEntriesRequest) GetLimit() int64 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
 }
 
 type ReadEntriesResponse struct {
@@ -1934,7 +2001,7 @@ const file_pith_hooks_v1_hooks_proto_rawDesc = "" +
 	" \x01(\x03R\rreserveTokens\"8\n" +
 	"\x05Label\x12\x19\n" +
 	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12\x14\n" +
-	"\x05label\x18\x02 \x01(\tR\x05label\"\xc3\x02\n" +
+	"\x05label\x18\x02 \x01(\tR\x05label\"\xa4\x03\n" +
 	"\x14BeforeCompactRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12<\n" +
@@ -1944,7 +2011,12 @@ const file_pith_hooks_v1_hooks_proto_rawDesc = "" +
 	"\x06reason\x18\x05 \x01(\x0e2\x15.pith.hooks.v1.ReasonR\x06reason\x12\x1d\n" +
 	"\n" +
 	"will_retry\x18\x06 \x01(\bR\twillRetry\x12,\n" +
-	"\x06labels\x18\a \x03(\v2\x14.pith.hooks.v1.LabelR\x06labels\"\xde\x01\n" +
+	"\x06labels\x18\a \x03(\v2\x14.pith.hooks.v1.LabelR\x06labels\x12\x17\n" +
+	"\aleaf_id\x18\b \x01(\tR\x06leafId\x12\x1f\n" +
+	"\vpath_length\x18\t \x01(\x03R\n" +
+	"pathLength\x12%\n" +
+	"\x0epath_truncated\x18\n" +
+	" \x01(\bR\rpathTruncated\"\xde\x01\n" +
 	"\n" +
 	"Compaction\x12\x18\n" +
 	"\asummary\x18\x01 \x01(\tR\asummary\x12#\n" +
@@ -1976,7 +2048,7 @@ const file_pith_hooks_v1_hooks_proto_rawDesc = "" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12)\n" +
 	"\x10compaction_entry\x18\x02 \x01(\fR\x0fcompactionEntry\x12%\n" +
 	"\x0efrom_extension\x18\x03 \x01(\bR\rfromExtension\"\x11\n" +
-	"\x0fCompactResponse\"\xc4\x02\n" +
+	"\x0fCompactResponse\"\x96\x03\n" +
 	"\x11BeforeTreeRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1b\n" +
@@ -1986,7 +2058,10 @@ const file_pith_hooks_v1_hooks_proto_rawDesc = "" +
 	"\x14entries_to_summarize\x18\x05 \x03(\fR\x12entriesToSummarize\x12,\n" +
 	"\x12user_wants_summary\x18\x06 \x01(\bR\x10userWantsSummary\x12/\n" +
 	"\x13custom_instructions\x18\a \x01(\tR\x12customInstructions\x12\x14\n" +
-	"\x05label\x18\b \x01(\tR\x05label\"C\n" +
+	"\x05label\x18\b \x01(\tR\x05label\x12+\n" +
+	"\x11entries_truncated\x18\t \x01(\bR\x10entriesTruncated\x12#\n" +
+	"\rentries_total\x18\n" +
+	" \x01(\x03R\fentriesTotal\"C\n" +
 	"\rBranchSummary\x12\x18\n" +
 	"\asummary\x18\x01 \x01(\tR\asummary\x12\x18\n" +
 	"\adetails\x18\x02 \x01(\fR\adetails\"\xf5\x01\n" +
@@ -2007,12 +2082,14 @@ const file_pith_hooks_v1_hooks_proto_rawDesc = "" +
 	"\vPingRequest\"\x0e\n" +
 	"\fPingResponse\"\x11\n" +
 	"\x0fShutdownRequest\"\x12\n" +
-	"\x10ShutdownResponse\"i\n" +
+	"\x10ShutdownResponse\"\x97\x01\n" +
 	"\x12ReadEntriesRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x17\n" +
 	"\aleaf_id\x18\x02 \x01(\tR\x06leafId\x12\x1b\n" +
-	"\tpath_only\x18\x03 \x01(\bR\bpathOnly\"/\n" +
+	"\tpath_only\x18\x03 \x01(\bR\bpathOnly\x12\x16\n" +
+	"\x06offset\x18\x04 \x01(\x03R\x06offset\x12\x14\n" +
+	"\x05limit\x18\x05 \x01(\x03R\x05limit\"/\n" +
 	"\x13ReadEntriesResponse\x12\x18\n" +
 	"\aentries\x18\x01 \x03(\fR\aentries\"3\n" +
 	"\x15EstimateTokensRequest\x12\x1a\n" +

@@ -420,6 +420,11 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // HostAPI is served by the host to each plugin over the go-plugin broker.
+// Each event call to the plugin carries a capability token in the gRPC
+// metadata key "pith-capability"; a HostAPI call must send the token of a
+// call still running (the SDK does) and may reach that call's session only.
+// Anything else is answered PERMISSION_DENIED; input over the plugin's
+// limits RESOURCE_EXHAUSTED.
 type HostAPIClient interface {
 	ReadEntries(ctx context.Context, in *ReadEntriesRequest, opts ...grpc.CallOption) (*ReadEntriesResponse, error)
 	EstimateTokens(ctx context.Context, in *EstimateTokensRequest, opts ...grpc.CallOption) (*EstimateTokensResponse, error)
@@ -480,6 +485,11 @@ func (c *hostAPIClient) Log(ctx context.Context, in *LogRequest, opts ...grpc.Ca
 // for forward compatibility.
 //
 // HostAPI is served by the host to each plugin over the go-plugin broker.
+// Each event call to the plugin carries a capability token in the gRPC
+// metadata key "pith-capability"; a HostAPI call must send the token of a
+// call still running (the SDK does) and may reach that call's session only.
+// Anything else is answered PERMISSION_DENIED; input over the plugin's
+// limits RESOURCE_EXHAUSTED.
 type HostAPIServer interface {
 	ReadEntries(context.Context, *ReadEntriesRequest) (*ReadEntriesResponse, error)
 	EstimateTokens(context.Context, *EstimateTokensRequest) (*EstimateTokensResponse, error)

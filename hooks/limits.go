@@ -1,0 +1,247 @@
+package hooks
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/pith-dev/pith/core/jsondepth"
+)
+
+// Limits bound what one plugin may send the host and be sent by it. A
+// result over a limit is a failure of the plugin under its failure policy,
+// and the log names the limit. Sizes are in bytes. A zero field means the
+// default (DefaultLimits).
+type Limits struct {
+	// ContextBytes bounds the total of a session.compacting result's
+	// context lines; PromptBytes its prompt, and the instructions, label
+	// and cancel reason of any result.
+	ContextBytes int
+	PromptBytes  int
+	// SummaryBytes bounds a supplied compaction's summary and short
+	// summary, and a supplied branch summary.
+	SummaryBytes int
+	// PreserveDataBytes and DetailsBytes bound those JSON values;
+	// JSONDepth bounds their nesting.
+	PreserveDataBytes int
+	DetailsBytes      int
+	JSONDepth         int
+	// PathEntriesBytes bounds the raw entries sent with
+	// session_before_compact and session_before_tree: past it the newest
+	// that fit are sent and the event is marked truncated.
+	PathEntriesBytes int
+	// CompletePromptBytes bounds a host-API completion's prompt and system
+	// prompt together; CompleteMaxTokens caps its output tokens.
+	CompletePromptBytes int
+	CompleteMaxTokens   int
+	// EstimateBytes bounds the messages of one host-API token estimate.
+	EstimateBytes int
+	// Stderr relay: lines and bytes a second, and the longest line kept.
+	StderrLinesPerSecond int
+	StderrBytesPerSecond int
+	StderrLineBytes      int
+}
+
+// DefaultLimits are the limits of a plugin configured without any: far
+// above what a well-behaved plugin sends, far below what would hurt the
+// host or bloat a session file.
+func DefaultLimits() Limits {
+	return Limits{
+		ContextBytes:         256 << 10,
+		PromptBytes:          64 << 10,
+		SummaryBytes:         256 << 10,
+		PreserveDataBytes:    1 << 20,
+		DetailsBytes:         1 << 20,
+		JSONDepth:            64,
+		PathEntriesBytes:     16 << 20,
+		CompletePromptBytes:  4 << 20,
+		CompleteMaxTokens:    16384,
+		EstimateBytes:        64 << 20,
+		StderrLinesPerSecond: 200,
+		StderrBytesPerSecond: 256 << 10,
+		StderrLineBytes:      16 << 10,
+	}
+}
+
+// OrDefaults returns l with every zero (or negative) field set to its
+// default.
+func (l Limits) OrDefaults() Limits {
+	d := DefaultLimits()
+	pick := func(v, def int) int {
+		if v > 0 {
+			return v
+		}
+		return def
+	}
+	return Limits{
+		ContextBytes:         pick(l.ContextBytes, d.ContextBytes),
+		PromptBytes:          pick(l.PromptBytes, d.PromptBytes),
+		SummaryBytes:         pick(l.SummaryBytes, d.SummaryBytes),
+		PreserveDataBytes:    pick(l.PreserveDataBytes, d.PreserveDataBytes),
+		DetailsBytes:         pick(l.DetailsBytes, d.DetailsBytes),
+		JSONDepth:            pick(l.JSONDepth, d.JSONDepth),
+		PathEntriesBytes:     pick(l.PathEntriesBytes, d.PathEntriesBytes),
+		CompletePromptBytes:  pick(l.CompletePromptBytes, d.CompletePromptBytes),
+		CompleteMaxTokens:    pick(l.CompleteMaxTokens, d.CompleteMaxTokens),
+		EstimateBytes:        pick(l.EstimateBytes, d.EstimateBytes),
+		StderrLinesPerSecond: pick(l.StderrLinesPerSecond, d.StderrLinesPerSecond),
+		StderrBytesPerSecond: pick(l.StderrBytesPerSecond, d.StderrBytesPerSecond),
+		StderrLineBytes:      pick(l.StderrLineBytes, d.StderrLineBytes),
+	}
+}
+
+// ErrOverLimit marks a plugin result, payload or host call over one of the
+// plugin's Limits; LimitError says which.
+var ErrOverLimit = errors.New("over a plugin limit")
+
+// LimitError names the limit a value went over, by its configuration key.
+type LimitError struct {
+	What  string // what was measured: "preserveData", "context lines", …
+	Limit string // the key under plugins[].limits
+	Got   int
+	Max   int
+}
+
+func (e *LimitError) Error() string {
+	unit := "bytes"
+	if e.Limit == "jsonDepth" {
+		return fmt.Sprintf("%s is nested deeper than limits.%s (%d)", e.What, e.Limit, e.Max)
+	}
+	if e.Limit == "completeMaxTokens" {
+		unit = "tokens"
+	}
+	return fmt.Sprintf("%s is %d %s, over limits.%s (%d)", e.What, e.Got, unit, e.Limit, e.Max)
+}
+
+// Is makes a LimitError match ErrOverLimit.
+func (e *LimitError) Is(target error) bool { return target == ErrOverLimit }
+
+func overBytes(what, limit string, got, max int) error {
+	if got > max {
+		return &LimitError{What: what, Limit: limit, Got: got, Max: max}
+	}
+	return nil
+}
+
+// checkJSONLimits bounds a JSON value's size and nesting.
+func checkJSONLimits(what, sizeLimit string, raw json.RawMessage, max, depth int) error {
+	if err := overBytes(what, sizeLimit, len(raw), max); err != nil {
+		return err
+	}
+	if jsondepth.Exceeds(raw, depth) {
+		return &LimitError{What: what, Limit: "jsonDepth", Max: depth}
+	}
+	return nil
+}
+
+// CheckBeforeCompactResult bounds a session_before_compact answer.
+func CheckBeforeCompactResult(r *BeforeCompactResult, l Limits) error {
+	if r == nil {
+		return nil
+	}
+	l = l.OrDefaults()
+	if err := overBytes("cancelReason", "promptBytes", len(r.CancelReason), l.PromptBytes); err != nil {
+		return err
+	}
+	c := r.Compaction
+	if c == nil || r.Cancel {
+		return nil
+	}
+	return errors.Join(
+		overBytes("summary", "summaryBytes", len(c.Summary)+len(c.ShortSummary), l.SummaryBytes),
+		checkJSONLimits("details", "detailsBytes", c.Details, l.DetailsBytes, l.JSONDepth),
+		checkJSONLimits("preserveData", "preserveDataBytes", c.PreserveData, l.PreserveDataBytes, l.JSONDepth),
+	)
+}
+
+// CheckCompactingResult bounds a session.compacting answer.
+func CheckCompactingResult(r *CompactingResult, l Limits) error {
+	if r == nil {
+		return nil
+	}
+	l = l.OrDefaults()
+	total := 0
+	for _, c := range r.Context {
+		total += len(c)
+	}
+	return errors.Join(
+		overBytes("context lines", "contextBytes", total, l.ContextBytes),
+		overBytes("prompt", "promptBytes", len(r.Prompt), l.PromptBytes),
+		checkJSONLimits("preserveData", "preserveDataBytes", r.PreserveData, l.PreserveDataBytes, l.JSONDepth),
+	)
+}
+
+// CheckBeforeTreeResult bounds a session_before_tree answer.
+func CheckBeforeTreeResult(r *BeforeTreeResult, l Limits) error {
+	if r == nil {
+		return nil
+	}
+	l = l.OrDefaults()
+	errs := []error{
+		overBytes("cancelReason", "promptBytes", len(r.CancelReason), l.PromptBytes),
+		overBytes("customInstructions", "promptBytes", len(r.CustomInstructions), l.PromptBytes),
+		overBytes("label", "promptBytes", len(r.Label), l.PromptBytes),
+	}
+	if s := r.Summary; s != nil {
+		errs = append(errs,
+			overBytes("summary", "summaryBytes", len(s.Summary), l.SummaryBytes),
+			checkJSONLimits("details", "detailsBytes", s.Details, l.DetailsBytes, l.JSONDepth))
+	}
+	return errors.Join(errs...)
+}
+
+// ErrPayloadTooLarge is a host error: an event could not be sent to a
+// plugin because even bounded it exceeds the largest message the wire
+// carries. It falls under the plugin's failure policy like a plugin's own
+// failure, so a guard with `failure: closed` still stops the operation.
+var ErrPayloadTooLarge = errors.New("event payload exceeds the wire's maximum message size (host error)")
+
+// boundEntries keeps raw entries within max bytes: all of them when they
+// fit; else, when since ≥ 0, those from index since on (the entries after
+// the last compaction) if they fit; else the newest that fit. truncated
+// reports whether anything was left out.
+func boundEntries(entries []json.RawMessage, since, max int) (kept []json.RawMessage, truncated bool) {
+	total := 0
+	for _, e := range entries {
+		total += len(e)
+	}
+	if total <= max {
+		return entries, false
+	}
+	if since > 0 && since < len(entries) {
+		tail := 0
+		for _, e := range entries[since:] {
+			tail += len(e)
+		}
+		if tail <= max {
+			return entries[since:], true
+		}
+	}
+	start, size := len(entries), 0
+	for start > 0 && size+len(entries[start-1]) <= max {
+		start--
+		size += len(entries[start])
+	}
+	return entries[start:], true
+}
+
+// boundBeforeCompact cuts a session_before_compact payload to one
+// plugin's pathEntriesBytes.
+func boundBeforeCompact(ev BeforeCompactEvent, l Limits) *BeforeCompactEvent {
+	var cut bool
+	ev.PathEntries, cut = boundEntries(ev.PathEntries, ev.PathSinceCompaction, l.OrDefaults().PathEntriesBytes)
+	ev.PathTruncated = ev.PathTruncated || cut
+	return &ev
+}
+
+// boundBeforeTree cuts a session_before_tree payload to one plugin's
+// pathEntriesBytes, keeping the newest entries.
+func boundBeforeTree(ev BeforeTreeEvent, l Limits) *BeforeTreeEvent {
+	if ev.EntriesTotal == 0 {
+		ev.EntriesTotal = len(ev.EntriesToSummarize)
+	}
+	var cut bool
+	ev.EntriesToSummarize, cut = boundEntries(ev.EntriesToSummarize, -1, l.OrDefaults().PathEntriesBytes)
+	ev.EntriesTruncated = ev.EntriesTruncated || cut
+	return &ev
+}

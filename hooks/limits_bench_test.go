@@ -1,0 +1,43 @@
+package hooks
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// BenchmarkCheckCompactingResult: the per-call cost of bounding a result
+// with 1 MiB of nested preserveData and 100 context lines.
+func BenchmarkCheckCompactingResult(b *testing.B) {
+	obj := `{"k":[1,2,{"s":"` + strings.Repeat("x", 100) + `"}]}`
+	preserve := json.RawMessage("[" + strings.Repeat(obj+",", (1<<20)/len(obj)) + "0]")
+	ctx := make([]string, 100)
+	for i := range ctx {
+		ctx[i] = strings.Repeat("c", 200)
+	}
+	r := &CompactingResult{Context: ctx, PreserveData: preserve}
+	b.SetBytes(int64(len(preserve)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := CheckCompactingResult(r, Limits{PreserveDataBytes: 2 << 20}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBoundBeforeCompact: cutting a 100 000-entry path to 16 MiB for
+// one plugin.
+func BenchmarkBoundBeforeCompact(b *testing.B) {
+	entry := json.RawMessage(`{"type":"message","id":"x","message":{"role":"user","content":"` + strings.Repeat("w", 900) + `"}}`)
+	ev := BeforeCompactEvent{PathEntries: make([]json.RawMessage, 100_000), PathSinceCompaction: 40_000}
+	for i := range ev.PathEntries {
+		ev.PathEntries[i] = entry
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		out := boundBeforeCompact(ev, Limits{})
+		if !out.PathTruncated {
+			b.Fatal("not cut")
+		}
+	}
+}

@@ -1,0 +1,120 @@
+//go:build linux
+
+package pluginhost_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pith-dev/pith/hooks/pluginhost"
+	"golang.org/x/sys/unix"
+)
+
+// survivorBound is the promise: nothing a plugin started outlives a
+// SIGKILLed host by more than this.
+const survivorBound = 5 * time.Second
+
+// readPids waits for the plugin to write the pids of its children.
+func readPids(t *testing.T, file string) []int {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		b, err := os.ReadFile(file)
+		if err == nil {
+			var pids []int
+			for _, f := range strings.Fields(string(b)) {
+				p, err := strconv.Atoi(f)
+				if err != nil {
+					t.Fatalf("pid file: %q", b)
+				}
+				pids = append(pids, p)
+			}
+			return pids
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the plugin wrote no pid file: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// killAll is the test's own cleanup, should the code under test fail.
+func killAll(pids []int) {
+	for _, p := range pids {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+}
+
+func assertAllGoneWithin(t *testing.T, bound time.Duration, pids ...int) {
+	t.Helper()
+	deadline := time.Now().Add(bound)
+	for _, pid := range pids {
+		for !processGone(pid) {
+			if time.Now().After(deadline) {
+				st, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+				t.Fatalf("process %d still runs %s after the host was killed: %s (all %v)", pid, bound, st, pids)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+func TestHostSIGKILLLeavesNoPluginChild(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "pids")
+	cmd, pid := startHelperHost(t, "-spawn "+file)
+	children := readPids(t, file)
+	t.Cleanup(func() { killAll(children) })
+	if len(children) != 2 {
+		t.Fatalf("children %v", children)
+	}
+	sid, err := unix.Getsid(children[1])
+	if err != nil || sid != children[1] {
+		t.Fatalf("second child should lead its own session: sid %d, %v", sid, err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	assertAllGoneWithin(t, survivorBound, append([]int{pid}, children...)...)
+}
+
+func TestStopKillsThePluginsProcessTree(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "pids")
+	sp := spec("spawner", 1, "-compact", "record", "-spawn", file)
+	sup := pluginhost.NewSupervisor(sp, pluginhost.Options{})
+	if err := sup.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	pid := sup.Pid()
+	children := readPids(t, file)
+	t.Cleanup(func() { killAll(children) })
+	if pgid, _ := syscall.Getpgid(pid); pgid != pid {
+		t.Fatalf("plugin %d is in group %d, want its own", pid, pgid)
+	}
+	sup.Stop(context.Background())
+	assertAllGoneWithin(t, survivorBound, append([]int{pid}, children...)...)
+}
+
+// TestCrashKillsThePluginsGroup: a plugin that starts children and then
+// crashes leaves none of its process group behind when the supervisor
+// restarts it. (A child in a session of its own has left the group; only
+// the plugin itself could have ended it, and a crash gives it no chance.)
+func TestCrashKillsThePluginsGroup(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "pids")
+	sp := spec("crasher", 1, "-before-compact", "exit", "-spawn", file)
+	sup := pluginhost.NewSupervisor(sp, pluginhost.Options{MinBackoff: time.Hour})
+	if err := sup.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sup.Stop(context.Background()) })
+	children := readPids(t, file)
+	t.Cleanup(func() { killAll(children) })
+	_, _ = sup.BeforeCompact(context.Background(), preparedEvent())
+	assertAllGoneWithin(t, survivorBound, children[0])
+}

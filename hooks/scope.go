@@ -1,0 +1,108 @@
+package hooks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// ErrPermissionDenied marks a HostAPI call outside the caller's scope: a
+// session other than the one of the call being served, or a call made
+// after that call ended. pluginhost answers it with gRPC's
+// PermissionDenied.
+var ErrPermissionDenied = errors.New("permission denied")
+
+// Scope is what one plugin call may reach through the HostAPI: the session
+// of the event it serves, within the plugin's limits.
+type Scope struct {
+	SessionID string
+	Limits    Limits
+}
+
+// ScopedHost is the HostAPI a plugin gets for one call: a capability for
+// the call's session, valid until Revoke (the Dispatcher and pluginhost
+// revoke it when the call returns). Every path to the host's API — the
+// Dispatcher's context for in-process handlers, pluginhost's server for
+// subprocesses — goes through it, so these checks are made in one place.
+type ScopedHost struct {
+	host    HostAPI
+	scope   Scope
+	revoked atomic.Bool
+}
+
+// NewScopedHost returns a capability over h for scope.
+func NewScopedHost(h HostAPI, scope Scope) *ScopedHost {
+	scope.Limits = scope.Limits.OrDefaults()
+	return &ScopedHost{host: h, scope: scope}
+}
+
+// Revoke ends the capability: every later call is refused.
+func (s *ScopedHost) Revoke() { s.revoked.Store(true) }
+
+func (s *ScopedHost) live() error {
+	if s.revoked.Load() {
+		return fmt.Errorf("%w: the plugin call this host API was granted for has ended", ErrPermissionDenied)
+	}
+	if s.host == nil {
+		return errors.New("this host offers no host API")
+	}
+	return nil
+}
+
+// ReadEntries reads the call's own session only; an empty session id means
+// it.
+func (s *ScopedHost) ReadEntries(ctx context.Context, req ReadEntriesRequest) ([]json.RawMessage, error) {
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	if req.SessionID == "" {
+		req.SessionID = s.scope.SessionID
+	}
+	if req.SessionID != s.scope.SessionID {
+		return nil, fmt.Errorf("%w: this call may read session %q only", ErrPermissionDenied, s.scope.SessionID)
+	}
+	return s.host.ReadEntries(ctx, req)
+}
+
+// EstimateTokens refuses input over limits.estimateBytes.
+func (s *ScopedHost) EstimateTokens(ctx context.Context, messages []json.RawMessage) ([]int, error) {
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	total := 0
+	for _, m := range messages {
+		total += len(m)
+	}
+	if err := overBytes("token estimate input", "estimateBytes", total, s.scope.Limits.EstimateBytes); err != nil {
+		return nil, err
+	}
+	return s.host.EstimateTokens(ctx, messages)
+}
+
+// Complete refuses a prompt over limits.completePromptBytes and caps the
+// output at limits.completeMaxTokens (no or a larger request gets the cap).
+func (s *ScopedHost) Complete(ctx context.Context, req CompleteRequest) (CompleteResponse, error) {
+	if err := s.live(); err != nil {
+		return CompleteResponse{}, err
+	}
+	l := s.scope.Limits
+	if err := overBytes("completion prompt", "completePromptBytes", len(req.SystemPrompt)+len(req.Prompt), l.CompletePromptBytes); err != nil {
+		return CompleteResponse{}, err
+	}
+	if req.MaxTokens <= 0 || req.MaxTokens > l.CompleteMaxTokens {
+		req.MaxTokens = l.CompleteMaxTokens
+	}
+	return s.host.Complete(ctx, req)
+}
+
+// Log is allowed while the capability lives.
+func (s *ScopedHost) Log(ctx context.Context, level hclog.Level, msg string, keyvals ...any) error {
+	if err := s.live(); err != nil {
+		return err
+	}
+	return s.host.Log(ctx, level, msg, keyvals...)
+}

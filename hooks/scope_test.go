@@ -1,0 +1,73 @@
+package hooks_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/hooks"
+)
+
+// recordingHost answers everything and records what reached it.
+type recordingHost struct {
+	reads     []hooks.ReadEntriesRequest
+	maxTokens []int
+}
+
+func (h *recordingHost) ReadEntries(_ context.Context, req hooks.ReadEntriesRequest) ([]json.RawMessage, error) {
+	h.reads = append(h.reads, req)
+	return nil, nil
+}
+
+func (h *recordingHost) EstimateTokens(_ context.Context, m []json.RawMessage) ([]int, error) {
+	return make([]int, len(m)), nil
+}
+
+func (h *recordingHost) Complete(_ context.Context, req hooks.CompleteRequest) (hooks.CompleteResponse, error) {
+	h.maxTokens = append(h.maxTokens, req.MaxTokens)
+	return hooks.CompleteResponse{Text: "ok"}, nil
+}
+
+func (h *recordingHost) Log(context.Context, hclog.Level, string, ...any) error { return nil }
+
+func TestScopedHost(t *testing.T) {
+	ctx := context.Background()
+	rec := &recordingHost{}
+	s := hooks.NewScopedHost(rec, hooks.Scope{SessionID: "A", Limits: hooks.Limits{CompleteMaxTokens: 500, CompletePromptBytes: 100, EstimateBytes: 10}})
+
+	if _, err := s.ReadEntries(ctx, hooks.ReadEntriesRequest{SessionID: "B"}); !errors.Is(err, hooks.ErrPermissionDenied) {
+		t.Errorf("read of another session: %v", err)
+	}
+	if _, err := s.ReadEntries(ctx, hooks.ReadEntriesRequest{}); err != nil {
+		t.Errorf("read of its own session: %v", err)
+	}
+	if len(rec.reads) != 1 || rec.reads[0].SessionID != "A" {
+		t.Errorf("reads reaching the host: %+v, want one of session A", rec.reads)
+	}
+
+	for _, asked := range []int{0, 100, 5000} {
+		if _, err := s.Complete(ctx, hooks.CompleteRequest{Prompt: "p", MaxTokens: asked}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := rec.maxTokens; len(got) != 3 || got[0] != 500 || got[1] != 100 || got[2] != 500 {
+		t.Errorf("max tokens reaching the host %v, want [500 100 500]", got)
+	}
+	if _, err := s.Complete(ctx, hooks.CompleteRequest{Prompt: strings.Repeat("p", 101)}); !errors.Is(err, hooks.ErrOverLimit) || !strings.Contains(err.Error(), "completePromptBytes") {
+		t.Errorf("oversized prompt: %v", err)
+	}
+	if _, err := s.EstimateTokens(ctx, []json.RawMessage{json.RawMessage(`"0123456789"`)}); !errors.Is(err, hooks.ErrOverLimit) {
+		t.Errorf("oversized estimate: %v", err)
+	}
+
+	s.Revoke()
+	if _, err := s.ReadEntries(ctx, hooks.ReadEntriesRequest{}); !errors.Is(err, hooks.ErrPermissionDenied) {
+		t.Errorf("read after the call ended: %v", err)
+	}
+	if _, err := s.Complete(ctx, hooks.CompleteRequest{Prompt: "p"}); !errors.Is(err, hooks.ErrPermissionDenied) {
+		t.Errorf("completion after the call ended: %v", err)
+	}
+}
