@@ -165,6 +165,7 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 		gen      *compaction.Result
 		preserve json.RawMessage
 		explored *exploreOutcome
+		injected []session.Draft
 	)
 	if supplied != nil {
 		gen = &compaction.Result{
@@ -197,6 +198,7 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 				return nil, s.hookFailed(ctx, hooks.EventCompacting, reason, err)
 			}
 			ropts.ContextLines, ropts.Prompt, preserve = out.Context, out.Prompt, out.PreserveData
+			injected = injectedDrafts(out.Messages)
 		}
 		if st.Explore.Enabled {
 			gen, explored, err = s.exploreGenerate(ctx, st, reason, prep, ropts)
@@ -216,7 +218,11 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 	}
 
 	after := estimateAfter(path, gen, s.inContext)
-	extra := explored.extraDrafts()
+	// Plugins' messages come first after the compaction, then the files.
+	extra := append(injected, explored.extraDrafts()...)
+	for _, d := range injected {
+		after += injectedTokens(d)
+	}
 	if explored != nil && explored.autoRead != nil {
 		after += explored.autoRead.Tokens
 	} else if rh := s.rehydrate(st, prep); rh != nil {
