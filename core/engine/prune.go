@@ -63,6 +63,12 @@ func (s *Session) autoPrune(st Settings) *PruneResult {
 // prune change of a session (`pith prune` uses it too), then rebuilds the
 // live context. The caller holds the operation lock.
 func (s *Session) prune(ps compaction.PruneSettings) (*PruneResult, error) {
+	// A plan on the tree in memory first: most turns have nothing worth
+	// pruning, and compaction.Prune plans again under the file's lock.
+	leaf := s.store.Leaf()
+	if leaf == nil || len(compaction.PlanPrune(s.store.Tree().Path(leaf), ps).Items) == 0 {
+		return nil, nil
+	}
 	plan, err := compaction.Prune(s.store, ps, s.opts.Clock())
 	if err != nil {
 		return nil, err
