@@ -30,6 +30,17 @@ type Config struct {
 	Logging       Logging  `koanf:"logging"`
 }
 
+// Calibration methods (SPEC §5.3).
+const (
+	// CalibrationDelta: the growth of measured prompt tokens between two
+	// assistant usages over the estimate of the messages between them, so
+	// the fixed overhead (system prompt, tool schemas) cancels.
+	CalibrationDelta = "delta"
+	// CalibrationTotal: the last measured prompt over the estimate of the
+	// whole range (the original formula; overstates with a large overhead).
+	CalibrationTotal = "total"
+)
+
 // Compaction strategies (SPEC §7, §12).
 const (
 	StrategySummary = "summary"
@@ -46,9 +57,15 @@ type Compaction struct {
 	AutoContinue bool `koanf:"autoContinue"`
 	// CalibrateKeepRecent scales keepRecentTokens by the measured
 	// prompt/estimate ratio (SPEC §5.3).
-	CalibrateKeepRecent bool           `koanf:"calibrateKeepRecent"`
-	RemoteEndpoint      RemoteEndpoint `koanf:"remoteEndpoint"`
-	Strategy            string         `koanf:"strategy"`
+	CalibrateKeepRecent bool `koanf:"calibrateKeepRecent"`
+	// CalibrationMethod is how the ratio is measured: CalibrationDelta
+	// (default) or CalibrationTotal.
+	CalibrationMethod string `koanf:"calibrationMethod"`
+	// ShortSummary asks for a 2–3 sentence summary for a UI besides the
+	// full one, stored as the entry's shortSummary (SPEC §7).
+	ShortSummary   bool           `koanf:"shortSummary"`
+	RemoteEndpoint RemoteEndpoint `koanf:"remoteEndpoint"`
+	Strategy       string         `koanf:"strategy"`
 
 	// Budgets of the exploring compact worker (SPEC §12), all in tokens
 	// except WorkerMaxTurns.
@@ -66,6 +83,21 @@ type Compaction struct {
 	ResultContextMaxTokens       int `koanf:"resultContextMaxTokens"`
 	// Model is the explorer's model; empty means the summarizer's model.
 	Model string `koanf:"model"`
+	// Rehydrate re-reads recently used files into the context after a
+	// compaction; off (files 0) by default.
+	Rehydrate Rehydrate `koanf:"rehydrate"`
+}
+
+// Rehydrate configures re-reading, after a compaction, the files most
+// recently read or changed in the summarized part, from the session's
+// workspace (its header's cwd), as one custom_message.
+type Rehydrate struct {
+	// Files is how many of the most recent files come back; 0 is off.
+	Files int `koanf:"files"`
+	// MaxTokensPerFile: a larger file comes back as its path only.
+	MaxTokensPerFile int `koanf:"maxTokensPerFile"`
+	// TotalTokens bounds all contents together.
+	TotalTokens int `koanf:"totalTokens"`
 }
 
 // RemoteEndpoint is the remote summarizer of SPEC §7. It is in use when URL
@@ -100,6 +132,9 @@ type Pruning struct {
 	ProtectTokens  int      `koanf:"protectTokens"`
 	MinimumSavings int      `koanf:"minimumSavings"`
 	ProtectedTools []string `koanf:"protectedTools"`
+	// Thinking keeps the thinking blocks of the newest N assistant
+	// messages and prunes older ones into the same archive; 0 is off.
+	Thinking int `koanf:"thinking"`
 }
 
 // Retry configures retries of summarizer calls (SPEC §9.5).
@@ -314,6 +349,7 @@ func Defaults() *Config {
 			KeepRecentTokens:    20000,
 			AutoContinue:        true,
 			CalibrateKeepRecent: true,
+			CalibrationMethod:   CalibrationDelta,
 			RemoteEndpoint: RemoteEndpoint{
 				Timeout:    DefaultRemoteTimeout,
 				AuthHeader: "Authorization",
@@ -332,6 +368,7 @@ func Defaults() *Config {
 			SummaryMaxTokens:             4000,
 			AutoReadBudgetTokens:         8000,
 			ResultContextMaxTokens:       60000,
+			Rehydrate:                    Rehydrate{Files: 0, MaxTokensPerFile: 4000, TotalTokens: 12000},
 		},
 		BranchSummary: BranchSummary{
 			Enabled:       false,

@@ -60,11 +60,12 @@ var (
 )
 
 var (
-	logLevels  = []string{"trace", "debug", "info", "warn", "error", "off"}
-	logFormats = []string{"text", "json"}
-	strategies = []string{StrategySummary, StrategyExplore}
-	providers  = []string{ProviderBuiltin, ProviderOpenAI, ProviderAnthropic, ProviderRemote}
-	failures   = []string{FailureOpen, FailureClosed}
+	logLevels    = []string{"trace", "debug", "info", "warn", "error", "off"}
+	logFormats   = []string{"text", "json"}
+	strategies   = []string{StrategySummary, StrategyExplore}
+	calibrations = []string{CalibrationDelta, CalibrationTotal}
+	providers    = []string{ProviderBuiltin, ProviderOpenAI, ProviderAnthropic, ProviderRemote}
+	failures     = []string{FailureOpen, FailureClosed}
 )
 
 // Validate checks the configuration as a whole and reports every problem at
@@ -155,6 +156,10 @@ func (v *validator) compaction(c *Compaction, contextWindow int) {
 		v.add("compaction.reserveTokens", "must be less than contextWindow (%d), got %d", contextWindow, c.ReserveTokens)
 	}
 	v.oneOf("compaction.strategy", c.Strategy, strategies)
+	v.oneOf("compaction.calibrationMethod", c.CalibrationMethod, calibrations)
+	v.nonNegative("compaction.rehydrate.files", c.Rehydrate.Files)
+	v.positive("compaction.rehydrate.maxTokensPerFile", c.Rehydrate.MaxTokensPerFile)
+	v.positive("compaction.rehydrate.totalTokens", c.Rehydrate.TotalTokens)
 
 	r := &c.RemoteEndpoint
 	v.httpURL("compaction.remoteEndpoint.url", r.URL)
@@ -229,6 +234,7 @@ func (v *validator) branchSummary(b *BranchSummary) {
 func (v *validator) pruning(p *Pruning) {
 	v.nonNegative("pruning.protectTokens", p.ProtectTokens)
 	v.nonNegative("pruning.minimumSavings", p.MinimumSavings)
+	v.nonNegative("pruning.thinking", p.Thinking)
 	seen := map[string]bool{}
 	for i, name := range p.ProtectedTools {
 		key := fmt.Sprintf("pruning.protectedTools[%d]", i)

@@ -24,6 +24,8 @@ type compactFlags struct {
 	keepRecentTokens int
 	reserveTokens    int
 	noCalibrate      bool
+	shortSummary     bool
+	calibration      string
 	strategy         string
 	dryRun           bool
 	asJSON           bool
@@ -63,6 +65,8 @@ they happen.
 	fl.IntVar(&f.keepRecentTokens, "keep-recent-tokens", 20000, "tokens of recent conversation to keep verbatim (default: the config's)")
 	fl.IntVar(&f.reserveTokens, "reserve-tokens", 16384, "tokens reserved for the summary and the next turn (default: the config's)")
 	fl.BoolVar(&f.noCalibrate, "no-calibrate", false, "do not scale keep-recent-tokens by the provider's real usage")
+	fl.StringVar(&f.calibration, "calibration", "", "how the usage ratio is measured: delta or total (default: compaction.calibrationMethod)")
+	fl.BoolVar(&f.shortSummary, "short-summary", false, "also write the 2–3 sentence short summary (default: compaction.shortSummary)")
 	fl.StringVar(&f.strategy, "strategy", "", "summary (one summarizer request) or explore (a tool-calling worker with an overview and session-log tools; needs an openai or anthropic summarizer) (default: compaction.strategy)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "show the preparation; summarize and write nothing")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object")
@@ -82,6 +86,15 @@ func (f compactFlags) apply(s engine.Settings, changed func(string) bool) (engin
 	}
 	if f.noCalibrate {
 		s.CalibrateKeepRecent = false
+	}
+	if changed("calibration") {
+		if f.calibration != compaction.CalibrationDelta && f.calibration != compaction.CalibrationTotal {
+			return s, fmt.Errorf("--calibration must be %s or %s", compaction.CalibrationDelta, compaction.CalibrationTotal)
+		}
+		s.CalibrationMethod = f.calibration
+	}
+	if changed("short-summary") {
+		s.ShortSummary = f.shortSummary
 	}
 	switch f.strategy {
 	case "":
@@ -168,6 +181,7 @@ func dryRunCompact(stdout io.Writer, path string, f compactFlags, changed func(s
 	}
 	prep, err := compaction.Prepare(tree.Path(tree.Last()), compaction.Settings{
 		ReserveTokens: s.ReserveTokens, KeepRecentTokens: keep, CalibrateKeepRecent: s.CalibrateKeepRecent,
+		CalibrationMethod:        s.CalibrationMethod,
 		CutBeforeTrailingResults: true, // as the engine compacts
 	})
 	return printPreparation(stdout, prep, err, f.asJSON)
@@ -182,6 +196,9 @@ type preparationJSON struct {
 	TurnPrefixMessages  int      `json:"turnPrefixMessages"`
 	ReadFiles           []string `json:"readFiles"`
 	ModifiedFiles       []string `json:"modifiedFiles"`
+	// Calibration is how keepRecentTokens was derived; absent when
+	// calibration is off.
+	Calibration *compaction.Calibration `json:"calibration,omitempty"`
 }
 
 func printPreparation(w io.Writer, prep *compaction.Preparation, err error, asJSON bool) error {
@@ -197,7 +214,12 @@ func printPreparation(w io.Writer, prep *compaction.Preparation, err error, asJS
 				Reason           string `json:"reason"`
 			}{true, nothingReason(err)})
 		}
+		var cal *compaction.Calibration
+		if prep.Calibration.Method != "" {
+			cal = &prep.Calibration
+		}
 		return enc.Encode(preparationJSON{
+			Calibration:         cal,
 			FirstKeptEntryID:    prep.FirstKeptEntryID,
 			IsSplitTurn:         prep.IsSplitTurn(),
 			TokensBefore:        prep.TokensBefore,
@@ -213,7 +235,12 @@ func printPreparation(w io.Writer, prep *compaction.Preparation, err error, asJS
 		return nil
 	}
 	fmt.Fprintf(w, "tokens before:        %d\n", prep.TokensBefore)
-	fmt.Fprintf(w, "keep recent tokens:   %d (after calibration)\n", prep.KeepRecentTokens)
+	if c := prep.Calibration; c.Method != "" {
+		fmt.Fprintf(w, "keep recent tokens:   %d (calibrated, %s method: ratio %.3f = %d measured / %d estimated)\n",
+			prep.KeepRecentTokens, c.Method, c.Ratio, c.Measured, c.Estimated)
+	} else {
+		fmt.Fprintf(w, "keep recent tokens:   %d (not calibrated)\n", prep.KeepRecentTokens)
+	}
 	fmt.Fprintf(w, "first kept entry:     %s\n", prep.FirstKeptEntryID)
 	fmt.Fprintf(w, "messages to summarize: %d\n", len(prep.MessagesToSummarize))
 	if prep.IsSplitTurn() {
@@ -259,8 +286,9 @@ func printCompaction(w io.Writer, res *engine.Result, asJSON bool) error {
 			Explore            *explore.Stats `json:"explore,omitempty"`
 			AutoReadEntryID    string         `json:"autoReadEntryId,omitempty"`
 			Summary            string         `json:"summary"`
+			ShortSummary       string         `json:"shortSummary,omitempty"`
 		}{res.Entry.ID, res.FirstKeptEntryID, res.TokensBefore, res.TokensAfter, res.MessagesSummarized, res.SplitTurn, res.Plugin,
-			res.Strategy, res.Explore, "", res.Summary}
+			res.Strategy, res.Explore, "", res.Summary, res.ShortSummary}
 		if res.AutoReadEntry != nil {
 			out.AutoReadEntryID = res.AutoReadEntry.ID
 		}
@@ -286,6 +314,9 @@ func printCompaction(w io.Writer, res *engine.Result, asJSON bool) error {
 		}
 	}
 	fmt.Fprintf(w, "\n%s\n", res.Summary)
+	if res.ShortSummary != "" {
+		fmt.Fprintf(w, "\nShort summary: %s\n", res.ShortSummary)
+	}
 	return nil
 }
 

@@ -165,6 +165,7 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 		gen      *compaction.Result
 		preserve json.RawMessage
 		explored *exploreOutcome
+		injected []session.Draft
 	)
 	if supplied != nil {
 		gen = &compaction.Result{
@@ -197,6 +198,7 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 				return nil, s.hookFailed(ctx, hooks.EventCompacting, reason, err)
 			}
 			ropts.ContextLines, ropts.Prompt, preserve = out.Context, out.Prompt, out.PreserveData
+			injected = injectedDrafts(out.Messages)
 		}
 		if st.Explore.Enabled {
 			gen, explored, err = s.exploreGenerate(ctx, st, reason, prep, ropts)
@@ -216,8 +218,18 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 	}
 
 	after := estimateAfter(path, gen, s.inContext)
+	// Plugins' messages come first after the compaction, then the files.
+	extra := append(injected, explored.extraDrafts()...)
+	for _, d := range injected {
+		after += injectedTokens(d)
+	}
 	if explored != nil && explored.autoRead != nil {
 		after += explored.autoRead.Tokens
+	} else if rh := s.rehydrate(st, prep); rh != nil {
+		// The explore strategy reads its files itself; the others get the
+		// most recently used files back.
+		extra = append(extra, rh.Draft)
+		after += rh.Tokens
 	}
 	if reason != ReasonManual && st.above(after) {
 		return nil, fmt.Errorf("%w: ~%d tokens after compaction, threshold %d (contextWindow %d − reserveTokens %d); lower compaction.keepRecentTokens or use a model with a larger window",
@@ -227,7 +239,7 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 	if !s.commit(r) {
 		return nil, ctx.Err()
 	}
-	entry, built, err := compaction.Persist(s.store, prep, gen, supplied != nil, preserve, explored.extraDrafts()...)
+	entry, built, err := compaction.Persist(s.store, prep, gen, supplied != nil, preserve, extra...)
 	if err != nil {
 		return nil, err
 	}
@@ -239,6 +251,7 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 			lc.acct.trailing += tokens.Estimate(m.Raw)
 		}
 	}
+	lc.countTools()
 	s.mu.Lock()
 	s.live = lc
 	s.mu.Unlock()
