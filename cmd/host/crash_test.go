@@ -361,7 +361,11 @@ func TestRewritesKeepConcurrentAppends(t *testing.T) {
 			if !bytes.HasPrefix(got, original[:bytes.IndexByte(original, '\n')]) && mode == "prune" {
 				t.Error("the header changed")
 			}
-			t.Logf("%d rewrites during %d + %d appends", runs, n, n)
+			if locked != nil {
+				t.Logf("%d rewrites during %d unlocked + %d locked appends", runs, n, n)
+			} else {
+				t.Logf("%d rewrites during %d unlocked appends", runs, n)
+			}
 		})
 	}
 }

@@ -16,3 +16,5 @@ func lockFile(f *os.File, exclusive bool) error { return errLockUnsupported }
 func unlockFile(f *os.File) error               { return nil }
 
 func linkCount(fi fs.FileInfo) (uint64, bool) { return 0, false }
+
+func fileOwner(fi fs.FileInfo) (uid, gid int, ok bool) { return 0, 0, false }

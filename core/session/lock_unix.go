@@ -39,3 +39,12 @@ func linkCount(fi fs.FileInfo) (uint64, bool) {
 	}
 	return uint64(st.Nlink), true
 }
+
+// fileOwner is the owner of a file, when the system says.
+func fileOwner(fi fs.FileInfo) (uid, gid int, ok bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, 0, false
+	}
+	return int(st.Uid), int(st.Gid), true
+}

@@ -534,6 +534,7 @@ func (s *Store) rewriteLocked(f *File) (renamed bool, err error) {
 	if err := tmp.Chmod(perm); err != nil {
 		return fail(err)
 	}
+	keepOwner(tmp, st)
 	if err := tmp.Sync(); err != nil {
 		return fail(err)
 	}
@@ -572,6 +573,23 @@ func (s *Store) rewriteLocked(f *File) (renamed bool, err error) {
 		return true, fmt.Errorf("%s: rewritten, but the directory could not be synced (%v): a power loss now could bring the old file back (%w)", s.path, dirErr, ErrIncomplete)
 	}
 	return true, nil
+}
+
+// keepOwner gives the new file the old one's owner when it can (root
+// rewriting a user's session must not hand it to root); a process that
+// may not chown writes files it owns anyway.
+func keepOwner(h Handle, old fs.FileInfo) {
+	uid, gid, ok := fileOwner(old)
+	c, can := h.(interface{ Chown(uid, gid int) error })
+	if !ok || !can {
+		return
+	}
+	if cur, err := h.Stat(); err == nil {
+		if u, g, ok := fileOwner(cur); ok && u == uid && g == gid {
+			return
+		}
+	}
+	c.Chown(uid, gid)
 }
 
 // carryOver copies to dst what was appended to the session file beyond

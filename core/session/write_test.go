@@ -344,3 +344,27 @@ func TestOpenInStaysInRoot(t *testing.T) {
 	}
 	s3.Close()
 }
+
+// TestRewriteKeepsOwner: root rewriting another user's session leaves it
+// theirs.
+func TestRewriteKeepsOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to chown")
+	}
+	path := newSession(t, t.TempDir(), 2)
+	if err := os.Chown(path, 1234, 5678); err != nil {
+		t.Skip(err)
+	}
+	s, err := session.Open(path, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := rewriteSame(s); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(path)
+	if st := fi.Sys().(*syscall.Stat_t); st.Uid != 1234 || st.Gid != 5678 {
+		t.Fatalf("owner %d:%d", st.Uid, st.Gid)
+	}
+}
