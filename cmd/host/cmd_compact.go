@@ -51,8 +51,10 @@ rejected or interrupted compaction leaves it as it was.
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.instructions, "instructions", "", "what the summary should focus on")
-	fl.IntVar(&f.keepRecentTokens, "keep-recent-tokens", 20000, "tokens of recent conversation to keep verbatim (default: the config's)")
-	fl.IntVar(&f.reserveTokens, "reserve-tokens", 16384, "tokens reserved for the summary and the next turn (default: the config's)")
+	// No flag default: an unset flag leaves the configured value, and
+	// cobra would print a second, misleading "(default N)".
+	fl.IntVar(&f.keepRecentTokens, "keep-recent-tokens", 0, "tokens of recent conversation to keep verbatim (default: the config's, 20000 without one)")
+	fl.IntVar(&f.reserveTokens, "reserve-tokens", 0, "tokens reserved for the summary and the next turn (default: the config's, 16384 without one)")
 	fl.BoolVar(&f.noCalibrate, "no-calibrate", false, "do not scale keep-recent-tokens by the provider's real usage (SPEC §5.3)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "show the preparation; summarize and write nothing")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object")

@@ -148,6 +148,3 @@ func engineSettings(cfg *config.Config) engine.Settings {
 	s.SummarizerOutputLimit = cfg.Summarizer.MaxOutputTokens
 	return s
 }
-
-// version is the host's version, sent to plugins.
-const version = "0.1.0"
