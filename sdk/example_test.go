@@ -6,6 +6,7 @@ package sdk_test
 import (
 	"context"
 	"os"
+	"strings"
 
 	"github.com/pith-dev/pith/sdk"
 )
@@ -16,14 +17,18 @@ func (guard) BeforeCompact(ctx context.Context, ev *sdk.BeforeCompactEvent) (*sd
 	for _, l := range ev.Labels {
 		if l.Label == "no-compact" {
 			sdk.Logger().Info("refusing to compact", "session", ev.SessionID, "entry", l.EntryID)
-			return &sdk.BeforeCompactResult{Cancel: true, CancelReason: "session is labelled no-compact"}, nil
+			return &sdk.BeforeCompactResult{Cancel: true, CancelReason: "entry " + l.EntryID + " is labelled no-compact"}, nil
 		}
 	}
 	return nil, nil // no opinion: the host compacts as usual
 }
 
 func (guard) Compacting(ctx context.Context, ev *sdk.CompactingEvent) (*sdk.CompactingResult, error) {
-	return &sdk.CompactingResult{Context: []string{"Keep every decision the user made explicit."}}, nil
+	lines := []string{"Keep every decision the user made explicit."}
+	if len(ev.ModifiedFiles) > 0 {
+		lines = append(lines, "Files changed in the summarized part: "+strings.Join(ev.ModifiedFiles, ", "))
+	}
+	return &sdk.CompactingResult{Context: lines}, nil
 }
 
 func Example() {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -73,7 +72,7 @@ func TestServeRefuses(t *testing.T) {
 // A plugin run by hand says why and exits non-zero, even though it ignores
 // Serve's error.
 func TestCompatPluginRunByHand(t *testing.T) {
-	bin := sdktest.Build(t, "github.com/pith-dev/pith/sdk/internal/compatplugin")
+	bin := sdktest.Build(t, compatPlugin)
 	cmd := exec.Command(bin)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 	out, _ := cmd.CombinedOutput()
@@ -82,37 +81,28 @@ func TestCompatPluginRunByHand(t *testing.T) {
 	}
 }
 
-// compat is the handler of sdk/internal/compatplugin, for the in-process run.
-type compat struct{}
+// compatPlugin is a plugin written against the SDK before Serve returned
+// an error: value-receiver methods, `sdk.Serve(h, sdk.WithName(…))` as a
+// bare statement. It is kept that way on purpose.
+const compatPlugin = "github.com/pith-dev/pith/internal/testplugins/guard"
 
-func (compat) BeforeCompact(ctx context.Context, ev *sdk.BeforeCompactEvent) (*sdk.BeforeCompactResult, error) {
-	if strings.Contains(ev.CustomInstructions, "stop") {
-		return &sdk.BeforeCompactResult{Cancel: true, CancelReason: "asked to stop"}, nil
-	}
-	return nil, nil
-}
-
-func (compat) Compacting(ctx context.Context, ev *sdk.CompactingEvent) (*sdk.CompactingResult, error) {
-	return &sdk.CompactingResult{Context: append([]string{"compat"}, ev.ModifiedFiles...)}, nil
-}
-
-// TestCompatPlugin: a plugin written against the earlier SDK (value
-// receivers, Serve's result ignored) still builds, starts and answers, in
-// a subprocess and in-process.
+// TestCompatPlugin: such a plugin still builds, starts and answers through
+// sdktest, as a subprocess; in-process runs the README's guard, the same
+// handler.
 func TestCompatPlugin(t *testing.T) {
-	bin := sdktest.Build(t, "github.com/pith-dev/pith/sdk/internal/compatplugin")
+	bin := sdktest.Build(t, compatPlugin)
 	for name, h := range map[string]*sdktest.Harness{
-		"in-process": sdktest.InProcess(t, compat{}),
+		"in-process": sdktest.InProcess(t, guard{}),
 		"subprocess": sdktest.Subprocess(t, bin),
 	} {
 		t.Run(name, func(t *testing.T) {
-			res, err := h.BeforeCompact(context.Background(), &sdk.BeforeCompactEvent{SessionID: "s", CustomInstructions: "please stop"})
+			res, err := h.BeforeCompact(context.Background(), &sdk.BeforeCompactEvent{SessionID: "s", Labels: []sdk.Label{{EntryID: "e1", Label: "no-compact"}}})
 			if err != nil || res == nil || !res.Cancel {
 				t.Fatalf("BeforeCompact = %+v, %v; want a cancel", res, err)
 			}
-			cr, err := h.Compacting(context.Background(), &sdk.CompactingEvent{SessionID: "s", ModifiedFiles: []string{"a.go"}, ReadFiles: []string{"b.go"}, FirstKeptEntryID: "e9"})
-			if err != nil || cr == nil || !reflect.DeepEqual(cr.Context, []string{"compat", "a.go"}) {
-				t.Fatalf("Compacting = %+v, %v; want the modified files to cross", cr, err)
+			cr, err := h.Compacting(context.Background(), &sdk.CompactingEvent{SessionID: "s", ModifiedFiles: []string{"a.go"}})
+			if err != nil || cr == nil || len(cr.Context) == 0 || cr.Context[0] != "Keep every decision the user made explicit." {
+				t.Fatalf("Compacting = %+v, %v", cr, err)
 			}
 		})
 	}

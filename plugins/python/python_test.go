@@ -12,9 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/hooks"
-	"github.com/pith-dev/pith/hooks/pluginhost"
+	"github.com/pith-dev/pith/sdk/sdktest"
 )
 
 // requirePython finds a python3 that imports grpc and cryptography and
@@ -48,46 +47,19 @@ func requirePython(t *testing.T) (python, stubs string) {
 	return python, stubs
 }
 
-func testLogger(t *testing.T) hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{Output: tWriter{t}, Level: hclog.Debug, DisableTime: true})
-}
-
-type tWriter struct{ t *testing.T }
-
-func (w tWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
-
 // TestThroughPluginHost starts plugin.py the way the host starts any
-// plugin — go-plugin handshake with AutoMTLS, minimal environment — and
-// checks its answers to both events it handles arrive through the
-// Dispatcher, then that StopAll ends it.
+// plugin — go-plugin handshake with AutoMTLS, minimal environment, through
+// the host's supervisor (sdktest.Subprocess) — and checks its answers to
+// both events it handles, then that stopping it ends the process.
 func TestThroughPluginHost(t *testing.T) {
 	python, stubs := requirePython(t)
 	script, err := filepath.Abs("plugin.py")
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := testLogger(t)
-	host := pluginhost.NewHost(pluginhost.Options{Logger: log, StartTimeout: 30 * time.Second})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	plugins, retire, err := host.Apply(ctx, []pluginhost.Spec{{
-		Name: "python", Path: python, Args: []string{script}, Env: map[string]string{"PITH_PYTHON_STUBS": stubs},
-		Timeout: 10 * time.Second, Failure: hooks.FailureClosed,
-	}})
-	retire(ctx)
-	stopped := false
-	defer func() {
-		if !stopped {
-			host.StopAll(context.Background())
-		}
-	}()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sup := host.Supervisor("python")
+	h := sdktest.Subprocess(t, python, sdktest.WithArgs(script), sdktest.WithEnv(map[string]string{"PITH_PYTHON_STUBS": stubs}),
+		sdktest.WithInfo(hooks.PluginInfo{Name: "python", Timeout: 10 * time.Second, Failure: hooks.FailureClosed}))
+	sup := h.Supervisor
 	desc := sup.Description()
 	if desc.Name != "python-example" || desc.Version != "1.0.0" ||
 		!slices.Equal(desc.Events, []hooks.EventID{hooks.EventBeforeCompact, hooks.EventCompacting}) {
@@ -96,11 +68,8 @@ func TestThroughPluginHost(t *testing.T) {
 	if sup.Implements(hooks.EventTree) {
 		t.Fatal("the host must not send events the plugin does not list")
 	}
-	d, err := hooks.NewDispatcher(hooks.Options{Logger: log}, plugins...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := d.Compacting(ctx, &hooks.CompactingEvent{
+	ctx := context.Background()
+	out, err := h.Dispatcher.Compacting(ctx, &hooks.CompactingEvent{
 		SessionID: "s1",
 		Messages:  []json.RawMessage{json.RawMessage(`{"role":"user","content":"a"}`), json.RawMessage(`{"role":"user","content":"b"}`)},
 		Reason:    hooks.ReasonThreshold, FirstKeptEntryID: "e7",
@@ -112,21 +81,20 @@ func TestThroughPluginHost(t *testing.T) {
 	if want := []string{"python plugin was here: 2 messages, read a.go, modified b.go,c.go, keeping from e7"}; !slices.Equal(out.Context, want) {
 		t.Fatalf("context %q, want %q", out.Context, want)
 	}
-	res, err := sup.BeforeCompact(ctx, &hooks.BeforeCompactEvent{SessionID: "s1", Labels: []hooks.Label{{EntryID: "e1", Label: "no-compact"}}})
+	res, err := h.BeforeCompact(ctx, &hooks.BeforeCompactEvent{SessionID: "s1", Labels: []hooks.Label{{EntryID: "e1", Label: "no-compact"}}})
 	if err != nil || res == nil || !res.Cancel || !strings.Contains(res.CancelReason, "no-compact") {
 		t.Fatalf("BeforeCompact = %+v, %v; want a cancel", res, err)
 	}
-	if res, err := sup.BeforeCompact(ctx, &hooks.BeforeCompactEvent{SessionID: "s1"}); err != nil || (res != nil && (res.Cancel || res.Compaction != nil)) {
+	if res, err := h.BeforeCompact(ctx, &hooks.BeforeCompactEvent{SessionID: "s1"}); err != nil || (res != nil && (res.Cancel || res.Compaction != nil)) {
 		t.Fatalf("BeforeCompact without the label = %+v, %v; want no opinion", res, err)
 	}
 	if err := sup.Ping(ctx); err != nil {
 		t.Fatalf("ping: %v", err)
 	}
 	pid := sup.Pid()
-	host.StopAll(ctx)
-	stopped = true
+	sup.Stop(ctx)
 	if pid > 0 && syscall.Kill(pid, 0) == nil {
-		t.Fatalf("plugin process %d still running after StopAll", pid)
+		t.Fatalf("plugin process %d still running after Stop", pid)
 	}
 }
 
