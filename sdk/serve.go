@@ -2,9 +2,12 @@ package sdk
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -22,6 +25,7 @@ type Option func(*config)
 type config struct {
 	name    string
 	version string
+	debug   bool
 }
 
 // WithName sets the name the plugin reports in Describe; default the
@@ -31,6 +35,23 @@ func WithName(name string) Option { return func(c *config) { c.name = name } }
 
 // WithVersion sets the version the plugin reports in Describe.
 func WithVersion(v string) Option { return func(c *config) { c.version = v } }
+
+// WithDebug serves in debug mode, as does PITH_PLUGIN_DEBUG=1 in the
+// environment: the plugin is started by hand (under a debugger, say), needs
+// no handshake cookie, serves without TLS on a unix socket, prints one line
+// "PITH_PLUGIN_REATTACH=<json>" on stdout — go-plugin's reattach
+// configuration: {"Protocol","ProtocolVersion","Pid","Test","Addr":
+// {"Network","String"}} — and serves until a client attached with that
+// configuration shuts it down, or SIGINT. Pith's own host does not attach
+// to a running plugin yet; a go-plugin client (plugin.ClientConfig.Reattach)
+// does, which is how sdk's TestDebugMode drives it.
+func WithDebug() Option { return func(c *config) { c.debug = true } }
+
+// EnvDebug names the environment variable that turns debug mode on.
+const EnvDebug = "PITH_PLUGIN_DEBUG"
+
+// EnvReattach prefixes the line a plugin in debug mode prints.
+const EnvReattach = "PITH_PLUGIN_REATTACH"
 
 // Handler is a plugin's handler value. It is any value that implements at
 // least one of BeforeCompactHandler, CompactingHandler, CompactHandler,
@@ -61,7 +82,7 @@ var (
 // The error is also logged to stderr, so a main that ignores it still
 // shows why the plugin did not start.
 func Serve(h Handler, opts ...Option) error {
-	cfg := config{name: filepath.Base(os.Args[0]), version: "0.0.0"}
+	cfg := config{name: filepath.Base(os.Args[0]), version: "0.0.0", debug: os.Getenv(EnvDebug) == "1"}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -70,13 +91,11 @@ func Serve(h Handler, opts ...Option) error {
 		log.Error(err.Error())
 		return err
 	}
-	sc := &plugin.ServeConfig{
-		HandshakeConfig: wire.Handshake,
-		VersionedPlugins: map[int]plugin.PluginSet{
-			wire.ProtocolVersion: {wire.PluginName: &grpcPlugin{srv: newServer(h, cfg)}},
-		},
-		GRPCServer: wire.NewServer,
-		Logger:     log,
+	sc := serveConfig(h, cfg)
+	if cfg.debug {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer stop()
+		return serveDebug(ctx, sc, os.Stdout)
 	}
 	if os.Getenv(wire.Handshake.MagicCookieKey) != wire.Handshake.MagicCookieValue {
 		log.Error(ErrNotLaunchedByHost.Error())
@@ -88,6 +107,60 @@ func Serve(h Handler, opts ...Option) error {
 	go watchParent(ctx, func() { hostGone(log, "host process is gone") })
 	plugin.Serve(sc)
 	return nil
+}
+
+// serveConfig is go-plugin's configuration for serving h.
+func serveConfig(h Handler, cfg config) *plugin.ServeConfig {
+	return &plugin.ServeConfig{
+		HandshakeConfig: wire.Handshake,
+		VersionedPlugins: map[int]plugin.PluginSet{
+			wire.ProtocolVersion: {wire.PluginName: &grpcPlugin{srv: newServer(h, cfg)}},
+		},
+		GRPCServer: wire.NewServer,
+		Logger:     Logger(),
+	}
+}
+
+// serveDebug serves sc in go-plugin's test mode and prints the reattach
+// configuration on out; it returns once serving has ended.
+func serveDebug(ctx context.Context, sc *plugin.ServeConfig, out io.Writer) error {
+	ch := make(chan *plugin.ReattachConfig, 1)
+	closed := make(chan struct{})
+	sc.Test = &plugin.ServeTestConfig{Context: ctx, ReattachConfigCh: ch, CloseCh: closed}
+	go plugin.Serve(sc)
+	var rc *plugin.ReattachConfig
+	select {
+	case rc = <-ch:
+	case <-closed:
+		return errors.New("sdk: debug mode: the plugin server stopped before it served")
+	}
+	b, err := json.Marshal(reattachJSON{
+		Protocol: string(rc.Protocol), ProtocolVersion: rc.ProtocolVersion, Pid: rc.Pid, Test: true,
+		Addr: reattachAddr{Network: rc.Addr.Network(), String: rc.Addr.String()},
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(out, "%s=%s\n", EnvReattach, b); err != nil {
+		return err
+	}
+	<-closed
+	return nil
+}
+
+// reattachJSON is the printed form of go-plugin's ReattachConfig, the
+// shape go-plugin based tools use for it (e.g. TF_REATTACH_PROVIDERS).
+type reattachJSON struct {
+	Protocol        string
+	ProtocolVersion int
+	Pid             int
+	Test            bool
+	Addr            reattachAddr
+}
+
+type reattachAddr struct {
+	Network string
+	String  string
 }
 
 // CheckHandler reports whether h handles at least one event, as Serve
