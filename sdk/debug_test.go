@@ -39,7 +39,9 @@ func TestDebugMode(t *testing.T) {
 	done := make(chan error, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	go func() { done <- serveDebug(ctx, serveConfig(compactOnlyHandler{}, config{name: "dbg", version: "9.9.9"}), &out) }()
+	go func() {
+		done <- serveDebug(ctx, serveConfig(compactOnlyHandler{}, config{name: "dbg", version: "9.9.9"}), &out)
+	}()
 
 	var line string
 	for line == "" {
@@ -63,10 +65,10 @@ func TestDebugMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  wire.Handshake,
+		HandshakeConfig: wire.Handshake,
 		// A reattaching client takes Plugins: there is no version to
 		// negotiate.
-		Plugins: plugin.PluginSet{wire.PluginName: attachPlugin{}},
+		Plugins:          plugin.PluginSet{wire.PluginName: attachPlugin{}},
 		Reattach:         &plugin.ReattachConfig{Protocol: plugin.Protocol(rc.Protocol), ProtocolVersion: rc.ProtocolVersion, Addr: addr, Pid: rc.Pid, Test: true},
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           hclog.NewNullLogger(),
