@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 
 	kjson "github.com/knadh/koanf/parsers/json"
@@ -146,6 +147,9 @@ func parseKeys(data []byte, path string, opts []Option) (*koanf.Koanf, []Problem
 		}
 		if len(bytes.TrimSpace(data)) > 0 {
 			if err := k.Load(bytesProvider(data), format.parser()); err != nil {
+				if format == FormatYAML {
+					err = yamlErrorLine(data, err)
+				}
 				return nil, nil, fmt.Errorf("%s: %w: %w", path, ErrSyntax, withPosition(data, err))
 			}
 		}
@@ -179,6 +183,37 @@ func withPosition(data []byte, err error) error {
 	case errors.As(err, &terr):
 		line, col := terr.Position()
 		return fmt.Errorf("line %d column %d: %w", line, col, err)
+	}
+	return err
+}
+
+// yamlLineLimit bounds yamlErrorLine's search: it parses each prefix of
+// the file, which is cheap for a configuration and only done on error.
+const yamlLineLimit = 5000
+
+var yamlLinePrefix = regexp.MustCompile(`^yaml: line \d+: `)
+
+// yamlErrorLine corrects the line of a YAML syntax error. The YAML library
+// names the line where the enclosing block or flow starts, and for parser
+// errors counts it from 0: a tab in line 3's indentation is reported at
+// line 2, a missing key at the line above. The first line that makes the
+// document unparseable is found by parsing ever longer prefixes of it.
+func yamlErrorLine(data []byte, err error) error {
+	msg := err.Error()
+	if !yamlLinePrefix.MatchString(msg) {
+		return err
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	if len(lines) > yamlLineLimit {
+		return err
+	}
+	p := yaml.Parser()
+	end := 0
+	for i, l := range lines {
+		end += len(l)
+		if _, perr := p.Unmarshal(data[:end]); perr != nil {
+			return fmt.Errorf("line %d: %s", i+1, yamlLinePrefix.ReplaceAllString(msg, ""))
+		}
 	}
 	return err
 }

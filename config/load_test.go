@@ -292,6 +292,8 @@ func TestLoadUnknownKeysAndTypes(t *testing.T) {
 		{"snake case", "compaction:\n  retained_tokens: 5\n", "compaction.retained_tokens", `did you mean "retainedTokens"`},
 		{"top level", "compation: {}\n", "compation", "unknown key"},
 		{"inline secret", "summarizer:\n  apiKey: sk-abcdefghijkl\n", "summarizer.apiKey", "credentials are never written inline"},
+		{"inline token", "summarizer:\n  token: abc\n", "summarizer.token", "credentials are never written inline"},
+		{"just ends in Key", "compaction:\n  primaryKey: 1\n", "compaction.primaryKey", "unknown key"},
 		{"in plugin", "plugins:\n  - name: a\n    path: /bin/sh\n    prio: 1\n", "plugins[0].prio", "unknown key"},
 		{"in candidate", "summarizer:\n  candidates:\n    - provider: openai\n      modle: x\n", "summarizer.candidates[0].modle", `did you mean "model"`},
 		{"not an int", "compaction:\n  reserveTokens: lots\n", "compaction.reserveTokens", `must be an integer, got "lots"`},
@@ -528,5 +530,24 @@ func TestScalarConversions(t *testing.T) {
 	}
 	if got := describe(strings.Repeat("x", 50)); len(got) > 45 {
 		t.Errorf("describe does not shorten: %s", got)
+	}
+}
+
+// TestYAMLErrorsNameTheLine: the YAML library reports the line where the
+// enclosing block starts (0-based for parser errors); Load names the line
+// that breaks the document.
+func TestYAMLErrorsNameTheLine(t *testing.T) {
+	dir := t.TempDir()
+	for content, want := range map[string]string{
+		"compaction:\n  enabled: true\n\tfoo: 1\n":                                      "line 3: found a tab character",
+		"compaction:\n  enabled: true\n keepRecentTokens: 2\n":                          "line 3: did not find expected key",
+		"compaction:\n  enabled: true\n  reserveTokens: [1, 2\n  keepRecentTokens: 2\n": "line 3: did not find expected",
+		"plugins:\n  - name: a\n    path: /bin/sh\n  prio: 1\n":                         "line 4: did not find expected '-' indicator",
+		"compaction: {enabled: true\nretry: {}\n":                                       "line 1: did not find expected",
+	} {
+		_, err := Load(writeFile(t, dir, "c.yaml", content), noEnv)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want %q", content, err, want)
+		}
 	}
 }

@@ -172,7 +172,7 @@ func (d *decoder) decodeStruct(raw any, v reflect.Value, path string) {
 			switch {
 			case suggestion != "":
 				d.addf(child, "unknown key (did you mean %q?)", suggestion)
-			case secretName(key):
+			case credentialKey(key):
 				d.addf(child, "unknown key; credentials are never written inline: put it in an environment variable and name that variable (apiKeyEnv, authEnv)")
 			default:
 				d.addf(child, "unknown key")

@@ -21,6 +21,24 @@ var secretWords = []string{
 	"privatekey", "credential", "auth", "cookie",
 }
 
+// credentialKey reports whether an unknown configuration key looks like an
+// attempt to write a credential inline (apiKey, token, password, …): those
+// get a hint to use an environment variable. Narrower than secretName,
+// which errs on the side of masking: a key merely ending in "Key"
+// (primaryKey, monkey) is just unknown.
+func credentialKey(name string) bool {
+	n := normalizeKey(name)
+	if n == "key" {
+		return true
+	}
+	for _, w := range secretWords {
+		if strings.Contains(n, w) {
+			return secretName(name)
+		}
+	}
+	return false
+}
+
 // secretName reports whether name looks like it holds a credential.
 func secretName(name string) bool {
 	n := normalizeKey(name)

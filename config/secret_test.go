@@ -25,6 +25,19 @@ func TestSecretName(t *testing.T) {
 	}
 }
 
+// TestCredentialKey: only names of credentials get the inline-credential
+// hint; any other unknown key ending in "Key" is just unknown.
+func TestCredentialKey(t *testing.T) {
+	for name, want := range map[string]bool{
+		"apiKey": true, "api_key": true, "key": true, "token": true, "password": true, "secretAccessKey": true, "privateKey": true,
+		"primaryKey": false, "monkey": false, "sortKey": false, "apiKeyEnv": false, "reserveTokens": false,
+	} {
+		if got := credentialKey(name); got != want {
+			t.Errorf("credentialKey(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
 func TestLooksSecret(t *testing.T) {
 	for value, want := range map[string]bool{
 		"sk-proj-abcdefghijklmnop":                      true,

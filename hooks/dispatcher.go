@@ -55,7 +55,7 @@ type Options struct {
 }
 
 // Dispatcher calls plugins for each event and combines their results as
-// SPEC §13 says. It is safe for concurrent use; SetPlugins swaps the plugin
+// docs/behaviour.md §13 says. It is safe for concurrent use; SetPlugins swaps the plugin
 // set atomically, and each dispatch works on the set it started with.
 type Dispatcher struct {
 	log     hclog.Logger
@@ -93,7 +93,7 @@ func NewDispatcher(opts Options, plugins ...Plugin) (*Dispatcher, error) {
 // preserveData). Dispatches already running keep the set they started
 // with; SetPlugins returns once all of them have finished, so the caller
 // may then stop the plugins the new set no longer has (a config reload
-// must not drop an event: SPEC §14).
+// must not drop an event: docs/behaviour.md §14).
 func (d *Dispatcher) SetPlugins(plugins []Plugin) error {
 	list := make([]Plugin, 0, len(plugins))
 	seen := make(map[string]bool, len(plugins))

@@ -1,4 +1,4 @@
-// Package hooks owns the five hook events of SPEC §13 as plain Go types, their
+// Package hooks owns the five hook events of docs/behaviour.md §13 as plain Go types, their
 // stable event IDs, the handler interfaces a plugin implements, and the
 // Dispatcher that calls plugins and combines their results: ordering by
 // priority then configuration order, a deadline on every call, the failure

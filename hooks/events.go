@@ -8,7 +8,7 @@ import (
 // Describe and appear in configuration and logs.
 type EventID string
 
-// The five events of SPEC §13.
+// The five hook events (docs/behaviour.md §13).
 const (
 	EventBeforeCompact EventID = "session_before_compact"
 	EventCompacting    EventID = "session.compacting"
@@ -31,7 +31,7 @@ func (e EventID) Valid() bool {
 	return false
 }
 
-// Reason says why a compaction runs (SPEC §9).
+// Reason says why a compaction runs (docs/behaviour.md §9).
 type Reason string
 
 // Compaction reasons.
@@ -41,28 +41,40 @@ const (
 	ReasonOverflow  Reason = "overflow"
 )
 
-// Preparation is the material of SPEC §5 that a plugin needs to decide about
+// Preparation is the material of docs/behaviour.md §5 that a plugin needs to decide about
 // or produce a compaction. Messages are the engine's JSON encoding of each
 // LLM message, unchanged.
 type Preparation struct {
-	FirstKeptEntryID    string            `json:"firstKeptEntryId"`
-	IsSplitTurn         bool              `json:"isSplitTurn"`
-	TokensBefore        int               `json:"tokensBefore"`
+	// FirstKeptEntryID is the first entry kept verbatim after the compaction.
+	FirstKeptEntryID string `json:"firstKeptEntryId"`
+	// IsSplitTurn is set when the cut falls inside a turn (TurnPrefixMessages is then non-empty).
+	IsSplitTurn bool `json:"isSplitTurn"`
+	// TokensBefore is the estimated context size before compacting.
+	TokensBefore int `json:"tokensBefore"`
+	// MessagesToSummarize are the messages the summary replaces, as raw JSON.
 	MessagesToSummarize []json.RawMessage `json:"messagesToSummarize"`
-	TurnPrefixMessages  []json.RawMessage `json:"turnPrefixMessages"`
-	PreviousSummary     string            `json:"previousSummary,omitempty"`
-	ReadFiles           []string          `json:"readFiles"`
-	ModifiedFiles       []string          `json:"modifiedFiles"`
-	KeepRecentTokens    int               `json:"keepRecentTokens"`
-	ReserveTokens       int               `json:"reserveTokens"`
+	// TurnPrefixMessages are the start of a split turn, summarized separately.
+	TurnPrefixMessages []json.RawMessage `json:"turnPrefixMessages"`
+	// PreviousSummary is the summary of the last compaction, if any, to be updated.
+	PreviousSummary string `json:"previousSummary,omitempty"`
+	// ReadFiles are the files read in the compacted range and earlier summaries.
+	ReadFiles []string `json:"readFiles"`
+	// ModifiedFiles are the files written or edited in the same range.
+	ModifiedFiles []string `json:"modifiedFiles"`
+	// KeepRecentTokens is the configured budget of recent context kept verbatim.
+	KeepRecentTokens int `json:"keepRecentTokens"`
+	// ReserveTokens is the configured headroom kept free for the model's answer.
+	ReserveTokens int `json:"reserveTokens"`
 }
 
 // Label is a label attached to an entry on the current path (pi's `label`
 // entries), so a guard plugin can, for example, refuse to compact a session
 // labelled "no-compact".
 type Label struct {
+	// EntryID is the labelled entry.
 	EntryID string `json:"entryId"`
-	Label   string `json:"label"`
+	// Label is the label's text.
+	Label string `json:"label"`
 }
 
 // BeforeCompactEvent is the payload of session_before_compact.
@@ -75,16 +87,26 @@ type Label struct {
 // then set, and the plugin pages the whole path (PathLength entries)
 // through the host API (ReadEntries with PathOnly, LeafID, Offset, Limit).
 type BeforeCompactEvent struct {
-	SessionID          string            `json:"sessionId"`
-	Preparation        Preparation       `json:"preparation"`
-	PathEntries        []json.RawMessage `json:"pathEntries"`
-	CustomInstructions string            `json:"customInstructions,omitempty"`
-	Reason             Reason            `json:"reason"`
-	WillRetry          bool              `json:"willRetry"`
-	Labels             []Label           `json:"labels,omitempty"`
-	LeafID             string            `json:"leafId,omitempty"`
-	PathLength         int               `json:"pathLength,omitempty"`
-	PathTruncated      bool              `json:"pathTruncated,omitempty"`
+	// SessionID identifies the session being compacted.
+	SessionID string `json:"sessionId"`
+	// Preparation is what the compaction would summarize and keep.
+	Preparation Preparation `json:"preparation"`
+	// PathEntries are the raw entries of the path not already in Preparation.
+	PathEntries []json.RawMessage `json:"pathEntries"`
+	// CustomInstructions are the user's instructions for this compaction, if any.
+	CustomInstructions string `json:"customInstructions,omitempty"`
+	// Reason says why the compaction runs: manual, threshold or overflow.
+	Reason Reason `json:"reason"`
+	// WillRetry is set when the agent retries its turn after an overflow compaction.
+	WillRetry bool `json:"willRetry"`
+	// Labels are the labels on entries of the current path.
+	Labels []Label `json:"labels,omitempty"`
+	// LeafID is the current leaf: the end of the path.
+	LeafID string `json:"leafId,omitempty"`
+	// PathLength is the number of entries on the whole path root → LeafID.
+	PathLength int `json:"pathLength,omitempty"`
+	// PathTruncated is set when PathEntries holds only part of the path.
+	PathTruncated bool `json:"pathTruncated,omitempty"`
 	// PathSinceCompaction is the index in PathEntries of the last
 	// compaction entry (0 when there is none): where the entries "after
 	// the last compaction" start when the path must be cut. Host-side
@@ -95,30 +117,53 @@ type BeforeCompactEvent struct {
 // Compaction is a complete compaction supplied by a plugin in place of the
 // built-in summarizer.
 type Compaction struct {
-	Summary          string          `json:"summary"`
-	ShortSummary     string          `json:"shortSummary,omitempty"`
-	FirstKeptEntryID string          `json:"firstKeptEntryId"`
-	TokensBefore     int             `json:"tokensBefore"`
-	Details          json.RawMessage `json:"details,omitempty"`
-	PreserveData     json.RawMessage `json:"preserveData,omitempty"`
+	// Summary replaces the compacted messages; required, under the host's cap.
+	Summary string `json:"summary"`
+	// ShortSummary is an optional one-line form of the summary.
+	ShortSummary string `json:"shortSummary,omitempty"`
+	// FirstKeptEntryID is the first entry kept; it must lie in the compacted range on the path.
+	FirstKeptEntryID string `json:"firstKeptEntryId"`
+	// TokensBefore is the context size before compacting; 0 means the host's estimate.
+	TokensBefore int `json:"tokensBefore"`
+	// Details is optional JSON stored in the compaction entry's details.
+	Details json.RawMessage `json:"details,omitempty"`
+	// PreserveData is optional JSON stored in the entry under the plugin's name.
+	PreserveData json.RawMessage `json:"preserveData,omitempty"`
 }
 
 // BeforeCompactResult is what a plugin answers to session_before_compact: a
 // cancel, a compaction, or neither (a nil result means the same as neither).
 // Setting both is an error of the plugin: the cancel wins.
 type BeforeCompactResult struct {
-	Cancel       bool        `json:"cancel,omitempty"`
-	CancelReason string      `json:"cancelReason,omitempty"`
-	Compaction   *Compaction `json:"compaction,omitempty"`
+	// Cancel stops the compaction.
+	Cancel bool `json:"cancel,omitempty"`
+	// CancelReason is shown to the user and logged when Cancel is set.
+	CancelReason string `json:"cancelReason,omitempty"`
+	// Compaction, when set, is saved in place of the built-in summary.
+	Compaction *Compaction `json:"compaction,omitempty"`
 }
 
 // CompactingEvent is the payload of session.compacting, sent only when no
 // plugin supplied a compaction.
 type CompactingEvent struct {
-	SessionID          string            `json:"sessionId"`
-	Messages           []json.RawMessage `json:"messages"`
+	// SessionID identifies the session being compacted.
+	SessionID string `json:"sessionId"`
+	// Messages are the messages to summarize, as raw JSON.
+	Messages []json.RawMessage `json:"messages"`
+	// TurnPrefixMessages are the start of a split turn, summarized separately.
 	TurnPrefixMessages []json.RawMessage `json:"turnPrefixMessages"`
-	Reason             Reason            `json:"reason"`
+	// Reason says why the compaction runs: manual, threshold or overflow.
+	Reason Reason `json:"reason"`
+	// FirstKeptEntryID is the first entry kept verbatim after the compaction.
+	FirstKeptEntryID string `json:"firstKeptEntryId"`
+	// IsSplitTurn is set when the cut falls inside a turn.
+	IsSplitTurn bool `json:"isSplitTurn"`
+	// TokensBefore is the estimated context size before compacting.
+	TokensBefore int `json:"tokensBefore"`
+	// ReadFiles are the files read in the compacted range and earlier summaries.
+	ReadFiles []string `json:"readFiles"`
+	// ModifiedFiles are the files written or edited in the same range.
+	ModifiedFiles []string `json:"modifiedFiles"`
 }
 
 // CompactingResult adds material to the built-in summarization.
@@ -153,21 +198,32 @@ type InjectedMessage struct {
 // CompactEvent is the notification session_compact, sent after the compaction
 // entry was saved.
 type CompactEvent struct {
-	SessionID       string          `json:"sessionId"`
+	// SessionID identifies the compacted session.
+	SessionID string `json:"sessionId"`
+	// CompactionEntry is the saved compaction entry, as raw JSON.
 	CompactionEntry json.RawMessage `json:"compactionEntry"`
-	FromExtension   bool            `json:"fromExtension"`
+	// FromExtension is set when a plugin supplied the compaction.
+	FromExtension bool `json:"fromExtension"`
 }
 
-// BeforeTreeEvent is the payload of session_before_tree (SPEC §11).
+// BeforeTreeEvent is the payload of session_before_tree (docs/behaviour.md §11).
 type BeforeTreeEvent struct {
-	SessionID          string            `json:"sessionId"`
-	TargetID           string            `json:"targetId"`
-	OldLeafID          string            `json:"oldLeafId,omitempty"`
-	CommonAncestorID   string            `json:"commonAncestorId,omitempty"`
+	// SessionID identifies the session.
+	SessionID string `json:"sessionId"`
+	// TargetID is the entry the user navigates to.
+	TargetID string `json:"targetId"`
+	// OldLeafID is the leaf being left, if any.
+	OldLeafID string `json:"oldLeafId,omitempty"`
+	// CommonAncestorID is the deepest entry shared by the old and new paths, if any.
+	CommonAncestorID string `json:"commonAncestorId,omitempty"`
+	// EntriesToSummarize are the raw entries of the abandoned branch, oldest first.
 	EntriesToSummarize []json.RawMessage `json:"entriesToSummarize"`
-	UserWantsSummary   bool              `json:"userWantsSummary"`
-	CustomInstructions string            `json:"customInstructions,omitempty"`
-	Label              string            `json:"label,omitempty"`
+	// UserWantsSummary is set when the user asked for a branch summary.
+	UserWantsSummary bool `json:"userWantsSummary"`
+	// CustomInstructions are the user's instructions for the summary, if any.
+	CustomInstructions string `json:"customInstructions,omitempty"`
+	// Label is the label the user gave the new branch summary, if any.
+	Label string `json:"label,omitempty"`
 	// EntriesTruncated is set when EntriesToSummarize holds only the
 	// newest entries that fit the plugin's pathEntriesBytes;
 	// EntriesTotal is how many there are. The plugin reads the rest
@@ -178,15 +234,20 @@ type BeforeTreeEvent struct {
 
 // BranchSummary is a branch summary supplied by a plugin.
 type BranchSummary struct {
-	Summary string          `json:"summary"`
+	// Summary is the summary text; required, under the host's cap.
+	Summary string `json:"summary"`
+	// Details is optional JSON stored in the branch summary entry.
 	Details json.RawMessage `json:"details,omitempty"`
 }
 
 // BeforeTreeResult is what a plugin answers to session_before_tree.
 type BeforeTreeResult struct {
-	Cancel       bool           `json:"cancel,omitempty"`
-	CancelReason string         `json:"cancelReason,omitempty"`
-	Summary      *BranchSummary `json:"summary,omitempty"`
+	// Cancel stops the navigation.
+	Cancel bool `json:"cancel,omitempty"`
+	// CancelReason is shown to the user and logged when Cancel is set.
+	CancelReason string `json:"cancelReason,omitempty"`
+	// Summary, when set, is saved in place of the built-in branch summary.
+	Summary *BranchSummary `json:"summary,omitempty"`
 	// CustomInstructions, when non-empty, is added to the summarization
 	// instructions, or replaces them when ReplaceInstructions is set.
 	CustomInstructions  string `json:"customInstructions,omitempty"`
@@ -197,9 +258,14 @@ type BeforeTreeResult struct {
 
 // TreeEvent is the notification session_tree, sent after navigation.
 type TreeEvent struct {
-	SessionID     string          `json:"sessionId"`
-	NewLeafID     string          `json:"newLeafId"`
-	OldLeafID     string          `json:"oldLeafId,omitempty"`
-	SummaryEntry  json.RawMessage `json:"summaryEntry,omitempty"`
-	FromExtension bool            `json:"fromExtension"`
+	// SessionID identifies the session.
+	SessionID string `json:"sessionId"`
+	// NewLeafID is the leaf after navigation.
+	NewLeafID string `json:"newLeafId"`
+	// OldLeafID is the leaf before navigation, if any.
+	OldLeafID string `json:"oldLeafId,omitempty"`
+	// SummaryEntry is the branch summary entry saved, as raw JSON, if any.
+	SummaryEntry json.RawMessage `json:"summaryEntry,omitempty"`
+	// FromExtension is set when a plugin supplied the summary.
+	FromExtension bool `json:"fromExtension"`
 }

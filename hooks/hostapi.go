@@ -7,14 +7,14 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// HostAPI is what a plugin may call back into the host for (SPEC §13): the
+// HostAPI is what a plugin may call back into the host for (docs/behaviour.md §13): the
 // engine implements it; hooks/pluginhost serves it to subprocesses over the
 // go-plugin broker, and the Dispatcher hands it to in-process handlers
 // through the context (HostFromContext).
 type HostAPI interface {
 	// ReadEntries returns a session's entries as their original JSON lines.
 	ReadEntries(ctx context.Context, req ReadEntriesRequest) ([]json.RawMessage, error)
-	// EstimateTokens estimates each message's tokens (SPEC §3).
+	// EstimateTokens estimates each message's tokens (docs/behaviour.md §3).
 	EstimateTokens(ctx context.Context, messages []json.RawMessage) ([]int, error)
 	// Complete runs one completion on the host's configured summarizer, so a
 	// plugin needs no credentials of its own.
@@ -27,6 +27,7 @@ type HostAPI interface {
 
 // ReadEntriesRequest selects the entries ReadEntries returns.
 type ReadEntriesRequest struct {
+	// SessionID is the session to read; only the event's own session is allowed.
 	SessionID string
 	// LeafID, when set, is the leaf the path is taken from; default the
 	// session's current leaf. It matters only with PathOnly.
@@ -40,22 +41,28 @@ type ReadEntriesRequest struct {
 	// size; an empty page means the end. Without a Limit an answer too
 	// large for one message is refused (ResourceExhausted).
 	Offset int
-	Limit  int
+	// Limit, when positive, is the page size (see Offset).
+	Limit int
 }
 
 // CompleteRequest is one completion on the host's summarizer.
 type CompleteRequest struct {
+	// SystemPrompt is the system prompt; may be empty.
 	SystemPrompt string
-	Prompt       string
-	MaxTokens    int
+	// Prompt is the user prompt.
+	Prompt string
+	// MaxTokens caps the answer; the host caps it further at limits.completeMaxTokens.
+	MaxTokens int
 }
 
 // CompleteResponse is the host summarizer's answer.
 type CompleteResponse struct {
+	// Text is the answer.
 	Text string
 	// FinishReason is "stop" for a complete answer, "length" when cut off.
 	FinishReason string
-	Model        string
+	// Model is the model that answered.
+	Model string
 }
 
 type hostKey struct{}

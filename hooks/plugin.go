@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Failure is a plugin's failure policy (SPEC §13, §14).
+// Failure is a plugin's failure policy (docs/behaviour.md §13, §14).
 type Failure string
 
 const (

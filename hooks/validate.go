@@ -28,7 +28,7 @@ type SummaryLimits struct {
 	EstimateTokens func(text string) int
 }
 
-// EstimateText is SPEC §3's estimate for plain text: UTF-16 code units / 4,
+// EstimateText is docs/behaviour.md §3's estimate for plain text: UTF-16 code units / 4,
 // rounded up.
 func EstimateText(s string) int {
 	n := 0

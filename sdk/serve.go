@@ -2,8 +2,15 @@ package sdk
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"reflect"
+	"strings"
 
 	"github.com/hashicorp/go-plugin"
 	"github.com/pith-dev/pith/hooks"
@@ -18,6 +25,7 @@ type Option func(*config)
 type config struct {
 	name    string
 	version string
+	debug   bool
 }
 
 // WithName sets the name the plugin reports in Describe; default the
@@ -28,28 +36,175 @@ func WithName(name string) Option { return func(c *config) { c.name = name } }
 // WithVersion sets the version the plugin reports in Describe.
 func WithVersion(v string) Option { return func(c *config) { c.version = v } }
 
-// Serve runs p as a plugin until the host stops it or dies. p implements one
-// or more handler interfaces; only those events are reported to the host and
-// sent by it. Call Serve from main; run outside Pith it prints a notice and
-// exits with status 1.
-func Serve(p any, opts ...Option) {
-	cfg := config{name: filepath.Base(os.Args[0]), version: "0.0.0"}
+// WithDebug serves in debug mode, as does PITH_PLUGIN_DEBUG=1 in the
+// environment: the plugin is started by hand (under a debugger, say), needs
+// no handshake cookie, serves without TLS on a unix socket, prints one line
+// "PITH_PLUGIN_REATTACH=<json>" on stdout — go-plugin's reattach
+// configuration: {"Protocol","ProtocolVersion","Pid","Test","Addr":
+// {"Network","String"}} — and serves until a client attached with that
+// configuration shuts it down, or SIGINT. Pith's own host does not attach
+// to a running plugin yet; a go-plugin client (plugin.ClientConfig.Reattach)
+// does, which is how sdk's TestDebugMode drives it.
+func WithDebug() Option { return func(c *config) { c.debug = true } }
+
+// EnvDebug names the environment variable that turns debug mode on.
+const EnvDebug = "PITH_PLUGIN_DEBUG"
+
+// EnvReattach prefixes the line a plugin in debug mode prints.
+const EnvReattach = "PITH_PLUGIN_REATTACH"
+
+// Handler is a plugin's handler value. It is any value that implements at
+// least one of BeforeCompactHandler, CompactingHandler, CompactHandler,
+// BeforeTreeHandler and TreeHandler (or Funcs, or hooks.EventLister). Go
+// cannot say "one or more of five interfaces" in a type, so Serve checks it
+// when it starts and names what it looked for when nothing matches.
+type Handler any
+
+// Errors Serve returns.
+var (
+	// ErrNoEvents: the handler implements none of the handler interfaces.
+	ErrNoEvents = errors.New("sdk: the plugin handles no event")
+	// ErrNotLaunchedByHost: the program was run by hand, not by Pith.
+	ErrNotLaunchedByHost = errors.New("sdk: this is a Pith plugin: list it in Pith's configuration and Pith starts it")
+)
+
+// Serve runs h as a plugin until the host stops it or dies, then returns
+// nil. h implements one or more handler interfaces; only those events are
+// reported to the host and sent by it. Serve refuses, with an error that
+// names the method sets it looked at, a handler that handles no event, and
+// returns ErrNotLaunchedByHost when run outside Pith. Call it from main:
+//
+//	if err := sdk.Serve(h, sdk.WithName("guard")); err != nil {
+//		fmt.Fprintln(os.Stderr, err)
+//		os.Exit(1)
+//	}
+//
+// The error is also logged to stderr, so a main that ignores it still
+// shows why the plugin did not start.
+func Serve(h Handler, opts ...Option) error {
+	cfg := config{name: filepath.Base(os.Args[0]), version: "0.0.0", debug: os.Getenv(EnvDebug) == "1"}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	log := Logger()
+	if err := CheckHandler(h); err != nil {
+		log.Error(err.Error())
+		return err
+	}
+	sc := serveConfig(h, cfg)
+	if cfg.debug {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer stop()
+		return serveDebug(ctx, sc, os.Stdout)
+	}
+	if os.Getenv(wire.Handshake.MagicCookieKey) != wire.Handshake.MagicCookieValue {
+		log.Error(ErrNotLaunchedByHost.Error())
+		return ErrNotLaunchedByHost
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	onTerminate(log)
 	go watchParent(ctx, func() { hostGone(log, "host process is gone") })
-	plugin.Serve(&plugin.ServeConfig{
+	plugin.Serve(sc)
+	return nil
+}
+
+// serveConfig is go-plugin's configuration for serving h.
+func serveConfig(h Handler, cfg config) *plugin.ServeConfig {
+	return &plugin.ServeConfig{
 		HandshakeConfig: wire.Handshake,
 		VersionedPlugins: map[int]plugin.PluginSet{
-			wire.ProtocolVersion: {wire.PluginName: &grpcPlugin{srv: newServer(p, cfg)}},
+			wire.ProtocolVersion: {wire.PluginName: &grpcPlugin{srv: newServer(h, cfg)}},
 		},
 		GRPCServer: wire.NewServer,
-		Logger:     log,
+		Logger:     Logger(),
+	}
+}
+
+// serveDebug serves sc in go-plugin's test mode and prints the reattach
+// configuration on out; it returns once serving has ended.
+func serveDebug(ctx context.Context, sc *plugin.ServeConfig, out io.Writer) error {
+	ch := make(chan *plugin.ReattachConfig, 1)
+	closed := make(chan struct{})
+	sc.Test = &plugin.ServeTestConfig{Context: ctx, ReattachConfigCh: ch, CloseCh: closed}
+	go plugin.Serve(sc)
+	var rc *plugin.ReattachConfig
+	select {
+	case rc = <-ch:
+	case <-closed:
+		return errors.New("sdk: debug mode: the plugin server stopped before it served")
+	}
+	b, err := json.Marshal(reattachJSON{
+		Protocol: string(rc.Protocol), ProtocolVersion: rc.ProtocolVersion, Pid: rc.Pid, Test: true,
+		Addr: reattachAddr{Network: rc.Addr.Network(), String: rc.Addr.String()},
 	})
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(out, "%s=%s\n", EnvReattach, b); err != nil {
+		return err
+	}
+	<-closed
+	return nil
+}
+
+// reattachJSON is the printed form of go-plugin's ReattachConfig, the
+// shape go-plugin based tools use for it (e.g. TF_REATTACH_PROVIDERS).
+type reattachJSON struct {
+	Protocol        string
+	ProtocolVersion int
+	Pid             int
+	Test            bool
+	Addr            reattachAddr
+}
+
+type reattachAddr struct {
+	Network string
+	String  string
+}
+
+// CheckHandler reports whether h handles at least one event, as Serve
+// would check it. The error names the method sets it looked at, and says so
+// when the methods are declared on the pointer type but h is a value.
+func CheckHandler(h Handler) error {
+	if h == nil {
+		return fmt.Errorf("%w: the handler is nil", ErrNoEvents)
+	}
+	if len(hooks.DetectEvents(h)) > 0 {
+		return nil
+	}
+	t := reflect.TypeOf(h)
+	if t.Kind() != reflect.Pointer && len(hooks.DetectEvents(reflect.New(t).Interface())) > 0 {
+		return fmt.Errorf("%w: the handler methods are declared on *%v (pointer receiver) but Serve got a %v value; pass &%v{…} or declare them on %v",
+			ErrNoEvents, t, t, t, t)
+	}
+	var wrong []string
+	for _, m := range handlerMethods {
+		if got, ok := t.MethodByName(m.name); ok {
+			wrong = append(wrong, fmt.Sprintf("%s has type %v, want %s", m.name, got.Type, m.want))
+		}
+	}
+	msg := fmt.Sprintf("%%w: the method set of %v has none of %s", t, methodList())
+	if len(wrong) > 0 {
+		msg += " with the right signature (" + strings.Join(wrong, "; ") + ")"
+	}
+	return fmt.Errorf(msg, ErrNoEvents)
+}
+
+var handlerMethods = []struct{ name, want string }{
+	{"BeforeCompact", "func(context.Context, *sdk.BeforeCompactEvent) (*sdk.BeforeCompactResult, error)"},
+	{"Compacting", "func(context.Context, *sdk.CompactingEvent) (*sdk.CompactingResult, error)"},
+	{"Compact", "func(context.Context, *sdk.CompactEvent) error"},
+	{"BeforeTree", "func(context.Context, *sdk.BeforeTreeEvent) (*sdk.BeforeTreeResult, error)"},
+	{"Tree", "func(context.Context, *sdk.TreeEvent) error"},
+}
+
+func methodList() string {
+	names := make([]string, len(handlerMethods))
+	for i, m := range handlerMethods {
+		names[i] = m.name
+	}
+	return strings.Join(names, ", ")
 }
 
 // grpcPlugin is the go-plugin glue: it registers the Hooks service.

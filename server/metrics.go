@@ -2,13 +2,12 @@ package server
 
 import (
 	"net/http"
-	"strings"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/hooks/pluginhost"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -111,18 +110,10 @@ func (m *metrics) since(method string, start time.Time) {
 	m.rpcLatency.WithLabelValues(method).Observe(time.Since(start).Seconds())
 }
 
-// restartSink counts plugin restarts from the supervisors' log lines: the
-// plugin host reports a restart only there. Each supervisor logs under
-// "<plugin logger>.<plugin name>".
-type restartSink struct {
-	prefix string
-	m      *metrics
-}
-
-func (s restartSink) Accept(name string, _ hclog.Level, msg string, _ ...interface{}) {
-	if msg != "plugin restarted" {
-		return
+// observePlugin counts plugin restarts, told by the supervisors through
+// pluginhost.Options.Observe.
+func (m *metrics) observePlugin(o pluginhost.Observation) {
+	if o.Kind == pluginhost.ObservedRestart {
+		m.pluginRestarts.WithLabelValues(o.Plugin).Inc()
 	}
-	plugin := strings.TrimPrefix(name, s.prefix+".")
-	s.m.pluginRestarts.WithLabelValues(plugin).Inc()
 }

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
+	"github.com/pith-dev/pith/hooks/pluginhost"
 )
 
 func TestMetrics(t *testing.T) {
@@ -52,12 +52,10 @@ func TestMetrics(t *testing.T) {
 	}
 }
 
-func TestRestartSinkCountsRestarts(t *testing.T) {
+func TestPluginObservationsCountRestarts(t *testing.T) {
 	m := newMetrics()
-	sink := restartSink{prefix: "pith.plugin", m: m}
-	sink.Accept("pith.plugin.audit", hclog.Info, "plugin restarted", "pid", 42)
-	sink.Accept("pith.plugin.audit", hclog.Warn, "plugin crashed; restarting")
-	sink.Accept("pith.engine", hclog.Info, "compaction saved")
+	m.observePlugin(pluginhost.Observation{Plugin: "audit", Kind: pluginhost.ObservedCrash, PID: 41})
+	m.observePlugin(pluginhost.Observation{Plugin: "audit", Kind: pluginhost.ObservedRestart, PID: 42})
 	rec := httptest.NewRecorder()
 	m.handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	if want := `pith_plugin_restarts_total{plugin="audit"} 1`; !strings.Contains(rec.Body.String(), want) {

@@ -128,8 +128,12 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 
 	popts := opts.Plugins
 	popts.Logger = log.Named("plugin")
-	if il, ok := popts.Logger.(hclog.InterceptLogger); ok {
-		il.RegisterSink(restartSink{prefix: popts.Logger.Name(), m: s.metrics})
+	observe := popts.Observe
+	popts.Observe = func(o pluginhost.Observation) {
+		s.metrics.observePlugin(o)
+		if observe != nil {
+			observe(o)
+		}
 	}
 	popts.Host = s.hostAPI
 	if popts.HostVersion == "" {

@@ -63,9 +63,9 @@ func newConfigValidateCommand() *cobra.Command {
 			case bad == 0:
 				return nil
 			case len(args) == 1:
-				return fmt.Errorf("%s: configuration invalid (%s)", args[0], plural(problems, "problem"))
+				return invalidConfig("%s: configuration invalid (%s)", args[0], plural(problems, "problem"))
 			}
-			return fmt.Errorf("%d of %d configuration files invalid (%s)", bad, len(args), plural(problems, "problem"))
+			return invalidConfig("%d of %d configuration files invalid (%s)", bad, len(args), plural(problems, "problem"))
 		},
 	}
 	cmd.Flags().BoolVar(&noEnv, "no-env", false, "ignore PITH_ environment overrides")
@@ -133,7 +133,7 @@ func newConfigShowCommand() *cobra.Command {
 					file = "environment"
 				}
 				reportConfigError(cmd, file, err)
-				return fmt.Errorf("%s: configuration invalid", file)
+				return invalidConfig("%s: configuration invalid", file)
 			}
 			out, err := cfg.Render(f, true)
 			if err != nil {

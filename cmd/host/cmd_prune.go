@@ -2,8 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"time"
 
 	"github.com/pith-dev/pith/config"
@@ -57,9 +60,14 @@ back byte for byte.`,
 			defer store.Close()
 			archive := store.SidecarPath(compaction.ArchiveSuffix)
 			if restore {
+				_, statErr := os.Stat(archive)
 				res, err := compaction.Restore(store)
 				if err != nil {
 					return err
+				}
+				if errors.Is(statErr, fs.ErrNotExist) {
+					return report(out, asJSON, map[string]any{"restored": 0, "refused": 0},
+						fmt.Sprintf("nothing to restore: %s was never pruned (no %s)", path, archive))
 				}
 				text := fmt.Sprintf("restored %d tool outputs from %s", res.Restored, archive)
 				if err := report(out, asJSON, map[string]any{"restored": res.Restored, "refused": len(res.Refused)}, text); err != nil {

@@ -4,7 +4,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -32,15 +31,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	if err := root.Execute(); err != nil {
+	err := root.Execute()
+	if err != nil {
 		fmt.Fprintf(stderr, "pith: %v\n", oneLine(err))
-		var ee *exitError
-		if errors.As(err, &ee) {
-			return ee.code
-		}
-		return 1
 	}
-	return 0
+	return exitCode(err)
 }
 
 func newRootCommand() *cobra.Command {
@@ -49,7 +44,10 @@ func newRootCommand() *cobra.Command {
 		Short: "Session engine for coding agents: context, compaction, branch summaries, plugins",
 		Long: `Pith reads and writes the session files of the pi coding agent. It builds the
 context a model would see, compacts long sessions into structured summaries,
-summarizes abandoned branches, and runs out-of-process hook plugins.`,
+summarizes abandoned branches, and runs out-of-process hook plugins.
+
+` + exitCodesHelp,
+		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -66,6 +64,17 @@ summarizes abandoned branches, and runs out-of-process hook plugins.`,
 		newServeCommand(),
 		newViewCommand(),
 	)
+	root.SetVersionTemplate("pith {{.Version}}\n")
+	// Bare `pith` shows the help; an unknown subcommand is a usage error.
+	root.Args = cobra.ArbitraryArgs
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usageError{fmt.Errorf("unknown command %q; run `pith --help`", args[0])}
+		}
+		return cmd.Help()
+	}
+	markUsageErrors(root)
+	addExamples(root)
 	return root
 }
 

@@ -178,6 +178,3 @@ func engineSettings(cfg *config.Config) engine.Settings {
 	}
 	return s
 }
-
-// version is the host's version, sent to plugins.
-const version = "0.1.0"

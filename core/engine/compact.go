@@ -193,6 +193,11 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 				Messages:           rawMessages(prep.MessagesToSummarize),
 				TurnPrefixMessages: rawMessages(prep.TurnPrefixMessages),
 				Reason:             reason,
+				FirstKeptEntryID:   prep.FirstKeptEntryID,
+				IsSplitTurn:        prep.IsSplitTurn(),
+				TokensBefore:       prep.TokensBefore,
+				ReadFiles:          nonNil(prep.ReadFiles),
+				ModifiedFiles:      nonNil(prep.ModifiedFiles),
 			})
 			if err != nil {
 				return nil, s.hookFailed(ctx, hooks.EventCompacting, reason, err)

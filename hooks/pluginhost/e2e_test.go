@@ -275,7 +275,8 @@ func TestFailuresAcrossTheProcessBoundary(t *testing.T) {
 func TestCrashMidCallRestarts(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "crashed")
 	log, buf := bufLogger()
-	h, d := startAll(t, pluginhost.Options{Logger: log, MinBackoff: 10 * time.Millisecond}, nil,
+	seen := make(chan pluginhost.Observation, 16)
+	h, d := startAll(t, pluginhost.Options{Logger: log, MinBackoff: 10 * time.Millisecond, Observe: func(o pluginhost.Observation) { seen <- o }}, nil,
 		spec("fragile", 1, "-before-compact", "exit-once", "-marker", marker))
 	sup := h.Supervisor("fragile")
 	firstPid := sup.Pid()
@@ -296,11 +297,31 @@ func TestCrashMidCallRestarts(t *testing.T) {
 	if !strings.Contains(buf.String(), "plugin crashed; restarting") {
 		t.Fatalf("no crash line in log:\n%s", buf.String())
 	}
+	// The same story reaches Options.Observe, for metrics.
+	if o := nextObservation(t, seen); o.Kind != pluginhost.ObservedCrash || o.Plugin != "fragile" || o.PID != firstPid || o.Err == nil {
+		t.Errorf("first observation %+v, want the crash of pid %d", o, firstPid)
+	}
+	if o := nextObservation(t, seen); o.Kind != pluginhost.ObservedRestart || o.PID != sup.Pid() {
+		t.Errorf("second observation %+v, want the restart as pid %d", o, sup.Pid())
+	}
+}
+
+func nextObservation(t *testing.T, seen <-chan pluginhost.Observation) pluginhost.Observation {
+	t.Helper()
+	select {
+	case o := <-seen:
+		return o
+	case <-time.After(30 * time.Second):
+		t.Fatal("no observation reported")
+		return pluginhost.Observation{}
+	}
 }
 
 func TestCrashBudgetDisables(t *testing.T) {
 	log, buf := bufLogger()
-	h, d := startAll(t, pluginhost.Options{Logger: log, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}, nil,
+	seen := make(chan pluginhost.Observation, 64)
+	h, d := startAll(t, pluginhost.Options{Logger: log, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond,
+		Observe: func(o pluginhost.Observation) { seen <- o }}, nil,
 		spec("doomed", 1, "-before-compact", "exit"))
 	sup := h.Supervisor("doomed")
 	for range 3 {
@@ -315,6 +336,11 @@ func TestCrashBudgetDisables(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "plugin crashed 3 times within 5m0s; disabled") {
 		t.Fatalf("no clear disable line in log:\n%s", buf.String())
+	}
+	for o := nextObservation(t, seen); o.Kind != pluginhost.ObservedDisabled; o = nextObservation(t, seen) {
+		if o.Kind != pluginhost.ObservedCrash && o.Kind != pluginhost.ObservedRestart {
+			t.Errorf("unexpected observation %+v", o)
+		}
 	}
 	// A disabled plugin counts as failed: open means no result.
 	if out, err := d.BeforeCompact(context.Background(), preparedEvent(), limits); err != nil || out.Compaction != nil {

@@ -55,6 +55,9 @@ type Options struct {
 	// CrashBudget crashes within CrashWindow disable the plugin (3 in 5 min).
 	CrashBudget int
 	CrashWindow time.Duration
+	// Observe, when set, is told of crashes, restarts and disabling (see
+	// Observation), so metrics need not read the log. It must not block.
+	Observe func(Observation)
 }
 
 func (o Options) loggerOrNull() hclog.Logger {
@@ -367,12 +370,15 @@ func (s *Supervisor) crashed(inst *instance, why string) {
 	if n >= s.opts.CrashBudget {
 		s.setState(StateDisabled)
 		s.mu.Unlock()
+		s.observe(ObservedCrash, inst.pid, errors.New(why))
 		s.log.Error(fmt.Sprintf("plugin crashed %d times within %s; disabled until the configuration is reloaded", n, s.opts.CrashWindow), "reason", why)
+		s.observe(ObservedDisabled, inst.pid, errors.New(why))
 	} else {
 		delay := s.backoff(n)
 		s.setState(StateRestarting)
 		s.wg.Add(1)
 		s.mu.Unlock()
+		s.observe(ObservedCrash, inst.pid, errors.New(why))
 		s.log.Warn("plugin crashed; restarting", "reason", why, "in", delay, "crashes", n)
 		go s.restart(delay)
 	}
@@ -427,6 +433,7 @@ func (s *Supervisor) restart(delay time.Duration) {
 			s.running(inst)
 			s.mu.Unlock()
 			s.log.Info("plugin restarted", "pid", inst.pid)
+			s.observe(ObservedRestart, inst.pid, nil)
 			return
 		}
 		n := s.recordCrash()
@@ -434,11 +441,13 @@ func (s *Supervisor) restart(delay time.Duration) {
 			s.setState(StateDisabled)
 			s.mu.Unlock()
 			s.log.Error(fmt.Sprintf("plugin failed to restart and crashed %d times within %s; disabled until the configuration is reloaded", n, s.opts.CrashWindow), "error", err)
+			s.observe(ObservedDisabled, 0, err)
 			return
 		}
 		delay = s.backoff(n)
 		s.mu.Unlock()
 		s.log.Warn("plugin failed to restart; retrying", "error", err, "in", delay)
+		s.observe(ObservedRestartFailed, 0, err)
 	}
 }
 

@@ -173,6 +173,11 @@ func CompactingEventToProto(ev *hooks.CompactingEvent) *pb.CompactingRequest {
 		Messages:           rawsToBytes(ev.Messages),
 		TurnPrefixMessages: rawsToBytes(ev.TurnPrefixMessages),
 		Reason:             ReasonToProto(ev.Reason),
+		FirstKeptEntryId:   ev.FirstKeptEntryID,
+		IsSplitTurn:        ev.IsSplitTurn,
+		TokensBefore:       int64(ev.TokensBefore),
+		ReadFiles:          ev.ReadFiles,
+		ModifiedFiles:      ev.ModifiedFiles,
 	}
 }
 
@@ -183,6 +188,11 @@ func CompactingEventFromProto(req *pb.CompactingRequest) *hooks.CompactingEvent 
 		Messages:           bytesToRaws(req.GetMessages()),
 		TurnPrefixMessages: bytesToRaws(req.GetTurnPrefixMessages()),
 		Reason:             ReasonFromProto(req.GetReason()),
+		FirstKeptEntryID:   req.GetFirstKeptEntryId(),
+		IsSplitTurn:        req.GetIsSplitTurn(),
+		TokensBefore:       int(req.GetTokensBefore()),
+		ReadFiles:          req.GetReadFiles(),
+		ModifiedFiles:      req.GetModifiedFiles(),
 	}
 }
 

@@ -51,7 +51,8 @@ func TestEventsRoundTrip(t *testing.T) {
 	if got := wire.BeforeCompactEventFromProto(roundTrip(t, wire.BeforeCompactEventToProto(bce))); !reflect.DeepEqual(got, bce) {
 		t.Errorf("before_compact: got %+v, want %+v", got, bce)
 	}
-	ce := &hooks.CompactingEvent{SessionID: "s", Messages: raws(msg), TurnPrefixMessages: raws(msg), Reason: hooks.ReasonThreshold}
+	ce := &hooks.CompactingEvent{SessionID: "s", Messages: raws(msg), TurnPrefixMessages: raws(msg), Reason: hooks.ReasonThreshold,
+		FirstKeptEntryID: "k", IsSplitTurn: true, TokensBefore: 9, ReadFiles: []string{"r.go"}, ModifiedFiles: []string{"m.go"}}
 	if got := wire.CompactingEventFromProto(roundTrip(t, wire.CompactingEventToProto(ce))); !reflect.DeepEqual(got, ce) {
 		t.Errorf("compacting: got %+v", got)
 	}

@@ -3,6 +3,7 @@ package archtest
 import (
 	"context"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -36,7 +37,7 @@ var (
 var depRules = []DepRule{
 	{
 		Name: "light packages and plugin binaries link no LLM SDK",
-		From: append(in("core/summarize", "hooks/...", "sdk/...", "plugins/examples/...",
+		From: append(in("core/summarize", "hooks/...", "sdk/...", "plugins/...",
 			"internal/testplugins/..."), pureCore...),
 		Forbid: llmSDKs,
 	},
@@ -45,6 +46,29 @@ var depRules = []DepRule{
 		From:   pureCore,
 		Forbid: pluginRuntime,
 	},
+}
+
+// networkRule: the pure core links no network code. core/compaction and
+// core/branch still do, through core/summarize (the summarizer interface
+// and its request types live beside the HTTP clients); moving them to a
+// leaf package is a package move this round does not make. Those two are
+// listed as known: logged, not failed — and the test fails once one of
+// them no longer needs the exception, so the list only shrinks.
+var networkRule = DepRule{
+	Name:   "the pure core links no net/http",
+	From:   pureCore,
+	Forbid: []string{"net/http", "crypto/tls"},
+}
+
+var networkKnown = in("core/compaction", "core/branch")
+
+// wireRule: the wire types and the host/plugin glue stay with the adapters.
+var wireRule = ImportRule{
+	Name:   "hooks/wire is imported only by the adapters",
+	Target: in("hooks/wire/..."),
+	// plugins/node: its test checks the Node plugin's handshake against
+	// the host's own constants.
+	AllowedBy: in("hooks/pluginhost/...", "sdk/...", "plugins/node"),
 }
 
 // protoRule: generated protobuf types never leak past the adapter packages.
@@ -82,6 +106,30 @@ func TestArchitecture(t *testing.T) {
 			t.Logf("checked %d packages: %s", len(checked), trimModule(checked))
 		})
 	}
+	t.Run(networkRule.Name, func(t *testing.T) {
+		violations, checked := networkRule.Check(g)
+		stillKnown := map[string]bool{}
+		for _, v := range violations {
+			root, _, _ := strings.Cut(v, " ")
+			if slices.Contains(networkKnown, root) {
+				stillKnown[root] = true
+				t.Logf("known, pending the summarizer interface's move to a leaf package: %s", short(v))
+				continue
+			}
+			t.Error(short(v))
+		}
+		for _, k := range networkKnown {
+			if !stillKnown[k] {
+				t.Errorf("%s links no network code any more: remove it from networkKnown", short(k))
+			}
+		}
+		t.Logf("checked %d packages: %s", len(checked), trimModule(checked))
+	})
+	t.Run(wireRule.Name, func(t *testing.T) {
+		for _, v := range wireRule.Check(g, own) {
+			t.Error(short(v))
+		}
+	})
 	t.Run("nothing imports cmd", func(t *testing.T) {
 		for _, v := range NoImportOfTree(g, module+"/cmd/...", own) {
 			t.Error(short(v))

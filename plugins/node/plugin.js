@@ -67,7 +67,7 @@ function hooksService(shutdown) {
       const n = call.request.messages.length;
       const prefix = call.request.turnPrefixMessages.length;
       const line = `node plugin was here: ${n} messages` + (prefix ? ` (+${prefix} in the split turn)` : '');
-      const reason = String(call.request.reason).replace(/^REASON_/, '').toLowerCase(); // "threshold", as in SPEC §13
+      const reason = String(call.request.reason).replace(/^REASON_/, '').toLowerCase(); // "threshold", as in docs/behaviour.md §13
       log('info', 'compacting', { session: call.request.sessionId, reason, messages: n });
       cb(null, { context: [line] });
     },

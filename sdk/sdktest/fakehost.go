@@ -67,7 +67,7 @@ func (f *FakeHost) ReadEntries(_ context.Context, req hooks.ReadEntriesRequest) 
 	return entries, nil
 }
 
-// EstimateTokens estimates each message as its JSON text (SPEC §3's
+// EstimateTokens estimates each message as its JSON text (docs/behaviour.md §3's
 // chars/4 rule applied to the whole message).
 func (f *FakeHost) EstimateTokens(_ context.Context, messages []json.RawMessage) ([]int, error) {
 	f.record("EstimateTokens")

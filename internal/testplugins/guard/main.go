@@ -1,6 +1,8 @@
-// Command guard is the plugin of sdk/README.md: it refuses to compact a
-// session whose path carries a "no-compact" label, and adds a line of
-// context to every compaction it lets through.
+// Command guard refuses to compact a session whose path carries a
+// "no-compact" label, and adds a line of context to every compaction it
+// lets through. It is written against the SDK as it was before Serve
+// returned an error (value receivers, Serve's result ignored) and must stay
+// so: sdk's TestCompatPlugin proves such plugins still build and run.
 package main
 
 import (

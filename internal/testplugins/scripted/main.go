@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -125,7 +124,7 @@ func spawnChildren(file string) error {
 	var pids []string
 	for _, setsid := range []bool{false, true} {
 		cmd := exec.Command("sleep", "600")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: setsid}
+		cmd.SysProcAttr = ownSession(setsid)
 		if err := cmd.Start(); err != nil {
 			return err
 		}

@@ -31,7 +31,7 @@ import (
 )
 
 // defaultReserveTokens is used when the preparation carries no reserve
-// (SPEC §14's default).
+// (docs/behaviour.md §14's default).
 const defaultReserveTokens = 16384
 
 func main() {

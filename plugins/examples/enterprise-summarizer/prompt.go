@@ -9,7 +9,7 @@ import (
 )
 
 // clipChars is how much of a tool result, thinking block or command output
-// goes to the summarizer (SPEC §6).
+// goes to the summarizer (docs/behaviour.md §6).
 const clipChars = 2000
 
 // systemPrompt keeps the model to its one job, and tells it what the
@@ -36,7 +36,7 @@ const updatePrompt = "The previous checkpoint summary is given above, followed b
 
 const splitTurnNote = "\n\nThe conversation ends in the middle of a turn: <turn-prefix> holds the first part of that turn, whose rest is kept verbatim. End the summary with a section \"## Turn Context (split turn)\" saying what the turn asked for and what it had done so far."
 
-// serialize renders messages as the plain-text blocks of SPEC §6.
+// serialize renders messages as the plain-text blocks of docs/behaviour.md §6.
 func serialize(messages []json.RawMessage) []string {
 	var blocks []string
 	for _, raw := range messages {
@@ -188,7 +188,7 @@ func fit(blocks []string, max int) ([]string, int) {
 	return out, dropped
 }
 
-// buildPrompt assembles the user prompt of SPEC §7.
+// buildPrompt assembles the user prompt of docs/behaviour.md §7.
 func buildPrompt(conversation, turnPrefix []string, previous, instructions string, dropped int) string {
 	var sb strings.Builder
 	sb.WriteString("<conversation>\n")
@@ -222,7 +222,7 @@ func buildPrompt(conversation, turnPrefix []string, previous, instructions strin
 	return sb.String()
 }
 
-// fileBlocks are the file lists appended to every summary (SPEC §7).
+// fileBlocks are the file lists appended to every summary (docs/behaviour.md §7).
 func fileBlocks(read, modified []string) string {
 	var sb strings.Builder
 	if len(read) > 0 {

@@ -769,8 +769,15 @@ type CompactingRequest struct {
 	Messages           [][]byte               `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
 	TurnPrefixMessages [][]byte               `protobuf:"bytes,3,rep,name=turn_prefix_messages,json=turnPrefixMessages,proto3" json:"turn_prefix_messages,omitempty"`
 	Reason             Reason                 `protobuf:"varint,4,opt,name=reason,proto3,enum=pith.hooks.v1.Reason" json:"reason,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The preparation's range and file lists, as in session_before_compact,
+	// so a plugin need not keep state between the two events.
+	FirstKeptEntryId string   `protobuf:"bytes,5,opt,name=first_kept_entry_id,json=firstKeptEntryId,proto3" json:"first_kept_entry_id,omitempty"`
+	IsSplitTurn      bool     `protobuf:"varint,6,opt,name=is_split_turn,json=isSplitTurn,proto3" json:"is_split_turn,omitempty"`
+	TokensBefore     int64    `protobuf:"varint,7,opt,name=tokens_before,json=tokensBefore,proto3" json:"tokens_before,omitempty"`
+	ReadFiles        []string `protobuf:"bytes,8,rep,name=read_files,json=readFiles,proto3" json:"read_files,omitempty"`
+	ModifiedFiles    []string `protobuf:"bytes,9,rep,name=modified_files,json=modifiedFiles,proto3" json:"modified_files,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *CompactingRequest) Reset() {
@@ -829,6 +836,41 @@ func (x *CompactingRequest) GetReason() Reason {
 		return x.Reason
 	}
 	return Reason_REASON_UNSPECIFIED
+}
+
+func (x *CompactingRequest) GetFirstKeptEntryId() string {
+	if x != nil {
+		return x.FirstKeptEntryId
+	}
+	return ""
+}
+
+func (x *CompactingRequest) GetIsSplitTurn() bool {
+	if x != nil {
+		return x.IsSplitTurn
+	}
+	return false
+}
+
+func (x *CompactingRequest) GetTokensBefore() int64 {
+	if x != nil {
+		return x.TokensBefore
+	}
+	return 0
+}
+
+func (x *CompactingRequest) GetReadFiles() []string {
+	if x != nil {
+		return x.ReadFiles
+	}
+	return nil
+}
+
+func (x *CompactingRequest) GetModifiedFiles() []string {
+	if x != nil {
+		return x.ModifiedFiles
+	}
+	return nil
 }
 
 type CompactingResponse struct {
@@ -2105,13 +2147,19 @@ const file_pith_hooks_v1_hooks_proto_rawDesc = "" +
 	"\n" +
 	"compaction\x18\x02 \x01(\v2\x19.pith.hooks.v1.CompactionH\x00R\n" +
 	"compactionB\b\n" +
-	"\x06result\"\xaf\x01\n" +
+	"\x06result\"\xed\x02\n" +
 	"\x11CompactingRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1a\n" +
 	"\bmessages\x18\x02 \x03(\fR\bmessages\x120\n" +
 	"\x14turn_prefix_messages\x18\x03 \x03(\fR\x12turnPrefixMessages\x12-\n" +
-	"\x06reason\x18\x04 \x01(\x0e2\x15.pith.hooks.v1.ReasonR\x06reason\"\xa7\x01\n" +
+	"\x06reason\x18\x04 \x01(\x0e2\x15.pith.hooks.v1.ReasonR\x06reason\x12-\n" +
+	"\x13first_kept_entry_id\x18\x05 \x01(\tR\x10firstKeptEntryId\x12\"\n" +
+	"\ris_split_turn\x18\x06 \x01(\bR\visSplitTurn\x12#\n" +
+	"\rtokens_before\x18\a \x01(\x03R\ftokensBefore\x12\x1d\n" +
+	"\n" +
+	"read_files\x18\b \x03(\tR\treadFiles\x12%\n" +
+	"\x0emodified_files\x18\t \x03(\tR\rmodifiedFiles\"\xa7\x01\n" +
 	"\x12CompactingResponse\x12\x18\n" +
 	"\acontext\x18\x01 \x03(\tR\acontext\x12\x16\n" +
 	"\x06prompt\x18\x02 \x01(\tR\x06prompt\x12#\n" +

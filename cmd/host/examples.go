@@ -1,0 +1,60 @@
+package main
+
+import "github.com/spf13/cobra"
+
+// examples are the Example sections of the commands, by command path. They
+// live together so the set reads as one tour; TestEveryCommandHasExamples
+// fails when a command has none.
+var examples = map[string]string{
+	"pith": `  pith context session.jsonl
+  pith compact --dry-run session.jsonl
+  pith --version`,
+	"pith context": `  # what the model would see, and its token total
+  pith context session.jsonl
+  # the context at another entry, as JSON
+  pith context --leaf 3f2a9c1b --json session.jsonl`,
+	"pith tree": `  pith tree session.jsonl
+  pith tree --json session.jsonl | jq '.[] | select(.label)'`,
+	"pith migrate": `  # upgrade an old pi session file to version 3
+  pith migrate --out new.jsonl old.jsonl
+  pith migrate --in-place old.jsonl`,
+	"pith compact": `  # see what would be summarized and kept
+  pith compact --dry-run session.jsonl
+  # compact with the built-in summarizer (no network)
+  pith compact session.jsonl
+  # with a local OpenAI-compatible server and the plugins of a config file
+  pith compact --provider openai --base-url http://127.0.0.1:11434/v1 --model qwen3 --config pith.yaml session.jsonl`,
+	"pith prune": `  pith prune --dry-run session.jsonl
+  pith prune session.jsonl
+  # put every pruned tool output back
+  pith prune --restore session.jsonl`,
+	"pith navigate": `  # move the leaf, summarizing the branch left behind
+  pith navigate --to 3f2a9c1b --summarize session.jsonl
+  pith navigate --to 3f2a9c1b --dry-run session.jsonl`,
+	"pith label": `  pith label session.jsonl 3f2a9c1b no-compact
+  pith label --clear session.jsonl 3f2a9c1b`,
+	"pith config": `  pith config validate pith.yaml
+  pith config show --config pith.yaml --format json`,
+	"pith config validate": `  pith config validate pith.yaml
+  pith config validate --no-env base.yaml team.toml`,
+	"pith config show": `  # the effective configuration: defaults, file, then PITH_ variables
+  pith config show --config pith.yaml
+  pith config show --format toml`,
+	"pith plugins": `  pith plugins check --config pith.yaml`,
+	"pith plugins check": `  # start every configured plugin, ask it what it handles, stop it
+  pith plugins check --config pith.yaml
+  pith plugins check --config pith.yaml --json --timeout 30s`,
+	"pith serve": `  pith serve --config pith.yaml --listen 127.0.0.1:7777
+  pith serve --listen unix:/run/user/1000/pith.sock --metrics 127.0.0.1:9464`,
+}
+
+// addExamples sets each command's Example from examples, unless the
+// command carries its own.
+func addExamples(c *cobra.Command) {
+	if ex, ok := examples[c.CommandPath()]; ok && c.Example == "" {
+		c.Example = ex
+	}
+	for _, sub := range c.Commands() {
+		addExamples(sub)
+	}
+}

@@ -1,0 +1,109 @@
+package sdk_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/pith-dev/pith/hooks/wire"
+	"github.com/pith-dev/pith/sdk"
+	"github.com/pith-dev/pith/sdk/sdktest"
+)
+
+type pointerOnly struct{}
+
+func (*pointerOnly) Compact(context.Context, *sdk.CompactEvent) error { return nil }
+
+type wrongSignature struct{}
+
+func (wrongSignature) Compact(ctx context.Context, ev sdk.CompactEvent) error { return nil }
+
+type nothing struct{}
+
+func TestCheckHandler(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		h    sdk.Handler
+		want []string // substrings of the error; nil means no error
+	}{
+		{"value receiver", compactOnly{}, nil},
+		{"pointer to pointer receiver", &pointerOnly{}, nil},
+		{"funcs", sdk.Funcs{OnCompact: func(context.Context, *sdk.CompactEvent) error { return nil }}, nil},
+		{"value of pointer receiver", pointerOnly{}, []string{"pointer receiver", "*sdk_test.pointerOnly", "pass &sdk_test.pointerOnly"}},
+		{"wrong signature", wrongSignature{}, []string{"Compact has type", "want func(context.Context, *sdk.CompactEvent) error"}},
+		{"no methods", nothing{}, []string{"method set of sdk_test.nothing has none of BeforeCompact, Compacting, Compact, BeforeTree, Tree"}},
+		{"empty funcs", sdk.Funcs{}, []string{"has none of"}},
+		{"nil", nil, []string{"nil"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := sdk.CheckHandler(tc.h)
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("CheckHandler: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, sdk.ErrNoEvents) {
+				t.Fatalf("CheckHandler = %v, want ErrNoEvents", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// Serve refuses before it touches go-plugin, which would os.Exit.
+func TestServeRefuses(t *testing.T) {
+	if err := sdk.Serve(pointerOnly{}, sdk.WithName("x")); !errors.Is(err, sdk.ErrNoEvents) {
+		t.Errorf("Serve(handler of no event) = %v, want ErrNoEvents", err)
+	}
+	t.Setenv(wire.Handshake.MagicCookieKey, "")
+	if err := sdk.Serve(compactOnly{}); !errors.Is(err, sdk.ErrNotLaunchedByHost) {
+		t.Errorf("Serve outside the host = %v, want ErrNotLaunchedByHost", err)
+	}
+}
+
+// A plugin run by hand says why and exits non-zero, even though it ignores
+// Serve's error.
+func TestCompatPluginRunByHand(t *testing.T) {
+	bin := sdktest.Build(t, compatPlugin)
+	cmd := exec.Command(bin)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), "Pith starts it") {
+		t.Errorf("output %q does not explain", out)
+	}
+}
+
+// compatPlugin is a plugin written against the SDK before Serve returned
+// an error: value-receiver methods, `sdk.Serve(h, sdk.WithName(…))` as a
+// bare statement. It is kept that way on purpose.
+const compatPlugin = "github.com/pith-dev/pith/internal/testplugins/guard"
+
+// TestCompatPlugin: such a plugin still builds, starts and answers through
+// sdktest, as a subprocess; in-process runs the README's guard, the same
+// handler.
+func TestCompatPlugin(t *testing.T) {
+	bin := sdktest.Build(t, compatPlugin)
+	for name, h := range map[string]*sdktest.Harness{
+		"in-process": sdktest.InProcess(t, guard{}),
+		"subprocess": sdktest.Subprocess(t, bin),
+	} {
+		t.Run(name, func(t *testing.T) {
+			res, err := h.BeforeCompact(context.Background(), &sdk.BeforeCompactEvent{SessionID: "s", Labels: []sdk.Label{{EntryID: "e1", Label: "no-compact"}}})
+			if err != nil || res == nil || !res.Cancel {
+				t.Fatalf("BeforeCompact = %+v, %v; want a cancel", res, err)
+			}
+			cr, err := h.Compacting(context.Background(), &sdk.CompactingEvent{SessionID: "s", ModifiedFiles: []string{"a.go"}})
+			if err != nil || cr == nil || len(cr.Context) == 0 || cr.Context[0] != "Keep every decision the user made explicit." {
+				t.Fatalf("Compacting = %+v, %v", cr, err)
+			}
+		})
+	}
+}
