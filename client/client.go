@@ -167,9 +167,14 @@ func (s *Session) Compact(ctx context.Context, instructions string, progress fun
 
 // NavigateOptions are the choices of one navigation.
 type NavigateOptions struct {
+	// Summarize asks for a branch summary; without it or NoSummarize the
+	// daemon's branchSummary.enabled decides.
 	Summarize          bool
 	CustomInstructions string
 	Label              string
+	// NoSummarize skips the branch summary whatever the daemon's
+	// branchSummary.enabled says.
+	NoSummarize bool
 }
 
 // Navigation is where a navigation left the session.
@@ -183,7 +188,7 @@ type Navigation struct {
 
 // Navigate moves the leaf to targetID (SPEC §11).
 func (s *Session) Navigate(ctx context.Context, targetID string, opts NavigateOptions) (*Navigation, error) {
-	r, err := s.c.rpc.Navigate(ctx, &pb.NavigateRequest{SessionId: s.ID, TargetId: targetID, Summarize: opts.Summarize, CustomInstructions: opts.CustomInstructions, Label: opts.Label})
+	r, err := s.c.rpc.Navigate(ctx, &pb.NavigateRequest{SessionId: s.ID, TargetId: targetID, Summarize: opts.Summarize, CustomInstructions: opts.CustomInstructions, Label: opts.Label, NoSummarize: opts.NoSummarize})
 	if err != nil {
 		return nil, wrap("navigate", err)
 	}

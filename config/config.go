@@ -30,6 +30,17 @@ type Config struct {
 	Logging       Logging  `koanf:"logging"`
 }
 
+// Calibration methods (SPEC §5.3).
+const (
+	// CalibrationDelta: the growth of measured prompt tokens between two
+	// assistant usages over the estimate of the messages between them, so
+	// the fixed overhead (system prompt, tool schemas) cancels.
+	CalibrationDelta = "delta"
+	// CalibrationTotal: the last measured prompt over the estimate of the
+	// whole range (the original formula; overstates with a large overhead).
+	CalibrationTotal = "total"
+)
+
 // Compaction strategies (SPEC §7, §12).
 const (
 	StrategySummary = "summary"
@@ -46,9 +57,15 @@ type Compaction struct {
 	AutoContinue bool `koanf:"autoContinue"`
 	// CalibrateKeepRecent scales keepRecentTokens by the measured
 	// prompt/estimate ratio (SPEC §5.3).
-	CalibrateKeepRecent bool           `koanf:"calibrateKeepRecent"`
-	RemoteEndpoint      RemoteEndpoint `koanf:"remoteEndpoint"`
-	Strategy            string         `koanf:"strategy"`
+	CalibrateKeepRecent bool `koanf:"calibrateKeepRecent"`
+	// CalibrationMethod is how the ratio is measured: CalibrationDelta
+	// (default) or CalibrationTotal.
+	CalibrationMethod string `koanf:"calibrationMethod"`
+	// ShortSummary asks for a 2–3 sentence summary for a UI besides the
+	// full one, stored as the entry's shortSummary (SPEC §7).
+	ShortSummary   bool           `koanf:"shortSummary"`
+	RemoteEndpoint RemoteEndpoint `koanf:"remoteEndpoint"`
+	Strategy       string         `koanf:"strategy"`
 
 	// Budgets of the exploring compact worker (SPEC §12), all in tokens
 	// except WorkerMaxTurns.
@@ -267,6 +284,7 @@ func Defaults() *Config {
 			KeepRecentTokens:    20000,
 			AutoContinue:        true,
 			CalibrateKeepRecent: true,
+			CalibrationMethod:   CalibrationDelta,
 			RemoteEndpoint: RemoteEndpoint{
 				Timeout:    DefaultRemoteTimeout,
 				AuthHeader: "Authorization",

@@ -101,42 +101,10 @@ func Load(path string, opts ...Option) (*Config, error) {
 // and the directory that relative plugin paths are resolved against; with
 // an empty path, data is ignored and only defaults and environment apply.
 func Parse(data []byte, path string, opts ...Option) (*Config, error) {
-	var o loadOptions
-	for _, opt := range opts {
-		opt(&o)
+	k, problems, err := parseKeys(data, path, opts)
+	if err != nil {
+		return nil, err
 	}
-	// A fresh koanf instance every time: a reload must never see keys of
-	// an earlier load.
-	k := koanf.New(".")
-	if path != "" {
-		format, err := FormatOf(path)
-		if err != nil {
-			return nil, err
-		}
-		if format == FormatJSON {
-			data = stripJSONComments(data)
-			// encoding/json keeps the last of two equal keys without a
-			// word; YAML and TOML parsers refuse them.
-			if dups := jsonDuplicateKeys(data); len(dups) > 0 {
-				return nil, &ValidationError{Source: path, Problems: dups}
-			}
-		}
-		if len(bytes.TrimSpace(data)) > 0 {
-			if err := k.Load(bytesProvider(data), format.parser()); err != nil {
-				return nil, fmt.Errorf("%s: %w: %w", path, ErrSyntax, withPosition(data, err))
-			}
-		}
-	}
-	var problems []Problem
-	if !o.noEnv {
-		t := envTransform{}
-		p := env.Provider(".", env.Opt{Prefix: EnvPrefix, TransformFunc: t.transform, EnvironFunc: o.environ})
-		if err := k.Load(p, nil); err != nil {
-			return nil, fmt.Errorf("read %s environment overrides: %w", EnvPrefix, err)
-		}
-		problems = append(problems, t.problems...)
-	}
-
 	cfg := Defaults()
 	d := decoder{}
 	d.decode(k.Raw(), reflect.ValueOf(cfg).Elem(), "")
@@ -152,6 +120,46 @@ func Parse(data []byte, path string, opts ...Option) (*Config, error) {
 		return nil, &ValidationError{Source: path, Problems: problems}
 	}
 	return cfg, nil
+}
+
+// parseKeys reads data (of path's format) and the PITH_ environment into
+// a fresh koanf instance: a reload must never see keys of an earlier load.
+// The problems are those of the environment overrides.
+func parseKeys(data []byte, path string, opts []Option) (*koanf.Koanf, []Problem, error) {
+	var o loadOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	k := koanf.New(".")
+	if path != "" {
+		format, err := FormatOf(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		if format == FormatJSON {
+			data = stripJSONComments(data)
+			// encoding/json keeps the last of two equal keys without a
+			// word; YAML and TOML parsers refuse them.
+			if dups := jsonDuplicateKeys(data); len(dups) > 0 {
+				return nil, nil, &ValidationError{Source: path, Problems: dups}
+			}
+		}
+		if len(bytes.TrimSpace(data)) > 0 {
+			if err := k.Load(bytesProvider(data), format.parser()); err != nil {
+				return nil, nil, fmt.Errorf("%s: %w: %w", path, ErrSyntax, withPosition(data, err))
+			}
+		}
+	}
+	var problems []Problem
+	if !o.noEnv {
+		t := envTransform{}
+		p := env.Provider(".", env.Opt{Prefix: EnvPrefix, TransformFunc: t.transform, EnvironFunc: o.environ})
+		if err := k.Load(p, nil); err != nil {
+			return nil, nil, fmt.Errorf("read %s environment overrides: %w", EnvPrefix, err)
+		}
+		problems = append(problems, t.problems...)
+	}
+	return k, problems, nil
 }
 
 // withPosition adds the line and column to parse errors that do not name

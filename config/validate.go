@@ -60,11 +60,12 @@ var (
 )
 
 var (
-	logLevels  = []string{"trace", "debug", "info", "warn", "error", "off"}
-	logFormats = []string{"text", "json"}
-	strategies = []string{StrategySummary, StrategyExplore}
-	providers  = []string{ProviderBuiltin, ProviderOpenAI, ProviderAnthropic, ProviderRemote}
-	failures   = []string{FailureOpen, FailureClosed}
+	logLevels    = []string{"trace", "debug", "info", "warn", "error", "off"}
+	logFormats   = []string{"text", "json"}
+	strategies   = []string{StrategySummary, StrategyExplore}
+	calibrations = []string{CalibrationDelta, CalibrationTotal}
+	providers    = []string{ProviderBuiltin, ProviderOpenAI, ProviderAnthropic, ProviderRemote}
+	failures     = []string{FailureOpen, FailureClosed}
 )
 
 // Validate checks the configuration as a whole and reports every problem at
@@ -154,6 +155,7 @@ func (v *validator) compaction(c *Compaction, contextWindow int) {
 		v.add("compaction.reserveTokens", "must be less than contextWindow (%d), got %d", contextWindow, c.ReserveTokens)
 	}
 	v.oneOf("compaction.strategy", c.Strategy, strategies)
+	v.oneOf("compaction.calibrationMethod", c.CalibrationMethod, calibrations)
 
 	r := &c.RemoteEndpoint
 	v.httpURL("compaction.remoteEndpoint.url", r.URL)

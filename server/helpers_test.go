@@ -27,6 +27,7 @@ func testSettings(c *config.Config) engine.Settings {
 	s.CalibrateKeepRecent = c.Compaction.CalibrateKeepRecent
 	s.AutoContinue = c.Compaction.AutoContinue
 	s.ContextWindow = c.ContextWindow
+	s.BranchSummary.Enabled = c.BranchSummary.Enabled
 	return s
 }
 

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"time"
 
+	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
 	pb "github.com/pith-dev/pith/proto/pith/session/v1"
@@ -85,8 +86,12 @@ func (v *service) GetContext(_ context.Context, req *pb.GetContextRequest) (*pb.
 		ContextTokens:          int64(eng.ContextTokens()),
 		AutoCompactionDisabled: eng.AutoCompactionDisabled(),
 	}
-	for i, m := range msgs {
-		resp.Messages[i] = m.Raw
+	if req.GetLlm() {
+		resp.Messages = raws2bytes(compaction.ConvertForLLM(msgs))
+	} else {
+		for i, m := range msgs {
+			resp.Messages[i] = m.Raw
+		}
 	}
 	resp.Provider, resp.ModelId, resp.ThinkingLevel = leafSettings(o.store)
 	if leaf := o.store.Leaf(); leaf != nil {
@@ -107,7 +112,8 @@ func (v *service) Compact(req *pb.CompactRequest, stream grpc.ServerStreamingSer
 	}
 	defer o.release()
 	// Progress goes out from a goroutine of its own so that a slow client
-	// never holds up the engine.
+	// never holds up the engine. The agent_abort the compaction starts with
+	// is for the agent's WatchEvents stream, not news to this caller.
 	w, cancel := o.watch()
 	done := make(chan error, 1)
 	stop := make(chan struct{})
@@ -115,6 +121,9 @@ func (v *service) Compact(req *pb.CompactRequest, stream grpc.ServerStreamingSer
 		for {
 			select {
 			case ev := <-w.ch:
+				if ev.Kind == engine.EventAgentAbort {
+					continue
+				}
 				if err := stream.Send(&pb.CompactResponse{Kind: &pb.CompactResponse_Progress{Progress: eventProto(o.id, ev)}}); err != nil {
 					done <- err
 					return
@@ -124,6 +133,9 @@ func (v *service) Compact(req *pb.CompactRequest, stream grpc.ServerStreamingSer
 				for {
 					select {
 					case ev := <-w.ch:
+						if ev.Kind == engine.EventAgentAbort {
+							continue
+						}
 						if err := stream.Send(&pb.CompactResponse{Kind: &pb.CompactResponse_Progress{Progress: eventProto(o.id, ev)}}); err != nil {
 							done <- err
 							return
@@ -160,8 +172,13 @@ func (v *service) Navigate(ctx context.Context, req *pb.NavigateRequest) (*pb.Na
 	}
 	defer o.release()
 	bs := v.s.cfg.Load().BranchSummary
+	mode := engine.SummarizeDefault // branchSummary.enabled decides
+	if req.GetNoSummarize() {
+		mode = engine.SummarizeNever
+	}
 	res, err := o.engine().Navigate(ctx, req.GetTargetId(), engine.NavigateOptions{
 		Summarize:          req.GetSummarize(),
+		Mode:               mode,
 		CustomInstructions: req.GetCustomInstructions(),
 		Label:              req.GetLabel(),
 		ContextWindow:      bs.ContextWindow,
@@ -296,6 +313,14 @@ func checkMessage(n int, m []byte) (json.RawMessage, error) {
 func raws(b [][]byte) []json.RawMessage {
 	out := make([]json.RawMessage, len(b))
 	for i, x := range b {
+		out[i] = x
+	}
+	return out
+}
+
+func raws2bytes(r []json.RawMessage) [][]byte {
+	out := make([][]byte, len(r))
+	for i, x := range r {
 		out[i] = x
 	}
 	return out

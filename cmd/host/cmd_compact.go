@@ -22,6 +22,8 @@ type compactFlags struct {
 	keepRecentTokens int
 	reserveTokens    int
 	noCalibrate      bool
+	shortSummary     bool
+	calibration      string
 	dryRun           bool
 	asJSON           bool
 	config           string
@@ -53,7 +55,9 @@ rejected or interrupted compaction leaves it as it was.
 	fl.StringVar(&f.instructions, "instructions", "", "what the summary should focus on")
 	fl.IntVar(&f.keepRecentTokens, "keep-recent-tokens", 20000, "tokens of recent conversation to keep verbatim (default: the config's)")
 	fl.IntVar(&f.reserveTokens, "reserve-tokens", 16384, "tokens reserved for the summary and the next turn (default: the config's)")
-	fl.BoolVar(&f.noCalibrate, "no-calibrate", false, "do not scale keep-recent-tokens by the provider's real usage (SPEC §5.3)")
+	fl.BoolVar(&f.noCalibrate, "no-calibrate", false, "do not scale keep-recent-tokens by the provider's real usage")
+	fl.StringVar(&f.calibration, "calibration", "", "how the usage ratio is measured: delta or total (default: compaction.calibrationMethod)")
+	fl.BoolVar(&f.shortSummary, "short-summary", false, "also write the 2–3 sentence short summary (default: compaction.shortSummary)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "show the preparation; summarize and write nothing")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object")
 	fl.StringVar(&f.config, "config", "", "configuration file: settings, summarizer and plugins (default $PITH_CONFIG)")
@@ -72,6 +76,15 @@ func (f compactFlags) apply(s engine.Settings, changed func(string) bool) (engin
 	}
 	if f.noCalibrate {
 		s.CalibrateKeepRecent = false
+	}
+	if changed("calibration") {
+		if f.calibration != compaction.CalibrationDelta && f.calibration != compaction.CalibrationTotal {
+			return s, fmt.Errorf("--calibration must be %s or %s", compaction.CalibrationDelta, compaction.CalibrationTotal)
+		}
+		s.CalibrationMethod = f.calibration
+	}
+	if changed("short-summary") {
+		s.ShortSummary = f.shortSummary
 	}
 	if s.KeepRecentTokens <= 0 {
 		return s, errors.New("--keep-recent-tokens must be > 0")
@@ -131,6 +144,7 @@ func dryRunCompact(stdout io.Writer, path string, f compactFlags, changed func(s
 	tree := session.NewTree(file.Entries)
 	prep, err := compaction.Prepare(tree.Path(tree.Last()), compaction.Settings{
 		ReserveTokens: s.ReserveTokens, KeepRecentTokens: s.KeepRecentTokens, CalibrateKeepRecent: s.CalibrateKeepRecent,
+		CalibrationMethod:        s.CalibrationMethod,
 		CutBeforeTrailingResults: true, // as the engine compacts
 	})
 	return printPreparation(stdout, prep, err, f.asJSON)
@@ -145,6 +159,9 @@ type preparationJSON struct {
 	TurnPrefixMessages  int      `json:"turnPrefixMessages"`
 	ReadFiles           []string `json:"readFiles"`
 	ModifiedFiles       []string `json:"modifiedFiles"`
+	// Calibration is how keepRecentTokens was derived; absent when
+	// calibration is off.
+	Calibration *compaction.Calibration `json:"calibration,omitempty"`
 }
 
 func printPreparation(w io.Writer, prep *compaction.Preparation, err error, asJSON bool) error {
@@ -160,7 +177,12 @@ func printPreparation(w io.Writer, prep *compaction.Preparation, err error, asJS
 				Reason           string `json:"reason"`
 			}{true, nothingReason(err)})
 		}
+		var cal *compaction.Calibration
+		if prep.Calibration.Method != "" {
+			cal = &prep.Calibration
+		}
 		return enc.Encode(preparationJSON{
+			Calibration:         cal,
 			FirstKeptEntryID:    prep.FirstKeptEntryID,
 			IsSplitTurn:         prep.IsSplitTurn(),
 			TokensBefore:        prep.TokensBefore,
@@ -176,7 +198,12 @@ func printPreparation(w io.Writer, prep *compaction.Preparation, err error, asJS
 		return nil
 	}
 	fmt.Fprintf(w, "tokens before:        %d\n", prep.TokensBefore)
-	fmt.Fprintf(w, "keep recent tokens:   %d (after calibration)\n", prep.KeepRecentTokens)
+	if c := prep.Calibration; c.Method != "" {
+		fmt.Fprintf(w, "keep recent tokens:   %d (calibrated, %s method: ratio %.3f = %d measured / %d estimated)\n",
+			prep.KeepRecentTokens, c.Method, c.Ratio, c.Measured, c.Estimated)
+	} else {
+		fmt.Fprintf(w, "keep recent tokens:   %d (not calibrated)\n", prep.KeepRecentTokens)
+	}
 	fmt.Fprintf(w, "first kept entry:     %s\n", prep.FirstKeptEntryID)
 	fmt.Fprintf(w, "messages to summarize: %d\n", len(prep.MessagesToSummarize))
 	if prep.IsSplitTurn() {
@@ -219,7 +246,8 @@ func printCompaction(w io.Writer, res *engine.Result, asJSON bool) error {
 			IsSplitTurn        bool   `json:"isSplitTurn"`
 			FromPlugin         string `json:"fromPlugin,omitempty"`
 			Summary            string `json:"summary"`
-		}{res.Entry.ID, res.FirstKeptEntryID, res.TokensBefore, res.TokensAfter, res.MessagesSummarized, res.SplitTurn, res.Plugin, res.Summary})
+			ShortSummary       string `json:"shortSummary,omitempty"`
+		}{res.Entry.ID, res.FirstKeptEntryID, res.TokensBefore, res.TokensAfter, res.MessagesSummarized, res.SplitTurn, res.Plugin, res.Summary, res.ShortSummary})
 	}
 	fmt.Fprintf(w, "compacted: %d → %d tokens; %d messages summarized", res.TokensBefore, res.TokensAfter, res.MessagesSummarized)
 	if res.SplitTurn {
@@ -229,5 +257,8 @@ func printCompaction(w io.Writer, res *engine.Result, asJSON bool) error {
 		fmt.Fprintf(w, "; summary supplied by plugin %s", res.Plugin)
 	}
 	fmt.Fprintf(w, "; kept from entry %s; saved as entry %s\n\n%s\n", res.FirstKeptEntryID, res.Entry.ID, res.Summary)
+	if res.ShortSummary != "" {
+		fmt.Fprintf(w, "\nShort summary: %s\n", res.ShortSummary)
+	}
 	return nil
 }

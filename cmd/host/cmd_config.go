@@ -23,13 +23,15 @@ func newConfigCommand() *cobra.Command {
 }
 
 func newConfigValidateCommand() *cobra.Command {
-	var noEnv bool
+	var noEnv, strict bool
 	cmd := &cobra.Command{
 		Use:   "validate FILE...",
 		Short: "Check configuration files, reporting every problem",
 		Long: "Load each file as the daemon would (defaults, the file, then PITH_ environment\n" +
 			"overrides) and check the whole result. Every problem is printed on its own line\n" +
-			"as FILE: key: reason. Exits non-zero when any file is invalid.",
+			"as FILE: key: reason. Exits non-zero when any file is invalid.\n\n" +
+			"A key that is accepted but has no effect in this build (see InertKeys in the\n" +
+			"config package) is reported as a warning; --strict counts it as a problem.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var opts []config.Option
@@ -41,6 +43,18 @@ func newConfigValidateCommand() *cobra.Command {
 				if _, err := config.Load(path, opts...); err != nil {
 					bad++
 					problems += reportConfigError(cmd, path, err)
+					continue
+				}
+				inert, err := config.InertSet(path, opts...)
+				if err != nil {
+					return err
+				}
+				for _, p := range inert {
+					fmt.Fprintf(cmd.ErrOrStderr(), "%s: warning: %s\n", path, p)
+				}
+				if strict && len(inert) > 0 {
+					bad++
+					problems += len(inert)
 					continue
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok\n", path)
@@ -55,6 +69,7 @@ func newConfigValidateCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&noEnv, "no-env", false, "ignore PITH_ environment overrides")
+	cmd.Flags().BoolVar(&strict, "strict", false, "fail on keys that are accepted but have no effect")
 	return cmd
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/tokens"
 	"github.com/spf13/cobra"
@@ -15,6 +16,7 @@ func newContextCommand() *cobra.Command {
 	var (
 		leaf   string
 		asJSON bool
+		llm    bool
 		window int
 	)
 	cmd := &cobra.Command{
@@ -22,7 +24,12 @@ func newContextCommand() *cobra.Command {
 		Short: "Show the context that would be sent to the model",
 		Long: `Builds the context of a session (SPEC §2) for its current leaf, or for --leaf,
 and counts its tokens (SPEC §3): the last valid usage plus estimates of the
-messages after it.`,
+messages after it.
+
+--llm prints the messages converted for a model, as one JSON object
+{"messages": [...], "tokens", "model", "thinkingLevel", "leafId"}: summaries,
+custom messages and bash runs become user messages (see README, "LLM-ready
+context"), so an agent can send the list as it is.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
@@ -37,6 +44,9 @@ messages after it.`,
 			ctx := tree.BuildContext(leafID)
 			session.LogWarnings(warnLogger(cmd.ErrOrStderr()), path, session.PathCycleWarnings(tree, ctx.Path))
 			est := tokens.ContextSince(len(ctx.Messages), func(i int) []byte { return ctx.Messages[i].Raw }, ctx.SinceCompaction)
+			if llm {
+				return writeLLMContextJSON(cmd.OutOrStdout(), ctx, est)
+			}
 			if asJSON {
 				return writeContextJSON(cmd.OutOrStdout(), ctx, est)
 			}
@@ -45,6 +55,7 @@ messages after it.`,
 	}
 	cmd.Flags().StringVar(&leaf, "leaf", "", "build the context for this entry id instead of the current leaf")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	cmd.Flags().BoolVar(&llm, "llm", false, "print the messages converted for a model, as JSON (implies --json)")
 	cmd.Flags().IntVar(&window, "window", 200000, "the model's context window, for the total")
 	return cmd
 }
@@ -68,6 +79,29 @@ func writeContextJSON(w io.Writer, ctx session.Context, est tokens.ContextEstima
 	}
 	for i, m := range ctx.Messages {
 		out.Roles[i] = m.Role
+	}
+	if ctx.Leaf != nil {
+		out.LeafID = ctx.Leaf.ID
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}
+
+type llmContextJSON struct {
+	Messages      []json.RawMessage `json:"messages"`
+	Tokens        int               `json:"tokens"`
+	Model         *session.ModelRef `json:"model"`
+	ThinkingLevel string            `json:"thinkingLevel"`
+	LeafID        string            `json:"leafId"`
+}
+
+func writeLLMContextJSON(w io.Writer, ctx session.Context, est tokens.ContextEstimate) error {
+	out := llmContextJSON{
+		Messages:      compaction.ConvertForLLM(ctx.Messages),
+		Tokens:        est.Tokens,
+		Model:         ctx.Model,
+		ThinkingLevel: ctx.ThinkingLevel,
 	}
 	if ctx.Leaf != nil {
 		out.LeafID = ctx.Leaf.ID

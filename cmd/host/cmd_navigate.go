@@ -17,6 +17,7 @@ import (
 type navigateFlags struct {
 	to           string
 	summarize    bool
+	noSummarize  bool
 	instructions string
 	label        string
 	asJSON       bool
@@ -31,9 +32,10 @@ func newNavigateCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "navigate FILE --to ID",
 		Short: "Move the session's leaf to another entry, optionally summarizing the branch left behind",
-		Long: `Moves the current leaf (the last entry) to the entry --to (SPEC §11). With
---summarize, the branch being left is summarized and the summary is attached
-where the conversation continues, so the model keeps what was learned there.
+		Long: `Moves the current leaf (the last entry) to the entry --to. With --summarize
+(or branchSummary.enabled: true in the configuration, unless --no-summarize),
+the branch being left is summarized and the summary is attached where the
+conversation continues, so the model keeps what was learned there.
 When the target is a user message, the leaf moves to its parent and the
 message's text is printed so it can be edited and sent again.
 
@@ -58,11 +60,13 @@ the file (in Pith or pi) continues from the new position. Plugins of
 				return err
 			}
 			defer rt.close()
-			bs := rt.cfg.BranchSummary
+			mode, err := summarizeMode(cmd, f)
+			if err != nil {
+				return err
+			}
 			prog := startProgress(cmd.ErrOrStderr(), "navigating")
 			res, err := rt.engine.Navigate(ctx, f.to, engine.NavigateOptions{
-				Summarize: f.summarize, CustomInstructions: f.instructions, Label: f.label,
-				ContextWindow: bs.ContextWindow, ReserveTokens: bs.ReserveTokens,
+				Mode: mode, CustomInstructions: f.instructions, Label: f.label,
 			})
 			prog.done()
 			if err != nil {
@@ -76,7 +80,8 @@ the file (in Pith or pi) continues from the new position. Plugins of
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.to, "to", "", "the entry id to move to")
-	fl.BoolVar(&f.summarize, "summarize", false, "summarize the branch being left")
+	fl.BoolVar(&f.summarize, "summarize", false, "summarize the branch being left (default: branchSummary.enabled)")
+	fl.BoolVar(&f.noSummarize, "no-summarize", false, "do not summarize the branch being left, whatever branchSummary.enabled says")
 	fl.StringVar(&f.instructions, "instructions", "", "what the branch summary should focus on")
 	fl.StringVar(&f.label, "label", "", "label the target entry")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object")
@@ -176,4 +181,19 @@ func orNone(id string) string {
 		return "the start"
 	}
 	return id
+}
+
+// summarizeMode is --summarize / --no-summarize, or the configuration's
+// branchSummary.enabled when neither is given.
+func summarizeMode(cmd *cobra.Command, f navigateFlags) (engine.SummarizeMode, error) {
+	yes, no := cmd.Flags().Changed("summarize"), cmd.Flags().Changed("no-summarize")
+	switch {
+	case yes && no && f.summarize && f.noSummarize:
+		return 0, errors.New("--summarize and --no-summarize contradict each other")
+	case yes && f.summarize, no && !f.noSummarize:
+		return engine.SummarizeAlways, nil
+	case yes, no:
+		return engine.SummarizeNever, nil
+	}
+	return engine.SummarizeDefault, nil
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/spf13/cobra"
@@ -14,12 +15,13 @@ import (
 func newPruneCommand() *cobra.Command {
 	var (
 		dryRun, restore, asJSON bool
+		cfgPath                 string
 		s                       = compaction.DefaultPruneSettings()
 	)
 	cmd := &cobra.Command{
 		Use:   "prune FILE",
 		Short: "Replace old tool outputs by a short notice, keeping the originals in a sidecar archive",
-		Long: `Prunes tool outputs past the newest --protect tokens (SPEC §8) when that saves
+		Long: `Prunes tool outputs past the newest --protect tokens when that saves
 at least --minimum tokens; results of protected tools (skill, read) are never
 pruned, nor are entries whose id is not unique. Every original is first
 appended to FILE.pruned.jsonl with its position and SHA-256, then the session
@@ -30,6 +32,21 @@ back byte for byte.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
 			out := cmd.OutOrStdout()
+			cfg, err := config.Load(configPath(cfgPath))
+			if err != nil {
+				return err
+			}
+			// The flags the user gave win over pruning.* of the configuration.
+			fl := cmd.Flags()
+			if !fl.Changed("protect") {
+				s.Protect = cfg.Pruning.ProtectTokens
+			}
+			if !fl.Changed("minimum") {
+				s.Minimum = cfg.Pruning.MinimumSavings
+			}
+			if !fl.Changed("protected-tools") {
+				s.ProtectedTools = cfg.Pruning.ProtectedTools
+			}
 			store, err := session.Open(path, session.Options{Logger: warnLogger(cmd.ErrOrStderr())})
 			if err != nil {
 				return err
@@ -75,9 +92,10 @@ back byte for byte.`,
 	fl.BoolVar(&dryRun, "dry-run", false, "show what would be pruned; change nothing")
 	fl.BoolVar(&restore, "restore", false, "put every pruned output back from the archive")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON object")
-	fl.IntVar(&s.Protect, "protect", s.Protect, "tokens of the newest tool output that are never pruned")
-	fl.IntVar(&s.Minimum, "minimum", s.Minimum, "prune only when at least this many tokens are saved")
-	fl.StringSliceVar(&s.ProtectedTools, "protected-tools", s.ProtectedTools, "tools whose results are never pruned")
+	fl.IntVar(&s.Protect, "protect", s.Protect, "tokens of the newest tool output that are never pruned (default: pruning.protectTokens)")
+	fl.IntVar(&s.Minimum, "minimum", s.Minimum, "prune only when at least this many tokens are saved (default: pruning.minimumSavings)")
+	fl.StringSliceVar(&s.ProtectedTools, "protected-tools", s.ProtectedTools, "tools whose results are never pruned (default: pruning.protectedTools)")
+	fl.StringVar(&cfgPath, "config", "", "configuration file whose pruning.* block gives the defaults (default $PITH_CONFIG)")
 	return cmd
 }
 

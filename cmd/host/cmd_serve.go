@@ -66,16 +66,25 @@ The bound address is printed on stdout ("listening on ADDR") and, with
 // serveLogger is the daemon's logger: unlike the one-shot commands it logs
 // at info level (reloads, plugin restarts) unless the configuration says
 // otherwise. It intercepts, so the server can count plugin restarts.
-func serveLogger(w io.Writer, verbose bool) hclog.InterceptLogger {
+// logging.format "json" writes one JSON object a line; it is read once at
+// start, as the logger cannot change its format afterwards.
+func serveLogger(w io.Writer, verbose, jsonFormat bool) hclog.InterceptLogger {
 	level := hclog.Info
 	if verbose {
 		level = hclog.Debug
 	}
-	return hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: "pith", Level: level, Output: w})
+	return hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: "pith", Level: level, Output: w, JSONFormat: jsonFormat})
+}
+
+// jsonLogs peeks at logging.format before the logger exists; a file that
+// does not load is reported by config.Open just after.
+func jsonLogs(path string) bool {
+	cfg, err := config.Load(path)
+	return err == nil && cfg.Logging.Format == "json"
 }
 
 func runServe(ctx context.Context, stdout, stderr io.Writer, f serveFlags) error {
-	log := serveLogger(stderr, f.verbose)
+	log := serveLogger(stderr, f.verbose, jsonLogs(configPath(f.config)))
 	var srv *server.Server
 	var store *config.Store
 	var watcher *config.Watcher

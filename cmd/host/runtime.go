@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
+	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summarize"
@@ -142,10 +143,22 @@ func engineSettings(cfg *config.Config) engine.Settings {
 	s.ReserveTokens = cfg.Compaction.ReserveTokens
 	s.KeepRecentTokens = cfg.Compaction.KeepRecentTokens
 	s.CalibrateKeepRecent = cfg.Compaction.CalibrateKeepRecent
+	s.CalibrationMethod = cfg.Compaction.CalibrationMethod
 	s.AutoContinue = cfg.Compaction.AutoContinue
 	s.ContextWindow = cfg.ContextWindow
 	s.SummarizerContextWindow = cfg.SummarizerContextWindow()
 	s.SummarizerOutputLimit = cfg.Summarizer.MaxOutputTokens
+	s.Pruning = engine.Pruning{Enabled: cfg.Pruning.Enabled, PruneSettings: compaction.PruneSettings{
+		Protect:        cfg.Pruning.ProtectTokens,
+		Minimum:        cfg.Pruning.MinimumSavings,
+		ProtectedTools: cfg.Pruning.ProtectedTools,
+	}}
+	s.BranchSummary = engine.BranchSummary{
+		Enabled:       cfg.BranchSummary.Enabled,
+		ContextWindow: cfg.BranchSummary.ContextWindow,
+		ReserveTokens: cfg.BranchSummary.ReserveTokens,
+	}
+	s.ShortSummary = cfg.Compaction.ShortSummary
 	return s
 }
 

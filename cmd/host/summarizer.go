@@ -32,7 +32,18 @@ func (p *providerFlags) register(cmd *cobra.Command) {
 // summarizer needs none of this. Credentials come only from environment
 // variables named in the configuration (OPENAI_API_KEY / ANTHROPIC_API_KEY
 // by default).
+//
+// Every request then passes summarize.Windowed: one whose estimated input
+// plus output cap exceeds the summarizer's window is never sent.
 func buildSummarizer(cfg *config.Config, p providerFlags, log hclog.Logger) (summarize.Summarizer, string, error) {
+	s, name, err := buildProvider(cfg, p, log)
+	if err != nil {
+		return nil, "", err
+	}
+	return summarize.Windowed{Summarizer: s, Window: cfg.SummarizerContextWindow(), DefaultMaxTokens: llm.DefaultMaxTokens}, name, nil
+}
+
+func buildProvider(cfg *config.Config, p providerFlags, log hclog.Logger) (summarize.Summarizer, string, error) {
 	s := cfg.Summarizer
 	provider := s.Provider
 	if p.provider != "" {

@@ -97,6 +97,9 @@ type NavigateOptions struct {
 	// branch gets ContextWindow − ReserveTokens tokens.
 	ContextWindow int
 	ReserveTokens int
+	// SummarizerWindow is the summarizer model's context window (0:
+	// unknown); the request, its output cap included, fits it.
+	SummarizerWindow int
 	// ModelOutputLimit and Reasoning are passed to the summary request.
 	ModelOutputLimit int
 	Reasoning        string
@@ -117,14 +120,17 @@ func (o NavigateOptions) TokenBudget() int {
 	return max(1, window-reserve)
 }
 
-// inputBudget is what the summary request may use of the window: all of it
-// but the output cap.
+// inputBudget is the window the summary request must fit, its output cap
+// included: the summarizer model's when known, else the branch window.
 func (o NavigateOptions) inputBudget() int {
 	window := o.ContextWindow
 	if window <= 0 {
 		window = DefaultContextWindow
 	}
-	return max(1, window-SummaryMaxTokens)
+	if o.SummarizerWindow > 0 {
+		window = min(window, o.SummarizerWindow)
+	}
+	return max(1, window)
 }
 
 // NavigateResult says what a navigation did.

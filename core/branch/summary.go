@@ -36,8 +36,9 @@ type SummaryOptions struct {
 	// ModelOutputLimit is the summarizer model's own output cap (0: none);
 	// the request asks for at most min(SummaryMaxTokens, ModelOutputLimit).
 	ModelOutputLimit int
-	// InputBudget is the summarizer's input window in tokens for the whole
-	// request, system prompt included (0: no limit). When the conversation
+	// InputBudget is the summarizer's context window in tokens for the
+	// whole request: system prompt, prompt and the output cap (0: no
+	// limit). When the conversation
 	// does not fit, its oldest middle part is left out and the prompt says
 	// so; a request that cannot fit at all is never sent.
 	InputBudget int
@@ -77,10 +78,11 @@ func BuildRequest(p Prepared, opts SummaryOptions) (summarize.Request, error) {
 	if opts.InputBudget > 0 {
 		fixed := compaction.EstimateTextTokens(prompts.System) +
 			compaction.EstimateTextTokens("<conversation>\n\n</conversation>\n\n"+instructions+omittedNote)
-		conv = opts.InputBudget - fixed
+		// The answer's tokens count against the window too.
+		conv = opts.InputBudget - maxTokens - fixed
 		if conv <= 0 {
-			return summarize.Request{}, fmt.Errorf("branch summary: %w: the prompt alone needs ~%d of %d tokens",
-				compaction.ErrInputTooLarge, fixed, opts.InputBudget)
+			return summarize.Request{}, fmt.Errorf("branch summary: %w: the prompt alone needs ~%d tokens + %d for the answer, of %d",
+				compaction.ErrInputTooLarge, fixed, maxTokens, opts.InputBudget)
 		}
 	}
 	fitted, err := compaction.FitConversation(p.Messages, conv)

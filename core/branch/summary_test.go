@@ -93,7 +93,7 @@ func TestBuildRequestLeavesOutTheMiddle(t *testing.T) {
 		t.Fatal(err)
 	}
 	need := compaction.EstimateTextTokens(full.SystemPrompt) + compaction.EstimateTextTokens(full.Prompt)
-	budget := need * 2 / 3
+	budget := need*2/3 + full.MaxTokens // the answer counts against the window
 	req, err := BuildRequest(p, SummaryOptions{InputBudget: budget})
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +101,7 @@ func TestBuildRequestLeavesOutTheMiddle(t *testing.T) {
 	if !strings.HasSuffix(req.Prompt, prompts.Branch+"\n\n"+prompts.Omitted) {
 		t.Errorf("prompt does not end with the omission note:\n…%s", req.Prompt[max(0, len(req.Prompt)-300):])
 	}
-	if got := compaction.EstimateTextTokens(req.SystemPrompt) + compaction.EstimateTextTokens(req.Prompt); got > budget {
-		t.Errorf("request ~%d tokens, budget %d", got, budget)
+	if got := compaction.EstimateTextTokens(req.SystemPrompt) + compaction.EstimateTextTokens(req.Prompt); got+req.MaxTokens > budget {
+		t.Errorf("request ~%d tokens + %d output, budget %d", got, req.MaxTokens, budget)
 	}
 }

@@ -31,6 +31,9 @@ type Settings struct {
 	// the zero Settings (the reference's behaviour, what the conformance
 	// tests compare); on in DefaultSettings and in the engine.
 	CutBeforeTrailingResults bool `json:"cutBeforeTrailingResults"`
+	// CalibrationMethod is CalibrationDelta (also for "") or
+	// CalibrationTotal; see Calibrate.
+	CalibrationMethod string `json:"calibrationMethod,omitempty"`
 }
 
 // DefaultSettings are the defaults of SPEC §14.
@@ -69,6 +72,9 @@ type Preparation struct {
 	// calibration.
 	KeepRecentTokens int
 	Settings         Settings
+	// Calibration is how KeepRecentTokens was derived (zero when
+	// calibration is off).
+	Calibration Calibration
 	// FileEntries is how many entries the session file had when this
 	// preparation was made (set by the caller; 0 means unknown). Persist
 	// looks at the entries appended after them to decide where the
@@ -115,7 +121,8 @@ func Prepare(path []*session.Entry, settings Settings) (*Preparation, error) {
 	prep.TokensBefore = ContextTokens(path)
 	prep.KeepRecentTokens = settings.KeepRecentTokens
 	if settings.CalibrateKeepRecent {
-		prep.KeepRecentTokens = calibrate(path, prep.RangeStart, end, settings.KeepRecentTokens, prep.TokensBefore)
+		prep.Calibration = Calibrate(path, prep.RangeStart, end, settings, prep.TokensBefore)
+		prep.KeepRecentTokens = prep.Calibration.KeepRecentTokens
 	}
 
 	prep.Cut = findCutPoint(path, prep.RangeStart, end, prep.KeepRecentTokens, settings.CutBeforeTrailingResults)
@@ -164,41 +171,6 @@ func summaryMessages(entries []*session.Entry) []session.Message {
 		msgs = session.AppendEntryMessage(msgs, e)
 	}
 	return msgs
-}
-
-// calibrate scales keepRecentTokens down when the provider's reported
-// prompt size shows the chars/4 estimate undercounting (SPEC §5.3). Without
-// any usable usage on the path there is nothing to calibrate against.
-func calibrate(path []*session.Entry, start, end, keepRecent, contextTotal int) int {
-	prompt, found := 0, false
-	for i := len(path) - 1; i >= 0; i-- {
-		if raw := path[i].MessageRaw(); raw != nil && path[i].Role() == session.RoleAssistant {
-			if p, ok := tokens.PromptTokens(raw); ok {
-				prompt, found = p, true
-				break
-			}
-		}
-	}
-	if !found {
-		return keepRecent
-	}
-	if prompt == 0 {
-		prompt = contextTotal
-	}
-	// Only a ratio above 1 changes anything, so the sum can stop as soon as
-	// it reaches prompt: a long range need not be estimated in full.
-	estimated := 0
-	for i := end - 1; i >= start && estimated < prompt; i-- {
-		if m, ok := summaryMessage(path[i]); ok {
-			estimated += tokens.Estimate(m.Raw)
-		}
-	}
-	if estimated <= 0 || estimated >= prompt {
-		return keepRecent
-	}
-	// keep / (prompt/estimated), in integers without rounding up.
-	k := int(int64(keepRecent) * int64(estimated) / int64(prompt))
-	return max(1, k)
 }
 
 // summaryMessage is the message one entry contributes to a summary.

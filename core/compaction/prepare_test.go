@@ -159,11 +159,11 @@ func TestPrepareCalibration(t *testing.T) {
 		wantKeep  int
 	}{
 		{"off", false, 1000},
-		{"on: keep scaled by estimate/prompt", true, 1000 * 2100 / 4200},
+		{"total: keep scaled by estimate/prompt", true, 1000 * 2100 / 4200},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			prep, err := Prepare(path, Settings{ReserveTokens: 16384, KeepRecentTokens: 1000, CalibrateKeepRecent: tt.calibrate})
+			prep, err := Prepare(path, Settings{ReserveTokens: 16384, KeepRecentTokens: 1000, CalibrateKeepRecent: tt.calibrate, CalibrationMethod: CalibrationTotal})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -239,9 +239,10 @@ func TestContextTokensMatchesBuildContext(t *testing.T) {
 	}
 }
 
-// TestCalibrationOnGolden runs Prepare with calibration on over the golden
-// cases and checks the budget against SPEC §5.3 computed in full (the code
-// stops summing early once the ratio cannot exceed 1).
+// TestCalibrationOnGolden runs Prepare with the total calibration over the
+// golden cases and checks the budget against SPEC §5.3's original formula
+// computed in full (the code stops summing early once the ratio cannot
+// exceed 1).
 func TestCalibrationOnGolden(t *testing.T) {
 	changed := 0
 	for _, g := range loadGolden(t) {
@@ -249,7 +250,7 @@ func TestCalibrationOnGolden(t *testing.T) {
 			continue
 		}
 		path := loadPath(t, g.Dir, g.File)
-		s := Settings{ReserveTokens: g.ReserveTokens, KeepRecentTokens: g.KeepRecentTokens, CalibrateKeepRecent: true}
+		s := Settings{ReserveTokens: g.ReserveTokens, KeepRecentTokens: g.KeepRecentTokens, CalibrateKeepRecent: true, CalibrationMethod: CalibrationTotal}
 		prep, err := Prepare(path, s)
 		if errors.Is(err, ErrNothingToCompact) {
 			continue

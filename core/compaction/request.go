@@ -35,8 +35,9 @@ type RequestOptions struct {
 	Instructions string
 	// ModelOutputLimit is the summarizer model's own output cap (0: none).
 	ModelOutputLimit int
-	// InputBudget is the summarizer model's input window in tokens for one
-	// request, system prompt included (0: no limit).
+	// InputBudget is the summarizer model's context window in tokens for
+	// one request: system prompt, prompt and the output cap together
+	// (0: no limit).
 	InputBudget int
 	// Reasoning is passed through to the requests.
 	Reasoning string
@@ -116,7 +117,8 @@ func BuildSummaryRequests(prep *Preparation, opts RequestOptions) (*Requests, er
 		}
 		omittedNote := "\n\n" + prompts.Omitted
 		fixed := EstimateTextTokens(prompts.System) + EstimateTextTokens("<conversation>\n\n</conversation>\n\n"+tail.String()+omittedNote+focus)
-		conv, err := fitBudget(prep.MessagesToSummarize, opts.InputBudget, fixed, "history")
+		maxTokens := clampOutput(historyCap(reserve), opts.ModelOutputLimit)
+		conv, err := fitBudget(prep.MessagesToSummarize, opts.InputBudget, fixed, maxTokens, "history")
 		if err != nil {
 			return nil, err
 		}
@@ -130,7 +132,7 @@ func BuildSummaryRequests(prep *Preparation, opts RequestOptions) (*Requests, er
 			Purpose:      summarize.PurposeHistory,
 			SystemPrompt: prompts.System,
 			Prompt:       prompt,
-			MaxTokens:    clampOutput(historyCap(reserve), opts.ModelOutputLimit),
+			MaxTokens:    maxTokens,
 			Reasoning:    opts.Reasoning,
 			Source: &summarize.Transcript{
 				Messages:        prep.MessagesToSummarize,
@@ -146,7 +148,8 @@ func BuildSummaryRequests(prep *Preparation, opts RequestOptions) (*Requests, er
 	if splitPrefix {
 		omittedNote := "\n\n" + prompts.Omitted
 		fixed := EstimateTextTokens(prompts.System) + EstimateTextTokens("<conversation>\n\n</conversation>\n\n"+prompts.TurnPrefix+omittedNote)
-		conv, err := fitBudget(prep.TurnPrefixMessages, opts.InputBudget, fixed, "turn prefix")
+		maxTokens := clampOutput(turnPrefixCap(reserve), opts.ModelOutputLimit)
+		conv, err := fitBudget(prep.TurnPrefixMessages, opts.InputBudget, fixed, maxTokens, "turn prefix")
 		if err != nil {
 			return nil, err
 		}
@@ -158,7 +161,7 @@ func BuildSummaryRequests(prep *Preparation, opts RequestOptions) (*Requests, er
 			Purpose:      summarize.PurposeTurnPrefix,
 			SystemPrompt: prompts.System,
 			Prompt:       prompt,
-			MaxTokens:    clampOutput(turnPrefixCap(reserve), opts.ModelOutputLimit),
+			MaxTokens:    maxTokens,
 			Reasoning:    opts.Reasoning,
 			Source:       &summarize.Transcript{Messages: prep.TurnPrefixMessages},
 		}
@@ -169,12 +172,15 @@ func BuildSummaryRequests(prep *Preparation, opts RequestOptions) (*Requests, er
 	return out, nil
 }
 
-func fitBudget(msgs []session.Message, budget, fixed int, what string) (Fitted, error) {
+// fitBudget clips the conversation so that the request's estimated input
+// (fixed + conversation) plus its output cap maxOut fits the window budget:
+// an OpenAI-style API rejects input + max_tokens > window.
+func fitBudget(msgs []session.Message, budget, fixed, maxOut int, what string) (Fitted, error) {
 	conv := 0
 	if budget > 0 {
-		conv = budget - fixed
+		conv = budget - maxOut - fixed
 		if conv <= 0 {
-			return Fitted{}, fmt.Errorf("%s summary: %w: the prompt alone needs ~%d of %d tokens", what, ErrInputTooLarge, fixed, budget)
+			return Fitted{}, fmt.Errorf("%s summary: %w: the prompt alone needs ~%d tokens + %d for the answer, of %d", what, ErrInputTooLarge, fixed, maxOut, budget)
 		}
 	}
 	f, err := FitConversation(msgs, conv)

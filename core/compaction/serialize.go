@@ -53,7 +53,7 @@ func serializeMessage(m session.Message) string {
 		if truthy(r.Get("excludeFromContext")) {
 			return ""
 		}
-		return prefixed("[User]: ", bashText(r))
+		return prefixed("[User]: ", bashText(r, clip))
 	case session.RoleCompactionSummary:
 		return prefixed("[User]: ", prompts.CompactionSummaryText(r.Get("summary").String()))
 	case session.RoleBranchSummary:
@@ -117,15 +117,15 @@ func truthy(r gjson.Result) bool {
 }
 
 // bashText is the user text a bash run becomes for a model: the command,
-// the output in a fence (clipped), and how it ended.
-func bashText(r gjson.Result) string {
+// the output in a fence (through clipOutput), and how it ended.
+func bashText(r gjson.Result, clipOutput func(string) string) string {
 	var b strings.Builder
 	b.WriteString("Ran `")
 	b.WriteString(r.Get("command").String())
 	b.WriteString("`\n")
 	if out := r.Get("output").String(); out != "" {
 		b.WriteString("```\n")
-		b.WriteString(clip(out))
+		b.WriteString(clipOutput(out))
 		b.WriteString("\n```")
 	} else {
 		b.WriteString("(no output)")

@@ -231,6 +231,7 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 			lc.acct.trailing += tokens.Estimate(m.Raw)
 		}
 	}
+	lc.countTools()
 	s.mu.Lock()
 	s.live = lc
 	s.mu.Unlock()

@@ -31,6 +31,15 @@
 //     describe the old, larger context; the token count uses estimates
 //     until the next turn reports fresh usage.
 //
+// At every turn end (AfterTurn), before the threshold test, old tool
+// outputs are pruned by Settings.Pruning through the same lossless archive
+// as `pith prune`; the saving is subtracted from the measured usage, so a
+// pruning that brings the context under the threshold prevents the
+// compaction. The plan only runs when a tool result arrived since the last
+// one and the live tool output could reach the minimum saving, so a turn
+// without tool output costs nothing extra. A manual Compact emits
+// EventAgentAbort first, for agents in another process.
+//
 // Settings are an immutable snapshot per operation: SetSettings swaps them
 // (configuration hot reload) and an operation finishes on the snapshot it
 // started with. Operations (appends, turns, compactions) are serialized;

@@ -36,6 +36,16 @@ const (
 	// EventAutoCompactionDisabled: the failure guard turned automatic
 	// compaction off until the next successful manual compaction.
 	EventAutoCompactionDisabled EventKind = "auto_compaction_disabled"
+	// EventPruned: old tool outputs were replaced by a notice at a turn
+	// end (SPEC §8); TokensBefore and TokensAfter are the context tokens
+	// around it, Pruned counts the outputs. With Error set, automatic
+	// pruning failed and the session is unchanged.
+	EventPruned EventKind = "pruned"
+	// EventAgentAbort: a manual compaction is starting, and the agent's
+	// in-flight turn must stop (SPEC §9.1): Options.AbortAgent is called
+	// for an agent in the same process; an agent elsewhere (pith serve)
+	// gets this event and cancels its model request and tools.
+	EventAgentAbort EventKind = "agent_abort"
 )
 
 // Event is one notification of a Session.
@@ -60,6 +70,8 @@ type Event struct {
 	// EntryID is the saved compaction entry's id (end events of saved
 	// compactions).
 	EntryID string
+	// Pruned counts the tool outputs an EventPruned replaced.
+	Pruned int
 }
 
 // subscribers fans events out to callbacks, in subscription order.

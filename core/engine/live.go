@@ -54,12 +54,35 @@ type liveContext struct {
 	messages   []session.Message
 	acct       accounting
 	compaction time.Time
+	// toolTokens is the estimate of the tool results in messages, and
+	// newTools says a tool result arrived since pruning last looked: no
+	// plan can save more than the tool output there is, and without a new
+	// result the last empty plan is still empty, so automatic pruning
+	// walks the path only when it may find something.
+	toolTokens int
+	newTools   bool
+}
+
+// countTools sets toolTokens from the messages.
+func (lc *liveContext) countTools() {
+	lc.toolTokens, lc.newTools = 0, true
+	for _, m := range lc.messages {
+		if m.Role == session.RoleToolResult {
+			lc.toolTokens += tokens.Estimate(m.Raw)
+		}
+	}
 }
 
 // buildLive builds the live context from the session tree at leaf. Only
 // usage reported after the latest compaction counts: kept messages carry
 // the usage of the old, larger context.
 func buildLive(tree *session.Tree, leaf *session.Entry) liveContext {
+	lc := buildMessages(tree, leaf)
+	lc.countTools()
+	return lc
+}
+
+func buildMessages(tree *session.Tree, leaf *session.Entry) liveContext {
 	lc := liveContext{acct: newAccounting()}
 	if leaf == nil {
 		return lc

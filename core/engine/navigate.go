@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 
@@ -20,13 +21,42 @@ var _ TreeHooks = (*hooks.Dispatcher)(nil)
 // NavigateOptions are the caller's choices for one navigation; the
 // summarizer, budgets and hooks come from the Session.
 type NavigateOptions struct {
+	// Summarize true asks for a summary of the abandoned branch whatever
+	// the settings say; false leaves the choice to Mode.
 	Summarize          bool
 	CustomInstructions string
 	Label              string
 	// ContextWindow and ReserveTokens give the branch budget (SPEC §11.3);
-	// zero takes branch's defaults (128 000 − 16 384).
+	// zero takes the settings' (branchSummary.*), else branch's defaults
+	// (128 000 − 16 384).
 	ContextWindow int
 	ReserveTokens int
+	// Mode decides whether to summarize when Summarize is false: by
+	// default branchSummary.enabled does.
+	Mode SummarizeMode
+}
+
+// SummarizeMode is the caller's choice about a branch summary.
+type SummarizeMode int
+
+const (
+	// SummarizeDefault: Settings.BranchSummary.Enabled decides.
+	SummarizeDefault SummarizeMode = iota
+	// SummarizeAlways: summarize (--summarize).
+	SummarizeAlways
+	// SummarizeNever: do not summarize (--no-summarize).
+	SummarizeNever
+)
+
+// wantsSummary resolves the caller's choice against the settings.
+func (o NavigateOptions) wantsSummary(st Settings) bool {
+	switch {
+	case o.Summarize || o.Mode == SummarizeAlways:
+		return true
+	case o.Mode == SummarizeNever:
+		return false
+	}
+	return st.BranchSummary.Enabled
 }
 
 // Navigate moves the leaf to targetID (SPEC §11) with session_before_tree
@@ -42,12 +72,13 @@ func (s *Session) Navigate(ctx context.Context, targetID string, opts NavigateOp
 	defer s.endRun(r)
 	st := s.Settings()
 	nav := branch.NavigateOptions{
-		Summarize:          opts.Summarize,
+		Summarize:          opts.wantsSummary(st),
 		CustomInstructions: opts.CustomInstructions,
 		Label:              opts.Label,
 		Summarizer:         s.opts.Summarizer,
-		ContextWindow:      opts.ContextWindow,
-		ReserveTokens:      opts.ReserveTokens,
+		ContextWindow:      cmp.Or(opts.ContextWindow, st.BranchSummary.ContextWindow),
+		ReserveTokens:      cmp.Or(opts.ReserveTokens, st.BranchSummary.ReserveTokens),
+		SummarizerWindow:   st.SummarizerContextWindow,
 		ModelOutputLimit:   st.SummarizerOutputLimit,
 		Reasoning:          st.Reasoning,
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/tokens"
 	"github.com/tidwall/gjson"
 )
 
@@ -95,6 +96,8 @@ type Outcome struct {
 	Prompt string
 	// Skipped says why a due automatic compaction did not run, "" otherwise.
 	Skipped string
+	// Pruned is the tool-output pruning this turn end did, nil for none.
+	Pruned *PruneResult
 }
 
 // Result describes a saved compaction.
@@ -286,6 +289,10 @@ func (s *Session) pushLocked(m session.Message, fresh bool) {
 	// here never writes into what a caller holds.
 	s.live.acct.add(len(s.live.messages), m, fresh)
 	s.live.messages = append(s.live.messages, m)
+	if m.Role == session.RoleToolResult {
+		s.live.toolTokens += tokens.Estimate(m.Raw)
+		s.live.newTools = true
+	}
 }
 
 func messageDraft(raw json.RawMessage) (session.Draft, error) {
@@ -368,7 +375,13 @@ func (s *Session) afterAppend(ctx context.Context, st Settings, e *session.Entry
 		// Nothing reported the current context's size; estimates alone
 		// are not trusted to start a compaction after an error.
 		return out, nil
-	case !st.Enabled || !st.above(ctxTokens):
+	}
+	// Pruning comes first: what it saves may make the compaction
+	// unnecessary (SPEC §8).
+	if out.Pruned = s.autoPrune(st); out.Pruned != nil {
+		ctxTokens = out.Pruned.TokensAfter
+	}
+	if !st.Enabled || !st.above(ctxTokens) {
 		return out, nil
 	}
 	return s.thresholdCompaction(ctx, st, out, ctxTokens)
@@ -508,6 +521,8 @@ func (s *Session) Compact(ctx context.Context, instructions string) (*Result, er
 	if s.opts.AbortAgent != nil {
 		s.opts.AbortAgent()
 	}
+	// An agent in another process (pith serve) learns it from the event.
+	s.emit(Event{Kind: EventAgentAbort, Reason: ReasonManual})
 	if err := s.acquire(ctx); err != nil {
 		return nil, err
 	}

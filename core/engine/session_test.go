@@ -153,7 +153,8 @@ func TestManualCompaction(t *testing.T) {
 			t.Fatalf("message %d differs", i)
 		}
 	}
-	if k := rec.kinds(); len(k) != 2 || k[1] != EventCompactionEnd {
+	// The agent is told to stop its turn first (SPEC §9.1).
+	if k := rec.kinds(); len(k) != 3 || k[0] != EventAgentAbort || k[2] != EventCompactionEnd {
 		t.Errorf("events %v", k)
 	}
 	// Nothing left to compact right after.
@@ -564,8 +565,8 @@ func TestSubscribeAndSnapshots(t *testing.T) {
 	if _, err := s.Compact(ctx, ""); err != nil {
 		t.Fatal(err)
 	}
-	if a != 2 || b != 4 {
-		t.Errorf("events seen: %d and %d, want 2 and 4", a, b)
+	if a != 3 || b != 6 { // agent_abort, compaction_start, compaction_end
+		t.Errorf("events seen: %d and %d, want 3 and 6", a, b)
 	}
 	if len(snap) != n || snap[0].Role != session.RoleUser {
 		t.Error("a snapshot from Messages changed")

@@ -17,6 +17,9 @@ type Settings struct {
 	// CalibrateKeepRecent scales KeepRecentTokens by the provider's real
 	// token counts (SPEC §5.3).
 	CalibrateKeepRecent bool
+	// CalibrationMethod is compaction.CalibrationDelta ("" too) or
+	// compaction.CalibrationTotal.
+	CalibrationMethod string
 	// AutoContinue asks the agent to go on after a threshold compaction.
 	AutoContinue bool
 	// ContextWindow is the session model's window in tokens; 0 disables the
@@ -30,6 +33,27 @@ type Settings struct {
 	ShortSummary bool
 	// Reasoning is passed to the summarizer requests.
 	Reasoning string
+	// Pruning is tool-output pruning at every turn end, before the
+	// compaction check (SPEC §8).
+	Pruning Pruning
+	// BranchSummary is the navigation default and budget (SPEC §11).
+	BranchSummary BranchSummary
+}
+
+// BranchSummary configures summaries of abandoned branches.
+type BranchSummary struct {
+	// Enabled summarizes on every navigation unless the caller says no.
+	Enabled bool
+	// ContextWindow − ReserveTokens is the branch budget; zero takes the
+	// branch package's defaults.
+	ContextWindow int
+	ReserveTokens int
+}
+
+// Pruning configures automatic tool-output pruning.
+type Pruning struct {
+	Enabled bool
+	compaction.PruneSettings
 }
 
 // DefaultSettings are SPEC §14's defaults with a 200 000-token window.
@@ -42,6 +66,7 @@ func DefaultSettings() Settings {
 		CalibrateKeepRecent: d.CalibrateKeepRecent,
 		AutoContinue:        true,
 		ContextWindow:       200000,
+		Pruning:             Pruning{Enabled: true, PruneSettings: compaction.DefaultPruneSettings()},
 	}
 }
 
@@ -50,6 +75,7 @@ func (s Settings) compaction() compaction.Settings {
 		ReserveTokens:       s.ReserveTokens,
 		KeepRecentTokens:    s.KeepRecentTokens,
 		CalibrateKeepRecent: s.CalibrateKeepRecent,
+		CalibrationMethod:   s.CalibrationMethod,
 		// An automatic compaction must be able to free room even when the
 		// last tool output alone is larger than keepRecentTokens.
 		CutBeforeTrailingResults: true,

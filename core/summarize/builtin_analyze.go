@@ -139,6 +139,8 @@ type errInfo struct {
 	seq      int
 	turn     int
 	resolved bool
+	// workedAfter: a tool call or command succeeded after the error.
+	workedAfter bool
 }
 
 type request struct {
@@ -354,6 +356,15 @@ func (d *digest) addAssistantText(text string, seq int, final bool) {
 			d.decisions = append(d.decisions, sentenceFact{text: clip(flatten(s), clipSentence), seq: seq})
 		}
 	}
+	for _, s := range ss {
+		if fixMarker.MatchString(s) && !fixNegation.MatchString(s) && !speculative.MatchString(s) && !isQuestion(s) {
+			// "Fixed. `ledger import` now accepts…": what failed in this
+			// turn is dealt with, even if the failing command never ran
+			// again.
+			d.resolveTurn()
+			break
+		}
+	}
 	picked := 0
 	for i, s := range ss {
 		if picked == 2 {
@@ -401,7 +412,7 @@ func (d *digest) noteCall(c toolCall, seq int) {
 // noteResult pairs a result with its call: command status, error or the
 // success that resolves an earlier error on the same target.
 func (d *digest) noteResult(c toolCall, ev *event, seq int) {
-	key := c.name + "\x00" + c.target()
+	key := errorKey(c.name, c.target(), c.str("command"))
 	if c.name == "bash" || c.str("command") != "" {
 		status := "ok"
 		if ev.isError {
@@ -419,6 +430,7 @@ func (d *digest) noteResult(c toolCall, ev *event, seq int) {
 		return
 	}
 	d.resolve(key)
+	d.succeeded()
 	if p := c.str("path"); p != "" {
 		switch c.name {
 		case "edit":
@@ -438,11 +450,12 @@ func (d *digest) noteBash(ev *event, seq int) {
 		status = fmt.Sprintf("exit %d", *ev.exit)
 	}
 	d.command(ev.command, true, status, seq)
-	key := "bash\x00" + ev.command
+	key := errorKey("bash", ev.command, ev.command)
 	if ev.exit != nil && *ev.exit != 0 {
 		d.addError("user command `"+clip(flatten(commandLine(ev.command)), clipCommand)+"`", ev.text+"\nexit code "+fmt.Sprint(*ev.exit), key, seq)
 	} else if !ev.cancelled {
 		d.resolve(key)
+		d.succeeded()
 	}
 }
 
@@ -519,6 +532,35 @@ func (d *digest) addError(where, text, key string, seq int) {
 		msg = "(no output)"
 	}
 	d.errors = append(d.errors, &errInfo{where: where, text: clip(msg, clipError), key: key, seq: seq, turn: d.turns})
+}
+
+// resolveTurn marks resolved the errors of the current turn that some
+// work succeeded after: a claim of a fix with nothing done since the
+// failure is not trusted.
+func (d *digest) resolveTurn() {
+	for _, e := range d.errors {
+		if e.turn == d.turns && e.workedAfter {
+			e.resolved = true
+		}
+	}
+}
+
+// succeeded notes a successful tool result or command: the errors before
+// it had work done after them.
+func (d *digest) succeeded() {
+	for _, e := range d.errors {
+		e.workedAfter = true
+	}
+}
+
+// errorKey says which later success resolves a call's error: the same
+// tool on the same target, or the same command line (a `cd dir &&` prefix
+// aside, whoever runs it: the agent or the user).
+func errorKey(tool, target, command string) string {
+	if command != "" {
+		return "cmd\x00" + flatten(commandLine(command))
+	}
+	return tool + "\x00" + target
 }
 
 func (d *digest) resolve(key string) {

@@ -183,6 +183,11 @@ var (
 	nextMarker = phrases{"next", "then i'll", "then we", "i'll", "i will", "we'll", "we will", "we should",
 		"we need to", "still need", "remaining", "todo", "to do", "going to", "plan to", "let me", "after that",
 		"afterwards"}
+	// fixMarker: an assistant sentence saying an error is dealt with; a
+	// negation ("not fixed yet", "still fails") or a question cancels it.
+	fixMarker = phrases{"fixed", "resolved", "now passes", "passes now", "now pass", "now works", "works now",
+		"now accepts", "all tests pass", "tests pass", "no longer fails", "no longer crashes", "no longer panics"}
+	fixNegation     = phrases{"not", "isn't", "wasn't", "hasn't", "haven't", "still", "yet", "unable", "couldn't", "cannot", "can't", "won't", "fails", "failing"}
 	speculative     = phrases{"could", "would", "might", "maybe", "perhaps", "consider", "should"}
 	errorLineMarker = regexp.MustCompile(`(?i)\b(error|errors|fail|failed|failure|fatal|exception|panic|cannot|can't|could not|not found|no such|denied|invalid|undefined|unexpected)\b`)
 	exitCodePattern = regexp.MustCompile(`(?:exited with code|exit code|exit status) (-?\d+)`)

@@ -339,8 +339,19 @@ func (x *AppendResponse) GetLeafId() string {
 }
 
 type GetContextRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// llm returns the messages converted for a model instead of as stored:
+	// only user, assistant and toolResult messages remain. A compaction
+	// summary and a branch summary become a user message whose one text
+	// block frames the summary in <summary>…</summary>; a custom message
+	// becomes a user message with its content (a string turned into one
+	// text block); a bashExecution becomes a user message with the command,
+	// its output in a fence and how it ended, and is left out when it was
+	// excluded from the context. customType, display, details and the
+	// summaries' bookkeeping fields are dropped; user, assistant and
+	// toolResult messages are unchanged. An agent sends the list as it is.
+	Llm           bool `protobuf:"varint,2,opt,name=llm,proto3" json:"llm,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -380,6 +391,13 @@ func (x *GetContextRequest) GetSessionId() string {
 		return x.SessionId
 	}
 	return ""
+}
+
+func (x *GetContextRequest) GetLlm() bool {
+	if x != nil {
+		return x.Llm
+	}
+	return false
 }
 
 type GetContextResponse struct {
@@ -744,14 +762,19 @@ func (x *CompactionResult) GetPlugin() string {
 }
 
 type NavigateRequest struct {
-	state              protoimpl.MessageState `protogen:"open.v1"`
-	SessionId          string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	TargetId           string                 `protobuf:"bytes,2,opt,name=target_id,json=targetId,proto3" json:"target_id,omitempty"`
-	Summarize          bool                   `protobuf:"varint,3,opt,name=summarize,proto3" json:"summarize,omitempty"`
-	CustomInstructions string                 `protobuf:"bytes,4,opt,name=custom_instructions,json=customInstructions,proto3" json:"custom_instructions,omitempty"`
-	Label              string                 `protobuf:"bytes,5,opt,name=label,proto3" json:"label,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	TargetId  string                 `protobuf:"bytes,2,opt,name=target_id,json=targetId,proto3" json:"target_id,omitempty"`
+	// summarize asks for a summary of the abandoned branch. Without it (and
+	// without no_summarize) the daemon's branchSummary.enabled decides.
+	Summarize          bool   `protobuf:"varint,3,opt,name=summarize,proto3" json:"summarize,omitempty"`
+	CustomInstructions string `protobuf:"bytes,4,opt,name=custom_instructions,json=customInstructions,proto3" json:"custom_instructions,omitempty"`
+	Label              string `protobuf:"bytes,5,opt,name=label,proto3" json:"label,omitempty"`
+	// no_summarize skips the branch summary whatever branchSummary.enabled
+	// says; it loses to summarize when both are set.
+	NoSummarize   bool `protobuf:"varint,6,opt,name=no_summarize,json=noSummarize,proto3" json:"no_summarize,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *NavigateRequest) Reset() {
@@ -817,6 +840,13 @@ func (x *NavigateRequest) GetLabel() string {
 		return x.Label
 	}
 	return ""
+}
+
+func (x *NavigateRequest) GetNoSummarize() bool {
+	if x != nil {
+		return x.NoSummarize
+	}
+	return false
 }
 
 type NavigateResponse struct {
@@ -1289,7 +1319,17 @@ func (x *WatchEventsResponse) GetEvent() *Event {
 type Event struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// kind: compaction_start, compaction_end, hook_error, overflow_reported,
-	// auto_compaction_disabled.
+	// auto_compaction_disabled, pruned, agent_abort.
+	//
+	// agent_abort is sent when a manual compaction (Compact) starts: the
+	// agent must cancel its in-flight turn (the model request it is
+	// streaming, the tools it runs) and not call AfterTurn for it; the
+	// compaction then runs on the session as it is. reason is "manual".
+	//
+	// pruned is sent when a turn end replaced old tool outputs by a notice
+	// (the originals are in the session's .pruned.jsonl archive);
+	// tokens_before and tokens_after are the context sizes around it. With
+	// error set, automatic pruning failed and the session is unchanged.
 	Kind      string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
 	SessionId string `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	// time_unix_nano is when the engine emitted it.
@@ -1453,10 +1493,11 @@ const file_pith_session_v1_session_proto_rawDesc = "" +
 	"\aentries\x18\x03 \x03(\fR\aentries\"C\n" +
 	"\x0eAppendResponse\x12\x18\n" +
 	"\aentries\x18\x01 \x03(\fR\aentries\x12\x17\n" +
-	"\aleaf_id\x18\x02 \x01(\tR\x06leafId\"2\n" +
+	"\aleaf_id\x18\x02 \x01(\tR\x06leafId\"D\n" +
 	"\x11GetContextRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"\x88\x02\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x10\n" +
+	"\x03llm\x18\x02 \x01(\bR\x03llm\"\x88\x02\n" +
 	"\x12GetContextResponse\x12\x1a\n" +
 	"\bmessages\x18\x01 \x03(\fR\bmessages\x12%\n" +
 	"\x0econtext_tokens\x18\x02 \x01(\x03R\rcontextTokens\x12\x1a\n" +
@@ -1487,14 +1528,15 @@ const file_pith_session_v1_session_proto_rawDesc = "" +
 	"split_turn\x18\n" +
 	" \x01(\bR\tsplitTurn\x12\x1b\n" +
 	"\tfrom_hook\x18\v \x01(\bR\bfromHook\x12\x16\n" +
-	"\x06plugin\x18\f \x01(\tR\x06plugin\"\xb2\x01\n" +
+	"\x06plugin\x18\f \x01(\tR\x06plugin\"\xd5\x01\n" +
 	"\x0fNavigateRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1b\n" +
 	"\ttarget_id\x18\x02 \x01(\tR\btargetId\x12\x1c\n" +
 	"\tsummarize\x18\x03 \x01(\bR\tsummarize\x12/\n" +
 	"\x13custom_instructions\x18\x04 \x01(\tR\x12customInstructions\x12\x14\n" +
-	"\x05label\x18\x05 \x01(\tR\x05label\"\xb6\x01\n" +
+	"\x05label\x18\x05 \x01(\tR\x05label\x12!\n" +
+	"\fno_summarize\x18\x06 \x01(\bR\vnoSummarize\"\xb6\x01\n" +
 	"\x10NavigateResponse\x12\x1e\n" +
 	"\vold_leaf_id\x18\x01 \x01(\tR\toldLeafId\x12\x1e\n" +
 	"\vnew_leaf_id\x18\x02 \x01(\tR\tnewLeafId\x12#\n" +
