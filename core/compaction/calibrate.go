@@ -88,9 +88,7 @@ func calibrateDelta(path []*session.Entry, start, end int) Calibration {
 	}
 	est := 0
 	for i := first; i < last; i++ {
-		if m, ok := summaryMessage(path[i]); ok {
-			est += tokens.Estimate(m.Raw)
-		}
+		est += summaryTokens(path[i])
 	}
 	if est <= 0 {
 		return c
@@ -123,9 +121,7 @@ func calibrateTotal(path []*session.Entry, start, end, contextTotal int) Calibra
 	// it reaches prompt: a long range need not be estimated in full.
 	estimated := 0
 	for i := end - 1; i >= start && estimated < prompt; i-- {
-		if m, ok := summaryMessage(path[i]); ok {
-			estimated += tokens.Estimate(m.Raw)
-		}
+		estimated += summaryTokens(path[i])
 	}
 	if estimated <= 0 {
 		return c
