@@ -111,7 +111,7 @@ func readFields(t *testing.T) map[string][]string {
 			}
 			files = append(files, f)
 		}
-		info := &types.Info{Selections: map[*ast.SelectorExpr]*types.Selection{}}
+		info := &types.Info{Selections: map[*ast.SelectorExpr]*types.Selection{}, Types: map[ast.Expr]types.TypeAndValue{}}
 		conf := types.Config{Importer: imp.(types.ImporterFrom), Error: func(error) {}}
 		if _, err := conf.Check(p.ImportPath, fset, files, info); err != nil {
 			t.Fatalf("type-check %s: %v", p.ImportPath, err)
@@ -132,6 +132,22 @@ func readFields(t *testing.T) map[string][]string {
 					for _, l := range n.Lhs {
 						if s, ok := l.(*ast.SelectorExpr); ok {
 							written[s] = true
+						}
+					}
+				case *ast.CallExpr:
+					// A conversion of a config struct to another type
+					// (hooks.Limits(p.Limits)) hands on every field.
+					if tv, ok := info.Types[n.Fun]; !ok || !tv.IsType() || len(n.Args) != 1 {
+						return true
+					}
+					named, ok := info.TypeOf(n.Args[0]).(*types.Named)
+					if !ok || named.Obj().Pkg() == nil || named.Obj().Pkg().Path() != configPath {
+						return true
+					}
+					if st, ok := named.Underlying().(*types.Struct); ok {
+						for i := range st.NumFields() {
+							k := named.Obj().Name() + "." + st.Field(i).Name()
+							reads[k] = append(reads[k], p.ImportPath+"/"+base)
 						}
 					}
 				case *ast.SelectorExpr:
