@@ -83,6 +83,21 @@ type Compaction struct {
 	ResultContextMaxTokens       int `koanf:"resultContextMaxTokens"`
 	// Model is the explorer's model; empty means the summarizer's model.
 	Model string `koanf:"model"`
+	// Rehydrate re-reads recently used files into the context after a
+	// compaction; off (files 0) by default.
+	Rehydrate Rehydrate `koanf:"rehydrate"`
+}
+
+// Rehydrate configures re-reading, after a compaction, the files most
+// recently read or changed in the summarized part, from the session's
+// workspace (its header's cwd), as one custom_message.
+type Rehydrate struct {
+	// Files is how many of the most recent files come back; 0 is off.
+	Files int `koanf:"files"`
+	// MaxTokensPerFile: a larger file comes back as its path only.
+	MaxTokensPerFile int `koanf:"maxTokensPerFile"`
+	// TotalTokens bounds all contents together.
+	TotalTokens int `koanf:"totalTokens"`
 }
 
 // RemoteEndpoint is the remote summarizer of SPEC §7. It is in use when URL
@@ -117,6 +132,9 @@ type Pruning struct {
 	ProtectTokens  int      `koanf:"protectTokens"`
 	MinimumSavings int      `koanf:"minimumSavings"`
 	ProtectedTools []string `koanf:"protectedTools"`
+	// Thinking keeps the thinking blocks of the newest N assistant
+	// messages and prunes older ones into the same archive; 0 is off.
+	Thinking int `koanf:"thinking"`
 }
 
 // Retry configures retries of summarizer calls (SPEC §9.5).
@@ -312,6 +330,7 @@ func Defaults() *Config {
 			SummaryMaxTokens:             4000,
 			AutoReadBudgetTokens:         8000,
 			ResultContextMaxTokens:       60000,
+			Rehydrate:                    Rehydrate{Files: 0, MaxTokensPerFile: 4000, TotalTokens: 12000},
 		},
 		BranchSummary: BranchSummary{
 			Enabled:       false,

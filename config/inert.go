@@ -6,29 +6,12 @@ import (
 	"sort"
 )
 
-// explorerKey is the reason of the exploring worker's keys.
-const explorerKey = "read only by the exploring compact worker (compaction.strategy: explore), which this build does not have yet"
-
 // InertKeys are keys the schema accepts that nothing acts on yet, with the
 // reason a user is shown. `pith config validate` warns about every one a
 // file sets, and a test that walks the schema and the code
 // (TestEveryKeyIsRead) keeps the list exact: a key no code reads must be
 // here, and a key some code reads must not.
 var InertKeys = map[string]string{
-	"compaction.strategy":                     explorerKey,
-	"compaction.retainedTokens":               explorerKey,
-	"compaction.overviewTargetTokens":         explorerKey,
-	"compaction.overviewWarningTokens":        explorerKey,
-	"compaction.overviewDeadlineTokens":       explorerKey,
-	"compaction.workerContextMaxTokens":       explorerKey,
-	"compaction.finishWarningRemainingTokens": explorerKey,
-	"compaction.finalReserveTokens":           explorerKey,
-	"compaction.workerMaxTurns":               explorerKey,
-	"compaction.summaryTargetTokens":          explorerKey,
-	"compaction.summaryMaxTokens":             explorerKey,
-	"compaction.autoReadBudgetTokens":         explorerKey,
-	"compaction.resultContextMaxTokens":       explorerKey,
-	"compaction.model":                        explorerKey,
 	"branchSummary.skipPrompt": "accepted so that a pi branchSummary block carries over; Pith never asks whether to summarize " +
 		"(branchSummary.enabled and --summarize/--no-summarize decide)",
 }

@@ -79,6 +79,7 @@ func (c *Config) Validate() error {
 	v.pruning(&c.Pruning)
 	v.retry(&c.Retry)
 	v.summarizer(&c.Summarizer, &c.Compaction.RemoteEndpoint)
+	v.exploreModel(c)
 	v.positive("contextWindow", c.ContextWindow)
 	v.plugins(c.Plugins)
 	v.server(&c.Server)
@@ -158,6 +159,9 @@ func (v *validator) compaction(c *Compaction, contextWindow int) {
 	}
 	v.oneOf("compaction.strategy", c.Strategy, strategies)
 	v.oneOf("compaction.calibrationMethod", c.CalibrationMethod, calibrations)
+	v.nonNegative("compaction.rehydrate.files", c.Rehydrate.Files)
+	v.positive("compaction.rehydrate.maxTokensPerFile", c.Rehydrate.MaxTokensPerFile)
+	v.positive("compaction.rehydrate.totalTokens", c.Rehydrate.TotalTokens)
 
 	r := &c.RemoteEndpoint
 	v.httpURL("compaction.remoteEndpoint.url", r.URL)
@@ -232,6 +236,7 @@ func (v *validator) branchSummary(b *BranchSummary) {
 func (v *validator) pruning(p *Pruning) {
 	v.nonNegative("pruning.protectTokens", p.ProtectTokens)
 	v.nonNegative("pruning.minimumSavings", p.MinimumSavings)
+	v.nonNegative("pruning.thinking", p.Thinking)
 	seen := map[string]bool{}
 	for i, name := range p.ProtectedTools {
 		key := fmt.Sprintf("pruning.protectedTools[%d]", i)
@@ -251,6 +256,26 @@ func (v *validator) retry(r *Retry) {
 	if r.MaxBackoff <= 0 {
 		v.add("retry.maxBackoff", "must be > 0, got %s", formatDuration(r.MaxBackoff))
 	}
+}
+
+// exploreModel: the explore strategy needs a model that calls tools. The
+// built-in summarizer and a remote endpoint cannot, and Pith never falls
+// back to the ordinary strategy behind the user's back.
+func (v *validator) exploreModel(c *Config) {
+	if c.Compaction.Strategy != StrategyExplore {
+		return
+	}
+	p := c.Summarizer.Provider
+	if (p == "" || p == ProviderBuiltin) && c.Compaction.RemoteEndpoint.URL != "" {
+		p = ProviderRemote
+	}
+	switch p {
+	case ProviderOpenAI, ProviderAnthropic:
+		return
+	case "", ProviderBuiltin:
+		p = ProviderBuiltin
+	}
+	v.add("compaction.strategy", "explore needs a tool-calling model, but the summarizer is %s: set summarizer.provider to openai or anthropic and summarizer.model", p)
 }
 
 func (v *validator) summarizer(s *Summarizer, remote *RemoteEndpoint) {

@@ -45,6 +45,11 @@ func TestValidateRules(t *testing.T) {
 			c.Compaction.RemoteEndpoint.AuthEnv, c.Compaction.RemoteEndpoint.AuthHeader = "TOKEN", ""
 		}, "compaction.remoteEndpoint.authHeader", "must be set when authEnv is set"},
 		{"explorer budget", func(c *Config) { c.Compaction.WorkerMaxTurns = 0 }, "compaction.workerMaxTurns", "must be > 0"},
+		{"explore with builtin", func(c *Config) { c.Compaction.Strategy = StrategyExplore }, "compaction.strategy", "explore needs a tool-calling model, but the summarizer is builtin"},
+		{"explore with remote", func(c *Config) {
+			c.Compaction.Strategy = StrategyExplore
+			c.Compaction.RemoteEndpoint.URL = "https://s.example/v1"
+		}, "compaction.strategy", "the summarizer is remote"},
 		{"overview order", func(c *Config) { c.Compaction.OverviewTargetTokens = 20000 }, "compaction.overviewTargetTokens", "must be <= overviewWarningTokens (16000)"},
 		{"overview deadline", func(c *Config) { c.Compaction.OverviewWarningTokens = 50000 }, "compaction.overviewWarningTokens", "must be <= overviewDeadlineTokens (40000)"},
 		{"final reserve", func(c *Config) { c.Compaction.FinalReserveTokens = 50000 }, "compaction.finalReserveTokens", "must be < workerContextMaxTokens (50000)"},
@@ -125,7 +130,7 @@ func TestValidateAccepts(t *testing.T) {
 	c := Defaults()
 	c.Compaction.Strategy = StrategyExplore
 	c.Compaction.RemoteEndpoint = RemoteEndpoint{URL: "https://s.example/v1", Timeout: time.Second, AuthHeader: "X-Api-Key", AuthEnv: "SUM_KEY"}
-	c.Summarizer = Summarizer{Provider: ProviderRemote, Candidates: []Candidate{
+	c.Summarizer = Summarizer{Provider: ProviderOpenAI, Model: "gpt-4o", Candidates: []Candidate{
 		{Provider: ProviderOpenAI, Model: "gpt-4o-mini", BaseURL: "http://127.0.0.1:11434/v1", APIKeyEnv: "OPENAI_API_KEY"},
 		{Provider: ProviderBuiltin},
 	}}

@@ -243,6 +243,23 @@ type CompactingOutcome struct {
 	// PreserveData is a JSON object keyed by plugin name, nil when no plugin
 	// returned any.
 	PreserveData json.RawMessage
+	// Messages are every plugin's injected messages, in priority order.
+	Messages []PluginMessage
+}
+
+// PluginMessage is an injected message and the plugin it came from.
+type PluginMessage struct {
+	Plugin string
+	InjectedMessage
+}
+
+// CustomType is the message's namespaced customType: the plugin's name,
+// "/" and the message's own type when it has one.
+func (m PluginMessage) CustomType() string {
+	if m.Type == "" {
+		return m.Plugin
+	}
+	return m.Plugin + "/" + m.Type
 }
 
 // Compacting runs every plugin concurrently and combines the results in
@@ -278,6 +295,9 @@ func (d *Dispatcher) Compacting(ctx context.Context, ev *CompactingEvent) (Compa
 		}
 		name := p.Info().Name
 		out.Context = append(out.Context, res.Context...)
+		for _, m := range res.Messages {
+			out.Messages = append(out.Messages, PluginMessage{Plugin: name, InjectedMessage: m})
+		}
 		if res.Prompt != "" {
 			if out.Prompt == "" {
 				out.Prompt, out.PromptFrom = res.Prompt, name

@@ -129,6 +129,25 @@ type CompactingResult struct {
 	Prompt string `json:"prompt,omitempty"`
 	// PreserveData is stored in the compaction entry under the plugin's name.
 	PreserveData json.RawMessage `json:"preserveData,omitempty"`
+	// Messages are put into the context after the compaction verbatim, as
+	// custom_message entries following the compaction entry: what must
+	// survive word for word, not only steer the summary. They count
+	// against the same byte limit as the context lines.
+	Messages []InjectedMessage `json:"messages,omitempty"`
+}
+
+// MaxInjectedMessages bounds how many messages one plugin may put after a
+// compaction.
+const MaxInjectedMessages = 8
+
+// InjectedMessage is one message a plugin puts after a compaction. Its
+// entry's customType is the plugin's name, or "<name>/<type>" with Type:
+// plugins cannot write under each other's names.
+type InjectedMessage struct {
+	Type    string `json:"type,omitempty"`
+	Content string `json:"content"`
+	// Display shows it to the user in pi's interface.
+	Display bool `json:"display,omitempty"`
 }
 
 // CompactEvent is the notification session_compact, sent after the compaction

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/pith-dev/pith/core/jsondepth"
 )
@@ -164,8 +165,19 @@ func CheckCompactingResult(r *CompactingResult, l Limits) error {
 	for _, c := range r.Context {
 		total += len(c)
 	}
+	var msgErr error
+	for _, m := range r.Messages {
+		total += len(m.Content) + len(m.Type)
+		if strings.TrimSpace(m.Content) == "" {
+			msgErr = errors.New("an injected message is empty")
+		}
+	}
+	if len(r.Messages) > MaxInjectedMessages {
+		msgErr = fmt.Errorf("%d injected messages, at most %d", len(r.Messages), MaxInjectedMessages)
+	}
 	return errors.Join(
-		overBytes("context lines", "contextBytes", total, l.ContextBytes),
+		msgErr,
+		overBytes("context lines and messages", "contextBytes", total, l.ContextBytes),
 		overBytes("prompt", "promptBytes", len(r.Prompt), l.PromptBytes),
 		checkJSONLimits("preserveData", "preserveDataBytes", r.PreserveData, l.PreserveDataBytes, l.JSONDepth),
 	)

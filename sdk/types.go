@@ -14,6 +14,7 @@ type (
 	Compaction          = hooks.Compaction
 	CompactingEvent     = hooks.CompactingEvent
 	CompactingResult    = hooks.CompactingResult
+	InjectedMessage     = hooks.InjectedMessage
 	CompactEvent        = hooks.CompactEvent
 	BeforeTreeEvent     = hooks.BeforeTreeEvent
 	BeforeTreeResult    = hooks.BeforeTreeResult

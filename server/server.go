@@ -387,6 +387,22 @@ func (w *swapSummarizer) Summarize(ctx context.Context, req summarize.Request) (
 	return (*w.cur.Load()).Summarize(ctx, req)
 }
 
+// Converse forwards a tool conversation (the explore strategy) to the
+// summarizer in force, when it can call tools.
+func (w *swapSummarizer) Converse(ctx context.Context, req summarize.ConverseRequest) (summarize.ConverseResult, error) {
+	tc, err := summarize.AsToolCaller(*w.cur.Load())
+	if err != nil {
+		return summarize.ConverseResult{}, err
+	}
+	return tc.Converse(ctx, req)
+}
+
+// CallsTools implements summarize.ToolCallChecker.
+func (w *swapSummarizer) CallsTools() bool {
+	_, err := summarize.AsToolCaller(*w.cur.Load())
+	return err == nil
+}
+
 // maxMessage is the gRPC message limit on both sides, as on the hooks
 // wire: a context with large tool outputs easily passes 4 MiB.
 const maxMessage = 256 << 20

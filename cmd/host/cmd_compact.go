@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/engine"
+	"github.com/pith-dev/pith/core/explore"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/spf13/cobra"
 )
@@ -24,6 +26,7 @@ type compactFlags struct {
 	noCalibrate      bool
 	shortSummary     bool
 	calibration      string
+	strategy         string
 	dryRun           bool
 	asJSON           bool
 	config           string
@@ -42,6 +45,12 @@ network), validates the summary and appends a compaction entry, with the
 plugins of --config attached. The file is only ever appended to; a failed,
 rejected or interrupted compaction leaves it as it was.
 
+With --strategy explore (or compaction.strategy: explore) a tool-calling model
+explores an overview of the old history with session-log and workspace tools,
+writes the summary, and chooses workspace files to put back into the new
+context (a custom_message entry after the compaction). Its turns are shown as
+they happen.
+
 --dry-run shows the preparation without summarizing or writing anything.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -58,6 +67,7 @@ rejected or interrupted compaction leaves it as it was.
 	fl.BoolVar(&f.noCalibrate, "no-calibrate", false, "do not scale keep-recent-tokens by the provider's real usage")
 	fl.StringVar(&f.calibration, "calibration", "", "how the usage ratio is measured: delta or total (default: compaction.calibrationMethod)")
 	fl.BoolVar(&f.shortSummary, "short-summary", false, "also write the 2–3 sentence short summary (default: compaction.shortSummary)")
+	fl.StringVar(&f.strategy, "strategy", "", "summary (one summarizer request) or explore (a tool-calling worker with an overview and session-log tools; needs an openai or anthropic summarizer) (default: compaction.strategy)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "show the preparation; summarize and write nothing")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object")
 	fl.StringVar(&f.config, "config", "", "configuration file: settings, summarizer and plugins (default $PITH_CONFIG)")
@@ -86,6 +96,19 @@ func (f compactFlags) apply(s engine.Settings, changed func(string) bool) (engin
 	if changed("short-summary") {
 		s.ShortSummary = f.shortSummary
 	}
+	switch f.strategy {
+	case "":
+	case engine.StrategySummary:
+		s.Explore.Enabled = false
+	case engine.StrategyExplore:
+		s.Explore.Enabled = true
+	default:
+		return s, fmt.Errorf("--strategy must be summary or explore, got %q", f.strategy)
+	}
+	if s.Explore.Enabled && changed("keep-recent-tokens") {
+		// The flag names the kept part whatever the strategy calls it.
+		s.Explore.RetainedTokens = s.KeepRecentTokens
+	}
 	if s.KeepRecentTokens <= 0 {
 		return s, errors.New("--keep-recent-tokens must be > 0")
 	}
@@ -110,8 +133,18 @@ func runCompact(ctx context.Context, stdout, stderr io.Writer, path string, f co
 		return err
 	}
 	rt.engine.SetSettings(settings)
-	prog := startProgress(stderr, "compacting with the "+rt.summName+" summarizer")
+	label := "compacting with the " + rt.summName + " summarizer"
+	if settings.Explore.Enabled {
+		label = "compacting: the " + rt.summName + " worker explores the session"
+	}
+	prog := startProgress(stderr, label)
+	unsubscribe := rt.engine.Subscribe(func(ev engine.Event) {
+		if ev.Kind == engine.EventCompactionProgress && ev.Progress != nil {
+			prog.line(workerTurnLine(ev.Progress))
+		}
+	})
 	res, err := rt.engine.Compact(ctx, f.instructions)
+	unsubscribe()
 	prog.done()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -142,8 +175,12 @@ func dryRunCompact(stdout io.Writer, path string, f compactFlags, changed func(s
 	}
 	session.LogWarnings(log, path, file.Warnings)
 	tree := session.NewTree(file.Entries)
+	keep := s.KeepRecentTokens
+	if s.Explore.Enabled {
+		keep = s.Explore.RetainedTokens // as the engine compacts with explore
+	}
 	prep, err := compaction.Prepare(tree.Path(tree.Last()), compaction.Settings{
-		ReserveTokens: s.ReserveTokens, KeepRecentTokens: s.KeepRecentTokens, CalibrateKeepRecent: s.CalibrateKeepRecent,
+		ReserveTokens: s.ReserveTokens, KeepRecentTokens: keep, CalibrateKeepRecent: s.CalibrateKeepRecent,
 		CalibrationMethod:        s.CalibrationMethod,
 		CutBeforeTrailingResults: true, // as the engine compacts
 	})
@@ -237,17 +274,25 @@ func printCompaction(w io.Writer, res *engine.Result, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
-		return enc.Encode(struct {
-			EntryID            string `json:"entryId"`
-			FirstKeptEntryID   string `json:"firstKeptEntryId"`
-			TokensBefore       int    `json:"tokensBefore"`
-			TokensAfter        int    `json:"tokensAfter"`
-			MessagesSummarized int    `json:"messagesSummarized"`
-			IsSplitTurn        bool   `json:"isSplitTurn"`
-			FromPlugin         string `json:"fromPlugin,omitempty"`
-			Summary            string `json:"summary"`
-			ShortSummary       string `json:"shortSummary,omitempty"`
-		}{res.Entry.ID, res.FirstKeptEntryID, res.TokensBefore, res.TokensAfter, res.MessagesSummarized, res.SplitTurn, res.Plugin, res.Summary, res.ShortSummary})
+		out := struct {
+			EntryID            string         `json:"entryId"`
+			FirstKeptEntryID   string         `json:"firstKeptEntryId"`
+			TokensBefore       int            `json:"tokensBefore"`
+			TokensAfter        int            `json:"tokensAfter"`
+			MessagesSummarized int            `json:"messagesSummarized"`
+			IsSplitTurn        bool           `json:"isSplitTurn"`
+			FromPlugin         string         `json:"fromPlugin,omitempty"`
+			Strategy           string         `json:"strategy"`
+			Explore            *explore.Stats `json:"explore,omitempty"`
+			AutoReadEntryID    string         `json:"autoReadEntryId,omitempty"`
+			Summary            string         `json:"summary"`
+			ShortSummary       string         `json:"shortSummary,omitempty"`
+		}{res.Entry.ID, res.FirstKeptEntryID, res.TokensBefore, res.TokensAfter, res.MessagesSummarized, res.SplitTurn, res.Plugin,
+			res.Strategy, res.Explore, "", res.Summary, res.ShortSummary}
+		if res.AutoReadEntry != nil {
+			out.AutoReadEntryID = res.AutoReadEntry.ID
+		}
+		return enc.Encode(out)
 	}
 	fmt.Fprintf(w, "compacted: %d → %d tokens; %d messages summarized", res.TokensBefore, res.TokensAfter, res.MessagesSummarized)
 	if res.SplitTurn {
@@ -256,9 +301,30 @@ func printCompaction(w io.Writer, res *engine.Result, asJSON bool) error {
 	if res.FromHook {
 		fmt.Fprintf(w, "; summary supplied by plugin %s", res.Plugin)
 	}
-	fmt.Fprintf(w, "; kept from entry %s; saved as entry %s\n\n%s\n", res.FirstKeptEntryID, res.Entry.ID, res.Summary)
+	fmt.Fprintf(w, "; kept from entry %s; saved as entry %s\n", res.FirstKeptEntryID, res.Entry.ID)
+	if x := res.Explore; x != nil {
+		fmt.Fprintf(w, "explored in %d turns (~%d of %d worker tokens; overview ~%d tokens); new context ~%d tokens\n",
+			x.Turns, x.WorkerTokens, x.WorkerMaxTokens, x.OverviewTokens, x.ResultContextTokens)
+		if res.AutoReadEntry != nil {
+			fmt.Fprintf(w, "auto-read entry %s: %d files (%s), %d references\n", res.AutoReadEntry.ID,
+				len(x.AutoReadFiles), strings.Join(x.AutoReadFiles, ", "), len(x.References))
+		}
+		for _, warning := range x.Warnings {
+			fmt.Fprintf(w, "warning: %s\n", warning)
+		}
+	}
+	fmt.Fprintf(w, "\n%s\n", res.Summary)
 	if res.ShortSummary != "" {
 		fmt.Fprintf(w, "\nShort summary: %s\n", res.ShortSummary)
 	}
 	return nil
+}
+
+// workerTurnLine is one live line of the explore worker's progress.
+func workerTurnLine(p *explore.Progress) string {
+	tools := "no tool"
+	if len(p.Tools) > 0 {
+		tools = strings.Join(p.Tools, ", ")
+	}
+	return fmt.Sprintf("explore: turn %d/%d: %s — ~%d of %d tokens", p.Turn, p.MaxTurns, tools, p.Tokens, p.Max)
 }

@@ -47,6 +47,9 @@ back byte for byte.`,
 			if !fl.Changed("protected-tools") {
 				s.ProtectedTools = cfg.Pruning.ProtectedTools
 			}
+			if !fl.Changed("thinking") {
+				s.Thinking = cfg.Pruning.Thinking
+			}
 			store, err := session.Open(path, session.Options{Logger: warnLogger(cmd.ErrOrStderr())})
 			if err != nil {
 				return err
@@ -95,6 +98,7 @@ back byte for byte.`,
 	fl.IntVar(&s.Protect, "protect", s.Protect, "tokens of the newest tool output that are never pruned (default: pruning.protectTokens)")
 	fl.IntVar(&s.Minimum, "minimum", s.Minimum, "prune only when at least this many tokens are saved (default: pruning.minimumSavings)")
 	fl.StringSliceVar(&s.ProtectedTools, "protected-tools", s.ProtectedTools, "tools whose results are never pruned (default: pruning.protectedTools)")
+	fl.IntVar(&s.Thinking, "thinking", 0, "also prune the thinking of all but the newest N assistant messages; 0: keep all (default: pruning.thinking)")
 	fl.StringVar(&cfgPath, "config", "", "configuration file whose pruning.* block gives the defaults (default $PITH_CONFIG)")
 	return cmd
 }

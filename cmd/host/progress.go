@@ -56,6 +56,17 @@ func startProgress(w io.Writer, msg string) *progress {
 	return p
 }
 
+// line prints one finished line of progress (a worker turn) above the
+// spinner, or as a plain line when w is not a terminal.
+func (p *progress) line(s string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stop != nil {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+	fmt.Fprintln(p.w, s)
+}
+
 // done clears the line.
 func (p *progress) done() {
 	if p.stop != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/engine"
+	"github.com/pith-dev/pith/core/explore"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summarize"
 	"github.com/pith-dev/pith/hooks"
@@ -171,6 +172,7 @@ func engineSettings(cfg *config.Config) engine.Settings {
 		Protect:        cfg.Pruning.ProtectTokens,
 		Minimum:        cfg.Pruning.MinimumSavings,
 		ProtectedTools: cfg.Pruning.ProtectedTools,
+		Thinking:       cfg.Pruning.Thinking,
 	}}
 	s.BranchSummary = engine.BranchSummary{
 		Enabled:       cfg.BranchSummary.Enabled,
@@ -178,6 +180,21 @@ func engineSettings(cfg *config.Config) engine.Settings {
 		ReserveTokens: cfg.BranchSummary.ReserveTokens,
 	}
 	s.ShortSummary = cfg.Compaction.ShortSummary
+	rh := cfg.Compaction.Rehydrate
+	s.Rehydrate = engine.Rehydrate{Files: rh.Files, MaxTokensPerFile: rh.MaxTokensPerFile, TotalTokens: rh.TotalTokens}
+	c := &cfg.Compaction
+	s.Explore = engine.ExploreSettings{
+		Enabled:        c.Strategy == config.StrategyExplore,
+		RetainedTokens: c.RetainedTokens,
+		Budgets: explore.Budgets{
+			OverviewTarget: c.OverviewTargetTokens, OverviewWarning: c.OverviewWarningTokens, OverviewDeadline: c.OverviewDeadlineTokens,
+			WorkerContextMax: c.WorkerContextMaxTokens, FinishWarningRemaining: c.FinishWarningRemainingTokens, FinalReserve: c.FinalReserveTokens,
+			MaxTurns:      c.WorkerMaxTurns,
+			SummaryTarget: c.SummaryTargetTokens, SummaryMax: c.SummaryMaxTokens,
+			AutoReadBudget:   c.AutoReadBudgetTokens,
+			ResultContextMax: c.ResultContextMaxTokens,
+		},
+	}
 	return s
 }
 

@@ -165,9 +165,9 @@ func TestContextLLM(t *testing.T) {
 // warning, and a problem with --strict.
 func TestConfigValidateFlagsInertKeys(t *testing.T) {
 	t.Setenv("PITH_CONFIG", "")
-	path := configFile(t, map[string]any{"compaction": map[string]any{"retainedTokens": 9000, "keepRecentTokens": 10000}})
+	path := configFile(t, map[string]any{"branchSummary": map[string]any{"skipPrompt": true}, "compaction": map[string]any{"keepRecentTokens": 10000}})
 	out, stderr, code := runCLI(t, "config", "validate", "--no-env", path)
-	if code != 0 || !strings.Contains(out, path+": ok") || !strings.Contains(stderr, path+": warning: compaction.retainedTokens: has no effect") ||
+	if code != 0 || !strings.Contains(out, path+": ok") || !strings.Contains(stderr, path+": warning: branchSummary.skipPrompt: has no effect") ||
 		strings.Contains(stderr, "keepRecentTokens") {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, stderr)
 	}

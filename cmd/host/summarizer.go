@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -103,7 +104,32 @@ func buildProvider(cfg *config.Config, p providerFlags, log hclog.Logger) (summa
 	// The built-in summarizer is the last fallback: when every model
 	// failed, a deterministic summary still beats no compaction.
 	chain.Candidates = append(chain.Candidates, summarize.Candidate{Name: "builtin (fallback)", Summarizer: builtin})
-	return chain, cands[0].Provider + "/" + cands[0].Model, nil
+	name := cands[0].Provider + "/" + cands[0].Model
+	if m := cfg.Compaction.Model; m != "" && m != cands[0].Model {
+		// The explore strategy's worker runs on its own model, with the
+		// summarizer's provider, endpoint, credential and retry rules.
+		c := cands[0]
+		c.Model = m
+		sum, err := providerSummarizer(c, s.MaxOutputTokens)
+		if err != nil {
+			return nil, "", err
+		}
+		explorer := *chain
+		explorer.Candidates = []summarize.Candidate{{Name: c.Provider + "/" + m, Summarizer: sum}}
+		return withExplorer{Summarizer: chain, explorer: &explorer}, name, nil
+	}
+	return chain, name, nil
+}
+
+// withExplorer is a summarizer whose tool conversations (the explore
+// strategy's worker) go to another model: compaction.model.
+type withExplorer struct {
+	summarize.Summarizer
+	explorer summarize.ToolCaller
+}
+
+func (w withExplorer) Converse(ctx context.Context, req summarize.ConverseRequest) (summarize.ConverseResult, error) {
+	return w.explorer.Converse(ctx, req)
 }
 
 func providerSummarizer(c config.Candidate, maxOutput int) (summarize.Summarizer, error) {

@@ -56,7 +56,11 @@ var ErrDiscarded = errors.New("compaction discarded")
 // another branch, or a compaction was appended since the preparation, the
 // result describes a history that is no longer the session's, and it is
 // discarded with ErrDiscarded: two concurrent compactions never both land.
-func Persist(store *session.Store, prep *Preparation, res *Result, fromHook bool, preserveData json.RawMessage) (*session.Entry, session.Context, error) {
+//
+// extra entries (the explore strategy's auto-read custom_message) follow
+// the compaction in the same single write, so a failure leaves none of
+// them; the context is then rebuilt from the last one.
+func Persist(store *session.Store, prep *Preparation, res *Result, fromHook bool, preserveData json.RawMessage, extra ...session.Draft) (*session.Entry, session.Context, error) {
 	if res.FirstKeptEntryID == "" || !store.Tree().Has(res.FirstKeptEntryID) {
 		return nil, session.Context{}, fmt.Errorf("compaction: first kept entry %q is not in the session", res.FirstKeptEntryID)
 	}
@@ -83,12 +87,11 @@ func Persist(store *session.Store, prep *Preparation, res *Result, fromHook bool
 		}
 		return leaf.ID, nil
 	}
-	entries, err := store.AppendWith(parent, CompactionDraft(res, fromHook, preserveData))
+	entries, err := store.AppendWith(parent, append([]session.Draft{CompactionDraft(res, fromHook, preserveData)}, extra...)...)
 	if err != nil {
 		return nil, session.Context{}, fmt.Errorf("compaction: %w", err)
 	}
-	e := entries[0]
-	return e, store.Tree().BuildContext(e.ID), nil
+	return entries[0], store.Tree().BuildContext(entries[len(entries)-1].ID), nil
 }
 
 // descends reports whether e is ancestorID or below it, with no compaction

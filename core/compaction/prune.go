@@ -20,6 +20,9 @@ type PruneSettings struct {
 	Minimum int `json:"minimum"`
 	// ProtectedTools are tools whose results are never pruned.
 	ProtectedTools []string `json:"protectedTools"`
+	// Thinking, when above 0, also prunes the thinking blocks of assistant
+	// messages older than the newest Thinking ones (see planThinking).
+	Thinking int `json:"thinking,omitempty"`
 }
 
 // DefaultPruneSettings are the defaults of SPEC §8.
@@ -33,6 +36,9 @@ type PrunedItem struct {
 	// Tokens is the result's estimate; Saving what pruning it saves.
 	Tokens int
 	Saving int
+	// Thinking: the item is an assistant message whose thinking blocks
+	// are removed, not a tool result replaced by a notice.
+	Thinking bool
 }
 
 // PrunePlan lists the tool results to prune, newest first. An empty plan
@@ -81,6 +87,7 @@ func PlanPrune(path []*session.Entry, s PruneSettings) PrunePlan {
 		plan.Items = append(plan.Items, PrunedItem{EntryID: e.ID, Tokens: n, Saving: saving})
 		plan.Saving += saving
 	}
+	planThinking(path, from, s.Thinking, &plan)
 	if plan.Saving < s.Minimum {
 		return PrunePlan{}
 	}
@@ -173,9 +180,12 @@ func ApplyPrune(file *session.File, plan PrunePlan, now time.Time) (*session.Fil
 		delete(want, e.ID)
 		content := e.Get("message.content")
 		var notice []byte
-		if content.Type == gjson.String {
+		switch {
+		case it.Thinking:
+			notice = withoutThinking(content)
+		case content.Type == gjson.String:
 			notice = []byte(strconv.Quote(PruneNotice(it.Tokens)))
-		} else {
+		default:
 			notice = []byte(`[{"type":"text","text":` + strconv.Quote(PruneNotice(it.Tokens)) + `}]`)
 		}
 		line, err := sjson.SetRawBytes(e.Raw, "message.content", notice)

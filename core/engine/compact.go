@@ -164,6 +164,8 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 	var (
 		gen      *compaction.Result
 		preserve json.RawMessage
+		explored *exploreOutcome
+		injected []session.Draft
 	)
 	if supplied != nil {
 		gen = &compaction.Result{
@@ -196,12 +198,17 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 				return nil, s.hookFailed(ctx, hooks.EventCompacting, reason, err)
 			}
 			ropts.ContextLines, ropts.Prompt, preserve = out.Context, out.Prompt, out.PreserveData
+			injected = injectedDrafts(out.Messages)
 		}
-		generate := s.opts.Generate
-		if generate == nil {
-			generate = compaction.Generate
+		if st.Explore.Enabled {
+			gen, explored, err = s.exploreGenerate(ctx, st, reason, prep, ropts)
+		} else {
+			generate := s.opts.Generate
+			if generate == nil {
+				generate = compaction.Generate
+			}
+			gen, err = generate(ctx, s.summarizer(reason), prep, ropts)
 		}
-		gen, err = generate(ctx, s.summarizer(reason), prep, ropts)
 		if err != nil {
 			return nil, err
 		}
@@ -211,6 +218,19 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 	}
 
 	after := estimateAfter(path, gen, s.inContext)
+	// Plugins' messages come first after the compaction, then the files.
+	extra := append(injected, explored.extraDrafts()...)
+	for _, d := range injected {
+		after += injectedTokens(d)
+	}
+	if explored != nil && explored.autoRead != nil {
+		after += explored.autoRead.Tokens
+	} else if rh := s.rehydrate(st, prep); rh != nil {
+		// The explore strategy reads its files itself; the others get the
+		// most recently used files back.
+		extra = append(extra, rh.Draft)
+		after += rh.Tokens
+	}
 	if reason != ReasonManual && st.above(after) {
 		return nil, fmt.Errorf("%w: ~%d tokens after compaction, threshold %d (contextWindow %d − reserveTokens %d); lower compaction.keepRecentTokens or use a model with a larger window",
 			ErrStillAboveThreshold, after, st.threshold(), st.ContextWindow, st.ReserveTokens)
@@ -219,7 +239,7 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 	if !s.commit(r) {
 		return nil, ctx.Err()
 	}
-	entry, built, err := compaction.Persist(s.store, prep, gen, supplied != nil, preserve)
+	entry, built, err := compaction.Persist(s.store, prep, gen, supplied != nil, preserve, extra...)
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +264,7 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 			s.hookError(reason, pluginOf(err), hooks.EventCompact, err)
 		}
 	}
-	return &Result{
+	out := &Result{
 		Reason:             reason,
 		Entry:              entry,
 		Summary:            gen.Summary,
@@ -257,7 +277,18 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 		FromHook:           supplied != nil,
 		Plugin:             plugin,
 		Usage:              gen.Usage,
-	}, nil
+		Strategy:           StrategySummary,
+	}
+	if explored != nil {
+		out.Strategy, out.Explore = StrategyExplore, &explored.stats
+		for _, c := range s.store.Tree().Children(entry.ID) {
+			if explored.autoRead != nil && c.Type == "custom_message" {
+				out.AutoReadEntry = c
+			}
+		}
+		s.log.Info(explored.describe())
+	}
+	return out, nil
 }
 
 // estimateAfter is the estimated size of the context the compaction would

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pith-dev/pith/core/explore"
 	"github.com/pith-dev/pith/hooks"
 )
 
@@ -46,6 +47,14 @@ const (
 	// for an agent in the same process; an agent elsewhere (pith serve)
 	// gets this event and cancels its model request and tools.
 	EventAgentAbort EventKind = "agent_abort"
+	// EventCompactionWarning: a compaction goes on past a mark people
+	// should know about (the explore strategy's overview over its warning
+	// size, the worker's budget running low). Error carries the warning:
+	// it is the event's one free-text field on the wire.
+	EventCompactionWarning EventKind = "compaction_warning"
+	// EventCompactionProgress: the explore strategy's worker finished a
+	// turn; Progress has the figures.
+	EventCompactionProgress EventKind = "compaction_progress"
 )
 
 // Event is one notification of a Session.
@@ -72,6 +81,8 @@ type Event struct {
 	EntryID string
 	// Pruned counts the tool outputs an EventPruned replaced.
 	Pruned int
+	// Progress is the worker's turn of a compaction_progress event.
+	Progress *explore.Progress
 }
 
 // subscribers fans events out to callbacks, in subscription order.

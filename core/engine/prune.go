@@ -42,7 +42,9 @@ func (s *Session) autoPrune(st Settings) *PruneResult {
 		return nil
 	}
 	s.mu.Lock()
-	due := s.live.newTools && s.live.toolTokens >= p.Minimum
+	// Thinking pruning (opt-in) has something new every turn: it plans
+	// on each.
+	due := s.live.newTools && s.live.toolTokens >= p.Minimum || p.Thinking > 0
 	s.live.newTools = false
 	s.mu.Unlock()
 	if !due {

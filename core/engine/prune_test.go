@@ -211,3 +211,46 @@ func BenchmarkAfterTurnPrunePlan(b *testing.B) {
 		}
 	}
 }
+
+// TestAfterTurnPrunesThinking: pruning.thinking keeps the thinking of the
+// newest assistant messages only; the live context loses the older
+// thinking at the turn end.
+func TestAfterTurnPrunesThinking(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	store, err := session.Create(path, "/repo", session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	st := testSettings()
+	st.ContextWindow = 1 << 30
+	st.Pruning = Pruning{Enabled: true, PruneSettings: compaction.PruneSettings{Protect: 40000, Minimum: 1000, Thinking: 1}}
+	s := New(store, Options{Settings: st})
+	ctx := context.Background()
+	thinking := func(i int) json.RawMessage {
+		return json.RawMessage(fmt.Sprintf(`{"role":"assistant","content":[{"type":"thinking","thinking":%s},{"type":"text","text":"step %d"}],`+
+			`"provider":"p","model":"m","usage":{"input":%d,"output":10,"cacheRead":0,"cacheWrite":0,"totalTokens":%d},"stopReason":"stop"}`,
+			jsonString(strings.Repeat("hmm ", 1000)), i, 1000*i, 1000*i+10))
+	}
+	var out *Outcome
+	for i := 1; i <= 3; i++ {
+		if _, err := s.AppendMessages(ctx, userMsg(fmt.Sprintf("go on %d", i))); err != nil {
+			t.Fatal(err)
+		}
+		if out, err = s.AfterTurn(ctx, thinking(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out.Pruned == nil {
+		t.Fatal("no thinking pruned")
+	}
+	withThinking := 0
+	for _, m := range s.Messages() {
+		if bytes.Contains(m.Raw, []byte(`"type":"thinking"`)) {
+			withThinking++
+		}
+	}
+	if withThinking != 1 {
+		t.Fatalf("%d live messages keep their thinking, want 1", withThinking)
+	}
+}

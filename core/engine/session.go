@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/core/compaction"
+	"github.com/pith-dev/pith/core/explore"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summarize"
 	"github.com/pith-dev/pith/core/tokens"
@@ -45,6 +46,9 @@ type Options struct {
 	AutoSummarizer summarize.Summarizer
 	// Generate replaces compaction.Generate.
 	Generate GenerateFunc
+	// Explorer is the tool-calling model of the explore strategy (SPEC
+	// §12); nil means the summarizer itself, when it can call tools.
+	Explorer summarize.ToolCaller
 	// Hooks dispatches the compaction hook events; nil means no plugins.
 	Hooks Hooks
 	// AbortAgent stops the running agent operation; Compact calls it first.
@@ -120,6 +124,13 @@ type Result struct {
 	FromHook bool
 	Plugin   string
 	Usage    summarize.Usage
+	// Strategy is the strategy that made the summary (summary or explore).
+	Strategy string
+	// Explore holds the explore strategy's figures; AutoReadEntry is the
+	// custom_message entry with its auto-read files and references, nil
+	// when it chose none.
+	Explore       *explore.Stats
+	AutoReadEntry *session.Entry
 }
 
 // Session orchestrates one open session file. Create it with New.

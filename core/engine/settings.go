@@ -33,11 +33,15 @@ type Settings struct {
 	ShortSummary bool
 	// Reasoning is passed to the summarizer requests.
 	Reasoning string
+	// Explore selects the exploring compact worker and its budgets.
+	Explore ExploreSettings
 	// Pruning is tool-output pruning at every turn end, before the
 	// compaction check (SPEC §8).
 	Pruning Pruning
 	// BranchSummary is the navigation default and budget (SPEC §11).
 	BranchSummary BranchSummary
+	// Rehydrate puts recently used files back after a compaction.
+	Rehydrate Rehydrate
 }
 
 // BranchSummary configures summaries of abandoned branches.
@@ -71,9 +75,13 @@ func DefaultSettings() Settings {
 }
 
 func (s Settings) compaction() compaction.Settings {
+	keep := s.KeepRecentTokens
+	if s.Explore.Enabled {
+		keep = s.Explore.RetainedTokens // its keepRecentTokens (SPEC §12)
+	}
 	return compaction.Settings{
 		ReserveTokens:       s.ReserveTokens,
-		KeepRecentTokens:    s.KeepRecentTokens,
+		KeepRecentTokens:    keep,
 		CalibrateKeepRecent: s.CalibrateKeepRecent,
 		CalibrationMethod:   s.CalibrationMethod,
 		// An automatic compaction must be able to free room even when the

@@ -79,41 +79,47 @@ func (r retrier) delay(n int, retryAfter time.Duration) time.Duration {
 // the next wait would push the cumulative backoff past maxBackoff. A done
 // ctx stops it at once and its error is returned as is.
 func (r retrier) run(ctx context.Context, name string, fn func(context.Context) (Result, error)) (Result, error) {
+	return retry(ctx, r, name, fn)
+}
+
+// retry is retrier.run for any kind of answer (a summary, a tool turn).
+func retry[T any](ctx context.Context, r retrier, name string, fn func(context.Context) (T, error)) (T, error) {
 	var waited time.Duration
+	var zero T
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
-			return Result{}, err
+			return zero, err
 		}
 		res, err := fn(ctx)
 		if err == nil {
 			return res, nil
 		}
 		if ctxErr := ctx.Err(); ctxErr != nil {
-			return Result{}, ctxErr
+			return zero, ctxErr
 		}
 		transient, retryAfter := Classify(err)
 		if !transient {
-			return Result{}, err
+			return zero, err
 		}
 		if attempt >= r.maxRetries {
 			if r.maxRetries == 0 {
-				return Result{}, err
+				return zero, err
 			}
-			return Result{}, fmt.Errorf("%w (gave up after %d attempts)", err, attempt+1)
+			return zero, fmt.Errorf("%w (gave up after %d attempts)", err, attempt+1)
 		}
 		d := r.delay(attempt, retryAfter)
 		if waited+d > r.maxBackoff {
 			r.log.Warn("backoff budget exhausted", "summarizer", name, "attempts", attempt+1,
 				"waited", waited, "next_delay", d, "max_backoff", r.maxBackoff, "error", err)
-			return Result{}, fmt.Errorf("%w (gave up after %d attempts: next wait %s would pass the %s backoff budget)",
+			return zero, fmt.Errorf("%w (gave up after %d attempts: next wait %s would pass the %s backoff budget)",
 				err, attempt+1, d, r.maxBackoff)
 		}
 		r.log.Info("retrying", "summarizer", name, "attempt", attempt+1, "delay", d, "error", err)
 		if err := r.sleep(ctx, d); err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
-				return Result{}, ctxErr
+				return zero, ctxErr
 			}
-			return Result{}, err
+			return zero, err
 		}
 		waited += d
 	}

@@ -63,3 +63,20 @@ func (w Windowed) Summarize(ctx context.Context, req Request) (Result, error) {
 	}
 	return w.Summarizer.Summarize(ctx, req)
 }
+
+// Converse passes a tool conversation (the explore strategy's worker, which
+// keeps to its own budgets) to the wrapped summarizer when it can call
+// tools.
+func (w Windowed) Converse(ctx context.Context, req ConverseRequest) (ConverseResult, error) {
+	tc, err := AsToolCaller(w.Summarizer)
+	if err != nil {
+		return ConverseResult{}, err
+	}
+	return tc.Converse(ctx, req)
+}
+
+// CallsTools reports whether the wrapped summarizer can call tools.
+func (w Windowed) CallsTools() bool {
+	_, err := AsToolCaller(w.Summarizer)
+	return err == nil
+}

@@ -191,16 +191,24 @@ func CompactingResultToProto(r *hooks.CompactingResult) *pb.CompactingResponse {
 	if r == nil {
 		return &pb.CompactingResponse{}
 	}
-	return &pb.CompactingResponse{Context: r.Context, Prompt: r.Prompt, PreserveData: r.PreserveData}
+	out := &pb.CompactingResponse{Context: r.Context, Prompt: r.Prompt, PreserveData: r.PreserveData}
+	for _, m := range r.Messages {
+		out.Messages = append(out.Messages, &pb.InjectedMessage{Type: m.Type, Content: m.Content, Display: m.Display})
+	}
+	return out
 }
 
 // CompactingResultFromProto converts a session.compacting answer; an empty
 // answer becomes nil.
 func CompactingResultFromProto(resp *pb.CompactingResponse) *hooks.CompactingResult {
-	if len(resp.GetContext()) == 0 && resp.GetPrompt() == "" && len(resp.GetPreserveData()) == 0 {
+	if len(resp.GetContext()) == 0 && resp.GetPrompt() == "" && len(resp.GetPreserveData()) == 0 && len(resp.GetMessages()) == 0 {
 		return nil
 	}
-	return &hooks.CompactingResult{Context: resp.GetContext(), Prompt: resp.GetPrompt(), PreserveData: raw(resp.GetPreserveData())}
+	out := &hooks.CompactingResult{Context: resp.GetContext(), Prompt: resp.GetPrompt(), PreserveData: raw(resp.GetPreserveData())}
+	for _, m := range resp.GetMessages() {
+		out.Messages = append(out.Messages, hooks.InjectedMessage{Type: m.GetType(), Content: m.GetContent(), Display: m.GetDisplay()})
+	}
+	return out
 }
 
 // CompactEventToProto converts the session_compact notification.

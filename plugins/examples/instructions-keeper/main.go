@@ -3,7 +3,10 @@
 // CLAUDE.md: "run make test before committing", "never touch vendor/") are
 // usually given once, early in a session — exactly the part a compaction
 // rewrites. The plugin hands them to the summarizer as context lines on every
-// compaction, so the summary restates them and they survive.
+// compaction, so the summary restates them, and also returns them as a
+// message that the host puts verbatim after the compaction (customType
+// "instructions-keeper/instructions"; --no-inject turns that off), so they
+// survive word for word.
 //
 // Where the instructions come from, first match wins:
 //
@@ -60,6 +63,7 @@ func main() {
 	fs.StringVar(&k.dir, "dir", "", "directory holding AGENTS.md/CLAUDE.md; default the session's working directory")
 	fs.IntVar(&k.maxLines, "max-lines", 60, "most instruction lines sent per compaction")
 	fs.IntVar(&k.maxChars, "max-chars", 300, "longest instruction line, in characters, before it is clipped")
+	fs.BoolVar(&k.noInject, "no-inject", false, "only steer the summary; do not also put the instructions verbatim after the compaction")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
 	}
@@ -76,12 +80,14 @@ type keeper struct {
 	dir      string
 	maxLines int
 	maxChars int
+	noInject bool
 
 	mu   sync.Mutex
 	cwds map[string]string // session id → working directory; a header never changes
 }
 
-// Compacting adds the instructions as context lines.
+// Compacting adds the instructions as context lines and as one message
+// injected after the compaction.
 func (k *keeper) Compacting(ctx context.Context, ev *sdk.CompactingEvent) (*sdk.CompactingResult, error) {
 	log := sdk.Logger().With("session", ev.SessionID)
 	paths, where, err := k.sources(ctx, ev.SessionID)
@@ -144,7 +150,15 @@ func (k *keeper) Compacting(ctx context.Context, ev *sdk.CompactingEvent) (*sdk.
 		out = append(out, fmt.Sprintf("(%d more instruction lines omitted; read %s for all of them)", omitted, strings.Join(names, " and ")))
 	}
 	log.Debug("keeping instructions", "files", len(found), "lines", len(out)-1)
-	return &sdk.CompactingResult{Context: out}, nil
+	res := &sdk.CompactingResult{Context: out}
+	if !k.noInject {
+		// The summary restates them in its own words; the message after
+		// the compaction keeps them word for word.
+		text := "Standing project instructions (re-read after the compaction above; still in force):\n\n" +
+			strings.Join(out[1:], "\n")
+		res.Messages = []sdk.InjectedMessage{{Type: "instructions", Content: text}}
+	}
+	return res, nil
 }
 
 type source struct {

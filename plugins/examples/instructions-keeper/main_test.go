@@ -211,4 +211,14 @@ func TestSubprocess(t *testing.T) {
 	if !reflect.DeepEqual(out.Context, want) {
 		t.Fatalf("context\n got %q\nwant %q", out.Context, want)
 	}
+	// The same instructions, verbatim, as the message put after the
+	// compaction, namespaced by the plugin's name.
+	if len(out.Messages) != 1 || out.Messages[0].CustomType() != h.Plugin.Info().Name+"/instructions" ||
+		!strings.HasSuffix(out.Messages[0].Content, "\n\n- long long long long long lo…\n- short") {
+		t.Fatalf("messages %+v", out.Messages)
+	}
+	h2 := sdktest.Subprocess(t, binary, sdktest.WithHost(fake), sdktest.WithArgs("--no-inject"))
+	if out, err := h2.Dispatcher.Compacting(context.Background(), &sdk.CompactingEvent{SessionID: "s9"}); err != nil || len(out.Messages) != 0 || len(out.Context) == 0 {
+		t.Fatalf("--no-inject: %+v, %v", out, err)
+	}
 }

@@ -832,10 +832,15 @@ func (x *CompactingRequest) GetReason() Reason {
 }
 
 type CompactingResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Context       []string               `protobuf:"bytes,1,rep,name=context,proto3" json:"context,omitempty"`
-	Prompt        string                 `protobuf:"bytes,2,opt,name=prompt,proto3" json:"prompt,omitempty"`
-	PreserveData  []byte                 `protobuf:"bytes,3,opt,name=preserve_data,json=preserveData,proto3" json:"preserve_data,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Context      []string               `protobuf:"bytes,1,rep,name=context,proto3" json:"context,omitempty"`
+	Prompt       string                 `protobuf:"bytes,2,opt,name=prompt,proto3" json:"prompt,omitempty"`
+	PreserveData []byte                 `protobuf:"bytes,3,opt,name=preserve_data,json=preserveData,proto3" json:"preserve_data,omitempty"`
+	// messages are put into the context after the compaction, verbatim, as
+	// custom_message entries whose customType is the plugin's name (or
+	// "<name>/<type>"). At most 8; their bytes count against the same limit
+	// as the context lines.
+	Messages      []*InjectedMessage `protobuf:"bytes,4,rep,name=messages,proto3" json:"messages,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -891,6 +896,74 @@ func (x *CompactingResponse) GetPreserveData() []byte {
 	return nil
 }
 
+func (x *CompactingResponse) GetMessages() []*InjectedMessage {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+// InjectedMessage is one message of CompactingResponse.messages.
+type InjectedMessage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Content       string                 `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
+	Display       bool                   `protobuf:"varint,3,opt,name=display,proto3" json:"display,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InjectedMessage) Reset() {
+	*x = InjectedMessage{}
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InjectedMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InjectedMessage) ProtoMessage() {}
+
+func (x *InjectedMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InjectedMessage.ProtoReflect.Descriptor instead.
+func (*InjectedMessage) Descriptor() ([]byte, []int) {
+	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *InjectedMessage) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *InjectedMessage) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
+func (x *InjectedMessage) GetDisplay() bool {
+	if x != nil {
+		return x.Display
+	}
+	return false
+}
+
 type CompactRequest struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	SessionId       string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -902,7 +975,7 @@ type CompactRequest struct {
 
 func (x *CompactRequest) Reset() {
 	*x = CompactRequest{}
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[10]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -914,7 +987,7 @@ func (x *CompactRequest) String() string {
 func (*CompactRequest) ProtoMessage() {}
 
 func (x *CompactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[10]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -927,7 +1000,7 @@ func (x *CompactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactRequest.ProtoReflect.Descriptor instead.
 func (*CompactRequest) Descriptor() ([]byte, []int) {
-	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{10}
+	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CompactRequest) GetSessionId() string {
@@ -959,7 +1032,7 @@ type CompactResponse struct {
 
 func (x *CompactResponse) Reset() {
 	*x = CompactResponse{}
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[11]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -971,7 +1044,7 @@ func (x *CompactResponse) String() string {
 func (*CompactResponse) ProtoMessage() {}
 
 func (x *CompactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[11]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -984,7 +1057,7 @@ func (x *CompactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactResponse.ProtoReflect.Descriptor instead.
 func (*CompactResponse) Descriptor() ([]byte, []int) {
-	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{11}
+	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{12}
 }
 
 type BeforeTreeRequest struct {
@@ -1007,7 +1080,7 @@ type BeforeTreeRequest struct {
 
 func (x *BeforeTreeRequest) Reset() {
 	*x = BeforeTreeRequest{}
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[12]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1019,7 +1092,7 @@ func (x *BeforeTreeRequest) String() string {
 func (*BeforeTreeRequest) ProtoMessage() {}
 
 func (x *BeforeTreeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[12]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1032,7 +1105,7 @@ func (x *BeforeTreeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BeforeTreeRequest.ProtoReflect.Descriptor instead.
 func (*BeforeTreeRequest) Descriptor() ([]byte, []int) {
-	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{12}
+	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *BeforeTreeRequest) GetSessionId() string {
@@ -1115,7 +1188,7 @@ type BranchSummary struct {
 
 func (x *BranchSummary) Reset() {
 	*x = BranchSummary{}
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[13]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1127,7 +1200,7 @@ func (x *BranchSummary) String() string {
 func (*BranchSummary) ProtoMessage() {}
 
 func (x *BranchSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[13]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1140,7 +1213,7 @@ func (x *BranchSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BranchSummary.ProtoReflect.Descriptor instead.
 func (*BranchSummary) Descriptor() ([]byte, []int) {
-	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{13}
+	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *BranchSummary) GetSummary() string {
@@ -1170,7 +1243,7 @@ type BeforeTreeResponse struct {
 
 func (x *BeforeTreeResponse) Reset() {
 	*x = BeforeTreeResponse{}
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[14]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1182,7 +1255,7 @@ func (x *BeforeTreeResponse) String() string {
 func (*BeforeTreeResponse) ProtoMessage() {}
 
 func (x *BeforeTreeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[14]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1195,7 +1268,7 @@ func (x *BeforeTreeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BeforeTreeResponse.ProtoReflect.Descriptor instead.
 func (*BeforeTreeResponse) Descriptor() ([]byte, []int) {
-	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{14}
+	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *BeforeTreeResponse) GetCancel() *Cancel {
@@ -1247,7 +1320,7 @@ type TreeRequest struct {
 
 func (x *TreeRequest) Reset() {
 	*x = TreeRequest{}
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[15]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1259,7 +1332,7 @@ func (x *TreeRequest) String() string {
 func (*TreeRequest) ProtoMessage() {}
 
 func (x *TreeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[15]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1272,7 +1345,7 @@ func (x *TreeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeRequest.ProtoReflect.Descriptor instead.
 func (*TreeRequest) Descriptor() ([]byte, []int) {
-	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{15}
+	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *TreeRequest) GetSessionId() string {
@@ -1318,7 +1391,7 @@ type TreeResponse struct {
 
 func (x *TreeResponse) Reset() {
 	*x = TreeResponse{}
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[16]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1330,7 +1403,7 @@ func (x *TreeResponse) String() string {
 func (*TreeResponse) ProtoMessage() {}
 
 func (x *TreeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[16]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1343,7 +1416,7 @@ func (x *TreeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeResponse.ProtoReflect.Descriptor instead.
 func (*TreeResponse) Descriptor() ([]byte, []int) {
-	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{16}
+	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{17}
 }
 
 type PingRequest struct {
@@ -1354,7 +1427,7 @@ type PingRequest struct {
 
 func (x *PingRequest) Reset() {
 	*x = PingRequest{}
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[17]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1366,7 +1439,7 @@ func (x *PingRequest) String() string {
 func (*PingRequest) ProtoMessage() {}
 
 func (x *PingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[17]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1379,7 +1452,7 @@ func (x *PingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingRequest.ProtoReflect.Descriptor instead.
 func (*PingRequest) Descriptor() ([]byte, []int) {
-	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{17}
+	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{18}
 }
 
 type PingResponse struct {
@@ -1390,7 +1463,7 @@ type PingResponse struct {
 
 func (x *PingResponse) Reset() {
 	*x = PingResponse{}
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[18]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1402,7 +1475,7 @@ func (x *PingResponse) String() string {
 func (*PingResponse) ProtoMessage() {}
 
 func (x *PingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[18]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1415,7 +1488,7 @@ func (x *PingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingResponse.ProtoReflect.Descriptor instead.
 func (*PingResponse) Descriptor() ([]byte, []int) {
-	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{18}
+	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{19}
 }
 
 type ShutdownRequest struct {
@@ -1426,7 +1499,7 @@ type ShutdownRequest struct {
 
 func (x *ShutdownRequest) Reset() {
 	*x = ShutdownRequest{}
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[19]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1438,7 +1511,7 @@ func (x *ShutdownRequest) String() string {
 func (*ShutdownRequest) ProtoMessage() {}
 
 func (x *ShutdownRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[19]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1451,7 +1524,7 @@ func (x *ShutdownRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShutdownRequest.ProtoReflect.Descriptor instead.
 func (*ShutdownRequest) Descriptor() ([]byte, []int) {
-	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{19}
+	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{20}
 }
 
 type ShutdownResponse struct {
@@ -1462,7 +1535,7 @@ type ShutdownResponse struct {
 
 func (x *ShutdownResponse) Reset() {
 	*x = ShutdownResponse{}
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[20]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1474,7 +1547,7 @@ func (x *ShutdownResponse) String() string {
 func (*ShutdownResponse) ProtoMessage() {}
 
 func (x *ShutdownResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[20]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1487,7 +1560,7 @@ func (x *ShutdownResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShutdownResponse.ProtoReflect.Descriptor instead.
 func (*ShutdownResponse) Descriptor() ([]byte, []int) {
-	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{20}
+	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{21}
 }
 
 type ReadEntriesRequest struct {
@@ -1509,7 +1582,7 @@ type ReadEntriesRequest struct {
 
 func (x *ReadEntriesRequest) Reset() {
 	*x = ReadEntriesRequest{}
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[21]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1521,7 +1594,7 @@ func (x *ReadEntriesRequest) String() string {
 func (*ReadEntriesRequest) ProtoMessage() {}
 
 func (x *ReadEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[21]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1534,7 +1607,7 @@ func (x *ReadEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadEntriesRequest.ProtoReflect.Descriptor instead.
 func (*ReadEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{21}
+	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ReadEntriesRequest) GetSessionId() string {
@@ -1581,7 +1654,7 @@ type ReadEntriesResponse struct {
 
 func (x *ReadEntriesResponse) Reset() {
 	*x = ReadEntriesResponse{}
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[22]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1593,7 +1666,7 @@ func (x *ReadEntriesResponse) String() string {
 func (*ReadEntriesResponse) ProtoMessage() {}
 
 func (x *ReadEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[22]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1606,7 +1679,7 @@ func (x *ReadEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadEntriesResponse.ProtoReflect.Descriptor instead.
 func (*ReadEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{22}
+	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ReadEntriesResponse) GetEntries() [][]byte {
@@ -1625,7 +1698,7 @@ type EstimateTokensRequest struct {
 
 func (x *EstimateTokensRequest) Reset() {
 	*x = EstimateTokensRequest{}
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[23]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1637,7 +1710,7 @@ func (x *EstimateTokensRequest) String() string {
 func (*EstimateTokensRequest) ProtoMessage() {}
 
 func (x *EstimateTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[23]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1650,7 +1723,7 @@ func (x *EstimateTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EstimateTokensRequest.ProtoReflect.Descriptor instead.
 func (*EstimateTokensRequest) Descriptor() ([]byte, []int) {
-	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{23}
+	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *EstimateTokensRequest) GetMessages() [][]byte {
@@ -1669,7 +1742,7 @@ type EstimateTokensResponse struct {
 
 func (x *EstimateTokensResponse) Reset() {
 	*x = EstimateTokensResponse{}
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[24]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1681,7 +1754,7 @@ func (x *EstimateTokensResponse) String() string {
 func (*EstimateTokensResponse) ProtoMessage() {}
 
 func (x *EstimateTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[24]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1694,7 +1767,7 @@ func (x *EstimateTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EstimateTokensResponse.ProtoReflect.Descriptor instead.
 func (*EstimateTokensResponse) Descriptor() ([]byte, []int) {
-	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{24}
+	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *EstimateTokensResponse) GetTokens() []int64 {
@@ -1715,7 +1788,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[25]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1727,7 +1800,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[25]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1740,7 +1813,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{25}
+	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CompleteRequest) GetSystemPrompt() string {
@@ -1776,7 +1849,7 @@ type CompleteResponse struct {
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[26]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1788,7 +1861,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[26]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1801,7 +1874,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{26}
+	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CompleteResponse) GetText() string {
@@ -1835,7 +1908,7 @@ type KeyValue struct {
 
 func (x *KeyValue) Reset() {
 	*x = KeyValue{}
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[27]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1847,7 +1920,7 @@ func (x *KeyValue) String() string {
 func (*KeyValue) ProtoMessage() {}
 
 func (x *KeyValue) ProtoReflect() protoreflect.Message {
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[27]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1860,7 +1933,7 @@ func (x *KeyValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyValue.ProtoReflect.Descriptor instead.
 func (*KeyValue) Descriptor() ([]byte, []int) {
-	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{27}
+	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *KeyValue) GetKey() string {
@@ -1888,7 +1961,7 @@ type LogRequest struct {
 
 func (x *LogRequest) Reset() {
 	*x = LogRequest{}
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[28]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1900,7 +1973,7 @@ func (x *LogRequest) String() string {
 func (*LogRequest) ProtoMessage() {}
 
 func (x *LogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[28]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1913,7 +1986,7 @@ func (x *LogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogRequest.ProtoReflect.Descriptor instead.
 func (*LogRequest) Descriptor() ([]byte, []int) {
-	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{28}
+	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *LogRequest) GetLevel() LogLevel {
@@ -1945,7 +2018,7 @@ type LogResponse struct {
 
 func (x *LogResponse) Reset() {
 	*x = LogResponse{}
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[29]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1957,7 +2030,7 @@ func (x *LogResponse) String() string {
 func (*LogResponse) ProtoMessage() {}
 
 func (x *LogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[29]
+	mi := &file_pith_hooks_v1_hooks_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1970,7 +2043,7 @@ func (x *LogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogResponse.ProtoReflect.Descriptor instead.
 func (*LogResponse) Descriptor() ([]byte, []int) {
-	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{29}
+	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{30}
 }
 
 var File_pith_hooks_v1_hooks_proto protoreflect.FileDescriptor
@@ -2038,11 +2111,16 @@ const file_pith_hooks_v1_hooks_proto_rawDesc = "" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1a\n" +
 	"\bmessages\x18\x02 \x03(\fR\bmessages\x120\n" +
 	"\x14turn_prefix_messages\x18\x03 \x03(\fR\x12turnPrefixMessages\x12-\n" +
-	"\x06reason\x18\x04 \x01(\x0e2\x15.pith.hooks.v1.ReasonR\x06reason\"k\n" +
+	"\x06reason\x18\x04 \x01(\x0e2\x15.pith.hooks.v1.ReasonR\x06reason\"\xa7\x01\n" +
 	"\x12CompactingResponse\x12\x18\n" +
 	"\acontext\x18\x01 \x03(\tR\acontext\x12\x16\n" +
 	"\x06prompt\x18\x02 \x01(\tR\x06prompt\x12#\n" +
-	"\rpreserve_data\x18\x03 \x01(\fR\fpreserveData\"\x81\x01\n" +
+	"\rpreserve_data\x18\x03 \x01(\fR\fpreserveData\x12:\n" +
+	"\bmessages\x18\x04 \x03(\v2\x1e.pith.hooks.v1.InjectedMessageR\bmessages\"Y\n" +
+	"\x0fInjectedMessage\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x18\n" +
+	"\acontent\x18\x02 \x01(\tR\acontent\x12\x18\n" +
+	"\adisplay\x18\x03 \x01(\bR\adisplay\"\x81\x01\n" +
 	"\x0eCompactRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12)\n" +
@@ -2156,7 +2234,7 @@ func file_pith_hooks_v1_hooks_proto_rawDescGZIP() []byte {
 }
 
 var file_pith_hooks_v1_hooks_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_pith_hooks_v1_hooks_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_pith_hooks_v1_hooks_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_pith_hooks_v1_hooks_proto_goTypes = []any{
 	(Reason)(0),                    // 0: pith.hooks.v1.Reason
 	(LogLevel)(0),                  // 1: pith.hooks.v1.LogLevel
@@ -2170,26 +2248,27 @@ var file_pith_hooks_v1_hooks_proto_goTypes = []any{
 	(*BeforeCompactResponse)(nil),  // 9: pith.hooks.v1.BeforeCompactResponse
 	(*CompactingRequest)(nil),      // 10: pith.hooks.v1.CompactingRequest
 	(*CompactingResponse)(nil),     // 11: pith.hooks.v1.CompactingResponse
-	(*CompactRequest)(nil),         // 12: pith.hooks.v1.CompactRequest
-	(*CompactResponse)(nil),        // 13: pith.hooks.v1.CompactResponse
-	(*BeforeTreeRequest)(nil),      // 14: pith.hooks.v1.BeforeTreeRequest
-	(*BranchSummary)(nil),          // 15: pith.hooks.v1.BranchSummary
-	(*BeforeTreeResponse)(nil),     // 16: pith.hooks.v1.BeforeTreeResponse
-	(*TreeRequest)(nil),            // 17: pith.hooks.v1.TreeRequest
-	(*TreeResponse)(nil),           // 18: pith.hooks.v1.TreeResponse
-	(*PingRequest)(nil),            // 19: pith.hooks.v1.PingRequest
-	(*PingResponse)(nil),           // 20: pith.hooks.v1.PingResponse
-	(*ShutdownRequest)(nil),        // 21: pith.hooks.v1.ShutdownRequest
-	(*ShutdownResponse)(nil),       // 22: pith.hooks.v1.ShutdownResponse
-	(*ReadEntriesRequest)(nil),     // 23: pith.hooks.v1.ReadEntriesRequest
-	(*ReadEntriesResponse)(nil),    // 24: pith.hooks.v1.ReadEntriesResponse
-	(*EstimateTokensRequest)(nil),  // 25: pith.hooks.v1.EstimateTokensRequest
-	(*EstimateTokensResponse)(nil), // 26: pith.hooks.v1.EstimateTokensResponse
-	(*CompleteRequest)(nil),        // 27: pith.hooks.v1.CompleteRequest
-	(*CompleteResponse)(nil),       // 28: pith.hooks.v1.CompleteResponse
-	(*KeyValue)(nil),               // 29: pith.hooks.v1.KeyValue
-	(*LogRequest)(nil),             // 30: pith.hooks.v1.LogRequest
-	(*LogResponse)(nil),            // 31: pith.hooks.v1.LogResponse
+	(*InjectedMessage)(nil),        // 12: pith.hooks.v1.InjectedMessage
+	(*CompactRequest)(nil),         // 13: pith.hooks.v1.CompactRequest
+	(*CompactResponse)(nil),        // 14: pith.hooks.v1.CompactResponse
+	(*BeforeTreeRequest)(nil),      // 15: pith.hooks.v1.BeforeTreeRequest
+	(*BranchSummary)(nil),          // 16: pith.hooks.v1.BranchSummary
+	(*BeforeTreeResponse)(nil),     // 17: pith.hooks.v1.BeforeTreeResponse
+	(*TreeRequest)(nil),            // 18: pith.hooks.v1.TreeRequest
+	(*TreeResponse)(nil),           // 19: pith.hooks.v1.TreeResponse
+	(*PingRequest)(nil),            // 20: pith.hooks.v1.PingRequest
+	(*PingResponse)(nil),           // 21: pith.hooks.v1.PingResponse
+	(*ShutdownRequest)(nil),        // 22: pith.hooks.v1.ShutdownRequest
+	(*ShutdownResponse)(nil),       // 23: pith.hooks.v1.ShutdownResponse
+	(*ReadEntriesRequest)(nil),     // 24: pith.hooks.v1.ReadEntriesRequest
+	(*ReadEntriesResponse)(nil),    // 25: pith.hooks.v1.ReadEntriesResponse
+	(*EstimateTokensRequest)(nil),  // 26: pith.hooks.v1.EstimateTokensRequest
+	(*EstimateTokensResponse)(nil), // 27: pith.hooks.v1.EstimateTokensResponse
+	(*CompleteRequest)(nil),        // 28: pith.hooks.v1.CompleteRequest
+	(*CompleteResponse)(nil),       // 29: pith.hooks.v1.CompleteResponse
+	(*KeyValue)(nil),               // 30: pith.hooks.v1.KeyValue
+	(*LogRequest)(nil),             // 31: pith.hooks.v1.LogRequest
+	(*LogResponse)(nil),            // 32: pith.hooks.v1.LogResponse
 }
 var file_pith_hooks_v1_hooks_proto_depIdxs = []int32{
 	4,  // 0: pith.hooks.v1.BeforeCompactRequest.preparation:type_name -> pith.hooks.v1.Preparation
@@ -2198,39 +2277,40 @@ var file_pith_hooks_v1_hooks_proto_depIdxs = []int32{
 	8,  // 3: pith.hooks.v1.BeforeCompactResponse.cancel:type_name -> pith.hooks.v1.Cancel
 	7,  // 4: pith.hooks.v1.BeforeCompactResponse.compaction:type_name -> pith.hooks.v1.Compaction
 	0,  // 5: pith.hooks.v1.CompactingRequest.reason:type_name -> pith.hooks.v1.Reason
-	8,  // 6: pith.hooks.v1.BeforeTreeResponse.cancel:type_name -> pith.hooks.v1.Cancel
-	15, // 7: pith.hooks.v1.BeforeTreeResponse.summary:type_name -> pith.hooks.v1.BranchSummary
-	1,  // 8: pith.hooks.v1.LogRequest.level:type_name -> pith.hooks.v1.LogLevel
-	29, // 9: pith.hooks.v1.LogRequest.fields:type_name -> pith.hooks.v1.KeyValue
-	2,  // 10: pith.hooks.v1.Hooks.Describe:input_type -> pith.hooks.v1.DescribeRequest
-	6,  // 11: pith.hooks.v1.Hooks.BeforeCompact:input_type -> pith.hooks.v1.BeforeCompactRequest
-	10, // 12: pith.hooks.v1.Hooks.Compacting:input_type -> pith.hooks.v1.CompactingRequest
-	12, // 13: pith.hooks.v1.Hooks.Compact:input_type -> pith.hooks.v1.CompactRequest
-	14, // 14: pith.hooks.v1.Hooks.BeforeTree:input_type -> pith.hooks.v1.BeforeTreeRequest
-	17, // 15: pith.hooks.v1.Hooks.Tree:input_type -> pith.hooks.v1.TreeRequest
-	19, // 16: pith.hooks.v1.Hooks.Ping:input_type -> pith.hooks.v1.PingRequest
-	21, // 17: pith.hooks.v1.Hooks.Shutdown:input_type -> pith.hooks.v1.ShutdownRequest
-	23, // 18: pith.hooks.v1.HostAPI.ReadEntries:input_type -> pith.hooks.v1.ReadEntriesRequest
-	25, // 19: pith.hooks.v1.HostAPI.EstimateTokens:input_type -> pith.hooks.v1.EstimateTokensRequest
-	27, // 20: pith.hooks.v1.HostAPI.Complete:input_type -> pith.hooks.v1.CompleteRequest
-	30, // 21: pith.hooks.v1.HostAPI.Log:input_type -> pith.hooks.v1.LogRequest
-	3,  // 22: pith.hooks.v1.Hooks.Describe:output_type -> pith.hooks.v1.DescribeResponse
-	9,  // 23: pith.hooks.v1.Hooks.BeforeCompact:output_type -> pith.hooks.v1.BeforeCompactResponse
-	11, // 24: pith.hooks.v1.Hooks.Compacting:output_type -> pith.hooks.v1.CompactingResponse
-	13, // 25: pith.hooks.v1.Hooks.Compact:output_type -> pith.hooks.v1.CompactResponse
-	16, // 26: pith.hooks.v1.Hooks.BeforeTree:output_type -> pith.hooks.v1.BeforeTreeResponse
-	18, // 27: pith.hooks.v1.Hooks.Tree:output_type -> pith.hooks.v1.TreeResponse
-	20, // 28: pith.hooks.v1.Hooks.Ping:output_type -> pith.hooks.v1.PingResponse
-	22, // 29: pith.hooks.v1.Hooks.Shutdown:output_type -> pith.hooks.v1.ShutdownResponse
-	24, // 30: pith.hooks.v1.HostAPI.ReadEntries:output_type -> pith.hooks.v1.ReadEntriesResponse
-	26, // 31: pith.hooks.v1.HostAPI.EstimateTokens:output_type -> pith.hooks.v1.EstimateTokensResponse
-	28, // 32: pith.hooks.v1.HostAPI.Complete:output_type -> pith.hooks.v1.CompleteResponse
-	31, // 33: pith.hooks.v1.HostAPI.Log:output_type -> pith.hooks.v1.LogResponse
-	22, // [22:34] is the sub-list for method output_type
-	10, // [10:22] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	12, // 6: pith.hooks.v1.CompactingResponse.messages:type_name -> pith.hooks.v1.InjectedMessage
+	8,  // 7: pith.hooks.v1.BeforeTreeResponse.cancel:type_name -> pith.hooks.v1.Cancel
+	16, // 8: pith.hooks.v1.BeforeTreeResponse.summary:type_name -> pith.hooks.v1.BranchSummary
+	1,  // 9: pith.hooks.v1.LogRequest.level:type_name -> pith.hooks.v1.LogLevel
+	30, // 10: pith.hooks.v1.LogRequest.fields:type_name -> pith.hooks.v1.KeyValue
+	2,  // 11: pith.hooks.v1.Hooks.Describe:input_type -> pith.hooks.v1.DescribeRequest
+	6,  // 12: pith.hooks.v1.Hooks.BeforeCompact:input_type -> pith.hooks.v1.BeforeCompactRequest
+	10, // 13: pith.hooks.v1.Hooks.Compacting:input_type -> pith.hooks.v1.CompactingRequest
+	13, // 14: pith.hooks.v1.Hooks.Compact:input_type -> pith.hooks.v1.CompactRequest
+	15, // 15: pith.hooks.v1.Hooks.BeforeTree:input_type -> pith.hooks.v1.BeforeTreeRequest
+	18, // 16: pith.hooks.v1.Hooks.Tree:input_type -> pith.hooks.v1.TreeRequest
+	20, // 17: pith.hooks.v1.Hooks.Ping:input_type -> pith.hooks.v1.PingRequest
+	22, // 18: pith.hooks.v1.Hooks.Shutdown:input_type -> pith.hooks.v1.ShutdownRequest
+	24, // 19: pith.hooks.v1.HostAPI.ReadEntries:input_type -> pith.hooks.v1.ReadEntriesRequest
+	26, // 20: pith.hooks.v1.HostAPI.EstimateTokens:input_type -> pith.hooks.v1.EstimateTokensRequest
+	28, // 21: pith.hooks.v1.HostAPI.Complete:input_type -> pith.hooks.v1.CompleteRequest
+	31, // 22: pith.hooks.v1.HostAPI.Log:input_type -> pith.hooks.v1.LogRequest
+	3,  // 23: pith.hooks.v1.Hooks.Describe:output_type -> pith.hooks.v1.DescribeResponse
+	9,  // 24: pith.hooks.v1.Hooks.BeforeCompact:output_type -> pith.hooks.v1.BeforeCompactResponse
+	11, // 25: pith.hooks.v1.Hooks.Compacting:output_type -> pith.hooks.v1.CompactingResponse
+	14, // 26: pith.hooks.v1.Hooks.Compact:output_type -> pith.hooks.v1.CompactResponse
+	17, // 27: pith.hooks.v1.Hooks.BeforeTree:output_type -> pith.hooks.v1.BeforeTreeResponse
+	19, // 28: pith.hooks.v1.Hooks.Tree:output_type -> pith.hooks.v1.TreeResponse
+	21, // 29: pith.hooks.v1.Hooks.Ping:output_type -> pith.hooks.v1.PingResponse
+	23, // 30: pith.hooks.v1.Hooks.Shutdown:output_type -> pith.hooks.v1.ShutdownResponse
+	25, // 31: pith.hooks.v1.HostAPI.ReadEntries:output_type -> pith.hooks.v1.ReadEntriesResponse
+	27, // 32: pith.hooks.v1.HostAPI.EstimateTokens:output_type -> pith.hooks.v1.EstimateTokensResponse
+	29, // 33: pith.hooks.v1.HostAPI.Complete:output_type -> pith.hooks.v1.CompleteResponse
+	32, // 34: pith.hooks.v1.HostAPI.Log:output_type -> pith.hooks.v1.LogResponse
+	23, // [23:35] is the sub-list for method output_type
+	11, // [11:23] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_pith_hooks_v1_hooks_proto_init() }
@@ -2248,7 +2328,7 @@ func file_pith_hooks_v1_hooks_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pith_hooks_v1_hooks_proto_rawDesc), len(file_pith_hooks_v1_hooks_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   30,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

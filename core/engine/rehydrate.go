@@ -1,0 +1,89 @@
+package engine
+
+import (
+	"github.com/pith-dev/pith/core/compaction"
+	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/core/workspace"
+	"github.com/tidwall/gjson"
+)
+
+// RehydrateCustomType is the customType of the message that puts recently
+// used files back after a compaction.
+const RehydrateCustomType = "pith.rehydrate"
+
+// Rehydrate re-reads the files most recently read or changed in the part a
+// compaction summarizes and appends their current content after it, as
+// one custom_message (compaction.rehydrate). Files 0 turns it off.
+type Rehydrate struct {
+	// Files is how many of the most recent files are re-read.
+	Files int
+	// MaxTokensPerFile: a larger file comes back as its path only.
+	MaxTokensPerFile int
+	// TotalTokens bounds the contents of all files together; a file that
+	// does not fit what is left comes back as its path only.
+	TotalTokens int
+}
+
+// rehydrate builds the message for prep from the session's workspace (the
+// header's cwd, every read confined to it by os.Root), or nil when it is
+// off, there is nothing to re-read, or the workspace cannot be opened
+// (logged: the compaction itself does not depend on it).
+func (s *Session) rehydrate(st Settings, prep *compaction.Preparation) *workspace.Built {
+	rh := st.Rehydrate
+	if rh.Files <= 0 {
+		return nil
+	}
+	msgs := append(append([]session.Message{}, prep.MessagesToSummarize...), prep.TurnPrefixMessages...)
+	files := recentFiles(msgs, rh.Files)
+	if len(files) == 0 {
+		return nil
+	}
+	cwd := ""
+	if f := s.store.File(); f != nil {
+		cwd = f.Header.Cwd
+	}
+	ws, err := workspace.Open(cwd, workspace.Options{})
+	if err != nil {
+		s.log.Warn("rehydrate: the session's workspace cannot be opened; no files re-read", "cwd", cwd, "error", err)
+		return nil
+	}
+	defer ws.Close()
+	return ws.BuildMessage(files, nil, workspace.BuildOptions{
+		BudgetTokens:  rh.TotalTokens,
+		FileCapTokens: rh.MaxTokensPerFile,
+		CustomType:    RehydrateCustomType,
+		Intro: "Current content of the files most recently read or changed before the compaction above " +
+			"(re-read from " + ws.Dir() + " after it; paths are relative to it).",
+	})
+}
+
+// recentFiles are the paths of read, write and edit tool calls in msgs,
+// newest first, each once, at most n.
+func recentFiles(msgs []session.Message, n int) []string {
+	var out []string
+	seen := map[string]bool{}
+	for i := len(msgs) - 1; i >= 0 && len(out) < n; i-- {
+		if msgs[i].Role != session.RoleAssistant {
+			continue
+		}
+		blocks := gjson.GetBytes(msgs[i].Raw, "content").Array()
+		for j := len(blocks) - 1; j >= 0 && len(out) < n; j-- {
+			b := blocks[j]
+			if b.Get("type").Str != "toolCall" {
+				continue
+			}
+			switch b.Get("name").Str {
+			case "read", "write", "edit":
+			default:
+				continue
+			}
+			p := b.Get("arguments.path")
+			if p.Type != gjson.String || p.Str == "" || seen[p.Str] {
+				continue
+			}
+			seen[p.Str] = true
+			out = append(out, p.Str)
+		}
+	}
+	return out
+}

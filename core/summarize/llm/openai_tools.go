@@ -1,0 +1,115 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/pith-dev/pith/core/summarize"
+)
+
+// Converse implements summarize.ToolCaller over chat completions with
+// function tools: the history is replayed each turn (the API is stateless),
+// assistant turns with their tool_calls, each result as a tool message.
+func (s *openAISummarizer) Converse(ctx context.Context, req summarize.ConverseRequest) (summarize.ConverseResult, error) {
+	key := os.Getenv(s.keyEnv)
+	if key == "" && !s.optional {
+		return summarize.ConverseResult{}, fmt.Errorf("openai summarizer: environment variable %s is not set: %w", s.keyEnv, summarize.ErrMissingCredential)
+	}
+	params := openai.ChatCompletionNewParams{Model: shared.ChatModel(s.model)}
+	if req.SystemPrompt != "" {
+		params.Messages = append(params.Messages, openai.SystemMessage(req.SystemPrompt))
+	}
+	for _, m := range req.Messages {
+		switch m.Role {
+		case summarize.ChatUser:
+			params.Messages = append(params.Messages, openai.UserMessage(m.Text))
+		case summarize.ChatTool:
+			params.Messages = append(params.Messages, openai.ToolMessage(m.Text, m.ToolCallID))
+		case summarize.ChatAssistant:
+			a := openai.ChatCompletionAssistantMessageParam{}
+			if m.Text != "" {
+				a.Content.OfString = openai.String(m.Text)
+			}
+			for _, c := range m.ToolCalls {
+				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+						ID:       c.ID,
+						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: string(c.Arguments)},
+					},
+				})
+			}
+			params.Messages = append(params.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
+		default:
+			return summarize.ConverseResult{}, fmt.Errorf("openai summarizer: unknown chat role %q", m.Role)
+		}
+	}
+	for _, t := range req.Tools {
+		var schema shared.FunctionParameters
+		if len(t.Parameters) > 0 {
+			if err := json.Unmarshal(t.Parameters, &schema); err != nil {
+				return summarize.ConverseResult{}, fmt.Errorf("openai summarizer: tool %s: parameters: %w", t.Name, err)
+			}
+		}
+		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+			Name:        t.Name,
+			Description: openai.String(t.Description),
+			Parameters:  schema,
+		}))
+	}
+	maxTokens := int64(clampTokens(req.MaxTokens, s.limit))
+	if s.legacy {
+		params.MaxTokens = openai.Int(maxTokens)
+	} else {
+		params.MaxCompletionTokens = openai.Int(maxTokens)
+	}
+	if effort := openAIReasoningEffort(s.model, req.Reasoning); effort != "" {
+		params.ReasoningEffort = shared.ReasoningEffort(effort)
+	}
+	var callOpts []option.RequestOption
+	if key != "" {
+		callOpts = append(callOpts, option.WithAPIKey(key))
+	}
+	resp, err := s.svc.New(ctx, params, callOpts...)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return summarize.ConverseResult{}, ctxErr
+		}
+		return summarize.ConverseResult{}, s.convertError(err, key)
+	}
+	if len(resp.Choices) == 0 {
+		return summarize.ConverseResult{}, fmt.Errorf("openai summarizer: %s answered without choices: %w", s.model, summarize.ErrBadResponse)
+	}
+	choice := resp.Choices[0]
+	out := summarize.ConverseResult{
+		Text:         choice.Message.Content,
+		FinishReason: openAIFinish(choice.FinishReason),
+		Model:        resp.Model,
+	}
+	if choice.FinishReason == "tool_calls" {
+		out.FinishReason = summarize.FinishStop
+	}
+	for _, c := range choice.Message.ToolCalls {
+		if c.Type != "" && c.Type != "function" {
+			continue // custom tools are never offered
+		}
+		out.ToolCalls = append(out.ToolCalls, summarize.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: json.RawMessage(c.Function.Arguments)})
+	}
+	if out.Model == "" {
+		out.Model = s.model
+	}
+	u := resp.Usage
+	cached := int(u.PromptTokensDetails.CachedTokens)
+	out.Usage = summarize.Usage{
+		Input:      max(0, int(u.PromptTokens)-cached),
+		Output:     int(u.CompletionTokens),
+		CacheRead:  cached,
+		CacheWrite: int(u.PromptTokensDetails.CacheWriteTokens),
+	}
+	return out, nil
+}
