@@ -19,8 +19,14 @@ help:
 	@echo "make proto        regenerate the protobuf Go code (pinned generators)"
 	@echo "make examples     rewrite examples/demo-session.jsonl"
 
+# The cold-cache notice: the provider SDKs' generated packages are the
+# longest compiles of a first build, so a stale SDK means a cold cache.
+COLD_PROBE := github.com/openai/openai-go/v3
+
 build:
 	@mkdir -p $(BIN)/plugins
+	@if [ "$$($(GO) list -f '{{.Stale}}' $(COLD_PROBE) 2>/dev/null)" = true ]; then \
+		echo "make build: first build with this Go cache compiles every dependency (the provider SDKs are large): a few minutes on 2 cores"; fi
 	$(GO) build -o $(BIN)/pith ./cmd/host
 	@for p in $(PLUGINS); do \
 		if [ -f plugins/examples/$$p/main.go ]; then $(GO) build -o $(BIN)/plugins/$$p ./plugins/examples/$$p || exit 1; fi; \

@@ -204,6 +204,15 @@ type Plugin struct {
 	Priority int           `koanf:"priority"`
 	Timeout  time.Duration `koanf:"timeout"`
 	Failure  string        `koanf:"failure"`
+	// Events, when set, are the events the plugin handles (its Describe
+	// answer, written down): a CLI command then starts the plugin only if
+	// it fires one of them, saving the plugin's start-up (tens of
+	// milliseconds with AutoMTLS) where it would never be called. The
+	// plugin's own answer is checked on every start and a difference is
+	// logged; the plugin is then called for the events it really handles.
+	// Unset, every command starts it. `pith plugins check` and the daemon
+	// start every plugin whatever this says.
+	Events []string `koanf:"events"`
 
 	// The plugin's trust boundary: what it gets of the host's environment
 	// and how much it may send and be sent.
@@ -433,6 +442,7 @@ func (c *Config) Clone() *Config {
 		out.Plugins[i].Args = slices.Clone(out.Plugins[i].Args)
 		out.Plugins[i].Env = maps.Clone(out.Plugins[i].Env)
 		out.Plugins[i].InheritEnv = slices.Clone(out.Plugins[i].InheritEnv)
+		out.Plugins[i].Events = slices.Clone(out.Plugins[i].Events)
 	}
 	return &out
 }

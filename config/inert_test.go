@@ -135,12 +135,12 @@ func readFields(t *testing.T) map[string][]string {
 						}
 					}
 				case *ast.CallExpr:
-					// A conversion to another struct type
-					// (hooks.Limits(p.Limits)) carries every field over.
-					if len(n.Args) != 1 || !info.Types[n.Fun].IsType() {
+					// A conversion of a config struct to another type
+					// (hooks.Limits(p.Limits)) hands on every field.
+					if tv, ok := info.Types[n.Fun]; !ok || !tv.IsType() || len(n.Args) != 1 {
 						return true
 					}
-					named, ok := info.Types[n.Args[0]].Type.(*types.Named)
+					named, ok := info.TypeOf(n.Args[0]).(*types.Named)
 					if !ok || named.Obj().Pkg() == nil || named.Obj().Pkg().Path() != configPath {
 						return true
 					}

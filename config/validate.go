@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+
+	"github.com/pith-dev/pith/hooks"
 )
 
 // ErrInvalid is wrapped by every error that reports problems in the
@@ -331,8 +333,27 @@ func (v *validator) plugins(ps []Plugin) {
 				v.add(key("env"), "%q is not an environment variable name", name)
 			}
 		}
+		seenEvent := map[string]bool{}
+		for _, e := range p.Events {
+			switch {
+			case !hooks.EventID(e).Valid():
+				v.add(key("events"), "unknown event %q (one of %s)", e, eventNames())
+			case seenEvent[e]:
+				v.add(key("events"), "%q is listed twice", e)
+			}
+			seenEvent[e] = true
+		}
 		v.pluginBoundary(key, p)
 	}
+}
+
+// eventNames lists the hook events for a message.
+func eventNames() string {
+	var names []string
+	for _, e := range hooks.AllEvents() {
+		names = append(names, string(e))
+	}
+	return strings.Join(names, ", ")
 }
 
 // pluginBoundary checks the inheritEnv list and the limits of one plugin.

@@ -91,6 +91,16 @@ func TestValidateRules(t *testing.T) {
 		{"plugin sha256", func(c *Config) { p := plugin("a"); p.SHA256 = "abc"; c.Plugins = []Plugin{p} }, "plugins[0].sha256", "must be 64 hex digits, got 3 characters"},
 		{"plugin sha256 not hex", func(c *Config) { p := plugin("a"); p.SHA256 = strings.Repeat("g", 64); c.Plugins = []Plugin{p} }, "plugins[0].sha256", "must be 64 hex digits"},
 		{"plugin timeout", func(c *Config) { p := plugin("a"); p.Timeout = 0; c.Plugins = []Plugin{p} }, "plugins[0].timeout", "must be > 0"},
+		{"plugin events unknown", func(c *Config) {
+			p := plugin("a")
+			p.Events = []string{"session_compact", "compact"}
+			c.Plugins = []Plugin{p}
+		}, "plugins[0].events", `unknown event "compact"`},
+		{"plugin events twice", func(c *Config) {
+			p := plugin("a")
+			p.Events = []string{"session_tree", "session_tree"}
+			c.Plugins = []Plugin{p}
+		}, "plugins[0].events", `"session_tree" is listed twice`},
 		{"plugin failure", func(c *Config) { p := plugin("a"); p.Failure = "ignore"; c.Plugins = []Plugin{p} }, "plugins[0].failure", `must be one of open|closed, got "ignore"`},
 		{"plugin env name", func(c *Config) { p := plugin("a"); p.Env = map[string]string{"A-B": "x"}; c.Plugins = []Plugin{p} }, "plugins[0].env", `"A-B" is not an environment variable name`},
 		{"sessions root", func(c *Config) { c.Sessions.Root = "" }, "sessions.root", "must not be empty"},

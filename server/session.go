@@ -276,36 +276,10 @@ func (o *openSession) appendEntries(ctx context.Context, raws []json.RawMessage)
 	return out, nil
 }
 
-// leafSettings walks back from the leaf to the model and thinking level in
-// force (SPEC §2), stopping as soon as both are known.
+// leafSettings is the model and thinking level in force at the leaf (SPEC
+// §2), from the tree's incremental cache: constant time per GetContext
+// however long the session is.
 func leafSettings(store *session.Store) (provider, model, thinking string) {
-	tree := store.Tree()
-	haveModel, haveThinking := false, false
-	// The step bound guards against a parent cycle in a damaged file.
-	steps := len(tree.Entries) + 1
-	for e := store.Leaf(); e != nil && !(haveModel && haveThinking) && steps > 0; steps-- {
-		switch e.Type {
-		case session.TypeThinkingLevelChange:
-			if !haveThinking {
-				thinking, haveThinking = e.Get("thinkingLevel").String(), true
-			}
-		case session.TypeModelChange:
-			if !haveModel {
-				provider, model, haveModel = e.Get("provider").String(), e.Get("modelId").String(), true
-			}
-		case session.TypeMessage:
-			if !haveModel && e.Role() == session.RoleAssistant {
-				provider, model = e.MessageModel()
-				haveModel = true
-			}
-		}
-		if e.ParentID == "" {
-			break
-		}
-		e = tree.Get(e.ParentID)
-	}
-	if !haveThinking {
-		thinking = "off"
-	}
-	return provider, model, thinking
+	st := store.Tree().Settings(store.Leaf())
+	return st.Provider, st.Model, st.ThinkingLevel
 }

@@ -125,7 +125,7 @@ func runCompact(ctx context.Context, stdout, stderr io.Writer, path string, f co
 	if f.dryRun {
 		return dryRunCompact(stdout, path, f, changed, log)
 	}
-	rt, err := newRuntime(ctx, path, f.config, f.provider, log)
+	rt, err := newRuntime(ctx, path, f.config, f.provider, engine.CompactEvents, log)
 	if err != nil {
 		return err
 	}

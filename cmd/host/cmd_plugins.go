@@ -95,6 +95,9 @@ func pluginSpecs(cfg *config.Config) []pluginhost.Spec {
 			Priority: p.Priority, Order: i, Timeout: p.Timeout, Failure: hooks.Failure(p.Failure),
 			InheritEnv: p.InheritEnv, Limits: hooks.Limits(p.Limits),
 		}
+		for _, e := range p.Events {
+			specs[i].Events = append(specs[i].Events, hooks.EventID(e))
+		}
 	}
 	return specs
 }

@@ -198,3 +198,37 @@ func TestCompactRefusesWithoutAClosedPlugin(t *testing.T) {
 		})
 	}
 }
+
+// TestCompactStartsOnlyNeededPlugins: a plugin whose configured events the
+// command never fires is not started (here one that could not start, with
+// failure: closed, which would otherwise stop the command); one that lists
+// a compaction event is; and a list that differs from the plugin's own
+// answer is logged.
+func TestCompactStartsOnlyNeededPlugins(t *testing.T) {
+	guard, audit := buildExamplePlugins(t)
+	notPlugin := filepath.Join(t.TempDir(), "not-a-plugin.sh")
+	if err := os.WriteFile(notPlugin, []byte("#!/bin/sh\necho hello\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	auditFile := filepath.Join(t.TempDir(), "audit.jsonl")
+	session := copyFile(t, "../../examples/demo-session.jsonl")
+	cfg := writeConfig(t,
+		map[string]any{"name": "tree-only", "path": notPlugin, "failure": "closed", "events": []string{"session_before_tree"}},
+		map[string]any{"name": "audit", "path": audit, "args": []string{"--file", auditFile}, "events": []string{"session_compact", "session_tree"}},
+		map[string]any{"name": "guard", "path": guard, "events": []string{"session_compact"}},
+	)
+	_, stderr, code := runCLI(t, "compact", "--config", cfg, session)
+	if code != 0 {
+		t.Fatalf("code %d: %s", code, stderr)
+	}
+	if data, err := os.ReadFile(auditFile); err != nil || !bytes.Contains(data, []byte("session_compact")) {
+		t.Fatalf("audit did not record the compaction: %v %q", err, data)
+	}
+	if !strings.Contains(stderr, "plugin handles other events than its configuration lists") || !strings.Contains(stderr, "guard") {
+		t.Errorf("guard's wrong events list was not logged: %s", stderr)
+	}
+	if strings.Count(stderr, "plugin handles other events") != 1 {
+		t.Errorf("a warning for a plugin whose list is right: %s", stderr)
+	}
+	requireNoChildren(t)
+}

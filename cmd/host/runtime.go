@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -50,9 +51,10 @@ func cliLogger(w io.Writer, verbose bool) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{Name: "pith", Level: level, Output: w, DisableTime: true})
 }
 
-// newRuntime opens the session and starts the configured plugins. close
-// stops every plugin and closes the file; call it on every path.
-func newRuntime(ctx context.Context, path, cfgPath string, p providerFlags, log hclog.Logger) (*runtime, error) {
+// newRuntime opens the session and starts the configured plugins that may
+// handle one of the events the command fires. close stops every plugin and
+// closes the file; call it on every path.
+func newRuntime(ctx context.Context, path, cfgPath string, p providerFlags, fires []hooks.EventID, log hclog.Logger) (*runtime, error) {
 	cfg, err := config.Load(configPath(cfgPath))
 	if err != nil {
 		return nil, err
@@ -77,10 +79,11 @@ func newRuntime(ctx context.Context, path, cfgPath string, p providerFlags, log 
 	}
 	host := &engine.HostAPI{Lookup: engine.SingleSession(rt.store), Summarizer: rt.summarizer, Logger: log.Named("plugin"), MaxOutputTokens: cfg.Summarizer.MaxOutputTokens}
 	var plugins []hooks.Plugin
-	if len(cfg.Plugins) > 0 {
+	specs := neededPlugins(pluginSpecs(cfg), fires, log)
+	if len(specs) > 0 {
 		rt.plugins = pluginhost.NewHost(pluginhost.Options{Logger: log.Named("plugin"), Host: host, HostVersion: version})
 		var retire func(context.Context)
-		plugins, retire, err = rt.plugins.Apply(ctx, pluginSpecs(cfg))
+		plugins, retire, err = rt.plugins.Apply(ctx, specs)
 		if retire != nil {
 			retire(ctx)
 		}
@@ -89,7 +92,7 @@ func newRuntime(ctx context.Context, path, cfgPath string, p providerFlags, log 
 			// run time; the operation goes on with the others — unless
 			// its failure policy is closed: its veto must not be skipped
 			// because it could not be asked.
-			if name := missingClosed(cfg, plugins); name != "" {
+			if name := missingClosed(specs, plugins); name != "" {
 				rt.close()
 				return nil, fmt.Errorf("plugin %q has failure: closed and did not start; not running without it: %w", name, err)
 			}
@@ -112,19 +115,35 @@ func newRuntime(ctx context.Context, path, cfgPath string, p providerFlags, log 
 	return rt, nil
 }
 
-// missingClosed names a configured plugin with failure: closed that is not
+// missingClosed names a plugin of specs with failure: closed that is not
 // among the started ones, or returns "".
-func missingClosed(cfg *config.Config, started []hooks.Plugin) string {
+func missingClosed(specs []pluginhost.Spec, started []hooks.Plugin) string {
 	running := map[string]bool{}
 	for _, p := range started {
 		running[p.Info().Name] = true
 	}
-	for _, p := range cfg.Plugins {
-		if p.Failure == config.FailureClosed && !running[p.Name] {
-			return p.Name
+	for _, sp := range specs {
+		if sp.Failure == hooks.FailureClosed && !running[sp.Name] {
+			return sp.Name
 		}
 	}
 	return ""
+}
+
+// neededPlugins keeps the plugins a command may call: those whose
+// configuration lists one of the events it fires, and those that list
+// none (only their Describe answer says what they handle). A plugin left
+// out cannot be called, so even a failure: closed one is not needed.
+func neededPlugins(specs []pluginhost.Spec, fires []hooks.EventID, log hclog.Logger) []pluginhost.Spec {
+	var out []pluginhost.Spec
+	for _, sp := range specs {
+		if len(sp.Events) == 0 || slices.ContainsFunc(sp.Events, func(e hooks.EventID) bool { return slices.Contains(fires, e) }) {
+			out = append(out, sp)
+			continue
+		}
+		log.Debug("plugin not started: its configured events are not fired by this command", "plugin", sp.Name, "events", sp.Events)
+	}
+	return out
 }
 
 func (rt *runtime) close() {

@@ -67,19 +67,28 @@ func calibrateDelta(path []*session.Entry, start, end int) Calibration {
 			break
 		}
 	}
-	first, last, pFirst, pLast := -1, -1, 0, 0
-	for i := lo; i < end; i++ {
+	// Only the first and the last usage matter: search from each end
+	// rather than reading every assistant message's usage in between.
+	prompt := func(i int) int {
 		if path[i].Role() != session.RoleAssistant {
-			continue
+			return 0
 		}
 		p, ok := tokens.PromptTokens(path[i].MessageRaw())
-		if !ok || p <= 0 {
-			continue
+		if !ok {
+			return 0
 		}
-		if first < 0 {
+		return p
+	}
+	first, last, pFirst, pLast := -1, -1, 0, 0
+	for i := lo; i < end && first < 0; i++ {
+		if p := prompt(i); p > 0 {
 			first, pFirst = i, p
 		}
-		last, pLast = i, p
+	}
+	for i := end - 1; i >= lo && last < 0; i-- {
+		if p := prompt(i); p > 0 {
+			last, pLast = i, p
+		}
 	}
 	if first < 0 || last == first || pLast <= pFirst {
 		// One usage cannot separate overhead from content; a prompt that
@@ -88,9 +97,7 @@ func calibrateDelta(path []*session.Entry, start, end int) Calibration {
 	}
 	est := 0
 	for i := first; i < last; i++ {
-		if m, ok := summaryMessage(path[i]); ok {
-			est += tokens.Estimate(m.Raw)
-		}
+		est += summaryTokens(path[i])
 	}
 	if est <= 0 {
 		return c
@@ -123,9 +130,7 @@ func calibrateTotal(path []*session.Entry, start, end, contextTotal int) Calibra
 	// it reaches prompt: a long range need not be estimated in full.
 	estimated := 0
 	for i := end - 1; i >= start && estimated < prompt; i-- {
-		if m, ok := summaryMessage(path[i]); ok {
-			estimated += tokens.Estimate(m.Raw)
-		}
+		estimated += summaryTokens(path[i])
 	}
 	if estimated <= 0 {
 		return c

@@ -4,7 +4,6 @@ import (
 	"bytes"
 
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/tokens"
 	"github.com/tidwall/gjson"
 )
 
@@ -100,7 +99,7 @@ func findCutPoint(path []*session.Entry, start, end, keepRecentTokens int, cutBe
 		if e.Type != session.TypeMessage {
 			continue
 		}
-		acc += tokens.Estimate(e.MessageRaw())
+		acc += e.MessageTokens()
 		if acc < keepRecentTokens {
 			continue
 		}

@@ -181,6 +181,19 @@ func summaryMessage(e *session.Entry) (session.Message, bool) {
 	return session.EntryMessage(e)
 }
 
+// summaryTokens is the estimate of summaryMessage(e), 0 when there is
+// none. A message entry's estimate is the entry's cached one, so
+// calibration, the cut point and prepare measure each entry only once.
+func summaryTokens(e *session.Entry) int {
+	if e.Type == session.TypeMessage {
+		return e.MessageTokens()
+	}
+	if m, ok := summaryMessage(e); ok {
+		return tokens.Estimate(m.Raw)
+	}
+	return 0
+}
+
 // ContextTokens is the context size (SPEC §3) of the context built from
 // path with its last entry as the leaf (SPEC §2). It equals
 // tokens.Context over BuildContext's messages but walks only from the end
@@ -215,7 +228,11 @@ func ContextTokens(path []*session.Entry) int {
 				return u, true
 			}
 		}
-		trailing += tokens.Estimate(m.Raw)
+		if e.Type == session.TypeMessage {
+			trailing += e.MessageTokens()
+		} else {
+			trailing += tokens.Estimate(m.Raw)
+		}
 		return 0, false
 	}
 	for i := len(path) - 1; i > comp; i-- {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/tokens"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
@@ -76,8 +75,7 @@ func PlanPrune(path []*session.Entry, s PruneSettings) PrunePlan {
 		if e.Get("message.prunedAt").Exists() {
 			continue
 		}
-		raw := e.MessageRaw()
-		n := tokens.Estimate(raw)
+		n := e.MessageTokens()
 		seen += n
 		if seen <= s.Protect {
 			continue

@@ -21,6 +21,13 @@ type Hooks interface {
 
 var _ Hooks = (*hooks.Dispatcher)(nil)
 
+// The hook events each operation may fire, so a one-shot caller can start
+// only the plugins that would be called.
+var (
+	CompactEvents  = []hooks.EventID{hooks.EventBeforeCompact, hooks.EventCompacting, hooks.EventCompact}
+	NavigateEvents = []hooks.EventID{hooks.EventBeforeTree, hooks.EventTree}
+)
+
 // eventChecker is implemented by dispatchers that can tell whether anyone
 // handles an event, so the engine can skip building payloads nobody reads
 // (the path of a large session is megabytes of JSON).

@@ -1,6 +1,9 @@
 package session
 
 import (
+	"sync/atomic"
+
+	"github.com/pith-dev/pith/core/tokens"
 	"github.com/tidwall/gjson"
 )
 
@@ -36,6 +39,11 @@ type Entry struct {
 	msgStart, msgEnd                  int
 	toolPaths                         []ToolPath
 	toolsKnown                        bool
+
+	// msgTokens caches MessageTokens plus one (0: not computed yet). It is
+	// read and written atomically: entries are shared between goroutines
+	// of the daemon, and computing it twice is harmless.
+	msgTokens int64
 }
 
 // ToolPath is a read, write or edit tool call with its string "path"
@@ -58,6 +66,22 @@ func (e *Entry) MessageRaw() []byte {
 		return nil
 	}
 	return e.Raw[e.msgStart:e.msgEnd:e.msgEnd]
+}
+
+// MessageTokens is tokens.Estimate of the entry's message (0 for an entry
+// that has none), computed on first use and kept: calibration, the cut
+// point and prepare all estimate the same entries, and an entry's bytes
+// never change.
+func (e *Entry) MessageTokens() int {
+	if v := atomic.LoadInt64(&e.msgTokens); v > 0 {
+		return int(v - 1)
+	}
+	n := 0
+	if raw := e.MessageRaw(); raw != nil {
+		n = tokens.Estimate(raw)
+	}
+	atomic.StoreInt64(&e.msgTokens, int64(n)+1)
+	return n
 }
 
 // Role is the role of a message entry's agent message, or "".

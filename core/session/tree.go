@@ -12,6 +12,9 @@ type Tree struct {
 	byID      map[string]*Entry
 	children  map[string][]*Entry // built on first use of Children
 	mu        sync.Mutex          // guards children
+
+	settingsMu sync.Mutex
+	settings   map[*Entry]leafState // Settings' answers, bounded
 }
 
 // NewTree indexes entries. When ids repeat, the last one wins, as with a
@@ -38,6 +41,9 @@ func (t *Tree) Add(e *Entry) {
 	idx := t.index()
 	t.Entries = append(t.Entries, e)
 	if e.ID != "" {
+		if _, dup := idx[e.ID]; dup {
+			t.forgetSettings()
+		}
 		idx[e.ID] = e
 	}
 	t.mu.Lock()

@@ -33,6 +33,10 @@ type Spec struct {
 	// Limits bound the plugin's results, payloads, host calls and stderr;
 	// zero fields take the defaults.
 	Limits hooks.Limits
+	// Events are the events the configuration says the plugin handles;
+	// empty when it says nothing. Start compares them with the plugin's
+	// Describe answer and logs a difference.
+	Events []hooks.EventID
 }
 
 // Validate checks what can be checked without starting the plugin.
@@ -71,4 +75,21 @@ func (s Spec) sameProcess(o Spec) bool {
 	return s.Name == o.Name && s.Path == o.Path && slices.Equal(s.Args, o.Args) &&
 		maps.Equal(s.Env, o.Env) && slices.Equal(s.InheritEnv, o.InheritEnv) && s.SHA256 == o.SHA256 &&
 		s.Limits.OrDefaults() == o.Limits.OrDefaults()
+}
+
+// sameEvents reports whether two event lists hold the same events, in any
+// order.
+func sameEvents(a, b []hooks.EventID) bool {
+	in := func(x []hooks.EventID, e hooks.EventID) bool { return slices.Contains(x, e) }
+	for _, e := range a {
+		if !in(b, e) {
+			return false
+		}
+	}
+	for _, e := range b {
+		if !in(a, e) {
+			return false
+		}
+	}
+	return true
 }

@@ -573,6 +573,10 @@ func (s *Supervisor) launch(ctx context.Context) (*instance, error) {
 	if len(events) == 0 {
 		s.log.Warn("plugin handles no event; it will never be called")
 	}
+	if len(spec.Events) > 0 && !sameEvents(spec.Events, events) {
+		s.log.Warn("plugin handles other events than its configuration lists; a command starts it only for the listed ones, and it is called for those it handles",
+			"configured", spec.Events, "handles", events)
+	}
 	s.desc.Store(&Description{Name: resp.GetName(), Version: resp.GetVersion(), Events: events})
 	s.log.Debug("plugin started", "pid", inst.pid, "version", resp.GetVersion(), "events", events)
 	return inst, nil

@@ -71,6 +71,16 @@ var wireRule = ImportRule{
 	AllowedBy: in("hooks/pluginhost/...", "sdk/...", "plugins/node"),
 }
 
+// testDepRule: only the provider package, its direct users and the CLI
+// test against an LLM SDK; every other test binary leaves the SDKs'
+// generated packages (the longest compiles of a cold build) out.
+var testDepRule = TestClosureRule{
+	Name:   "tests that do not need an LLM SDK link none",
+	From:   in("core/...", "hooks/...", "sdk/...", "plugins/...", "server/...", "client/...", "config/...", "internal/..."),
+	Except: in("core/summarize/llm/...", "internal/archtest"),
+	Forbid: llmSDKs,
+}
+
 // protoRule: generated protobuf types never leak past the adapter packages.
 var protoRule = ImportRule{
 	Name:      "the hooks protobuf package is imported only by its adapters",
@@ -129,6 +139,13 @@ func TestArchitecture(t *testing.T) {
 		for _, v := range wireRule.Check(g, own) {
 			t.Error(short(v))
 		}
+	})
+	t.Run(testDepRule.Name, func(t *testing.T) {
+		violations, checked := testDepRule.Check(g)
+		for _, v := range violations {
+			t.Error(short(v))
+		}
+		t.Logf("checked %d packages", len(checked))
 	})
 	t.Run("nothing imports cmd", func(t *testing.T) {
 		for _, v := range NoImportOfTree(g, module+"/cmd/...", own) {

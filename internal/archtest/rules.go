@@ -81,3 +81,44 @@ func NoImportOfTree(g Graph, tree string, scope ...string) []string {
 func matchAny(patterns []string, path string) bool {
 	return slices.ContainsFunc(patterns, func(p string) bool { return Match(p, path) })
 }
+
+// TestClosureRule forbids the tests of every package matching From, except
+// those matching Except, to link a package matching Forbid, directly or
+// not. A test binary compiles its whole closure: a core test that pulled
+// in a provider SDK would make every `go test` of it (and every cold CI
+// run) compile the SDK's generated packages first.
+type TestClosureRule struct {
+	Name   string
+	From   []string
+	Except []string
+	Forbid []string
+}
+
+// Check returns one line per violation, naming the chain, and the
+// packages checked. Test-only imports outside the graph (external test
+// helpers) are not followed.
+func (r TestClosureRule) Check(g Graph) (violations, checked []string) {
+	for _, root := range g.Select(r.From...) {
+		if matchAny(r.Except, root) {
+			continue
+		}
+		checked = append(checked, root)
+		p := g[root]
+		starts := append([]string{root}, slices.Concat(p.TestImports, p.XTestImports)...)
+		for _, s := range starts {
+			chain := []string{s}
+			if !matchAny(r.Forbid, s) {
+				chain = g.FindDep(s, r.Forbid...)
+			}
+			if chain != nil {
+				if s != root {
+					chain = append([]string{root + " (test)"}, chain...)
+				}
+				violations = append(violations, fmt.Sprintf("tests of %s link %s: %s",
+					root, chain[len(chain)-1], strings.Join(chain, " → ")))
+				break
+			}
+		}
+	}
+	return violations, checked
+}

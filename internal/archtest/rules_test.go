@@ -128,3 +128,28 @@ func TestNoImportOfTree(t *testing.T) {
 		t.Errorf("NoImportOfTree = %q, want %q", got, want)
 	}
 }
+
+func TestClosureRuleSeesTestImports(t *testing.T) {
+	g := graphOf(
+		"m/core/summarize/llm: sdk/openai/v3",
+		"m/core/branch: fmt",
+		"m/core/compaction: fmt",
+		"m/core/compaction [test]: m/internal/helper",
+		"m/internal/helper: m/core/summarize/llm",
+		"m/core/engine: m/core/summarize/llm",
+		"m/core/tokens [test]: sdk/openai/v3",
+	)
+	r := TestClosureRule{From: []string{"m/core/..."}, Except: []string{"m/core/summarize/llm"}, Forbid: []string{"sdk/openai/..."}}
+	violations, checked := r.Check(g)
+	want := []string{
+		"tests of m/core/compaction link sdk/openai/v3: m/core/compaction (test) → m/internal/helper → m/core/summarize/llm → sdk/openai/v3",
+		"tests of m/core/engine link sdk/openai/v3: m/core/engine → m/core/summarize/llm → sdk/openai/v3",
+		"tests of m/core/tokens link sdk/openai/v3: m/core/tokens (test) → sdk/openai/v3",
+	}
+	if !slices.Equal(violations, want) {
+		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(violations, "\n"), strings.Join(want, "\n"))
+	}
+	if !slices.Equal(checked, []string{"m/core/branch", "m/core/compaction", "m/core/engine", "m/core/tokens"}) {
+		t.Errorf("checked %v", checked)
+	}
+}
