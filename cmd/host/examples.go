@@ -46,6 +46,13 @@ var examples = map[string]string{
   pith plugins check --config pith.yaml --json --timeout 30s`,
 	"pith serve": `  pith serve --config pith.yaml --listen 127.0.0.1:7777
   pith serve --listen unix:/run/user/1000/pith.sock --metrics 127.0.0.1:9464`,
+	"pith serve hash-token": `  # make a new token for team-a/: prints it once, and the config entry with its hash
+  pith serve hash-token --generate --name team-a --prefix team-a/
+  # hash a token you already have (read from standard input)
+  printf '%s' "$TOKEN" | pith serve hash-token --name ci --prefix ci/`,
+	"pith view": `  # a read-only page of the session on loopback; prints its URL
+  pith view session.jsonl
+  pith view --listen 127.0.0.1:8080 session.jsonl`,
 }
 
 // addExamples sets each command's Example from examples, unless the
