@@ -237,6 +237,10 @@ type PluginLimits struct {
 	// the event's truncated flag, and the plugin pages the rest through
 	// the host API.
 	PathEntriesBytes int `koanf:"pathEntriesBytes"`
+	// MessagesBytes bounds the messages sent with session_before_compact
+	// (to summarize and turn prefix together); past it the newest that
+	// fit are sent, marked truncated, and the plugin pages the rest.
+	MessagesBytes int `koanf:"messagesBytes"`
 	// CompletePromptBytes bounds a host-API completion's prompt and system
 	// prompt together; CompleteMaxTokens caps its output (and is itself
 	// capped by summarizer.maxOutputTokens when that is set).

@@ -44,6 +44,14 @@ const (
 // Preparation is the material of SPEC §5 that a plugin needs to decide about
 // or produce a compaction. Messages are the engine's JSON encoding of each
 // LLM message, unchanged.
+//
+// Past the plugin's messagesBytes only the newest messages that fit are
+// sent (turn-prefix messages first, then the newest messages to
+// summarize) and MessagesTruncated is set; MessagesTotal and
+// TurnPrefixTotal say how many there are. They are the messages of the
+// path entries from index RangeStart (an Offset for a PathOnly
+// ReadEntries from the event's LeafID) up to FirstKeptEntryID, which a
+// plugin pages through the host API.
 type Preparation struct {
 	FirstKeptEntryID    string            `json:"firstKeptEntryId"`
 	IsSplitTurn         bool              `json:"isSplitTurn"`
@@ -55,6 +63,10 @@ type Preparation struct {
 	ModifiedFiles       []string          `json:"modifiedFiles"`
 	KeepRecentTokens    int               `json:"keepRecentTokens"`
 	ReserveTokens       int               `json:"reserveTokens"`
+	RangeStart          int               `json:"rangeStart"`
+	MessagesTruncated   bool              `json:"messagesTruncated,omitempty"`
+	MessagesTotal       int               `json:"messagesTotal,omitempty"`
+	TurnPrefixTotal     int               `json:"turnPrefixTotal,omitempty"`
 }
 
 // Label is a label attached to an entry on the current path (pi's `label`
@@ -73,7 +85,9 @@ type Label struct {
 // pathEntriesBytes only the entries from the last compaction on are sent,
 // or, when even those do not fit, the newest that do; PathTruncated is
 // then set, and the plugin pages the whole path (PathLength entries)
-// through the host API (ReadEntries with PathOnly, LeafID, Offset, Limit).
+// through the host API (ReadEntries with PathOnly, LeafID, Offset, Limit;
+// sdk.ReadPath does it). Labels share that budget, newest first: a cut
+// list of labels sets PathTruncated too.
 type BeforeCompactEvent struct {
 	SessionID          string            `json:"sessionId"`
 	Preparation        Preparation       `json:"preparation"`

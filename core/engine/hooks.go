@@ -60,14 +60,17 @@ func hookPreparation(p *compaction.Preparation) hooks.Preparation {
 		ModifiedFiles:       nonNil(p.ModifiedFiles),
 		KeepRecentTokens:    p.KeepRecentTokens,
 		ReserveTokens:       p.Settings.ReserveTokens,
+		RangeStart:          p.RangeStart,
 	}
 }
 
 // beforeCompactEvent builds the session_before_compact payload. No entry
 // travels twice: an entry whose message is in the preparation's messages
 // is left out of PathEntries (the path can always be read whole through
-// the host API). The Dispatcher cuts PathEntries to each plugin's limit,
-// starting from the last compaction when it must.
+// the host API). The Dispatcher cuts PathEntries, Labels and the
+// preparation's messages to each plugin's limits, starting from the last
+// compaction when it must; a plugin pages what was cut through the host
+// API, so no verdict depends on the session's size.
 func beforeCompactEvent(sessionID string, path []*session.Entry, p *compaction.Preparation, instructions string, reason Reason) *hooks.BeforeCompactEvent {
 	sent := make(map[string]bool, len(p.MessagesToSummarize)+len(p.TurnPrefixMessages))
 	for _, m := range p.MessagesToSummarize {
