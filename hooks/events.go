@@ -69,8 +69,9 @@ type Preparation struct {
 	TurnPrefixTotal     int               `json:"turnPrefixTotal,omitempty"`
 }
 
-// Label is a label attached to an entry on the current path (pi's `label`
-// entries), so a guard plugin can, for example, refuse to compact a session
+// Label is a label in force on the current path (pi's `label` entries, a
+// later one for the same target replacing it and an empty one clearing
+// it), so a guard plugin can, for example, refuse to compact a session
 // labelled "no-compact".
 type Label struct {
 	EntryID string `json:"entryId"`
@@ -99,6 +100,10 @@ type BeforeCompactEvent struct {
 	LeafID             string            `json:"leafId,omitempty"`
 	PathLength         int               `json:"pathLength,omitempty"`
 	PathTruncated      bool              `json:"pathTruncated,omitempty"`
+	// LabelsTruncated is set when Labels holds only the newest labels
+	// that fit (PathTruncated is then set too): only then must a plugin
+	// that decides by labels page the path.
+	LabelsTruncated bool `json:"labelsTruncated,omitempty"`
 	// PathSinceCompaction is the index in PathEntries of the last
 	// compaction entry (0 when there is none): where the entries "after
 	// the last compaction" start when the path must be cut. Host-side

@@ -316,6 +316,7 @@ func boundBeforeCompact(ev BeforeCompactEvent, l Limits) *BeforeCompactEvent {
 	var used int
 	ev.Labels, cutLabels, used = boundLabels(ev.Labels, pathMax)
 	ev.PathEntries, cutPath, _ = boundEntries(ev.PathEntries, ev.PathSinceCompaction, pathMax-used)
+	ev.LabelsTruncated = ev.LabelsTruncated || cutLabels
 	ev.PathTruncated = ev.PathTruncated || cutLabels || cutPath
 	boundMessages(&ev.Preparation, msgMax)
 	return &ev

@@ -81,12 +81,15 @@ func beforeCompactEvent(sessionID string, path []*session.Entry, p *compaction.P
 	}
 	entries := make([]json.RawMessage, 0, len(path)-len(sent))
 	since := 0
-	var labels []hooks.Label
+	inForce := map[string]string{} // target → its label, "" when cleared
+	var targets []string           // in first-labelled order
 	for _, e := range path {
 		if e.Type == session.TypeLabel {
-			if l := e.Get("label").String(); l != "" {
-				labels = append(labels, hooks.Label{EntryID: e.Get("targetId").String(), Label: l})
+			target := e.Get("targetId").String()
+			if _, seen := inForce[target]; !seen {
+				targets = append(targets, target)
 			}
+			inForce[target] = e.Get("label").String()
 		}
 		if e.ID != "" && sent[e.ID] {
 			continue
@@ -95,6 +98,12 @@ func beforeCompactEvent(sessionID string, path []*session.Entry, p *compaction.P
 			since = len(entries)
 		}
 		entries = append(entries, e.Raw)
+	}
+	var labels []hooks.Label
+	for _, t := range targets {
+		if l := inForce[t]; l != "" {
+			labels = append(labels, hooks.Label{EntryID: t, Label: l})
+		}
 	}
 	leaf := ""
 	if len(path) > 0 {

@@ -91,6 +91,7 @@ func BeforeCompactEventToProto(ev *hooks.BeforeCompactEvent) *pb.BeforeCompactRe
 		LeafId:             ev.LeafID,
 		PathLength:         int64(ev.PathLength),
 		PathTruncated:      ev.PathTruncated,
+		LabelsTruncated:    ev.LabelsTruncated,
 	}
 	for _, l := range ev.Labels {
 		req.Labels = append(req.Labels, &pb.Label{EntryId: l.EntryID, Label: l.Label})
@@ -126,6 +127,7 @@ func BeforeCompactEventFromProto(req *pb.BeforeCompactRequest) *hooks.BeforeComp
 		LeafID:             req.GetLeafId(),
 		PathLength:         int(req.GetPathLength()),
 		PathTruncated:      req.GetPathTruncated(),
+		LabelsTruncated:    req.GetLabelsTruncated(),
 	}
 	for _, l := range req.GetLabels() {
 		ev.Labels = append(ev.Labels, hooks.Label{EntryID: l.GetEntryId(), Label: l.GetLabel()})

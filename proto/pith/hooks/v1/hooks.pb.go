@@ -483,13 +483,14 @@ type BeforeCompactRequest struct {
 	// pathEntriesBytes only the entries from the last compaction on, or the
 	// newest that fit, are sent and path_truncated is set; the whole path
 	// (path_length entries) can be paged through HostAPI.ReadEntries.
-	// labels share that budget, newest first; a cut list sets
-	// path_truncated too.
-	LeafId        string `protobuf:"bytes,8,opt,name=leaf_id,json=leafId,proto3" json:"leaf_id,omitempty"`
-	PathLength    int64  `protobuf:"varint,9,opt,name=path_length,json=pathLength,proto3" json:"path_length,omitempty"`
-	PathTruncated bool   `protobuf:"varint,10,opt,name=path_truncated,json=pathTruncated,proto3" json:"path_truncated,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// labels (those in force on the path) share that budget, newest first;
+	// a cut list sets labels_truncated and path_truncated.
+	LeafId          string `protobuf:"bytes,8,opt,name=leaf_id,json=leafId,proto3" json:"leaf_id,omitempty"`
+	PathLength      int64  `protobuf:"varint,9,opt,name=path_length,json=pathLength,proto3" json:"path_length,omitempty"`
+	PathTruncated   bool   `protobuf:"varint,10,opt,name=path_truncated,json=pathTruncated,proto3" json:"path_truncated,omitempty"`
+	LabelsTruncated bool   `protobuf:"varint,11,opt,name=labels_truncated,json=labelsTruncated,proto3" json:"labels_truncated,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *BeforeCompactRequest) Reset() {
@@ -588,6 +589,13 @@ func (x *BeforeCompactRequest) GetPathLength() int64 {
 func (x *BeforeCompactRequest) GetPathTruncated() bool {
 	if x != nil {
 		return x.PathTruncated
+	}
+	return false
+}
+
+func (x *BeforeCompactRequest) GetLabelsTruncated() bool {
+	if x != nil {
+		return x.LabelsTruncated
 	}
 	return false
 }
@@ -2120,7 +2128,7 @@ const file_pith_hooks_v1_hooks_proto_rawDesc = "" +
 	"\x11turn_prefix_total\x18\x0e \x01(\x03R\x0fturnPrefixTotal\"8\n" +
 	"\x05Label\x12\x19\n" +
 	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12\x14\n" +
-	"\x05label\x18\x02 \x01(\tR\x05label\"\xa4\x03\n" +
+	"\x05label\x18\x02 \x01(\tR\x05label\"\xcf\x03\n" +
 	"\x14BeforeCompactRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12<\n" +
@@ -2135,7 +2143,8 @@ const file_pith_hooks_v1_hooks_proto_rawDesc = "" +
 	"\vpath_length\x18\t \x01(\x03R\n" +
 	"pathLength\x12%\n" +
 	"\x0epath_truncated\x18\n" +
-	" \x01(\bR\rpathTruncated\"\xde\x01\n" +
+	" \x01(\bR\rpathTruncated\x12)\n" +
+	"\x10labels_truncated\x18\v \x01(\bR\x0flabelsTruncated\"\xde\x01\n" +
 	"\n" +
 	"Compaction\x12\x18\n" +
 	"\asummary\x18\x01 \x01(\tR\asummary\x12#\n" +
