@@ -62,7 +62,7 @@ func TestBoundMessages(t *testing.T) {
 		{150, 0, 1, true},
 		{50, 0, 0, true},
 	} {
-		out := boundBeforeCompact(ev, Limits{MessagesBytes: tc.max})
+		out := BoundBeforeCompact(ev, Limits{MessagesBytes: tc.max})
 		p := out.Preparation
 		if len(p.MessagesToSummarize) != tc.msgs || len(p.TurnPrefixMessages) != tc.prefix || p.MessagesTruncated != tc.cut {
 			t.Errorf("max %d: kept %d+%d (truncated %v), want %d+%d (%v)", tc.max,
@@ -85,11 +85,11 @@ func TestBoundLabels(t *testing.T) {
 		labels = append(labels, Label{EntryID: strings.Repeat("e", 5), Label: string(rune('a' + i))})
 	}
 	ev := BeforeCompactEvent{Labels: labels, PathEntries: entriesOf(94, 94)}
-	out := boundBeforeCompact(ev, Limits{PathEntriesBytes: 3 * (6 + 18)})
+	out := BoundBeforeCompact(ev, Limits{PathEntriesBytes: 3 * (6 + 18)})
 	if len(out.Labels) != 3 || out.Labels[2].Label != "j" || len(out.PathEntries) != 0 || !out.PathTruncated {
 		t.Fatalf("labels %v, %d path entries, truncated %v", out.Labels, len(out.PathEntries), out.PathTruncated)
 	}
-	out = boundBeforeCompact(ev, Limits{PathEntriesBytes: 10*24 + 100})
+	out = BoundBeforeCompact(ev, Limits{PathEntriesBytes: 10*24 + 100})
 	if len(out.Labels) != 10 || len(out.PathEntries) != 1 || !out.PathTruncated {
 		t.Fatalf("labels %d, %d path entries, truncated %v", len(out.Labels), len(out.PathEntries), out.PathTruncated)
 	}

@@ -307,10 +307,11 @@ func boundMessages(p *Preparation, max int) {
 	p.MessagesTruncated = p.MessagesTruncated || cutPrefix || cutMsgs
 }
 
-// boundBeforeCompact cuts a session_before_compact payload to one
-// plugin's budgets: labels and path entries share pathEntriesBytes (the
-// newest labels first), messages get messagesBytes.
-func boundBeforeCompact(ev BeforeCompactEvent, l Limits) *BeforeCompactEvent {
+// BoundBeforeCompact returns the session_before_compact payload the
+// Dispatcher sends a plugin with limits l, cut to its budgets: labels and
+// path entries share pathEntriesBytes (the newest labels first), messages
+// get messagesBytes.
+func BoundBeforeCompact(ev BeforeCompactEvent, l Limits) *BeforeCompactEvent {
 	pathMax, msgMax := eventBudgets(l)
 	var cutLabels, cutPath bool
 	var used int

@@ -35,7 +35,7 @@ func BenchmarkBoundBeforeCompact(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		out := boundBeforeCompact(ev, Limits{})
+		out := BoundBeforeCompact(ev, Limits{})
 		if !out.PathTruncated {
 			b.Fatal("not cut")
 		}
