@@ -232,8 +232,9 @@ type PluginLimits struct {
 	DetailsBytes      int `koanf:"detailsBytes"`
 	JSONDepth         int `koanf:"jsonDepth"`
 	// PathEntriesBytes bounds the raw entries sent with
-	// session_before_compact (path entries) and session_before_tree
-	// (entries to summarize); past it the newest that fit are sent with
+	// session_before_compact (path entries and labels) and
+	// session_before_tree (entries to summarize); past it the newest that
+	// fit are sent with
 	// the event's truncated flag, and the plugin pages the rest through
 	// the host API.
 	PathEntriesBytes int `koanf:"pathEntriesBytes"`
