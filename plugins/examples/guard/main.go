@@ -53,10 +53,11 @@ func (g *guard) BeforeCompact(ctx context.Context, ev *sdk.BeforeCompactEvent) (
 		return nil, nil
 	}
 	entries := ev.PathEntries
-	if ev.PathTruncated {
-		// The host cut the path (or the labels) to this plugin's limits:
-		// read the whole path, so an old label still counts however
-		// large the session has grown.
+	switch {
+	case ev.LabelsTruncated:
+		// Even the labels were cut to this plugin's limits: read them
+		// from the whole path, so an old label still counts however large
+		// the session has grown.
 		entries = nil
 		err := sdk.ReadPath(ctx, ev.LeafID, 0, func(_ int, e json.RawMessage) error {
 			if isLabel(e) {
@@ -67,6 +68,10 @@ func (g *guard) BeforeCompact(ctx context.Context, ev *sdk.BeforeCompactEvent) (
 		if err != nil {
 			return nil, fmt.Errorf("reading the path: %w", err)
 		}
+	case ev.PathTruncated:
+		// The path was cut but the labels in force came whole: they
+		// decide, without reading a large session.
+		entries = nil
 	}
 	target, ok := g.blockingTarget(entries, ev.Labels)
 	if !ok {
