@@ -241,11 +241,16 @@ type PluginLimits struct {
 	DetailsBytes      int `koanf:"detailsBytes"`
 	JSONDepth         int `koanf:"jsonDepth"`
 	// PathEntriesBytes bounds the raw entries sent with
-	// session_before_compact (path entries) and session_before_tree
-	// (entries to summarize); past it the newest that fit are sent with
+	// session_before_compact (path entries and labels) and
+	// session_before_tree (entries to summarize); past it the newest that
+	// fit are sent with
 	// the event's truncated flag, and the plugin pages the rest through
 	// the host API.
 	PathEntriesBytes int `koanf:"pathEntriesBytes"`
+	// MessagesBytes bounds the messages sent with session_before_compact
+	// (to summarize and turn prefix together); past it the newest that
+	// fit are sent, marked truncated, and the plugin pages the rest.
+	MessagesBytes int `koanf:"messagesBytes"`
 	// CompletePromptBytes bounds a host-API completion's prompt and system
 	// prompt together; CompleteMaxTokens caps its output (and is itself
 	// capped by summarizer.maxOutputTokens when that is set).

@@ -370,7 +370,7 @@ func (v *validator) pluginBoundary(key func(string) string, p Plugin) {
 	}{
 		{"contextBytes", l.ContextBytes}, {"promptBytes", l.PromptBytes}, {"summaryBytes", l.SummaryBytes},
 		{"preserveDataBytes", l.PreserveDataBytes}, {"detailsBytes", l.DetailsBytes}, {"jsonDepth", l.JSONDepth},
-		{"pathEntriesBytes", l.PathEntriesBytes}, {"completePromptBytes", l.CompletePromptBytes},
+		{"pathEntriesBytes", l.PathEntriesBytes}, {"messagesBytes", l.MessagesBytes}, {"completePromptBytes", l.CompletePromptBytes},
 		{"completeMaxTokens", l.CompleteMaxTokens}, {"estimateBytes", l.EstimateBytes},
 		{"stderrLinesPerSecond", l.StderrLinesPerSecond}, {"stderrBytesPerSecond", l.StderrBytesPerSecond},
 		{"stderrLineBytes", l.StderrLineBytes},

@@ -195,7 +195,7 @@ func (d *Dispatcher) BeforeCompact(ctx context.Context, ev *BeforeCompactEvent, 
 	ps, release := d.handling(EventBeforeCompact)
 	defer release()
 	for i, p := range ps {
-		evc := boundBeforeCompact(*ev, p.Info().Limits)
+		evc := BoundBeforeCompact(*ev, p.Info().Limits)
 		start := time.Now()
 		res, err := call(ctx, d, p, EventBeforeCompact, ev.SessionID, func(ctx context.Context) (*BeforeCompactResult, error) {
 			return p.BeforeCompact(ctx, evc)

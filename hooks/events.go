@@ -44,6 +44,14 @@ const (
 // Preparation is the material of docs/behaviour.md §5 that a plugin needs to decide about
 // or produce a compaction. Messages are the engine's JSON encoding of each
 // LLM message, unchanged.
+//
+// Past the plugin's messagesBytes only the newest messages that fit are
+// sent (turn-prefix messages first, then the newest messages to
+// summarize) and MessagesTruncated is set; MessagesTotal and
+// TurnPrefixTotal say how many there are. They are the messages of the
+// path entries from index RangeStart (an Offset for a PathOnly
+// ReadEntries from the event's LeafID) up to FirstKeptEntryID, which a
+// plugin pages through the host API.
 type Preparation struct {
 	// FirstKeptEntryID is the first entry kept verbatim after the compaction.
 	FirstKeptEntryID string `json:"firstKeptEntryId"`
@@ -65,10 +73,20 @@ type Preparation struct {
 	KeepRecentTokens int `json:"keepRecentTokens"`
 	// ReserveTokens is the configured headroom kept free for the model's answer.
 	ReserveTokens int `json:"reserveTokens"`
+	// RangeStart is the path index where the summarized range starts: an
+	// Offset for a PathOnly ReadEntries from the event's LeafID.
+	RangeStart int `json:"rangeStart"`
+	// MessagesTruncated is set when only the newest messages that fit were sent.
+	MessagesTruncated bool `json:"messagesTruncated,omitempty"`
+	// MessagesTotal is how many messages there are to summarize in all.
+	MessagesTotal int `json:"messagesTotal,omitempty"`
+	// TurnPrefixTotal is how many turn-prefix messages there are in all.
+	TurnPrefixTotal int `json:"turnPrefixTotal,omitempty"`
 }
 
-// Label is a label attached to an entry on the current path (pi's `label`
-// entries), so a guard plugin can, for example, refuse to compact a session
+// Label is a label in force on the current path (pi's `label` entries, a
+// later one for the same target replacing it and an empty one clearing
+// it), so a guard plugin can, for example, refuse to compact a session
 // labelled "no-compact".
 type Label struct {
 	// EntryID is the labelled entry.
@@ -85,7 +103,9 @@ type Label struct {
 // pathEntriesBytes only the entries from the last compaction on are sent,
 // or, when even those do not fit, the newest that do; PathTruncated is
 // then set, and the plugin pages the whole path (PathLength entries)
-// through the host API (ReadEntries with PathOnly, LeafID, Offset, Limit).
+// through the host API (ReadEntries with PathOnly, LeafID, Offset, Limit;
+// sdk.ReadPath does it). Labels share that budget, newest first: a cut
+// list of labels sets PathTruncated too.
 type BeforeCompactEvent struct {
 	// SessionID identifies the session being compacted.
 	SessionID string `json:"sessionId"`
@@ -107,6 +127,10 @@ type BeforeCompactEvent struct {
 	PathLength int `json:"pathLength,omitempty"`
 	// PathTruncated is set when PathEntries holds only part of the path.
 	PathTruncated bool `json:"pathTruncated,omitempty"`
+	// LabelsTruncated is set when Labels holds only the newest labels
+	// that fit (PathTruncated is then set too): only then must a plugin
+	// that decides by labels page the path.
+	LabelsTruncated bool `json:"labelsTruncated,omitempty"`
 	// PathSinceCompaction is the index in PathEntries of the last
 	// compaction entry (0 when there is none): where the entries "after
 	// the last compaction" start when the path must be cut. Host-side

@@ -29,8 +29,14 @@ type Limits struct {
 	JSONDepth         int
 	// PathEntriesBytes bounds the raw entries sent with
 	// session_before_compact and session_before_tree: past it the newest
-	// that fit are sent and the event is marked truncated.
+	// that fit are sent and the event is marked truncated. The labels of
+	// session_before_compact share it.
 	PathEntriesBytes int
+	// MessagesBytes bounds the messages sent with session_before_compact
+	// (messages to summarize and turn-prefix messages together): past it
+	// the newest that fit are sent and Preparation.MessagesTruncated is
+	// set.
+	MessagesBytes int
 	// CompletePromptBytes bounds a host-API completion's prompt and system
 	// prompt together; CompleteMaxTokens caps its output tokens.
 	CompletePromptBytes int
@@ -55,6 +61,7 @@ func DefaultLimits() Limits {
 		DetailsBytes:         1 << 20,
 		JSONDepth:            64,
 		PathEntriesBytes:     16 << 20,
+		MessagesBytes:        64 << 20,
 		CompletePromptBytes:  4 << 20,
 		CompleteMaxTokens:    16384,
 		EstimateBytes:        64 << 20,
@@ -82,6 +89,7 @@ func (l Limits) OrDefaults() Limits {
 		DetailsBytes:         pick(l.DetailsBytes, d.DetailsBytes),
 		JSONDepth:            pick(l.JSONDepth, d.JSONDepth),
 		PathEntriesBytes:     pick(l.PathEntriesBytes, d.PathEntriesBytes),
+		MessagesBytes:        pick(l.MessagesBytes, d.MessagesBytes),
 		CompletePromptBytes:  pick(l.CompletePromptBytes, d.CompletePromptBytes),
 		CompleteMaxTokens:    pick(l.CompleteMaxTokens, d.CompleteMaxTokens),
 		EstimateBytes:        pick(l.EstimateBytes, d.EstimateBytes),
@@ -204,45 +212,114 @@ func CheckBeforeTreeResult(r *BeforeTreeResult, l Limits) error {
 
 // ErrPayloadTooLarge is a host error: an event could not be sent to a
 // plugin because even bounded it exceeds the largest message the wire
-// carries. It falls under the plugin's failure policy like a plugin's own
-// failure, so a guard with `failure: closed` still stops the operation.
+// carries. Since every variable-length field of the events is bounded
+// this happens only for pathological fields that cannot be cut (a
+// multi-megabyte file list or instruction). It falls under the plugin's
+// failure policy like a plugin's own failure, so a guard with
+// `failure: closed` still stops the operation.
 var ErrPayloadTooLarge = errors.New("event payload exceeds the wire's maximum message size (host error)")
 
-// boundEntries keeps raw entries within max bytes: all of them when they
-// fit; else, when since ≥ 0, those from index since on (the entries after
-// the last compaction) if they fit; else the newest that fit. truncated
-// reports whether anything was left out.
-func boundEntries(entries []json.RawMessage, since, max int) (kept []json.RawMessage, truncated bool) {
+// MaxEventBytes is the most the bounded fields of one event (path entries,
+// labels, messages) may take together, whatever a plugin's limits say:
+// well under the wire's 256 MiB message limit (hooks/wire checks that it
+// is), leaving room for the fields that are not cut.
+const MaxEventBytes = 192 << 20
+
+// entryOverhead is what one element of a repeated field costs on the wire
+// beyond its bytes, at most: a tag and a length prefix.
+const entryOverhead = 6
+
+// boundEntries keeps raw entries within max bytes (each counted with its
+// wire overhead): all of them when they fit; else, when since > 0, those
+// from index since on (the entries after the last compaction) if they
+// fit; else the newest that fit. truncated reports whether anything was
+// left out; size is what the kept entries take.
+func boundEntries(entries []json.RawMessage, since, max int) (kept []json.RawMessage, truncated bool, size int) {
 	total := 0
 	for _, e := range entries {
-		total += len(e)
+		total += len(e) + entryOverhead
 	}
 	if total <= max {
-		return entries, false
+		return entries, false, total
 	}
 	if since > 0 && since < len(entries) {
 		tail := 0
 		for _, e := range entries[since:] {
-			tail += len(e)
+			tail += len(e) + entryOverhead
 		}
 		if tail <= max {
-			return entries[since:], true
+			return entries[since:], true, tail
 		}
 	}
-	start, size := len(entries), 0
-	for start > 0 && size+len(entries[start-1]) <= max {
+	start := len(entries)
+	size = 0
+	for start > 0 && size+len(entries[start-1])+entryOverhead <= max {
 		start--
-		size += len(entries[start])
+		size += len(entries[start]) + entryOverhead
 	}
-	return entries[start:], true
+	return entries[start:], true, size
 }
 
-// boundBeforeCompact cuts a session_before_compact payload to one
-// plugin's pathEntriesBytes.
-func boundBeforeCompact(ev BeforeCompactEvent, l Limits) *BeforeCompactEvent {
-	var cut bool
-	ev.PathEntries, cut = boundEntries(ev.PathEntries, ev.PathSinceCompaction, l.OrDefaults().PathEntriesBytes)
-	ev.PathTruncated = ev.PathTruncated || cut
+// boundLabels keeps the newest labels within max bytes.
+func boundLabels(labels []Label, max int) (kept []Label, truncated bool, size int) {
+	start := len(labels)
+	for start > 0 {
+		l := labels[start-1]
+		n := len(l.EntryID) + len(l.Label) + 3*entryOverhead
+		if size+n > max {
+			break
+		}
+		size += n
+		start--
+	}
+	return labels[start:], start > 0, size
+}
+
+// eventBudgets returns one plugin's budgets for path entries (and labels)
+// and for messages, clamped so that together they stay within
+// MaxEventBytes.
+func eventBudgets(l Limits) (path, messages int) {
+	l = l.OrDefaults()
+	path = min(l.PathEntriesBytes, MaxEventBytes/2)
+	messages = min(l.MessagesBytes, MaxEventBytes-path)
+	return path, messages
+}
+
+// boundMessages cuts the preparation's messages (to summarize, then the
+// turn prefix: oldest first) to the newest that fit max, recording the
+// totals.
+func boundMessages(p *Preparation, max int) {
+	if p.MessagesTotal == 0 {
+		p.MessagesTotal = len(p.MessagesToSummarize)
+	}
+	if p.TurnPrefixTotal == 0 {
+		p.TurnPrefixTotal = len(p.TurnPrefixMessages)
+	}
+	prefix, cutPrefix, used := boundEntries(p.TurnPrefixMessages, -1, max)
+	var cutMsgs bool
+	msgs := p.MessagesToSummarize
+	if cutPrefix {
+		msgs, cutMsgs = msgs[len(msgs):], len(msgs) > 0
+	} else {
+		msgs, cutMsgs, _ = boundEntries(msgs, -1, max-used)
+	}
+	p.TurnPrefixMessages, p.MessagesToSummarize = prefix, msgs
+	p.MessagesTruncated = p.MessagesTruncated || cutPrefix || cutMsgs
+}
+
+// BoundBeforeCompact returns the session_before_compact payload the
+// Dispatcher sends a plugin with limits l, cut to its budgets: labels and
+// path entries share pathEntriesBytes (the newest labels first), messages
+// get messagesBytes.
+func BoundBeforeCompact(ev BeforeCompactEvent, l Limits) *BeforeCompactEvent {
+	pathMax, msgMax := eventBudgets(l)
+	var cutLabels, cutPath bool
+	var used int
+	ev.Labels, cutLabels, used = boundLabels(ev.Labels, pathMax)
+	ev.PathEntries, cutPath, _ = boundEntries(ev.PathEntries, ev.PathSinceCompaction, pathMax-used)
+	ev.LabelsTruncated = ev.LabelsTruncated || cutLabels
+	ev.PathTruncated = ev.PathTruncated || cutLabels || cutPath
+	boundMessages(&ev.Preparation, msgMax)
 	return &ev
 }
 
@@ -252,8 +329,9 @@ func boundBeforeTree(ev BeforeTreeEvent, l Limits) *BeforeTreeEvent {
 	if ev.EntriesTotal == 0 {
 		ev.EntriesTotal = len(ev.EntriesToSummarize)
 	}
+	pathMax, _ := eventBudgets(l)
 	var cut bool
-	ev.EntriesToSummarize, cut = boundEntries(ev.EntriesToSummarize, -1, l.OrDefaults().PathEntriesBytes)
+	ev.EntriesToSummarize, cut, _ = boundEntries(ev.EntriesToSummarize, -1, pathMax)
 	ev.EntriesTruncated = ev.EntriesTruncated || cut
 	return &ev
 }

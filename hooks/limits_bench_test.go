@@ -25,18 +25,22 @@ func BenchmarkCheckCompactingResult(b *testing.B) {
 	}
 }
 
-// BenchmarkBoundBeforeCompact: cutting a 100 000-entry path to 16 MiB for
-// one plugin.
+// BenchmarkBoundBeforeCompact: cutting a 100 000-entry path to 16 MiB and
+// 300 000 messages to summarize (~300 MB) to 64 MiB for one plugin.
 func BenchmarkBoundBeforeCompact(b *testing.B) {
 	entry := json.RawMessage(`{"type":"message","id":"x","message":{"role":"user","content":"` + strings.Repeat("w", 900) + `"}}`)
 	ev := BeforeCompactEvent{PathEntries: make([]json.RawMessage, 100_000), PathSinceCompaction: 40_000}
 	for i := range ev.PathEntries {
 		ev.PathEntries[i] = entry
 	}
+	ev.Preparation.MessagesToSummarize = make([]json.RawMessage, 300_000)
+	for i := range ev.Preparation.MessagesToSummarize {
+		ev.Preparation.MessagesToSummarize[i] = entry
+	}
 	b.ReportAllocs()
 	for b.Loop() {
-		out := boundBeforeCompact(ev, Limits{})
-		if !out.PathTruncated {
+		out := BoundBeforeCompact(ev, Limits{})
+		if !out.PathTruncated || !out.Preparation.MessagesTruncated {
 			b.Fatal("not cut")
 		}
 	}

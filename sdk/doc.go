@@ -3,7 +3,9 @@
 // Funcs bundle); its main function calls Serve. The SDK hides go-plugin and
 // gRPC: it performs the handshake, reports the implemented events, turns
 // panics into errors, exits when the host dies, logs to the host through
-// Logger, and gives handlers the host's API through Host.
+// Logger, and gives handlers the host's API through Host. Events cut to the
+// plugin's limits say so (PathTruncated, LabelsTruncated,
+// Preparation.MessagesTruncated, EntriesTruncated); ReadPath pages the rest.
 //
 // The SDK links no LLM client: a plugin that wants a completion asks the host
 // (Host(ctx).Complete), which runs it on its configured summarizer.

@@ -5,6 +5,7 @@ package sdk_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"strings"
 
@@ -14,13 +15,40 @@ import (
 type guard struct{}
 
 func (guard) BeforeCompact(ctx context.Context, ev *sdk.BeforeCompactEvent) (*sdk.BeforeCompactResult, error) {
-	for _, l := range ev.Labels {
+	labels := ev.Labels
+	if ev.LabelsTruncated { // a huge session: the event was cut to this plugin's limits
+		var err error
+		if labels, err = labelsInForce(ctx, ev.LeafID); err != nil {
+			return nil, err
+		}
+	}
+	for _, l := range labels {
 		if l.Label == "no-compact" {
 			sdk.Logger().Info("refusing to compact", "session", ev.SessionID, "entry", l.EntryID)
 			return &sdk.BeforeCompactResult{Cancel: true, CancelReason: "entry " + l.EntryID + " is labelled no-compact"}, nil
 		}
 	}
 	return nil, nil // no opinion: the host compacts as usual
+}
+
+// labelsInForce pages the whole path through the host: a later label
+// entry for the same target replaces an earlier one, an empty one clears it.
+func labelsInForce(ctx context.Context, leafID string) ([]sdk.Label, error) {
+	inForce := map[string]string{}
+	err := sdk.ReadPath(ctx, leafID, 0, func(_ int, raw json.RawMessage) error {
+		var e struct{ Type, TargetID, Label string }
+		if json.Unmarshal(raw, &e) == nil && e.Type == "label" {
+			inForce[e.TargetID] = e.Label
+		}
+		return nil
+	})
+	var labels []sdk.Label
+	for id, l := range inForce {
+		if l != "" {
+			labels = append(labels, sdk.Label{EntryID: id, Label: l})
+		}
+	}
+	return labels, err
 }
 
 func (guard) Compacting(ctx context.Context, ev *sdk.CompactingEvent) (*sdk.CompactingResult, error) {

@@ -33,6 +33,10 @@ type Label = hooks.Label
 //   - ModifiedFiles []string: files written or edited in the same range.
 //   - KeepRecentTokens int: the configured budget of recent context kept verbatim.
 //   - ReserveTokens int: the configured headroom kept free for the model's answer.
+//   - RangeStart int: the path index where the summarized range starts (an Offset for ReadEntries/ReadPath).
+//   - MessagesTruncated bool: only the newest messages that fit were sent; page the rest from RangeStart.
+//   - MessagesTotal int: how many messages there are to summarize in all.
+//   - TurnPrefixTotal int: how many turn-prefix messages there are in all.
 type Preparation = hooks.Preparation
 
 // BeforeCompactEvent is the payload of session_before_compact, sent before
@@ -47,7 +51,8 @@ type Preparation = hooks.Preparation
 //   - Labels []Label: the labels on entries of the current path.
 //   - LeafID string: the current leaf, the end of the path.
 //   - PathLength int: the number of entries on the whole path root → LeafID.
-//   - PathTruncated bool: PathEntries holds only part of the path; page the rest with Host(ctx).ReadEntries.
+//   - PathTruncated bool: PathEntries holds only part of the path; page the rest with ReadPath.
+//   - LabelsTruncated bool: Labels holds only the newest labels that fit; a guard deciding by labels pages the path.
 //   - PathSinceCompaction int: host-side only, never sent to a plugin.
 type BeforeCompactEvent = hooks.BeforeCompactEvent
 

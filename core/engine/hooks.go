@@ -67,14 +67,17 @@ func hookPreparation(p *compaction.Preparation) hooks.Preparation {
 		ModifiedFiles:       nonNil(p.ModifiedFiles),
 		KeepRecentTokens:    p.KeepRecentTokens,
 		ReserveTokens:       p.Settings.ReserveTokens,
+		RangeStart:          p.RangeStart,
 	}
 }
 
 // beforeCompactEvent builds the session_before_compact payload. No entry
 // travels twice: an entry whose message is in the preparation's messages
 // is left out of PathEntries (the path can always be read whole through
-// the host API). The Dispatcher cuts PathEntries to each plugin's limit,
-// starting from the last compaction when it must.
+// the host API). The Dispatcher cuts PathEntries, Labels and the
+// preparation's messages to each plugin's limits, starting from the last
+// compaction when it must; a plugin pages what was cut through the host
+// API, so no verdict depends on the session's size.
 func beforeCompactEvent(sessionID string, path []*session.Entry, p *compaction.Preparation, instructions string, reason Reason) *hooks.BeforeCompactEvent {
 	sent := make(map[string]bool, len(p.MessagesToSummarize)+len(p.TurnPrefixMessages))
 	for _, m := range p.MessagesToSummarize {
@@ -85,12 +88,15 @@ func beforeCompactEvent(sessionID string, path []*session.Entry, p *compaction.P
 	}
 	entries := make([]json.RawMessage, 0, len(path)-len(sent))
 	since := 0
-	var labels []hooks.Label
+	inForce := map[string]string{} // target → its label, "" when cleared
+	var targets []string           // in first-labelled order
 	for _, e := range path {
 		if e.Type == session.TypeLabel {
-			if l := e.Get("label").String(); l != "" {
-				labels = append(labels, hooks.Label{EntryID: e.Get("targetId").String(), Label: l})
+			target := e.Get("targetId").String()
+			if _, seen := inForce[target]; !seen {
+				targets = append(targets, target)
 			}
+			inForce[target] = e.Get("label").String()
 		}
 		if e.ID != "" && sent[e.ID] {
 			continue
@@ -99,6 +105,12 @@ func beforeCompactEvent(sessionID string, path []*session.Entry, p *compaction.P
 			since = len(entries)
 		}
 		entries = append(entries, e.Raw)
+	}
+	var labels []hooks.Label
+	for _, t := range targets {
+		if l := inForce[t]; l != "" {
+			labels = append(labels, hooks.Label{EntryID: t, Label: l})
+		}
 	}
 	leaf := ""
 	if len(path) > 0 {

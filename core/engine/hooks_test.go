@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -273,5 +274,69 @@ func TestDispatcherRejectionReportedThroughObserveHook(t *testing.T) {
 	}
 	if res.FromHook || compactions(t, path)[0].Get("fromHook").Bool() {
 		t.Error("the rejected compaction was saved")
+	}
+}
+
+// TestBeforeCompactSendsLabelsInForce: a guard decides by the labels in
+// force at the leaf, so a label replaced or cleared by a later label entry
+// is not sent; RangeStart says where the summarized range starts.
+func TestBeforeCompactSendsLabelsInForce(t *testing.T) {
+	store, _ := newSession(t, 12)
+	ids := []string{store.Tree().Entries[0].ID, store.Tree().Entries[1].ID, store.Tree().Entries[2].ID}
+	for _, l := range [][2]string{{ids[0], "no-compact"}, {ids[1], "no-compact"}, {ids[2], "keep"}, {ids[0], ""}, {ids[2], "no-compact"}} {
+		if _, err := store.Append(session.Draft{Type: session.TypeLabel, Fields: map[string]any{"targetId": l[0], "label": l[1]}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := &fakeHooks{cancel: true}
+	s := New(store, Options{Settings: testSettings(), Summarizer: newScript(), Hooks: h})
+	if _, err := s.Compact(context.Background(), ""); !errors.Is(err, ErrCancelled) {
+		t.Fatalf("err = %v", err)
+	}
+	ev := h.before[0]
+	want := []hooks.Label{{EntryID: ids[1], Label: "no-compact"}, {EntryID: ids[2], Label: "no-compact"}}
+	if !slices.Equal(ev.Labels, want) {
+		t.Errorf("labels %+v, want %+v", ev.Labels, want)
+	}
+	if ev.Preparation.RangeStart != 0 {
+		t.Errorf("range start %d on a never-compacted session", ev.Preparation.RangeStart)
+	}
+}
+
+// TestReadEntriesPages: pages of a whole-file read (the header counts as
+// one entry) and of a path read join up to the unpaged answer.
+func TestReadEntriesPages(t *testing.T) {
+	store, _ := newSession(t, 5)
+	h := &HostAPI{Lookup: SingleSession(store)}
+	ctx := context.Background()
+	for _, pathOnly := range []bool{false, true} {
+		all, err := h.ReadEntries(ctx, hooks.ReadEntriesRequest{PathOnly: pathOnly})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, size := range []int{1, 2, 3, 7, 100} {
+			var got []json.RawMessage
+			for {
+				page, err := h.ReadEntries(ctx, hooks.ReadEntriesRequest{PathOnly: pathOnly, Offset: len(got), Limit: size})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(page) == 0 {
+					break
+				}
+				if len(page) > size {
+					t.Fatalf("page of %d, limit %d", len(page), size)
+				}
+				got = append(got, page...)
+			}
+			if len(got) != len(all) {
+				t.Fatalf("path %v, pages of %d: %d entries, want %d", pathOnly, size, len(got), len(all))
+			}
+			for i := range got {
+				if !bytes.Equal(got[i], all[i]) {
+					t.Fatalf("path %v, pages of %d: entry %d differs", pathOnly, size, i)
+				}
+			}
+		}
 	}
 }

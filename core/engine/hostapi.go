@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/core/jsondepth"
@@ -56,25 +57,26 @@ func (h *HostAPI) ReadEntries(_ context.Context, req hooks.ReadEntriesRequest) (
 		}
 		entries = tree.Path(leaf)
 	}
-	out := make([]json.RawMessage, 0, len(entries)+1)
+	// Page before copying: a plugin paging a huge path would otherwise
+	// pay for the whole path on every page.
+	offset := max(req.Offset, 0)
+	var out []json.RawMessage
 	if !req.PathOnly {
-		out = append(out, store.File().Header.Raw)
+		if offset == 0 {
+			out = append(out, store.File().Header.Raw)
+		} else {
+			offset-- // the header line counts as one
+		}
 	}
+	entries = entries[min(offset, len(entries)):]
+	if req.Limit > 0 {
+		entries = entries[:min(req.Limit-len(out), len(entries))]
+	}
+	out = slices.Grow(out, len(entries))
 	for _, e := range entries {
 		out = append(out, e.Raw)
 	}
-	return page(out, req.Offset, req.Limit), nil
-}
-
-// page returns entries [offset, offset+limit); limit ≤ 0 means to the end.
-func page(all []json.RawMessage, offset, limit int) []json.RawMessage {
-	if offset > 0 {
-		all = all[min(offset, len(all)):]
-	}
-	if limit > 0 && limit < len(all) {
-		all = all[:limit]
-	}
-	return all
+	return out, nil
 }
 
 // EstimateTokens estimates each message (SPEC §3). A message nested deeper

@@ -2,7 +2,6 @@ package pluginhost_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -53,16 +52,17 @@ func TestTruncatedPathIsPagedThroughTheHost(t *testing.T) {
 	}
 }
 
-// TestUnsendableEventFallsUnderTheFailurePolicy: an event larger than the
-// wire carries is not sent. A guard with failure closed stops the
-// operation with a host error; with failure open the operation goes on and
-// the log says a host error kept the plugin from being asked.
+// TestUnsendableEventFallsUnderTheFailurePolicy: every variable-length
+// field of an event is cut to fit the wire except pathological ones that
+// cannot be (here a file list of 258 MiB). Such an event is not sent. A
+// guard with failure closed stops the operation with a host error; with
+// failure open the operation goes on and the log says a host error kept
+// the plugin from being asked.
 func TestUnsendableEventFallsUnderTheFailurePolicy(t *testing.T) {
-	chunk := json.RawMessage(`"` + strings.Repeat("m", 1<<20) + `"`)
+	name := strings.Repeat("f", 1<<20)
 	ev := preparedEvent()
-	ev.Preparation.MessagesToSummarize = nil
 	for range wire.MaxMessageSize>>20 + 2 {
-		ev.Preparation.MessagesToSummarize = append(ev.Preparation.MessagesToSummarize, chunk) // shared bytes: cheap
+		ev.Preparation.ReadFiles = append(ev.Preparation.ReadFiles, name) // shared bytes: cheap
 	}
 	for _, failure := range []hooks.Failure{hooks.FailureClosed, hooks.FailureOpen} {
 		t.Run(string(failure), func(t *testing.T) {
@@ -82,5 +82,25 @@ func TestUnsendableEventFallsUnderTheFailurePolicy(t *testing.T) {
 				t.Errorf("log does not report the host error:\n%s", buf.String())
 			}
 		})
+	}
+}
+
+// TestHugeMessagesAreCutNotRefused: messages to summarize far past the
+// wire's limit no longer keep the event from being sent: they are cut to
+// the plugin's messagesBytes and the guard is asked.
+func TestHugeMessagesAreCutNotRefused(t *testing.T) {
+	chunk := []byte(`"` + strings.Repeat("m", 1<<20) + `"`)
+	ev := preparedEvent()
+	ev.Preparation.MessagesToSummarize = nil
+	for range wire.MaxMessageSize>>20 + 2 {
+		ev.Preparation.MessagesToSummarize = append(ev.Preparation.MessagesToSummarize, chunk) // shared bytes: cheap
+	}
+	sp := spec("guard", 1, "-before-compact", "cancel")
+	sp.Failure = hooks.FailureOpen
+	sp.Limits.MessagesBytes = 8 << 20
+	_, d := startAll(t, pluginhost.Options{}, nil, sp)
+	out, err := d.BeforeCompact(context.Background(), ev, limits)
+	if err != nil || !out.Cancelled {
+		t.Fatalf("out %+v, err %v; want the guard's cancel", out, err)
 	}
 }

@@ -79,6 +79,10 @@ func BeforeCompactEventToProto(ev *hooks.BeforeCompactEvent) *pb.BeforeCompactRe
 			ModifiedFiles:       p.ModifiedFiles,
 			KeepRecentTokens:    int64(p.KeepRecentTokens),
 			ReserveTokens:       int64(p.ReserveTokens),
+			RangeStart:          int64(p.RangeStart),
+			MessagesTruncated:   p.MessagesTruncated,
+			MessagesTotal:       int64(p.MessagesTotal),
+			TurnPrefixTotal:     int64(p.TurnPrefixTotal),
 		},
 		PathEntries:        rawsToBytes(ev.PathEntries),
 		CustomInstructions: ev.CustomInstructions,
@@ -87,6 +91,7 @@ func BeforeCompactEventToProto(ev *hooks.BeforeCompactEvent) *pb.BeforeCompactRe
 		LeafId:             ev.LeafID,
 		PathLength:         int64(ev.PathLength),
 		PathTruncated:      ev.PathTruncated,
+		LabelsTruncated:    ev.LabelsTruncated,
 	}
 	for _, l := range ev.Labels {
 		req.Labels = append(req.Labels, &pb.Label{EntryId: l.EntryID, Label: l.Label})
@@ -110,6 +115,10 @@ func BeforeCompactEventFromProto(req *pb.BeforeCompactRequest) *hooks.BeforeComp
 			ModifiedFiles:       p.GetModifiedFiles(),
 			KeepRecentTokens:    int(p.GetKeepRecentTokens()),
 			ReserveTokens:       int(p.GetReserveTokens()),
+			RangeStart:          int(p.GetRangeStart()),
+			MessagesTruncated:   p.GetMessagesTruncated(),
+			MessagesTotal:       int(p.GetMessagesTotal()),
+			TurnPrefixTotal:     int(p.GetTurnPrefixTotal()),
 		},
 		PathEntries:        bytesToRaws(req.GetPathEntries()),
 		CustomInstructions: req.GetCustomInstructions(),
@@ -118,6 +127,7 @@ func BeforeCompactEventFromProto(req *pb.BeforeCompactRequest) *hooks.BeforeComp
 		LeafID:             req.GetLeafId(),
 		PathLength:         int(req.GetPathLength()),
 		PathTruncated:      req.GetPathTruncated(),
+		LabelsTruncated:    req.GetLabelsTruncated(),
 	}
 	for _, l := range req.GetLabels() {
 		ev.Labels = append(ev.Labels, hooks.Label{EntryID: l.GetEntryId(), Label: l.GetLabel()})

@@ -16,6 +16,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -45,13 +46,34 @@ type guard struct {
 }
 
 // BeforeCompact cancels the compaction when the blocking label is in force.
-func (g *guard) BeforeCompact(_ context.Context, ev *sdk.BeforeCompactEvent) (*sdk.BeforeCompactResult, error) {
+func (g *guard) BeforeCompact(ctx context.Context, ev *sdk.BeforeCompactEvent) (*sdk.BeforeCompactResult, error) {
 	if ev.Reason == sdk.ReasonOverflow {
 		// The context no longer fits: the compaction is the only way the
 		// turn can go on, so the guard keeps out of it.
 		return nil, nil
 	}
-	target, ok := g.blockingTarget(ev)
+	entries := ev.PathEntries
+	switch {
+	case ev.LabelsTruncated:
+		// Even the labels were cut to this plugin's limits: read them
+		// from the whole path, so an old label still counts however large
+		// the session has grown.
+		entries = nil
+		err := sdk.ReadPath(ctx, ev.LeafID, 0, func(_ int, e json.RawMessage) error {
+			if isLabel(e) {
+				entries = append(entries, e)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("reading the path: %w", err)
+		}
+	case ev.PathTruncated:
+		// The path was cut but the labels in force came whole: they
+		// decide, without reading a large session.
+		entries = nil
+	}
+	target, ok := g.blockingTarget(entries, ev.Labels)
 	if !ok {
 		return nil, nil
 	}
@@ -67,9 +89,9 @@ func (g *guard) BeforeCompact(_ context.Context, ev *sdk.BeforeCompactEvent) (*s
 // A label entry sets the label of its target; a later label entry for the
 // same target replaces it, and one with an empty label clears it. The path
 // entries are the authority because they include the clearing entries; the
-// event's Labels list (non-empty labels only) is the fallback for hosts that
+// event's Labels list (the labels in force) is the fallback for hosts that
 // send no path.
-func (g *guard) blockingTarget(ev *sdk.BeforeCompactEvent) (string, bool) {
+func (g *guard) blockingTarget(path []json.RawMessage, labels []sdk.Label) (string, bool) {
 	current := map[string]string{} // target id → label in force
 	var order []string             // targets in first-labelled order, for a stable answer
 	set := func(target, label string) {
@@ -78,8 +100,8 @@ func (g *guard) blockingTarget(ev *sdk.BeforeCompactEvent) (string, bool) {
 		}
 		current[target] = strings.TrimSpace(label)
 	}
-	if len(ev.PathEntries) > 0 {
-		for _, raw := range ev.PathEntries {
+	if len(path) > 0 {
+		for _, raw := range path {
 			var e struct {
 				Type     string `json:"type"`
 				TargetID string `json:"targetId"`
@@ -91,7 +113,7 @@ func (g *guard) blockingTarget(ev *sdk.BeforeCompactEvent) (string, bool) {
 			set(e.TargetID, e.Label)
 		}
 	} else {
-		for _, l := range ev.Labels {
+		for _, l := range labels {
 			set(l.EntryID, l.Label)
 		}
 	}
@@ -101,4 +123,13 @@ func (g *guard) blockingTarget(ev *sdk.BeforeCompactEvent) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// isLabel tells a label entry by a cheap look at its type, so paging a
+// huge path keeps only the few entries that matter.
+func isLabel(raw json.RawMessage) bool {
+	var e struct {
+		Type string `json:"type"`
+	}
+	return bytes.Contains(raw, []byte(`"label"`)) && json.Unmarshal(raw, &e) == nil && e.Type == "label"
 }

@@ -121,3 +121,19 @@ func TestEmptyLabelIsAUsageError(t *testing.T) {
 		t.Fatalf("output %q does not explain the problem", out)
 	}
 }
+
+// TestCutPath: when the host cut the path but not the labels, the labels
+// in force decide (a label entry in the cut path is not looked at).
+func TestCutPath(t *testing.T) {
+	h := sdktest.InProcess(t, &guard{label: "no-compact"})
+	ctx := context.Background()
+	ev := &sdk.BeforeCompactEvent{Reason: sdk.ReasonManual, PathTruncated: true,
+		PathEntries: []json.RawMessage{label("l1", "a1", "no-compact")}}
+	if res, err := h.BeforeCompact(ctx, ev); err != nil || res != nil {
+		t.Fatalf("cut path, no label in force: got %+v, %v", res, err)
+	}
+	ev.Labels = []sdk.Label{{EntryID: "a1", Label: "no-compact"}}
+	if res, err := h.BeforeCompact(ctx, ev); err != nil || res == nil || !res.Cancel {
+		t.Fatalf("cut path, label in force: got %+v, %v; want a cancel", res, err)
+	}
+}

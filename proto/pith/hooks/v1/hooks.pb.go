@@ -274,8 +274,19 @@ type Preparation struct {
 	ModifiedFiles       []string               `protobuf:"bytes,8,rep,name=modified_files,json=modifiedFiles,proto3" json:"modified_files,omitempty"`
 	KeepRecentTokens    int64                  `protobuf:"varint,9,opt,name=keep_recent_tokens,json=keepRecentTokens,proto3" json:"keep_recent_tokens,omitempty"`
 	ReserveTokens       int64                  `protobuf:"varint,10,opt,name=reserve_tokens,json=reserveTokens,proto3" json:"reserve_tokens,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// range_start is the path index where the summarized range starts: the
+	// messages to summarize and the turn prefix are those of the path
+	// entries from there up to first_kept_entry_id. Past the plugin's
+	// messagesBytes only the newest that fit are sent (turn prefix first)
+	// and messages_truncated is set; messages_total and turn_prefix_total
+	// count them all. A plugin pages the range with HostAPI.ReadEntries
+	// (path_only, leaf_id, offset range_start).
+	RangeStart        int64 `protobuf:"varint,11,opt,name=range_start,json=rangeStart,proto3" json:"range_start,omitempty"`
+	MessagesTruncated bool  `protobuf:"varint,12,opt,name=messages_truncated,json=messagesTruncated,proto3" json:"messages_truncated,omitempty"`
+	MessagesTotal     int64 `protobuf:"varint,13,opt,name=messages_total,json=messagesTotal,proto3" json:"messages_total,omitempty"`
+	TurnPrefixTotal   int64 `protobuf:"varint,14,opt,name=turn_prefix_total,json=turnPrefixTotal,proto3" json:"turn_prefix_total,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Preparation) Reset() {
@@ -378,6 +389,34 @@ func (x *Preparation) GetReserveTokens() int64 {
 	return 0
 }
 
+func (x *Preparation) GetRangeStart() int64 {
+	if x != nil {
+		return x.RangeStart
+	}
+	return 0
+}
+
+func (x *Preparation) GetMessagesTruncated() bool {
+	if x != nil {
+		return x.MessagesTruncated
+	}
+	return false
+}
+
+func (x *Preparation) GetMessagesTotal() int64 {
+	if x != nil {
+		return x.MessagesTotal
+	}
+	return 0
+}
+
+func (x *Preparation) GetTurnPrefixTotal() int64 {
+	if x != nil {
+		return x.TurnPrefixTotal
+	}
+	return 0
+}
+
 type Label struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	EntryId       string                 `protobuf:"bytes,1,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
@@ -444,11 +483,14 @@ type BeforeCompactRequest struct {
 	// pathEntriesBytes only the entries from the last compaction on, or the
 	// newest that fit, are sent and path_truncated is set; the whole path
 	// (path_length entries) can be paged through HostAPI.ReadEntries.
-	LeafId        string `protobuf:"bytes,8,opt,name=leaf_id,json=leafId,proto3" json:"leaf_id,omitempty"`
-	PathLength    int64  `protobuf:"varint,9,opt,name=path_length,json=pathLength,proto3" json:"path_length,omitempty"`
-	PathTruncated bool   `protobuf:"varint,10,opt,name=path_truncated,json=pathTruncated,proto3" json:"path_truncated,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// labels (those in force on the path) share that budget, newest first;
+	// a cut list sets labels_truncated and path_truncated.
+	LeafId          string `protobuf:"bytes,8,opt,name=leaf_id,json=leafId,proto3" json:"leaf_id,omitempty"`
+	PathLength      int64  `protobuf:"varint,9,opt,name=path_length,json=pathLength,proto3" json:"path_length,omitempty"`
+	PathTruncated   bool   `protobuf:"varint,10,opt,name=path_truncated,json=pathTruncated,proto3" json:"path_truncated,omitempty"`
+	LabelsTruncated bool   `protobuf:"varint,11,opt,name=labels_truncated,json=labelsTruncated,proto3" json:"labels_truncated,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *BeforeCompactRequest) Reset() {
@@ -547,6 +589,13 @@ func (x *BeforeCompactRequest) GetPathLength() int64 {
 func (x *BeforeCompactRequest) GetPathTruncated() bool {
 	if x != nil {
 		return x.PathTruncated
+	}
+	return false
+}
+
+func (x *BeforeCompactRequest) GetLabelsTruncated() bool {
+	if x != nil {
+		return x.LabelsTruncated
 	}
 	return false
 }
@@ -2100,7 +2149,7 @@ const file_pith_hooks_v1_hooks_proto_rawDesc = "" +
 	"\x10DescribeResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x16\n" +
-	"\x06events\x18\x03 \x03(\tR\x06events\"\xb1\x03\n" +
+	"\x06events\x18\x03 \x03(\tR\x06events\"\xd4\x04\n" +
 	"\vPreparation\x12-\n" +
 	"\x13first_kept_entry_id\x18\x01 \x01(\tR\x10firstKeptEntryId\x12\"\n" +
 	"\ris_split_turn\x18\x02 \x01(\bR\visSplitTurn\x12#\n" +
@@ -2113,10 +2162,15 @@ const file_pith_hooks_v1_hooks_proto_rawDesc = "" +
 	"\x0emodified_files\x18\b \x03(\tR\rmodifiedFiles\x12,\n" +
 	"\x12keep_recent_tokens\x18\t \x01(\x03R\x10keepRecentTokens\x12%\n" +
 	"\x0ereserve_tokens\x18\n" +
-	" \x01(\x03R\rreserveTokens\"8\n" +
+	" \x01(\x03R\rreserveTokens\x12\x1f\n" +
+	"\vrange_start\x18\v \x01(\x03R\n" +
+	"rangeStart\x12-\n" +
+	"\x12messages_truncated\x18\f \x01(\bR\x11messagesTruncated\x12%\n" +
+	"\x0emessages_total\x18\r \x01(\x03R\rmessagesTotal\x12*\n" +
+	"\x11turn_prefix_total\x18\x0e \x01(\x03R\x0fturnPrefixTotal\"8\n" +
 	"\x05Label\x12\x19\n" +
 	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12\x14\n" +
-	"\x05label\x18\x02 \x01(\tR\x05label\"\xa4\x03\n" +
+	"\x05label\x18\x02 \x01(\tR\x05label\"\xcf\x03\n" +
 	"\x14BeforeCompactRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12<\n" +
@@ -2131,7 +2185,8 @@ const file_pith_hooks_v1_hooks_proto_rawDesc = "" +
 	"\vpath_length\x18\t \x01(\x03R\n" +
 	"pathLength\x12%\n" +
 	"\x0epath_truncated\x18\n" +
-	" \x01(\bR\rpathTruncated\"\xde\x01\n" +
+	" \x01(\bR\rpathTruncated\x12)\n" +
+	"\x10labels_truncated\x18\v \x01(\bR\x0flabelsTruncated\"\xde\x01\n" +
 	"\n" +
 	"Compaction\x12\x18\n" +
 	"\asummary\x18\x01 \x01(\tR\asummary\x12#\n" +
