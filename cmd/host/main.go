@@ -64,6 +64,8 @@ summarizes abandoned branches, and runs out-of-process hook plugins.`,
 		newConfigCommand(),
 		newPluginsCommand(),
 		newServeCommand(),
+		newExportCommand(),
+		newImportCommand(),
 	)
 	return root
 }

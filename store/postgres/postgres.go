@@ -168,22 +168,26 @@ func split(data []byte) [][]byte {
 	return lines
 }
 
-// parse checks data is a current-format session and returns its rows and
-// last entry id.
-func parse(name string, data []byte) ([]row, string, error) {
+// parse checks data is a session and returns its rows, its last entry id
+// and whether it is in an old format (allowed only when old).
+func parse(name string, data []byte, old bool) ([]row, string, bool, error) {
 	f, err := session.Parse(bytes.Clone(data))
 	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", name, err)
+		return nil, "", false, fmt.Errorf("%s: %w", name, err)
 	}
-	if f.Migrated {
-		return nil, "", fmt.Errorf("%s: %w; run `pith migrate --in-place` on the file first", name, session.ErrOldVersion)
+	if f.Migrated && !old {
+		return nil, "", false, fmt.Errorf("%s: %w; run `pith migrate --in-place` on the file first", name, session.ErrOldVersion)
 	}
 	lines := split(data)
 	rows := make([]row, len(lines))
 	for i, l := range lines {
 		rows[i] = rowOf(int64(i+1), l)
 	}
-	return rows, store.LastID(f), nil
+	last := store.LastID(f)
+	if f.Migrated {
+		last = ""
+	}
+	return rows, last, f.Migrated, nil
 }
 
 // Create stores data as a new session.
@@ -191,12 +195,12 @@ func (s *Store) Create(ctx context.Context, name string, data []byte) error {
 	if err := store.CheckName(name); err != nil {
 		return err
 	}
-	rows, last, err := parse(name, data)
+	rows, last, old, err := parse(name, data, true)
 	if err != nil {
 		return err
 	}
 	return s.inTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `INSERT INTO pith_sessions (name, last_seq, last_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, name, int64(len(rows)), last)
+		tag, err := tx.Exec(ctx, `INSERT INTO pith_sessions (name, last_seq, last_id, old_format) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, name, int64(len(rows)), last, old)
 		if err != nil {
 			return err
 		}
@@ -263,14 +267,15 @@ func (s *Store) Load(ctx context.Context, name string) (*session.File, error) {
 
 // lockSession locks the session's row for the transaction and returns its
 // last line number and last entry id.
-func lockSession(ctx context.Context, tx pgx.Tx, name string) (int64, string, error) {
+func lockSession(ctx context.Context, tx pgx.Tx, name string) (int64, string, bool, error) {
 	var seq int64
 	var last string
-	err := tx.QueryRow(ctx, `SELECT last_seq, last_id FROM pith_sessions WHERE name = $1 FOR UPDATE`, name).Scan(&seq, &last)
+	var old bool
+	err := tx.QueryRow(ctx, `SELECT last_seq, last_id, old_format FROM pith_sessions WHERE name = $1 FOR UPDATE`, name).Scan(&seq, &last, &old)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, "", own("%s: %w", name, store.ErrNotFound)
+		return 0, "", false, own("%s: %w", name, store.ErrNotFound)
 	}
-	return seq, last, err
+	return seq, last, old, err
 }
 
 // Append adds drafts in one transaction that checks the last entry.
@@ -284,9 +289,14 @@ func (s *Store) Append(ctx context.Context, name, expectLast string, drafts ...s
 	var entries []*session.Entry
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		entries = entries[:0]
-		seq, last, err := lockSession(ctx, tx, name)
+		seq, last, old, err := lockSession(ctx, tx, name)
 		if err != nil {
 			return err
+		}
+		if old {
+			// Its ids exist only in memory; an entry pointing at them
+			// would dangle for pi.
+			return own("%s: %w; export it, run `pith migrate --in-place` on the file and import that", name, session.ErrOldVersion)
 		}
 		if last != expectLast {
 			return own("%s: %w", name, store.ErrConflict)
@@ -363,12 +373,12 @@ func (s *Store) Rewrite(ctx context.Context, lease store.Lease, expectLast strin
 	if err := store.CheckName(name); err != nil {
 		return err
 	}
-	rows, newLast, err := parse(name, data)
+	rows, newLast, _, err := parse(name, data, false)
 	if err != nil {
 		return err
 	}
 	return s.inTx(ctx, func(tx pgx.Tx) error {
-		_, last, err := lockSession(ctx, tx, name)
+		_, last, _, err := lockSession(ctx, tx, name)
 		if err != nil {
 			return err
 		}
@@ -388,7 +398,7 @@ func (s *Store) Rewrite(ctx context.Context, lease store.Lease, expectLast strin
 		if err := s.insert(ctx, tx, name, rows); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE pith_sessions SET last_seq = $2, last_id = $3 WHERE name = $1`, name, int64(len(rows)), newLast); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE pith_sessions SET last_seq = $2, last_id = $3, old_format = false WHERE name = $1`, name, int64(len(rows)), newLast); err != nil {
 			return err
 		}
 		return notify(ctx, tx, name, store.EventRewritten)

@@ -5,6 +5,9 @@ CREATE TABLE pith_sessions (
 	-- the id of the last entry in order ("" for none): what an append's
 	-- expected parent is checked against
 	last_id    text NOT NULL,
+	-- a v1/v2 file, imported as it is: readable, but appends are refused
+	-- until it is migrated (its ids exist only in memory)
+	old_format boolean NOT NULL DEFAULT false,
 	created_at timestamptz NOT NULL DEFAULT now()
 );
 -- One row per line, header included, each with its exact bytes (newline
