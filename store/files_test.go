@@ -1,6 +1,8 @@
 package store_test
 
 import (
+	"fmt"
+	"os"
 	"testing"
 
 	"github.com/pith-dev/pith/core/session"
@@ -19,5 +21,22 @@ func TestFilesConformance(t *testing.T) {
 			t.Cleanup(func() { s.Close() })
 			return s
 		}
+	})
+}
+
+func FuzzFilesRoundTrip(f *testing.F) {
+	for _, s := range storetest.Seeds {
+		f.Add([]byte(s))
+	}
+	dir := f.TempDir()
+	s, err := store.OpenFiles(dir, session.Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer s.Close()
+	n := 0
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n++
+		storetest.RoundTrip(t, s, fmt.Sprintf("f%d-%d.jsonl", os.Getpid(), n), data)
 	})
 }

@@ -147,7 +147,7 @@ func (s *Store) insert(ctx context.Context, tx pgx.Tx, name string, rows []row) 
 		[]string{"session", "seq", "id", "parent_id", "type", "raw"},
 		pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
 			r := rows[i]
-			return []any{name, r.seq, r.id, r.parent, r.kind, r.raw}, nil
+			return []any{name, r.seq, []byte(r.id), []byte(r.parent), []byte(r.kind), r.raw}, nil
 		}))
 	return err
 }
@@ -200,7 +200,7 @@ func (s *Store) Create(ctx context.Context, name string, data []byte) error {
 		return err
 	}
 	return s.inTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `INSERT INTO pith_sessions (name, last_seq, last_id, old_format) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, name, int64(len(rows)), last, old)
+		tag, err := tx.Exec(ctx, `INSERT INTO pith_sessions (name, last_seq, last_id, old_format) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, name, int64(len(rows)), []byte(last), old)
 		if err != nil {
 			return err
 		}
@@ -269,13 +269,13 @@ func (s *Store) Load(ctx context.Context, name string) (*session.File, error) {
 // last line number and last entry id.
 func lockSession(ctx context.Context, tx pgx.Tx, name string) (int64, string, bool, error) {
 	var seq int64
-	var last string
+	var last []byte
 	var old bool
 	err := tx.QueryRow(ctx, `SELECT last_seq, last_id, old_format FROM pith_sessions WHERE name = $1 FOR UPDATE`, name).Scan(&seq, &last, &old)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, "", false, own("%s: %w", name, store.ErrNotFound)
 	}
-	return seq, last, old, err
+	return seq, string(last), old, err
 }
 
 // Append adds drafts in one transaction that checks the last entry.
@@ -334,7 +334,7 @@ func (s *Store) Append(ctx context.Context, name, expectLast string, drafts ...s
 		if err := s.insert(ctx, tx, name, rows); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE pith_sessions SET last_seq = $2, last_id = $3 WHERE name = $1`, name, seq, pid); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE pith_sessions SET last_seq = $2, last_id = $3 WHERE name = $1`, name, seq, []byte(pid)); err != nil {
 			return err
 		}
 		return notify(ctx, tx, name, store.EventAppended)
@@ -356,7 +356,7 @@ func (s *Store) freshID(ctx context.Context, tx pgx.Tx, name string, pending map
 			continue
 		}
 		var used bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pith_lines WHERE session = $1 AND id = $2)`, name, id).Scan(&used); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pith_lines WHERE session = $1 AND id = $2)`, name, []byte(id)).Scan(&used); err != nil {
 			return "", err
 		}
 		if !used {
@@ -398,7 +398,7 @@ func (s *Store) Rewrite(ctx context.Context, lease store.Lease, expectLast strin
 		if err := s.insert(ctx, tx, name, rows); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE pith_sessions SET last_seq = $2, last_id = $3, old_format = false WHERE name = $1`, name, int64(len(rows)), newLast); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE pith_sessions SET last_seq = $2, last_id = $3, old_format = false WHERE name = $1`, name, int64(len(rows)), []byte(newLast)); err != nil {
 			return err
 		}
 		return notify(ctx, tx, name, store.EventRewritten)

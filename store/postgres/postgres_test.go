@@ -3,6 +3,8 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"time"
 
 	"github.com/pith-dev/pith/core/session"
@@ -86,4 +88,21 @@ func TestDatabaseRestart(t *testing.T) {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+func FuzzPostgresRoundTrip(f *testing.F) {
+	for _, s := range storetest.Seeds {
+		f.Add([]byte(s))
+	}
+	url := pgtest.NewDatabase(f)
+	s, err := postgres.Open(context.Background(), url)
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer s.Close()
+	n := 0
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n++
+		storetest.RoundTrip(t, s, fmt.Sprintf("f%d-%d.jsonl", os.Getpid(), n), data)
+	})
 }

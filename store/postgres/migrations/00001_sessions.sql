@@ -4,7 +4,7 @@ CREATE TABLE pith_sessions (
 	last_seq   bigint NOT NULL,
 	-- the id of the last entry in order ("" for none): what an append's
 	-- expected parent is checked against
-	last_id    text NOT NULL,
+	last_id    bytea NOT NULL,
 	-- a v1/v2 file, imported as it is: readable, but appends are refused
 	-- until it is migrated (its ids exist only in memory)
 	old_format boolean NOT NULL DEFAULT false,
@@ -15,13 +15,15 @@ CREATE TABLE pith_sessions (
 CREATE TABLE pith_lines (
 	session   text NOT NULL REFERENCES pith_sessions (name) ON DELETE CASCADE,
 	seq       bigint NOT NULL,
-	id        text NOT NULL,
-	parent_id text NOT NULL,
-	type      text NOT NULL,
+	-- bytea, not text: a line pi reads may hold ids with \u0000 or lone
+	-- surrogates, which text columns refuse
+	id        bytea NOT NULL,
+	parent_id bytea NOT NULL,
+	type      bytea NOT NULL,
 	raw       bytea NOT NULL,
 	PRIMARY KEY (session, seq)
 );
-CREATE INDEX pith_lines_id ON pith_lines (session, id) WHERE id <> '';
+CREATE INDEX pith_lines_id ON pith_lines (session, id) WHERE id <> ''::bytea;
 CREATE TABLE pith_leases (
 	session    text PRIMARY KEY REFERENCES pith_sessions (name) ON DELETE CASCADE,
 	holder     text NOT NULL,
