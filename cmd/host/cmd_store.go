@@ -102,3 +102,32 @@ team/s1.jsonl), keeping its exact bytes; an existing NAME is refused.
 	cmd.Flags().StringVar(&storeURL, "store", "", "the store: a postgres:// URL or a sessions directory")
 	return cmd
 }
+
+// addStoreFlag gives a read-only command --store: with it, the FILE
+// argument is a session's name in that store, so operators inspect a
+// shared session with the same tools.
+func addStoreFlag(cmd *cobra.Command, url *string) {
+	cmd.Flags().StringVar(url, "store", "", "read the session NAME from this store (a postgres:// URL or a sessions directory) instead of FILE")
+}
+
+// loadFrom is loadSession for a file, or a Load from the store storeURL.
+func loadFrom(cmd *cobra.Command, storeURL, arg string) (*session.File, *session.Tree, error) {
+	if storeURL == "" {
+		return loadSession(arg, cmd.ErrOrStderr())
+	}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	st, err := openStoreURL(ctx, storeURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer st.Close()
+	f, err := st.Load(ctx, arg)
+	if err != nil {
+		return nil, nil, err
+	}
+	session.LogWarnings(warnLogger(cmd.ErrOrStderr()), arg, f.Warnings)
+	return f, session.NewTree(f.Entries), nil
+}

@@ -50,6 +50,16 @@ func TestExportImportRoundTrip(t *testing.T) {
 			if c1 != c2 {
 				t.Fatalf("%s: pith context of the exported %s differs", kind, file)
 			}
+			// The inspecting commands read the stored session directly.
+			c3, errs, code := runCLI(t, "context", "--json", "--store", url, name)
+			if code != 0 || c3 != c1 {
+				t.Fatalf("%s: pith context --store %s differs from the file's (%s)", kind, name, errs)
+			}
+			t1, _, _ := runCLI(t, "tree", "--json", file)
+			t2, errs, code := runCLI(t, "tree", "--json", "--store", url, name)
+			if code != 0 || t1 != t2 {
+				t.Fatalf("%s: pith tree --store %s differs from the file's (%s)", kind, name, errs)
+			}
 		}
 	}
 	if _, errs, code := runCLI(t, "export", "--store", t.TempDir(), "../etc/passwd.jsonl"); code == 0 || !bytes.Contains([]byte(errs), []byte("invalid session path")) {
