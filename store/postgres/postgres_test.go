@@ -16,7 +16,12 @@ import (
 	"github.com/pith-dev/pith/store/storetest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	if url := os.Getenv(envChildURL); url != "" {
+		os.Exit(childAppender(url, os.Getenv(envChildTag)))
+	}
+	pgtest.Main(m)
+}
 
 func TestPostgresConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) func() store.Store {
