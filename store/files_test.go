@@ -40,3 +40,24 @@ func FuzzFilesRoundTrip(f *testing.F) {
 		storetest.RoundTrip(t, s, fmt.Sprintf("f%d-%d.jsonl", os.Getpid(), n), data)
 	})
 }
+
+func filesOpener(b *testing.B) func() store.Store {
+	dir := b.TempDir()
+	return func() store.Store {
+		s, err := store.OpenFiles(dir, session.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		return s
+	}
+}
+
+func BenchmarkFilesAppend(b *testing.B) {
+	b.Run("own-sessions", func(b *testing.B) { storetest.BenchAppend(b, filesOpener(b), 1, false) })
+	b.Run("one-session", func(b *testing.B) { storetest.BenchAppend(b, filesOpener(b), 1, true) })
+}
+
+func BenchmarkFilesContext(b *testing.B) {
+	storetest.BenchContext(b, filesOpener(b), 1, 2000)
+}

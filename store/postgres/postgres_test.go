@@ -111,3 +111,28 @@ func FuzzPostgresRoundTrip(f *testing.F) {
 		storetest.RoundTrip(t, s, fmt.Sprintf("f%d-%d.jsonl", os.Getpid(), n), data)
 	})
 }
+
+func pgOpener(b *testing.B) func() store.Store {
+	url := pgtest.NewDatabase(b)
+	return func() store.Store {
+		s, err := postgres.Open(context.Background(), url)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		return s
+	}
+}
+
+func BenchmarkPostgresAppend(b *testing.B) {
+	for _, hosts := range []int{1, 3} {
+		b.Run(fmt.Sprintf("hosts=%d/own-sessions", hosts), func(b *testing.B) { storetest.BenchAppend(b, pgOpener(b), hosts, false) })
+		b.Run(fmt.Sprintf("hosts=%d/one-session", hosts), func(b *testing.B) { storetest.BenchAppend(b, pgOpener(b), hosts, true) })
+	}
+}
+
+func BenchmarkPostgresContext(b *testing.B) {
+	for _, hosts := range []int{1, 3} {
+		b.Run(fmt.Sprintf("hosts=%d", hosts), func(b *testing.B) { storetest.BenchContext(b, pgOpener(b), hosts, 2000) })
+	}
+}
