@@ -152,6 +152,14 @@ func NewDatabase(t testing.TB) string {
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
 		t.Fatalf("create database: %v", err)
 	}
+	t.Cleanup(func() {
+		// An external server keeps nothing of the tests; a private one is
+		// removed whole anyway.
+		if c, err := pgx.Connect(ctx, baseURL); err == nil {
+			c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+			c.Close(ctx)
+		}
+	})
 	return withDatabase(baseURL, name)
 }
 
