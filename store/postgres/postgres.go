@@ -50,7 +50,7 @@ var _ store.Store = (*Store)(nil)
 func Open(ctx context.Context, url string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("sessions.store: %w", err)
+		return nil, fmt.Errorf("store URL: %w", err)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
