@@ -132,15 +132,24 @@ func Restart(t testing.TB) {
 	}
 }
 
+// Missing says why there is no server for the tests, or "" when there is
+// one: for a test that runs partly without PostgreSQL.
+func Missing() string {
+	if baseURL != "" {
+		return ""
+	}
+	if why == "" {
+		return "pgtest.Main was not called from TestMain"
+	}
+	return why
+}
+
 // NewDatabase creates an empty database for one test and returns its URL;
 // the test skips, saying why, when there is no server.
 func NewDatabase(t testing.TB) string {
 	t.Helper()
-	if baseURL == "" {
-		if why == "" {
-			why = "pgtest.Main was not called from TestMain"
-		}
-		t.Skip("no PostgreSQL: " + why)
+	if m := Missing(); m != "" {
+		t.Skip("no PostgreSQL: " + m)
 	}
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, baseURL)
