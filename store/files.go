@@ -338,7 +338,7 @@ func (f *Files) List(_ context.Context) ([]string, error) {
 }
 
 // Watch reports changes to session files seen by fsnotify in the
-// directory and the subdirectories that exist when it starts. A rename
+// directory and its subdirectories, also those made later. A rename
 // over a session (a rewrite) shows as a Create of its name, so a Create of
 // a name seen before is reported as a rewrite.
 func (f *Files) Watch(ctx context.Context) (<-chan Event, error) {
@@ -378,7 +378,25 @@ func (f *Files) Watch(ctx context.Context) (<-chan Event, error) {
 					return
 				}
 				rel, err := relTo(base, ev.Name)
-				if err != nil || CheckName(rel) != nil {
+				if err != nil {
+					continue
+				}
+				if ev.Has(fsnotify.Create) && !strings.HasPrefix(path.Base(rel), ".") {
+					if st, err := f.root.Lstat(rel); err == nil && st.IsDir() {
+						// A new tenant directory: watch it, and report
+						// sessions made in it before the watch began.
+						w.Add(ev.Name)
+						for _, e := range newSessions(f.root, rel, known) {
+							select {
+							case out <- e:
+							case <-ctx.Done():
+								return
+							}
+						}
+						continue
+					}
+				}
+				if CheckName(rel) != nil {
 					continue
 				}
 				kind := ""
@@ -402,6 +420,21 @@ func (f *Files) Watch(ctx context.Context) (<-chan Event, error) {
 		}
 	}()
 	return out, nil
+}
+
+// newSessions lists the session files under dir not in known (adding
+// them), as created events; nested directories are watched as their
+// Create events arrive.
+func newSessions(root *os.Root, dir string, known map[string]bool) []Event {
+	var evs []Event
+	fs.WalkDir(root.FS(), dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && CheckName(p) == nil && !known[p] {
+			known[p] = true
+			evs = append(evs, Event{Session: p, Kind: EventCreated})
+		}
+		return nil
+	})
+	return evs
 }
 
 func relTo(base, p string) (string, error) {

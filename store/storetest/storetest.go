@@ -246,15 +246,40 @@ func Run(t *testing.T, open Opener) {
 		if _, err := a.Append(ctx, name, "aaaa0002", msg("seen?")); err != nil {
 			t.Fatal(err)
 		}
-		for ev := range events {
-			if ev.Session == name && ev.Kind == store.EventAppended {
-				cancel()
-				break
-			}
+		waitFor(events, name, store.EventAppended)
+		// A session in a directory that did not exist when the watch began.
+		if err := a.Create(ctx, "tenant-new/x.jsonl", []byte(Sample)); err != nil {
+			t.Fatal(err)
 		}
+		waitFor(events, "tenant-new/x.jsonl", store.EventCreated)
+		if _, err := a.Append(ctx, "tenant-new/x.jsonl", "aaaa0002", msg("there")); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(events, "tenant-new/x.jsonl", store.EventAppended)
+		l, err := a.AcquireLease(ctx, name, "h", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _ := a.Load(ctx, name)
+		data, _ := a.Export(ctx, name)
+		if err := a.Rewrite(ctx, l, store.LastID(f), data); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(events, name, store.EventRewritten)
+		cancel()
 		for range events {
 		}
 	})
+}
+
+// waitFor reads events until one for name of kind (a test timeout ends a
+// wait for one that never comes).
+func waitFor(events <-chan store.Event, name, kind string) {
+	for ev := range events {
+		if ev.Session == name && ev.Kind == kind {
+			return
+		}
+	}
 }
 
 // Seeds are fuzz inputs for RoundTrip: lines a store must keep exactly.
