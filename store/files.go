@@ -158,6 +158,16 @@ func (f *Files) Export(_ context.Context, name string) ([]byte, error) {
 	return data, nil
 }
 
+// Tail reads the file and returns what follows line after.
+func (f *Files) Tail(ctx context.Context, name string, after int) ([]byte, int, error) {
+	data, err := f.Export(ctx, name)
+	if err != nil {
+		return nil, 0, err
+	}
+	tail, n := TailOf(data, after)
+	return tail, n, nil
+}
+
 // Load parses the session.
 func (f *Files) Load(_ context.Context, name string) (*session.File, error) {
 	st, done, err := f.open(name)

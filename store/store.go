@@ -43,6 +43,11 @@ type Store interface {
 	Export(ctx context.Context, name string) ([]byte, error)
 	// Load parses the session.
 	Load(ctx context.Context, name string) (*session.File, error)
+	// Tail returns the session's lines after the first after lines (each
+	// with its newline, a torn last one without) and the count of lines
+	// now: how a reader that has the head catches up with appends. After
+	// a rewrite (EventRewritten) line numbers change: Load again.
+	Tail(ctx context.Context, name string, after int) ([]byte, int, error)
 	// Append adds drafts as a chain of new entries, the first a child of
 	// Draft.Parent or else of expectLast, in one all-or-nothing step that
 	// commits only when the session's last entry (in order; "" for none)
@@ -84,6 +89,29 @@ const (
 type Event struct {
 	Session string
 	Kind    string
+}
+
+// TailOf is Tail over a whole session's bytes.
+func TailOf(data []byte, after int) ([]byte, int) {
+	n, cut := 0, len(data)
+	for i := 0; i < len(data); i++ {
+		if n == after && cut == len(data) {
+			cut = i
+		}
+		if data[i] == '\n' {
+			n++
+		}
+	}
+	if n == after && cut == len(data) {
+		cut = len(data)
+	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		n++ // the torn last line counts
+	}
+	if after >= n {
+		return nil, n
+	}
+	return data[cut:], n
 }
 
 // LastID is the id of f's last entry in order, or "" for none: what

@@ -215,8 +215,12 @@ func (s *Store) Create(ctx context.Context, name string, data []byte) error {
 }
 
 // inTx runs fn in a transaction, committing when it returns nil.
-func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	tx, err := s.pool.Begin(ctx)
+func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error, opts ...pgx.TxOptions) error {
+	var o pgx.TxOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	tx, err := s.pool.BeginTx(ctx, o)
 	if err != nil {
 		return classify(err)
 	}
@@ -254,6 +258,44 @@ func (s *Store) Export(ctx context.Context, name string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", name, store.ErrNotFound)
 	}
 	return buf.Bytes(), nil
+}
+
+// Tail reads only the rows after line after, and the line count, in one
+// snapshot.
+func (s *Store) Tail(ctx context.Context, name string, after int) ([]byte, int, error) {
+	if err := store.CheckName(name); err != nil {
+		return nil, 0, err
+	}
+	var buf bytes.Buffer
+	var n int64
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `SELECT last_seq FROM pith_sessions WHERE name = $1`, name).Scan(&n); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return own("%s: %w", name, store.ErrNotFound)
+			}
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT raw FROM pith_lines WHERE session = $1 AND seq > $2 ORDER BY seq`, name, after)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var raw []byte
+			if err := rows.Scan(&raw); err != nil {
+				return err
+			}
+			buf.Write(raw)
+		}
+		return rows.Err()
+	}, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, 0, err
+	}
+	if buf.Len() == 0 {
+		return nil, int(n), nil
+	}
+	return buf.Bytes(), int(n), nil
 }
 
 // Load parses the session.

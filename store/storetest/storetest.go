@@ -97,6 +97,33 @@ func Run(t *testing.T, open Opener) {
 			t.Fatalf("append to a missing session: %v", err)
 		}
 	})
+	t.Run("Tail", func(t *testing.T) {
+		s := open(t)()
+		if err := s.Create(ctx, "tail.jsonl", []byte(Sample)); err != nil {
+			t.Fatal(err)
+		}
+		tail, n, err := s.Tail(ctx, "tail.jsonl", 4)
+		if err != nil || n != 4 || tail != nil {
+			t.Fatalf("Tail at the end = %q, %d, %v", tail, n, err)
+		}
+		es, err := s.Append(ctx, "tail.jsonl", "aaaa0002", msg("t1"), msg("t2"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tail, n, err = s.Tail(ctx, "tail.jsonl", 4)
+		want := string(es[0].Raw) + "\n" + string(es[1].Raw) + "\n"
+		if err != nil || n != 6 || string(tail) != want {
+			t.Fatalf("Tail after append = %q, %d, %v; want %q, 6", tail, n, err, want)
+		}
+		all, _, _ := s.Tail(ctx, "tail.jsonl", 0)
+		exported, _ := s.Export(ctx, "tail.jsonl")
+		if !bytes.Equal(all, exported) {
+			t.Fatal("Tail from 0 differs from Export")
+		}
+		if _, _, err := s.Tail(ctx, "none.jsonl", 0); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("Tail of a missing session: %v", err)
+		}
+	})
 	t.Run("AppendAfterTornTail", func(t *testing.T) {
 		s := open(t)()
 		torn := Sample + `{"type":"mess`
