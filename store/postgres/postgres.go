@@ -39,10 +39,15 @@ const channel = "pith_sessions"
 
 // Store is the PostgreSQL store.
 type Store struct {
-	pool *pgxpool.Pool
-	url  string
-	now  func() time.Time
+	pool   *pgxpool.Pool
+	listen *pgx.ConnConfig // for Watch's own connection
+	now    func() time.Time
 }
+
+// connectTimeout bounds a connection attempt when the URL sets none, so a
+// database host that does not answer makes calls fail as unavailable
+// instead of hanging.
+const connectTimeout = 5 * time.Second
 
 var _ store.Store = (*Store)(nil)
 
@@ -51,6 +56,9 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("store URL: %w", err)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = connectTimeout
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -64,7 +72,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
-	return &Store{pool: pool, url: url, now: time.Now}, nil
+	return &Store{pool: pool, listen: cfg.ConnConfig.Copy(), now: time.Now}, nil
 }
 
 func migrate(ctx context.Context, pool *pgxpool.Pool) error {
@@ -499,7 +507,7 @@ func (s *Store) List(ctx context.Context) ([]string, error) {
 // events resume by themselves after the database returns (changes made
 // while it was gone are not replayed: a watcher rereads on reconnect).
 func (s *Store) Watch(ctx context.Context) (<-chan store.Event, error) {
-	conn, err := s.listen(ctx)
+	conn, err := s.listenConn(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -515,7 +523,7 @@ func (s *Store) Watch(ctx context.Context) (<-chan store.Event, error) {
 				case <-time.After(backoff):
 				}
 				backoff = min(2*backoff, 2*time.Second)
-				conn, _ = s.listen(ctx)
+				conn, _ = s.listenConn(ctx)
 			}
 			n, err := conn.WaitForNotification(ctx)
 			if err != nil {
@@ -542,8 +550,8 @@ func (s *Store) Watch(ctx context.Context) (<-chan store.Event, error) {
 	return out, nil
 }
 
-func (s *Store) listen(ctx context.Context) (*pgx.Conn, error) {
-	conn, err := pgx.Connect(ctx, s.url)
+func (s *Store) listenConn(ctx context.Context) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, s.listen.Copy())
 	if err != nil {
 		return nil, classify(err)
 	}
