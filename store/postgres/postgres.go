@@ -321,7 +321,7 @@ func lockSession(ctx context.Context, tx pgx.Tx, name string) (int64, string, bo
 	var seq int64
 	var last []byte
 	var old bool
-	err := tx.QueryRow(ctx, `SELECT last_seq, last_id, old_format FROM pith_sessions WHERE name = $1 FOR UPDATE`, name).Scan(&seq, &last, &old)
+	err := tx.QueryRow(ctx, `SELECT last_seq, last_id, old_format FROM pith_sessions WHERE name = $1 FOR NO KEY UPDATE`, name).Scan(&seq, &last, &old)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, "", false, own("%s: %w", name, store.ErrNotFound)
 	}
@@ -432,8 +432,11 @@ func (s *Store) Rewrite(ctx context.Context, lease store.Lease, expectLast strin
 		if err != nil {
 			return err
 		}
+		// The lease row stays locked until commit, so a takeover waits
+		// for this rewrite; clock_timestamp, not now(): the transaction
+		// may have begun before the lease ran out.
 		var held bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pith_leases WHERE session = $1 AND holder = $2 AND expires_at > now())`, name, lease.Holder).Scan(&held); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT true FROM pith_leases WHERE session = $1 AND holder = $2 AND expires_at > clock_timestamp() FOR UPDATE`, name, lease.Holder).Scan(&held); err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
 		if !held {
@@ -467,9 +470,9 @@ func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.
 	var expires time.Time
 	err := s.pool.QueryRow(ctx, `
 		INSERT INTO pith_leases (session, holder, expires_at)
-		SELECT $1, $2, now() + $3 * interval '1 microsecond' FROM pith_sessions WHERE name = $1
+		SELECT $1, $2, clock_timestamp() + $3 * interval '1 microsecond' FROM pith_sessions WHERE name = $1
 		ON CONFLICT (session) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
-			WHERE pith_leases.holder = excluded.holder OR pith_leases.expires_at <= now()
+			WHERE pith_leases.holder = excluded.holder OR pith_leases.expires_at <= clock_timestamp()
 		RETURNING expires_at`, name, holder, ttl.Microseconds()).Scan(&expires)
 	if errors.Is(err, pgx.ErrNoRows) {
 		var exists bool
