@@ -14,6 +14,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -24,27 +25,41 @@ var (
 	baseURL string // "" when no server could be had
 	why     string // why not
 	dataDir string
-	runAs   []string
+	runAs   []string // the command prefix running the server's tools
 	seq     atomic.Int64
 )
 
-// Main starts the server (unless PITH_TEST_POSTGRES names one), runs the
-// tests and stops it. Use as: func TestMain(m *testing.M) { pgtest.Main(m) }.
+// Main runs the tests and stops the private server if one was started.
+// The server starts on the first NewDatabase, so a test binary re-run as
+// a helper subprocess starts none. Use as:
+// func TestMain(m *testing.M) { pgtest.Main(m) }.
 func Main(m *testing.M) {
-	if u := os.Getenv("PITH_TEST_POSTGRES"); u != "" {
-		baseURL = u
-		os.Exit(m.Run())
-	}
-	dir, err := start()
-	if err != nil {
-		why = err.Error()
-	}
 	code := m.Run()
 	if dir != "" {
 		stop()
 		os.RemoveAll(dir)
 	}
 	os.Exit(code)
+}
+
+var (
+	once sync.Once
+	dir  string // the private server's temp dir
+)
+
+// server finds or starts the server once per process.
+func server() {
+	once.Do(func() {
+		if u := os.Getenv("PITH_TEST_POSTGRES"); u != "" {
+			baseURL = u
+			return
+		}
+		d, err := start()
+		dir = d
+		if err != nil {
+			why = err.Error()
+		}
+	})
 }
 
 // binDir finds initdb and pg_ctl: on PATH, else Debian's versioned dir.
@@ -91,10 +106,24 @@ func start() (string, error) {
 	}
 	ctlPath = filepath.Join(bin, "pg_ctl")
 	baseURL = "postgres://pith@/postgres?host=" + dir
+	watchdog(dir)
 	return dir, nil
 }
 
 var ctlPath string
+
+// watchdog leaves a shell behind that stops the server and removes dir
+// once this process is gone, however it ends (a test timeout, kill -9 of
+// a helper), so no server outlives its tests.
+func watchdog(dir string) {
+	script := fmt.Sprintf(`while [ -d /proc/%d ]; do sleep 1; done; %s %s -D %s -m immediate stop >/dev/null 2>&1; rm -rf %s`,
+		os.Getpid(), strings.Join(runAs, " "), ctlPath, dataDir, dir)
+	cmd := exec.Command("sh", "-c", script)
+	cmd.SysProcAttr = detached()
+	if err := cmd.Start(); err == nil {
+		cmd.Process.Release()
+	}
+}
 
 func run(name string, args ...string) ([]byte, error) {
 	full := append(append([]string{}, runAs...), name)
@@ -135,6 +164,7 @@ func Restart(t testing.TB) {
 // Missing says why there is no server for the tests, or "" when there is
 // one: for a test that runs partly without PostgreSQL.
 func Missing() string {
+	server()
 	if baseURL != "" {
 		return ""
 	}
