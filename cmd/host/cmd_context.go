@@ -19,9 +19,11 @@ func newContextCommand() *cobra.Command {
 		asJSON bool
 		llm    bool
 		window int
+		// storeURL, with --store, reads the session from a store.
+		storeURL string
 	)
 	cmd := &cobra.Command{
-		Use:   "context FILE",
+		Use:   "context FILE | --store URL NAME",
 		Short: "Show the context that would be sent to the model",
 		Long: `Builds the context of a session (SPEC §2) for its current leaf, or for --leaf,
 and counts its tokens (SPEC §3): the last valid usage plus estimates of the
@@ -34,7 +36,7 @@ context"), so an agent can send the list as it is.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
-			_, tree, err := loadSession(path, cmd.ErrOrStderr())
+			_, tree, err := loadFrom(cmd, storeURL, path)
 			if err != nil {
 				return err
 			}
@@ -58,6 +60,7 @@ context"), so an agent can send the list as it is.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
 	cmd.Flags().BoolVar(&llm, "llm", false, "print the messages converted for a model, as JSON (implies --json)")
 	cmd.Flags().IntVar(&window, "window", 200000, "the model's context window, for the total")
+	addStoreFlag(cmd, &storeURL)
 	return cmd
 }
 

@@ -14,12 +14,13 @@ import (
 
 func newTreeCommand() *cobra.Command {
 	var asJSON bool
+	var storeURL string
 	cmd := &cobra.Command{
-		Use:   "tree FILE",
+		Use:   "tree FILE | --store URL NAME",
 		Short: "Show the entry tree: branches, the current leaf, labels, compactions and branch summaries",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, tree, err := loadSession(args[0], cmd.ErrOrStderr())
+			_, tree, err := loadFrom(cmd, storeURL, args[0])
 			if err != nil {
 				return err
 			}
@@ -32,6 +33,7 @@ func newTreeCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	addStoreFlag(cmd, &storeURL)
 	return cmd
 }
 

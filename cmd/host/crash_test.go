@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/pith-dev/pith/internal/pgtest"
+
 	"bytes"
 	"fmt"
 	"math/rand/v2"
@@ -41,7 +43,7 @@ func TestMain(m *testing.M) {
 		n, _ := strconv.Atoi(os.Getenv(envPiN))
 		os.Exit(lockedAppender(os.Getenv(envPiLocked), os.Getenv(envPiTag), n))
 	}
-	os.Exit(m.Run())
+	pgtest.Main(m)
 }
 
 // piAppender appends n entries with appendFileSync's semantics: open with

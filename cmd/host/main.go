@@ -63,6 +63,8 @@ summarizes abandoned branches, and runs out-of-process hook plugins.
 		newPluginsCommand(),
 		newServeCommand(),
 		newViewCommand(),
+		newExportCommand(),
+		newImportCommand(),
 	)
 	root.SetVersionTemplate("pith {{.Version}}\n")
 	// Bare `pith` shows the help; an unknown subcommand is a usage error.

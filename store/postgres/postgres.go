@@ -1,0 +1,568 @@
+// Package postgres keeps sessions in PostgreSQL, so several `pith serve`
+// hosts share them: every line of a session is a row with its exact bytes,
+// id, parent and type; appends and rewrites are transactions that check
+// the last entry the writer saw; a lease row with an expiry (on the
+// database's clock) lets one host at a time compact or prune a session;
+// every change is announced with NOTIFY in its own transaction, so each
+// host's Watch sees it. The schema is migrated at Open (goose, under an
+// advisory lock, so hosts starting together do not race).
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+	"github.com/tidwall/gjson"
+
+	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/store"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// channel is the NOTIFY channel of session changes.
+const channel = "pith_sessions"
+
+// Store is the PostgreSQL store.
+type Store struct {
+	pool   *pgxpool.Pool
+	listen *pgx.ConnConfig // for Watch's own connection
+	now    func() time.Time
+}
+
+// connectTimeout bounds a connection attempt when the URL sets none, so a
+// database host that does not answer makes calls fail as unavailable
+// instead of hanging.
+const connectTimeout = 5 * time.Second
+
+var _ store.Store = (*Store)(nil)
+
+// Open connects to url (postgres://…) and brings the schema up to date.
+func Open(ctx context.Context, url string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("store URL: %w", err)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = connectTimeout
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, classify(err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, classify(err)
+	}
+	if err := migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return &Store{pool: pool, listen: cfg.ConnConfig.Copy(), now: time.Now}, nil
+}
+
+func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	locker, err := lock.NewPostgresSessionLocker()
+	if err != nil {
+		return err
+	}
+	sub, err := fsSub()
+	if err != nil {
+		return err
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithSessionLocker(locker))
+	if err != nil {
+		return fmt.Errorf("schema migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("schema migrations: %w", classify(err))
+	}
+	return nil
+}
+
+// Close closes the connections.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// classify turns a lost or refused connection into store.ErrUnavailable;
+// errors the database reported about a statement stay as they are.
+func classify(err error) error {
+	var oe ownError
+	if errors.As(err, &oe) {
+		return oe.error
+	}
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case len(pe.Code) >= 2 && pe.Code[:2] == "08", // connection exception
+			pe.Code == "57P01", pe.Code == "57P02", pe.Code == "57P03": // shutdown, cannot connect now
+			return fmt.Errorf("%w: %s", store.ErrUnavailable, pe.Message)
+		}
+		return err
+	}
+	return fmt.Errorf("%w: %v", store.ErrUnavailable, err)
+}
+
+// ownError marks an error this package made (a refusal, a bad draft), as
+// opposed to one from the connection, which classify may call unavailable.
+type ownError struct{ error }
+
+func (e ownError) Unwrap() error { return e.error }
+
+func own(format string, args ...any) error { return ownError{fmt.Errorf(format, args...)} }
+
+// row is one line of a session.
+type row struct {
+	seq              int64
+	id, parent, kind string
+	raw              []byte
+}
+
+func rowOf(seq int64, raw []byte) row {
+	line := bytes.TrimRight(raw, "\r\n")
+	r := row{seq: seq, raw: raw}
+	if gjson.ValidBytes(line) {
+		r.id = gjson.GetBytes(line, "id").String()
+		r.parent = gjson.GetBytes(line, "parentId").String()
+		r.kind = gjson.GetBytes(line, "type").String()
+	}
+	return r
+}
+
+func (s *Store) insert(ctx context.Context, tx pgx.Tx, name string, rows []row) error {
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"pith_lines"},
+		[]string{"session", "seq", "id", "parent_id", "type", "raw"},
+		pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
+			r := rows[i]
+			return []any{name, r.seq, []byte(r.id), []byte(r.parent), []byte(r.kind), r.raw}, nil
+		}))
+	return err
+}
+
+func notify(ctx context.Context, tx pgx.Tx, name, kind string) error {
+	payload, _ := json.Marshal(store.Event{Session: name, Kind: kind})
+	_, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", channel, string(payload))
+	return err
+}
+
+// split cuts data into lines, each keeping its newline; a last line
+// without one is kept as it is (a torn tail).
+func split(data []byte) [][]byte {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	if len(lines) > 0 && len(lines[len(lines)-1]) == 0 {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+// parse checks data is a session and returns its rows, its last entry id
+// and whether it is in an old format (allowed only when old).
+func parse(name string, data []byte, old bool) ([]row, string, bool, error) {
+	f, err := session.Parse(bytes.Clone(data))
+	if err != nil {
+		return nil, "", false, fmt.Errorf("%s: %w", name, err)
+	}
+	if f.Migrated && !old {
+		return nil, "", false, fmt.Errorf("%s: %w; run `pith migrate --in-place` on the file first", name, session.ErrOldVersion)
+	}
+	lines := split(data)
+	rows := make([]row, len(lines))
+	for i, l := range lines {
+		rows[i] = rowOf(int64(i+1), l)
+	}
+	last := store.LastID(f)
+	if f.Migrated {
+		last = ""
+	}
+	return rows, last, f.Migrated, nil
+}
+
+// Create stores data as a new session.
+func (s *Store) Create(ctx context.Context, name string, data []byte) error {
+	if err := store.CheckName(name); err != nil {
+		return err
+	}
+	rows, last, old, err := parse(name, data, true)
+	if err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `INSERT INTO pith_sessions (name, last_seq, last_id, old_format) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, name, int64(len(rows)), []byte(last), old)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return own("%s: %w", name, store.ErrExists)
+		}
+		if err := s.insert(ctx, tx, name, rows); err != nil {
+			return err
+		}
+		return notify(ctx, tx, name, store.EventCreated)
+	})
+}
+
+// inTx runs fn in a transaction, committing when it returns nil.
+func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error, opts ...pgx.TxOptions) error {
+	var o pgx.TxOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	tx, err := s.pool.BeginTx(ctx, o)
+	if err != nil {
+		return classify(err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	if err := fn(tx); err != nil {
+		return classify(err)
+	}
+	return classify(tx.Commit(ctx))
+}
+
+// Export returns the session's bytes (one statement: one snapshot).
+func (s *Store) Export(ctx context.Context, name string) ([]byte, error) {
+	if err := store.CheckName(name); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT raw FROM pith_lines WHERE session = $1 ORDER BY seq`, name)
+	if err != nil {
+		return nil, classify(err)
+	}
+	var buf bytes.Buffer
+	n := 0
+	for rows.Next() {
+		var raw []byte
+		if err := rows.Scan(&raw); err != nil {
+			rows.Close()
+			return nil, classify(err)
+		}
+		buf.Write(raw)
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify(err)
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("%s: %w", name, store.ErrNotFound)
+	}
+	return buf.Bytes(), nil
+}
+
+// Tail reads only the rows after line after, and the line count, in one
+// snapshot.
+func (s *Store) Tail(ctx context.Context, name string, after int) ([]byte, int, error) {
+	if err := store.CheckName(name); err != nil {
+		return nil, 0, err
+	}
+	var buf bytes.Buffer
+	var n int64
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `SELECT last_seq FROM pith_sessions WHERE name = $1`, name).Scan(&n); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return own("%s: %w", name, store.ErrNotFound)
+			}
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT raw FROM pith_lines WHERE session = $1 AND seq > $2 ORDER BY seq`, name, after)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var raw []byte
+			if err := rows.Scan(&raw); err != nil {
+				return err
+			}
+			buf.Write(raw)
+		}
+		return rows.Err()
+	}, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, 0, err
+	}
+	if buf.Len() == 0 {
+		return nil, int(n), nil
+	}
+	return buf.Bytes(), int(n), nil
+}
+
+// Load parses the session.
+func (s *Store) Load(ctx context.Context, name string) (*session.File, error) {
+	data, err := s.Export(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return session.Parse(data)
+}
+
+// lockSession locks the session's row for the transaction and returns its
+// last line number and last entry id.
+func lockSession(ctx context.Context, tx pgx.Tx, name string) (int64, string, bool, error) {
+	var seq int64
+	var last []byte
+	var old bool
+	err := tx.QueryRow(ctx, `SELECT last_seq, last_id, old_format FROM pith_sessions WHERE name = $1 FOR NO KEY UPDATE`, name).Scan(&seq, &last, &old)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, "", false, own("%s: %w", name, store.ErrNotFound)
+	}
+	return seq, string(last), old, err
+}
+
+// Append adds drafts in one transaction that checks the last entry.
+func (s *Store) Append(ctx context.Context, name, expectLast string, drafts ...session.Draft) ([]*session.Entry, error) {
+	if err := store.CheckName(name); err != nil {
+		return nil, err
+	}
+	if len(drafts) == 0 {
+		return nil, nil
+	}
+	var entries []*session.Entry
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		entries = entries[:0]
+		seq, last, old, err := lockSession(ctx, tx, name)
+		if err != nil {
+			return err
+		}
+		if old {
+			// Its ids exist only in memory; an entry pointing at them
+			// would dangle for pi.
+			return own("%s: %w; export it, run `pith migrate --in-place` on the file and import that", name, session.ErrOldVersion)
+		}
+		if last != expectLast {
+			return own("%s: %w", name, store.ErrConflict)
+		}
+		// Never glue a new line onto a line a crash left unfinished.
+		if _, err := tx.Exec(ctx, `UPDATE pith_lines SET raw = raw || '\x0a'::bytea WHERE session = $1 AND seq = $2 AND get_byte(raw, length(raw) - 1) <> 10`, name, seq); err != nil {
+			return err
+		}
+		pid := expectLast
+		if drafts[0].Parent != nil {
+			pid = *drafts[0].Parent
+		}
+		rows := make([]row, 0, len(drafts))
+		pending := map[string]bool{}
+		at := s.now()
+		for _, d := range drafts {
+			id, err := s.freshID(ctx, tx, name, pending)
+			if err != nil {
+				return err
+			}
+			line, err := session.BuildLine(d, id, pid, at)
+			if err != nil {
+				return own("%s: append %s entry: %w", name, d.Type, err)
+			}
+			e, err := session.ParseEntry(line)
+			if err != nil {
+				return own("%s: append %s entry: %w", name, d.Type, err)
+			}
+			seq++
+			e.Line = int(seq)
+			entries = append(entries, e)
+			rows = append(rows, row{seq: seq, id: id, parent: pid, kind: d.Type, raw: append(line, '\n')})
+			pid = id
+		}
+		if err := s.insert(ctx, tx, name, rows); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE pith_sessions SET last_seq = $2, last_id = $3 WHERE name = $1`, name, seq, []byte(pid)); err != nil {
+			return err
+		}
+		return notify(ctx, tx, name, store.EventAppended)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return entries, nil
+}
+
+// freshID draws ids until one is unused in the session.
+func (s *Store) freshID(ctx context.Context, tx pgx.Tx, name string, pending map[string]bool) (string, error) {
+	for {
+		id, err := session.NewEntryID(rand.Reader)
+		if err != nil {
+			return "", err
+		}
+		if pending[id] {
+			continue
+		}
+		var used bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pith_lines WHERE session = $1 AND id = $2)`, name, []byte(id)).Scan(&used); err != nil {
+			return "", err
+		}
+		if !used {
+			pending[id] = true
+			return id, nil
+		}
+	}
+}
+
+// Rewrite replaces the session's lines while the lease holds (checked on
+// the database's clock, in the same transaction).
+func (s *Store) Rewrite(ctx context.Context, lease store.Lease, expectLast string, data []byte) error {
+	name := lease.Session
+	if err := store.CheckName(name); err != nil {
+		return err
+	}
+	rows, newLast, _, err := parse(name, data, false)
+	if err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		_, last, _, err := lockSession(ctx, tx, name)
+		if err != nil {
+			return err
+		}
+		// The lease row stays locked until commit, so a takeover waits
+		// for this rewrite; clock_timestamp, not now(): the transaction
+		// may have begun before the lease ran out.
+		var held bool
+		if err := tx.QueryRow(ctx, `SELECT true FROM pith_leases WHERE session = $1 AND holder = $2 AND expires_at > clock_timestamp() FOR UPDATE`, name, lease.Holder).Scan(&held); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		if !held {
+			return own("%s: %w", name, store.ErrLeaseLost)
+		}
+		if last != expectLast {
+			return own("%s: %w", name, store.ErrConflict)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM pith_lines WHERE session = $1`, name); err != nil {
+			return err
+		}
+		if err := s.insert(ctx, tx, name, rows); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE pith_sessions SET last_seq = $2, last_id = $3, old_format = false WHERE name = $1`, name, int64(len(rows)), []byte(newLast)); err != nil {
+			return err
+		}
+		return notify(ctx, tx, name, store.EventRewritten)
+	})
+}
+
+// AcquireLease takes the lease row when it is free, expired or already
+// holder's, in one statement.
+func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (store.Lease, error) {
+	if err := store.CheckName(name); err != nil {
+		return store.Lease{}, err
+	}
+	if holder == "" {
+		return store.Lease{}, errors.New("a lease holder is not empty")
+	}
+	var expires time.Time
+	err := s.pool.QueryRow(ctx, `
+		INSERT INTO pith_leases (session, holder, expires_at)
+		SELECT $1, $2, clock_timestamp() + $3 * interval '1 microsecond' FROM pith_sessions WHERE name = $1
+		ON CONFLICT (session) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+			WHERE pith_leases.holder = excluded.holder OR pith_leases.expires_at <= clock_timestamp()
+		RETURNING expires_at`, name, holder, ttl.Microseconds()).Scan(&expires)
+	if errors.Is(err, pgx.ErrNoRows) {
+		var exists bool
+		if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pith_sessions WHERE name = $1)`, name).Scan(&exists); err != nil {
+			return store.Lease{}, classify(err)
+		}
+		if !exists {
+			return store.Lease{}, fmt.Errorf("%s: %w", name, store.ErrNotFound)
+		}
+		return store.Lease{}, fmt.Errorf("%s: %w", name, store.ErrLeaseHeld)
+	}
+	if err != nil {
+		return store.Lease{}, classify(err)
+	}
+	return store.Lease{Session: name, Holder: holder, Expires: expires}, nil
+}
+
+// ReleaseLease deletes the lease row if lease still holds it.
+func (s *Store) ReleaseLease(ctx context.Context, lease store.Lease) error {
+	_, err := s.pool.Exec(ctx, `DELETE FROM pith_leases WHERE session = $1 AND holder = $2`, lease.Session, lease.Holder)
+	return classify(err)
+}
+
+// List returns every session's name.
+func (s *Store) List(ctx context.Context) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT name FROM pith_sessions ORDER BY name`)
+	if err != nil {
+		return nil, classify(err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return names, classify(err)
+}
+
+// Watch listens on its own connection and reconnects when it is lost, so
+// events resume by themselves after the database returns (changes made
+// while it was gone are not replayed: a watcher rereads on reconnect).
+func (s *Store) Watch(ctx context.Context) (<-chan store.Event, error) {
+	conn, err := s.listenConn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan store.Event, 64)
+	go func() {
+		defer close(out)
+		backoff := 50 * time.Millisecond
+		for {
+			for conn == nil {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(backoff):
+				}
+				backoff = min(2*backoff, 2*time.Second)
+				conn, _ = s.listenConn(ctx)
+			}
+			n, err := conn.WaitForNotification(ctx)
+			if err != nil {
+				conn.Close(context.Background())
+				conn = nil
+				if ctx.Err() != nil {
+					return
+				}
+				continue
+			}
+			backoff = 50 * time.Millisecond
+			var ev store.Event
+			if json.Unmarshal([]byte(n.Payload), &ev) != nil {
+				continue
+			}
+			select {
+			case out <- ev:
+			case <-ctx.Done():
+				conn.Close(context.Background())
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+func (s *Store) listenConn(ctx context.Context) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, s.listen.Copy())
+	if err != nil {
+		return nil, classify(err)
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+channel); err != nil {
+		conn.Close(context.Background())
+		return nil, classify(err)
+	}
+	return conn, nil
+}
+
+func fsSub() (fs.FS, error) { return fs.Sub(migrations, "migrations") }

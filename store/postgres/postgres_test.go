@@ -1,0 +1,138 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/pith-dev/pith/core/session"
+	"testing"
+
+	"github.com/pith-dev/pith/internal/pgtest"
+	"github.com/pith-dev/pith/store"
+	"github.com/pith-dev/pith/store/postgres"
+	"github.com/pith-dev/pith/store/storetest"
+)
+
+func TestMain(m *testing.M) {
+	if url := os.Getenv(envChildURL); url != "" {
+		os.Exit(childAppender(url, os.Getenv(envChildTag)))
+	}
+	pgtest.Main(m)
+}
+
+func TestPostgresConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) func() store.Store {
+		url := pgtest.NewDatabase(t)
+		return func() store.Store {
+			s, err := postgres.Open(context.Background(), url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}
+	})
+}
+
+// TestDatabaseRestart stops the server mid-use: calls fail with
+// ErrUnavailable and write nothing, then everything resumes by itself,
+// Watch included.
+func TestDatabaseRestart(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	s, err := postgres.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Create(ctx, "r.jsonl", []byte(storetest.Sample)); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events, err := s.Watch(wctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	draft := session.Draft{Type: session.TypeMessage, Fields: map[string]any{"message": map[string]any{"role": "user", "content": "x", "timestamp": 1}}}
+	pgtest.Stop(t)
+	restarted := false
+	defer func() {
+		if !restarted {
+			pgtest.Restart(t)
+		}
+	}()
+	if _, err := s.Append(ctx, "r.jsonl", "aaaa0002", draft); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("append with the database down: %v, want ErrUnavailable", err)
+	}
+	if _, err := s.Export(ctx, "r.jsonl"); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("export with the database down: %v, want ErrUnavailable", err)
+	}
+	pgtest.Restart(t)
+	restarted = true
+	if got, err := s.Export(ctx, "r.jsonl"); err != nil || string(got) != storetest.Sample {
+		t.Fatalf("after restart: %v (half-written: %v)", err, string(got) != storetest.Sample)
+	}
+	if _, err := s.Append(ctx, "r.jsonl", "aaaa0002", draft); err != nil {
+		t.Fatalf("append after restart: %v", err)
+	}
+	// The watcher reconnects: a later change is seen.
+	for {
+		f, _ := s.Load(ctx, "r.jsonl")
+		if _, err := s.Append(ctx, "r.jsonl", store.LastID(f), draft); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case ev := <-events:
+			if ev.Kind == store.EventAppended {
+				return
+			}
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func FuzzPostgresRoundTrip(f *testing.F) {
+	for _, s := range storetest.Seeds {
+		f.Add([]byte(s))
+	}
+	url := pgtest.NewDatabase(f)
+	s, err := postgres.Open(context.Background(), url)
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer s.Close()
+	n := 0
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n++
+		storetest.RoundTrip(t, s, fmt.Sprintf("f%d-%d.jsonl", os.Getpid(), n), data)
+	})
+}
+
+func pgOpener(b *testing.B) func() store.Store {
+	url := pgtest.NewDatabase(b)
+	return func() store.Store {
+		s, err := postgres.Open(context.Background(), url)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		return s
+	}
+}
+
+func BenchmarkPostgresAppend(b *testing.B) {
+	for _, hosts := range []int{1, 3} {
+		b.Run(fmt.Sprintf("hosts=%d/own-sessions", hosts), func(b *testing.B) { storetest.BenchAppend(b, pgOpener(b), hosts, false) })
+		b.Run(fmt.Sprintf("hosts=%d/one-session", hosts), func(b *testing.B) { storetest.BenchAppend(b, pgOpener(b), hosts, true) })
+	}
+}
+
+func BenchmarkPostgresContext(b *testing.B) {
+	for _, hosts := range []int{1, 3} {
+		b.Run(fmt.Sprintf("hosts=%d", hosts), func(b *testing.B) { storetest.BenchContext(b, pgOpener(b), hosts, 2000) })
+	}
+}

@@ -1,0 +1,124 @@
+// Package store is where sessions live: an interface with two
+// implementations, files (this package: pi's JSONL files under one
+// directory, written through core/session's write protocol) and PostgreSQL
+// (store/postgres), so several `pith serve` hosts can share sessions.
+//
+// A session is addressed by the same safe name in every store (CheckName)
+// and keeps its exact bytes: Export of an imported session is the file it
+// came from.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/pith-dev/pith/core/session"
+)
+
+// Errors callers branch on.
+var (
+	ErrExists   = errors.New("the session already exists")
+	ErrNotFound = errors.New("no such session")
+	// ErrConflict: the session's last entry is no longer the one the
+	// writer saw; nothing was written. Read it again and retry.
+	ErrConflict = errors.New("the session changed since it was read; read it again and retry")
+	// ErrLeaseHeld: another holder has the session's lease and it has not
+	// expired.
+	ErrLeaseHeld = errors.New("another host holds the session's lease")
+	// ErrLeaseLost: the lease expired or was taken over; nothing was written.
+	ErrLeaseLost = errors.New("the session's lease was lost")
+	// ErrUnavailable: the store cannot be reached; nothing was written.
+	// Retrying later is safe.
+	ErrUnavailable = errors.New("the session store is unavailable")
+)
+
+// Store keeps sessions. Every method is safe for concurrent use, also
+// from several processes (or hosts, for a shared database).
+type Store interface {
+	// Create stores data (a whole JSONL session, header first) as a new
+	// session, byte for byte; ErrExists when the name is taken.
+	Create(ctx context.Context, name string, data []byte) error
+	// Export returns the session's exact bytes.
+	Export(ctx context.Context, name string) ([]byte, error)
+	// Load parses the session.
+	Load(ctx context.Context, name string) (*session.File, error)
+	// Tail returns the session's lines after the first after lines (each
+	// with its newline, a torn last one without) and the count of lines
+	// now: how a reader that has the head catches up with appends. After
+	// a rewrite (EventRewritten) line numbers change: Load again.
+	Tail(ctx context.Context, name string, after int) ([]byte, int, error)
+	// Append adds drafts as a chain of new entries, the first a child of
+	// Draft.Parent or else of expectLast, in one all-or-nothing step that
+	// commits only when the session's last entry (in order; "" for none)
+	// is still expectLast — ErrConflict otherwise.
+	Append(ctx context.Context, name, expectLast string, drafts ...session.Draft) ([]*session.Entry, error)
+	// Rewrite replaces the session with data (prune, restore, migrate)
+	// while the lease is held and the session's last entry is still
+	// expectLast; ErrLeaseLost or ErrConflict otherwise, nothing written.
+	Rewrite(ctx context.Context, lease Lease, expectLast string, data []byte) error
+	// AcquireLease gives holder the session's lease for ttl, or renews it
+	// when holder has it; ErrLeaseHeld while another holder's is unexpired.
+	// One holder at a time runs a session's compaction or prune.
+	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (Lease, error)
+	// ReleaseLease ends a lease early; releasing a lost lease is no error.
+	ReleaseLease(ctx context.Context, lease Lease) error
+	// Watch delivers an Event for every change made through any Store on
+	// the same storage, until ctx ends (then the channel closes).
+	Watch(ctx context.Context) (<-chan Event, error)
+	// List returns every session's name, sorted.
+	List(ctx context.Context) ([]string, error)
+	Close() error
+}
+
+// Lease is the right to rewrite or compact one session until Expires.
+type Lease struct {
+	Session string
+	Holder  string
+	Expires time.Time
+}
+
+// Event kinds.
+const (
+	EventCreated   = "created"
+	EventAppended  = "appended"
+	EventRewritten = "rewritten"
+)
+
+// Event says a session changed.
+type Event struct {
+	Session string
+	Kind    string
+}
+
+// TailOf is Tail over a whole session's bytes.
+func TailOf(data []byte, after int) ([]byte, int) {
+	n, cut := 0, len(data)
+	for i := 0; i < len(data); i++ {
+		if n == after && cut == len(data) {
+			cut = i
+		}
+		if data[i] == '\n' {
+			n++
+		}
+	}
+	if n == after && cut == len(data) {
+		cut = len(data)
+	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		n++ // the torn last line counts
+	}
+	if after >= n {
+		return nil, n
+	}
+	return data[cut:], n
+}
+
+// LastID is the id of f's last entry in order, or "" for none: what
+// Append and Rewrite compare expectLast with.
+func LastID(f *session.File) string {
+	if len(f.Entries) == 0 {
+		return ""
+	}
+	return f.Entries[len(f.Entries)-1].ID
+}
