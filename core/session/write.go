@@ -248,8 +248,29 @@ func (s *Store) AppendWith(parent func(t *Tree, last *Entry) (string, error), dr
 		pid = id
 	}
 	written = true
-	if err := appendAll(s.fd, buf.Bytes()); err != nil {
+	start, err := appendAllFrom(s.fd, buf.Bytes())
+	if err != nil {
 		return nil, fmt.Errorf("%s: append: %w", s.path, err)
+	}
+	if !s.landedAt(start, int64(buf.Len())) {
+		// Bytes nobody has read lie before or after ours: an unfinished
+		// line we fenced off, or a pi append that came between catchUp
+		// and our write. s.size would stop marking what was read, and a
+		// later catch-up or rewrite would copy a part of a line twice.
+		// Read the file afresh; this is rare.
+		last := entries[len(entries)-1].ID
+		if err := s.loadLocked(); err != nil {
+			return nil, fmt.Errorf("%s: appended, but reading it back failed: %w", s.path, err)
+		}
+		for i, e := range entries {
+			if got := s.tree.Get(e.ID); got != nil {
+				entries[i] = got
+			}
+		}
+		if e := s.tree.Get(last); e != nil {
+			s.leaf = e
+		}
+		return entries, nil
 	}
 	s.size += int64(buf.Len())
 	s.file.TornTail = false
@@ -264,13 +285,31 @@ func (s *Store) AppendWith(parent func(t *Tree, last *Entry) (string, error), dr
 	return entries, nil
 }
 
+// landedAt reports whether n bytes appended at start directly follow what
+// this Store has read (s.size) and nothing else was appended since: only
+// then can s.size simply move past them. The caller holds the lock.
+func (s *Store) landedAt(start, n int64) bool {
+	if start != s.size {
+		return false
+	}
+	st, err := s.fd.Stat()
+	return err == nil && st.Size() == start+n
+}
+
 // appendAll appends data to h in one write and fsyncs; on failure it cuts
 // h back to its size before and says whether that was verified. The caller
 // holds h's exclusive lock.
 func appendAll(h Handle, data []byte) error {
+	_, err := appendAllFrom(h, data)
+	return err
+}
+
+// appendAllFrom is appendAll reporting the size h had before the write:
+// where the data landed unless an unlocked writer appended in between.
+func appendAllFrom(h Handle, data []byte) (int64, error) {
 	st, err := h.Stat()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	before := st.Size()
 	_, err = h.Write(data)
@@ -278,9 +317,9 @@ func appendAll(h Handle, data []byte) error {
 		err = h.Sync()
 	}
 	if err == nil {
-		return nil
+		return before, nil
 	}
-	return undoAppend(h, before, err)
+	return before, undoAppend(h, before, err)
 }
 
 // undoAppend cuts h back to size after a failed append.
