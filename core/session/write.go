@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"time"
 )
 
 // The write protocol. Every change Pith makes to a session file or its
@@ -596,10 +597,15 @@ func (s *Store) rewriteLocked(f *File) (renamed bool, err error) {
 	// pi may have written to the old file after the last look and before
 	// the rename: those bytes are still in the old file, copy them.
 	lateErr := s.carryOverFrom(old, tmp, &carried)
+	// Pith's writers waiting for the old file's lock now find it replaced
+	// and let go of it; then only a pi append in flight may hold it.
+	old.Unlock()
+	if lateErr == nil {
+		lateErr = s.drainReplaced(old, tmp, &carried)
+	}
 	if lateErr == nil {
 		lateErr = tmp.Sync()
 	}
-	old.Unlock()
 	old.Close()
 	dirErr := s.fsys.SyncDir()
 	if err := s.loadLocked(); err != nil {
@@ -612,6 +618,38 @@ func (s *Store) rewriteLocked(f *File) (renamed bool, err error) {
 		return true, fmt.Errorf("%s: rewritten, but the directory could not be synced (%v): a power loss now could bring the old file back (%w)", s.path, dirErr, ErrIncomplete)
 	}
 	return true, nil
+}
+
+// drainWait bounds how long a rewrite waits for other processes to close
+// the file it replaced. pi opens, writes and closes within microseconds
+// unless the machine is overloaded; a Store idling in another process
+// keeps the file open until its next write, and costs a rewrite this
+// wait (that Store loses nothing: it checks for a replacement under the
+// lock before it writes).
+var drainWait = 250 * time.Millisecond
+
+// drainReplaced closes the last window of an unlocked append: pi opened
+// the old file before the rename and writes after the last copy. It
+// copies what reaches the old file until no other process has it open
+// (the file has no name now, so nobody can open it again and the last
+// copy is complete), or drainWait has passed, or the system cannot tell
+// (see soleOpener); in the last two cases such a line stays possible.
+func (s *Store) drainReplaced(old, dst Handle, carried *int64) error {
+	deadline := time.Now().Add(drainWait)
+	for {
+		sole, supported := soleOpener(old)
+		if err := s.carryOverFrom(old, dst, carried); err != nil {
+			return err
+		}
+		if sole || !supported {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			s.log.Debug("other processes still have the replaced file open; lines they write to it now are not copied", "file", s.path)
+			return nil
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // keepOwner gives the new file the old one's owner when it can (root

@@ -1,0 +1,62 @@
+package session_test
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/internal/faultfs"
+)
+
+// TestRewriteWaitsForAnAppendInFlight: pi opens the file before the
+// rename and writes into it only after the rewrite copied the old file's
+// late bytes (an overloaded machine can stop pi between open and write
+// for many milliseconds). The old file has no name any more; the rewrite
+// waits until nobody has it open and copies the line then.
+func TestRewriteWaitsForAnAppendInFlight(t *testing.T) {
+	defer session.SetDrainWait(time.Hour)()
+	path := newSession(t, t.TempDir(), 10)
+	done := make(chan error, 1)
+	c := faultfs.New()
+	c.Before = func(op faultfs.Op, n int) {
+		if op != faultfs.Rename {
+			return
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			defer f.Close()
+			// Write only once the name leads to the new file.
+			for {
+				a, err1 := f.Stat()
+				b, err2 := os.Stat(path)
+				if err1 != nil || err2 != nil {
+					done <- err1
+					return
+				}
+				if !os.SameFile(a, b) {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+			_, err := f.WriteString(piLine)
+			done <- err
+		}()
+	}
+	s, err := session.Open(path, session.Options{WrapFS: c.Wrap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = rewriteSame(s)
+	s.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	checkWhole(t, path, "half", 11)
+}
