@@ -23,7 +23,8 @@ import (
 //     every byte other writers appended since the Store read the file —
 //     pi appends without a lock — until the size is stable, locks the temp
 //     file, renames it over the session, copies what reached the old file
-//     during the rename, and fsyncs the directory.
+//     during the rename — on Linux until no other process has the old file
+//     open (drainReplaced) — and fsyncs the directory.
 //   - A writer that waited for the lock checks that the path still names
 //     the file it locked; if a rewrite replaced it, it reopens and rereads.
 
