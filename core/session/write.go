@@ -597,7 +597,7 @@ func (s *Store) rewriteLocked(f *File) (renamed bool, err error) {
 	s.fd = tmp
 	// pi may have written to the old file after the last look and before
 	// the rename: those bytes are still in the old file, copy them.
-	lateErr := s.carryOverFrom(old, tmp, &carried)
+	lateErr := s.carryOverFrom(old, tmp, &carried, false)
 	// Pith's writers waiting for the old file's lock now find it replaced
 	// and let go of it; then only a pi append in flight may hold it.
 	old.Unlock()
@@ -639,14 +639,14 @@ func (s *Store) drainReplaced(old, dst Handle, carried *int64) error {
 	deadline := time.Now().Add(drainWait)
 	for {
 		sole, supported := soleOpener(old)
-		if err := s.carryOverFrom(old, dst, carried); err != nil {
+		last := sole || !supported || time.Now().After(deadline)
+		if last && !sole && supported {
+			s.log.Debug("other processes still have the replaced file open; lines they write to it now are not copied", "file", s.path)
+		}
+		if err := s.carryOverFrom(old, dst, carried, last); err != nil {
 			return err
 		}
-		if sole || !supported {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			s.log.Debug("other processes still have the replaced file open; lines they write to it now are not copied", "file", s.path)
+		if last {
 			return nil
 		}
 		time.Sleep(time.Millisecond)
@@ -670,34 +670,53 @@ func keepOwner(h Handle, old fs.FileInfo) {
 	c.Chown(uid, gid)
 }
 
-// carryOver copies to dst what was appended to the session file beyond
-// *carried, until its size is stable.
+// carryOver copies to dst the whole lines appended to the session file
+// beyond *carried, until its size is stable.
 func (s *Store) carryOver(dst Handle, carried *int64) error {
-	return s.carryOverFrom(s.fd, dst, carried)
+	return s.carryOverFrom(s.fd, dst, carried, false)
 }
 
-func (s *Store) carryOverFrom(src, dst Handle, carried *int64) error {
+// carryOverFrom copies to dst what was appended to from beyond *carried,
+// whole lines only, until from's size is stable. A line seen unfinished
+// is most likely pi's write caught halfway, and once the new file has its
+// name other writers append to it directly: copying half a line then
+// could get another line in between the halves. With all, an unfinished
+// end is copied too, as it is (the last copy, when nobody can finish it
+// any more, or a crash left it).
+func (s *Store) carryOverFrom(from, dst Handle, carried *int64, all bool) error {
+	seen := int64(-1)
 	for {
-		st, err := src.Stat()
+		st, err := from.Stat()
 		if err != nil {
 			return err
 		}
-		n := st.Size() - *carried
-		switch {
-		case n == 0:
-			return nil
-		case n < 0:
-			return fmt.Errorf("the file shrank from %d to %d bytes while it was rewritten", *carried, st.Size())
+		size := st.Size()
+		if size < *carried {
+			return fmt.Errorf("the file shrank from %d to %d bytes while it was rewritten", *carried, size)
 		}
-		buf := make([]byte, n)
-		if _, err := src.ReadAt(buf, *carried); err != nil && !errors.Is(err, io.EOF) {
+		if size == seen || size == *carried {
+			break
+		}
+		seen = size
+		buf := make([]byte, size-*carried)
+		if _, err := from.ReadAt(buf, *carried); err != nil && !errors.Is(err, io.EOF) {
 			return err
 		}
-		if _, err := dst.Write(buf); err != nil {
-			return err
+		if all {
+			if _, err := dst.Write(buf); err != nil {
+				return err
+			}
+			*carried = size
+			continue
 		}
-		*carried += n
+		if n := bytes.LastIndexByte(buf, '\n') + 1; n > 0 {
+			if _, err := dst.Write(buf[:n]); err != nil {
+				return err
+			}
+			*carried += int64(n)
+		}
 	}
+	return nil
 }
 
 // removeStaleTemps removes temp files that killed rewrites of this session
