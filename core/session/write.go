@@ -250,11 +250,11 @@ func (s *Store) AppendWith(parent func(t *Tree, last *Entry) (string, error), dr
 		pid = id
 	}
 	written = true
-	start, err := appendAllFrom(s.fd, buf.Bytes())
+	start, exact, err := appendAllFrom(s.fd, buf.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("%s: append: %w", s.path, err)
 	}
-	if !s.landedAt(start, int64(buf.Len())) {
+	if start != s.size || !exact && !s.nothingAfter(start+int64(buf.Len())) {
 		// Bytes nobody has read lie before or after ours: an unfinished
 		// line we fenced off, or a pi append that came between catchUp
 		// and our write. s.size would stop marking what was read, and a
@@ -287,41 +287,45 @@ func (s *Store) AppendWith(parent func(t *Tree, last *Entry) (string, error), dr
 	return entries, nil
 }
 
-// landedAt reports whether n bytes appended at start directly follow what
-// this Store has read (s.size) and nothing else was appended since: only
-// then can s.size simply move past them. The caller holds the lock.
-func (s *Store) landedAt(start, n int64) bool {
-	if start != s.size {
-		return false
-	}
+// nothingAfter reports whether the file ends at end: then bytes appended
+// from a size read before the write landed there. The caller holds the
+// lock.
+func (s *Store) nothingAfter(end int64) bool {
 	st, err := s.fd.Stat()
-	return err == nil && st.Size() == start+n
+	return err == nil && st.Size() == end
 }
 
 // appendAll appends data to h in one write and fsyncs; on failure it cuts
 // h back to its size before and says whether that was verified. The caller
 // holds h's exclusive lock.
 func appendAll(h Handle, data []byte) error {
-	_, err := appendAllFrom(h, data)
+	_, _, err := appendAllFrom(h, data)
 	return err
 }
 
-// appendAllFrom is appendAll reporting the size h had before the write:
-// where the data landed unless an unlocked writer appended in between.
-func appendAllFrom(h Handle, data []byte) (int64, error) {
+// appendAllFrom is appendAll reporting where the data landed: exactly,
+// from the file offset an O_APPEND write leaves behind, when h can tell
+// it; otherwise the size before the write (exact false), which an
+// unlocked writer may have moved.
+func appendAllFrom(h Handle, data []byte) (start int64, exact bool, err error) {
 	st, err := h.Stat()
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	before := st.Size()
 	_, err = h.Write(data)
 	if err == nil {
 		err = h.Sync()
 	}
-	if err == nil {
-		return before, nil
+	if err != nil {
+		return before, false, undoAppend(h, before, err)
 	}
-	return before, undoAppend(h, before, err)
+	if sk, ok := h.(io.Seeker); ok {
+		if end, err := sk.Seek(0, io.SeekCurrent); err == nil {
+			return end - int64(len(data)), true, nil
+		}
+	}
+	return before, false, nil
 }
 
 // undoAppend cuts h back to size after a failed append.
