@@ -274,7 +274,7 @@ func TestKillCompact(t *testing.T) {
 // file open past the wait, a pi line whose open came before the rename
 // and whose write came after the rewrite's last copy would be lost: on a
 // loaded 2-core machine the migrate case lost one line in 3 of 30 runs
-// before the rewrite waited for the old file's last writer, 0 in 330
+// before the rewrite waited for the old file's last writer, 0 in 390
 // after.
 func TestRewritesKeepConcurrentAppends(t *testing.T) {
 	const n = 150
