@@ -4,6 +4,7 @@ import (
 	"github.com/pith-dev/pith/internal/pgtest"
 
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -266,7 +267,17 @@ func TestKillCompact(t *testing.T) {
 
 // TestRewritesKeepConcurrentAppends runs prune, restore and migrate
 // --in-place again and again while a pi-style appender (no lock, O_APPEND)
-// and a pith Store append from other processes: no line is lost.
+// and a pith Store append from other processes: every appended line is in
+// the file exactly once, and no line is malformed.
+//
+// This holds on Linux, where a rewrite can learn (with a lease) when no
+// other process has the replaced file open any more; see drainReplaced in
+// core/session. Elsewhere, or when another process keeps the replaced
+// file open past the wait, a pi line whose open came before the rename
+// and whose write came after the rewrite's last copy would be lost: on a
+// loaded 2-core machine the migrate case lost one line in 3 of 30 runs
+// before the rewrite waited for the old file's last writer, 0 in 390
+// after.
 func TestRewritesKeepConcurrentAppends(t *testing.T) {
 	const n = 150
 	for _, mode := range []string{"prune", "migrate"} {
@@ -342,22 +353,50 @@ func TestRewritesKeepConcurrentAppends(t *testing.T) {
 				runs++
 			}
 			got := readFile(t, path)
+			// Counted on the parsed file, not on raw bytes: a line torn
+			// or glued onto another still holds its id but is no entry.
+			f, err := session.Parse(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range f.Warnings {
+				t.Errorf("a malformed line in the result: %v", w)
+			}
+			count := map[string]int{}
+			for _, e := range f.Entries {
+				if e.Type != session.TypeCustom {
+					continue
+				}
+				key := e.ID // pi's lines carry their own ids
+				var c struct {
+					CustomType string `json:"customType"`
+					Data       any    `json:"data"`
+				}
+				json.Unmarshal(e.Raw, &c)
+				if c.CustomType == "locked" {
+					key = fmt.Sprint(c.Data)
+				}
+				count[key]++
+			}
 			for _, tag := range []string{"pi", "lk"} {
 				if tag == "lk" && mode == "migrate" {
 					continue
 				}
-				lost := 0
+				var lost, doubled []string
 				for i := range n {
-					needle := fmt.Sprintf(`"id":"%s%06d"`, tag, i)
+					key := fmt.Sprintf("%s%06d", tag, i)
 					if tag == "lk" {
-						needle = fmt.Sprintf(`"data":"%s%d"`, tag, i)
+						key = fmt.Sprintf("%s%d", tag, i)
 					}
-					if c := bytes.Count(got, []byte(needle)); c != 1 {
-						lost++
+					switch c := count[key]; {
+					case c == 0:
+						lost = append(lost, key)
+					case c > 1:
+						doubled = append(doubled, key)
 					}
 				}
-				if lost > 0 {
-					t.Errorf("%s: %d of %d appended lines lost or doubled over %d rewrites", tag, lost, n, runs)
+				if len(lost)+len(doubled) > 0 {
+					t.Errorf("%s: of %d appended lines, lost %v, doubled %v, over %d rewrites", tag, n, lost, doubled, runs)
 				}
 			}
 			if !bytes.HasPrefix(got, original[:bytes.IndexByte(original, '\n')]) && mode == "prune" {

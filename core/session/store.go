@@ -255,10 +255,28 @@ func (s *Store) loadLocked() error {
 	if err != nil {
 		return fmt.Errorf("%s: read: %w", s.path, err)
 	}
-	f, err := Parse(data)
+	// An unfinished last line is left out of the Store's view and of
+	// s.size: most often it is pi's append caught halfway (a write that
+	// crosses a page boundary becomes visible in parts), which the next
+	// catchUp or a rewrite's carry-over picks up whole from s.size. Were
+	// it parsed here, a rewrite would write the fragment and then carry
+	// over the finished line again: one line torn, one doubled.
+	torn := len(data) > 0 && data[len(data)-1] != '\n'
+	complete := len(data)
+	if torn {
+		complete = bytes.LastIndexByte(data, '\n') + 1
+	}
+	f, err := Parse(data[:complete])
+	if err != nil && complete < len(data) && errors.Is(err, ErrNotSession) {
+		// Not even the header line is finished: read it as it is (a
+		// rewrite then writes it whole, so nothing is carried over).
+		complete = len(data)
+		f, err = Parse(data)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.path, err)
 	}
+	f.TornTail = torn
 	LogWarnings(s.log, s.path, f.Warnings)
 	leafID := ""
 	if s.leaf != nil {
@@ -270,10 +288,7 @@ func (s *Store) loadLocked() error {
 	if e := s.tree.Get(leafID); leafID != "" && e != nil {
 		s.leaf = e
 	}
-	s.size = int64(len(data))
-	if f.TornTail {
-		s.size = int64(bytes.LastIndexByte(data, '\n') + 1)
-	}
+	s.size = int64(complete)
 	return nil
 }
 

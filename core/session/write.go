@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"time"
 )
 
 // The write protocol. Every change Pith makes to a session file or its
@@ -22,7 +23,8 @@ import (
 //     every byte other writers appended since the Store read the file —
 //     pi appends without a lock — until the size is stable, locks the temp
 //     file, renames it over the session, copies what reached the old file
-//     during the rename, and fsyncs the directory.
+//     during the rename — on Linux until no other process has the old file
+//     open (drainReplaced) — and fsyncs the directory.
 //   - A writer that waited for the lock checks that the path still names
 //     the file it locked; if a rewrite replaced it, it reopens and rereads.
 
@@ -248,8 +250,29 @@ func (s *Store) AppendWith(parent func(t *Tree, last *Entry) (string, error), dr
 		pid = id
 	}
 	written = true
-	if err := appendAll(s.fd, buf.Bytes()); err != nil {
+	start, exact, err := appendAllFrom(s.fd, buf.Bytes())
+	if err != nil {
 		return nil, fmt.Errorf("%s: append: %w", s.path, err)
+	}
+	if start != s.size || !exact && !s.nothingAfter(start+int64(buf.Len())) {
+		// Bytes nobody has read lie before or after ours: an unfinished
+		// line we fenced off, or a pi append that came between catchUp
+		// and our write. s.size would stop marking what was read, and a
+		// later catch-up or rewrite would copy a part of a line twice.
+		// Read the file afresh; this is rare.
+		last := entries[len(entries)-1].ID
+		if err := s.loadLocked(); err != nil {
+			return nil, fmt.Errorf("%s: appended, but reading it back failed: %w", s.path, err)
+		}
+		for i, e := range entries {
+			if got := s.tree.Get(e.ID); got != nil {
+				entries[i] = got
+			}
+		}
+		if e := s.tree.Get(last); e != nil {
+			s.leaf = e
+		}
+		return entries, nil
 	}
 	s.size += int64(buf.Len())
 	s.file.TornTail = false
@@ -264,23 +287,45 @@ func (s *Store) AppendWith(parent func(t *Tree, last *Entry) (string, error), dr
 	return entries, nil
 }
 
+// nothingAfter reports whether the file ends at end: then bytes appended
+// from a size read before the write landed there. The caller holds the
+// lock.
+func (s *Store) nothingAfter(end int64) bool {
+	st, err := s.fd.Stat()
+	return err == nil && st.Size() == end
+}
+
 // appendAll appends data to h in one write and fsyncs; on failure it cuts
 // h back to its size before and says whether that was verified. The caller
 // holds h's exclusive lock.
 func appendAll(h Handle, data []byte) error {
+	_, _, err := appendAllFrom(h, data)
+	return err
+}
+
+// appendAllFrom is appendAll reporting where the data landed: exactly,
+// from the file offset an O_APPEND write leaves behind, when h can tell
+// it; otherwise the size before the write (exact false), which an
+// unlocked writer may have moved.
+func appendAllFrom(h Handle, data []byte) (start int64, exact bool, err error) {
 	st, err := h.Stat()
 	if err != nil {
-		return err
+		return 0, false, err
 	}
 	before := st.Size()
 	_, err = h.Write(data)
 	if err == nil {
 		err = h.Sync()
 	}
-	if err == nil {
-		return nil
+	if err != nil {
+		return before, false, undoAppend(h, before, err)
 	}
-	return undoAppend(h, before, err)
+	if sk, ok := h.(io.Seeker); ok {
+		if end, err := sk.Seek(0, io.SeekCurrent); err == nil {
+			return end - int64(len(data)), true, nil
+		}
+	}
+	return before, false, nil
 }
 
 // undoAppend cuts h back to size after a failed append.
@@ -556,11 +601,16 @@ func (s *Store) rewriteLocked(f *File) (renamed bool, err error) {
 	s.fd = tmp
 	// pi may have written to the old file after the last look and before
 	// the rename: those bytes are still in the old file, copy them.
-	lateErr := s.carryOverFrom(old, tmp, &carried)
+	lateErr := s.carryOverFrom(old, tmp, &carried, false)
+	// Pith's writers waiting for the old file's lock now find it replaced
+	// and let go of it; then only a pi append in flight may hold it.
+	old.Unlock()
+	if lateErr == nil {
+		lateErr = s.drainReplaced(old, tmp, &carried)
+	}
 	if lateErr == nil {
 		lateErr = tmp.Sync()
 	}
-	old.Unlock()
 	old.Close()
 	dirErr := s.fsys.SyncDir()
 	if err := s.loadLocked(); err != nil {
@@ -573,6 +623,38 @@ func (s *Store) rewriteLocked(f *File) (renamed bool, err error) {
 		return true, fmt.Errorf("%s: rewritten, but the directory could not be synced (%v): a power loss now could bring the old file back (%w)", s.path, dirErr, ErrIncomplete)
 	}
 	return true, nil
+}
+
+// drainWait bounds how long a rewrite waits for other processes to close
+// the file it replaced. pi opens, writes and closes within microseconds
+// unless the machine is overloaded; a Store idling in another process
+// keeps the file open until its next write, and costs a rewrite this
+// wait (that Store loses nothing: it checks for a replacement under the
+// lock before it writes).
+var drainWait = 250 * time.Millisecond
+
+// drainReplaced closes the last window of an unlocked append: pi opened
+// the old file before the rename and writes after the last copy. It
+// copies what reaches the old file until no other process has it open
+// (the file has no name now, so nobody can open it again and the last
+// copy is complete), or drainWait has passed, or the system cannot tell
+// (see soleOpener); in the last two cases such a line stays possible.
+func (s *Store) drainReplaced(old, dst Handle, carried *int64) error {
+	deadline := time.Now().Add(drainWait)
+	for {
+		sole, supported := soleOpener(old)
+		last := sole || !supported || time.Now().After(deadline)
+		if last && !sole && supported {
+			s.log.Debug("other processes still have the replaced file open; lines they write to it now are not copied", "file", s.path)
+		}
+		if err := s.carryOverFrom(old, dst, carried, last); err != nil {
+			return err
+		}
+		if last {
+			return nil
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // keepOwner gives the new file the old one's owner when it can (root
@@ -592,34 +674,53 @@ func keepOwner(h Handle, old fs.FileInfo) {
 	c.Chown(uid, gid)
 }
 
-// carryOver copies to dst what was appended to the session file beyond
-// *carried, until its size is stable.
+// carryOver copies to dst the whole lines appended to the session file
+// beyond *carried, until its size is stable.
 func (s *Store) carryOver(dst Handle, carried *int64) error {
-	return s.carryOverFrom(s.fd, dst, carried)
+	return s.carryOverFrom(s.fd, dst, carried, false)
 }
 
-func (s *Store) carryOverFrom(src, dst Handle, carried *int64) error {
+// carryOverFrom copies to dst what was appended to from beyond *carried,
+// whole lines only, until from's size is stable. A line seen unfinished
+// is most likely pi's write caught halfway, and once the new file has its
+// name other writers append to it directly: copying half a line then
+// could get another line in between the halves. With all, an unfinished
+// end is copied too, as it is (the last copy, when nobody can finish it
+// any more, or a crash left it).
+func (s *Store) carryOverFrom(from, dst Handle, carried *int64, all bool) error {
+	seen := int64(-1)
 	for {
-		st, err := src.Stat()
+		st, err := from.Stat()
 		if err != nil {
 			return err
 		}
-		n := st.Size() - *carried
-		switch {
-		case n == 0:
-			return nil
-		case n < 0:
-			return fmt.Errorf("the file shrank from %d to %d bytes while it was rewritten", *carried, st.Size())
+		size := st.Size()
+		if size < *carried {
+			return fmt.Errorf("the file shrank from %d to %d bytes while it was rewritten", *carried, size)
 		}
-		buf := make([]byte, n)
-		if _, err := src.ReadAt(buf, *carried); err != nil && !errors.Is(err, io.EOF) {
+		if size == seen || size == *carried {
+			break
+		}
+		seen = size
+		buf := make([]byte, size-*carried)
+		if _, err := from.ReadAt(buf, *carried); err != nil && !errors.Is(err, io.EOF) {
 			return err
 		}
-		if _, err := dst.Write(buf); err != nil {
-			return err
+		if all {
+			if _, err := dst.Write(buf); err != nil {
+				return err
+			}
+			*carried = size
+			continue
 		}
-		*carried += n
+		if n := bytes.LastIndexByte(buf, '\n') + 1; n > 0 {
+			if _, err := dst.Write(buf[:n]); err != nil {
+				return err
+			}
+			*carried += int64(n)
+		}
 	}
+	return nil
 }
 
 // removeStaleTemps removes temp files that killed rewrites of this session

@@ -182,3 +182,13 @@ func (h *handle) Truncate(size int64) error {
 	}
 	return h.Handle.Truncate(size)
 }
+
+// Fd is the inner handle's descriptor (or an invalid one), so that what a
+// Store asks the system about an open file, such as a lease, works under
+// fault injection too.
+func (h *handle) Fd() uintptr {
+	if f, ok := h.Handle.(interface{ Fd() uintptr }); ok {
+		return f.Fd()
+	}
+	return ^uintptr(0)
+}
