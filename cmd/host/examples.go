@@ -50,6 +50,10 @@ var examples = map[string]string{
   pith serve hash-token --generate --name team-a --prefix team-a/
   # hash a token you already have (read from standard input)
   printf '%s' "$TOKEN" | pith serve hash-token --name ci --prefix ci/`,
+	"pith export": `  # a session of a PostgreSQL store as JSONL, byte for byte as it was imported
+  pith export --store postgres://pith@db.internal/pith team-a/task-42.jsonl --out task-42.jsonl`,
+	"pith import": `  # move a session file into a PostgreSQL store under a name
+  pith import --store postgres://pith@db.internal/pith task-42.jsonl team-a/task-42.jsonl`,
 	"pith view": `  # a read-only page of the session on loopback; prints its URL
   pith view session.jsonl
   pith view --listen 127.0.0.1:8080 session.jsonl`,
