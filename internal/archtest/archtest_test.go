@@ -75,8 +75,8 @@ var wireRule = ImportRule{
 // test against an LLM SDK; every other test binary leaves the SDKs'
 // generated packages (the longest compiles of a cold build) out.
 var testDepRule = TestClosureRule{
-	Name:   "tests that do not need an LLM SDK link none",
-	From:   in("core/...", "hooks/...", "sdk/...", "plugins/...", "server/...", "client/...", "config/...", "internal/..."),
+	Name: "tests that do not need an LLM SDK link none",
+	From: in("core/...", "hooks/...", "sdk/...", "plugins/...", "server/...", "client/...", "config/...", "internal/..."),
 	// core/engine and core/explore test the exploring worker end to end
 	// through the official SDKs' tool calling against loopback servers.
 	Except: in("core/summarize/llm/...", "internal/archtest", "core/engine", "core/explore"),
