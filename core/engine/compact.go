@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/hashicorp/go-hclog"
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
@@ -80,18 +82,19 @@ func (s *Session) summarizer(reason Reason) summarize.Summarizer {
 // compact runs one compaction with its start and end events. The caller
 // holds the operation lock.
 func (s *Session) compact(ctx context.Context, st Settings, reason Reason, instructions string) (*Result, error) {
-	r := s.startRun(ctx)
+	tl := &hooks.Timeline{}
+	r := s.startRun(hooks.WithObserver(ctx, tl.Observe))
 	defer s.endRun(r)
 	before := s.ContextTokens()
 	s.emit(Event{Kind: EventCompactionStart, Reason: reason, TokensBefore: before})
 	s.log.Info("compaction started", "reason", reason, "tokens", before)
 
-	res, err := s.pipeline(r, st, reason, instructions)
+	res, err := s.pipeline(r, st, reason, instructions, tl)
 	if err != nil && !r.committed && r.ctx.Err() != nil && !errors.Is(err, ErrCancelled) {
 		err = fmt.Errorf("%w: %w", ErrAborted, context.Cause(r.ctx))
 	}
 
-	end := Event{Kind: EventCompactionEnd, Reason: reason, TokensBefore: before}
+	end := Event{Kind: EventCompactionEnd, Reason: reason, TokensBefore: before, Timeline: tl.Steps()}
 	if err != nil {
 		end.Aborted = errors.Is(err, ErrAborted)
 		end.Cancelled = errors.Is(err, ErrCancelled)
@@ -123,7 +126,7 @@ func (s *Session) compact(ctx context.Context, st Settings, reason Reason, instr
 
 // pipeline is SPEC §9–§10 for one compaction: prepare, the hooks,
 // summarize, check, persist, rebuild, notify.
-func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions string) (*Result, error) {
+func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions string, tl *hooks.Timeline) (*Result, error) {
 	ctx := r.ctx
 	leaf := s.store.Leaf()
 	path := s.store.Tree().Path(leaf)
@@ -239,6 +242,7 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 	if !s.commit(r) {
 		return nil, ctx.Err()
 	}
+	recordRun(gen, reason, tl.Steps())
 	entry, built, err := compaction.Persist(s.store, prep, gen, supplied != nil, preserve, extra...)
 	if err != nil {
 		return nil, err
@@ -289,6 +293,32 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 		s.log.Info(explored.describe())
 	}
 	return out, nil
+}
+
+// recordRun writes the compaction's reason and the hook calls made so far
+// (session_compact comes after the entry is saved, so only the events'
+// timeline has it) into the details the entry will store. A plugin's own
+// details get the two keys added when they are a JSON object, and are left
+// as they are otherwise: they are the plugin's.
+func recordRun(gen *compaction.Result, reason Reason, steps []hooks.TimelineStep) {
+	var timeline json.RawMessage
+	if len(steps) > 0 {
+		timeline, _ = json.Marshal(steps) // plain strings and numbers: cannot fail
+	}
+	if len(gen.RawDetails) == 0 {
+		gen.Details.Reason, gen.Details.HookTimeline = string(reason), timeline
+		return
+	}
+	if !gjson.ParseBytes(gen.RawDetails).IsObject() {
+		return
+	}
+	raw, err := sjson.SetBytes(gen.RawDetails, "reason", string(reason))
+	if err == nil && timeline != nil {
+		raw, err = sjson.SetRawBytes(raw, "hookTimeline", timeline)
+	}
+	if err == nil {
+		gen.RawDetails = raw
+	}
 }
 
 // estimateAfter is the estimated size of the context the compaction would
