@@ -78,6 +78,8 @@ type Server struct {
 	health    *health.Server
 	// recvLimit is the transport's receive limit, set by GRPCOptions.
 	recvLimit int
+	// lastRuns is each session's last compaction run (LastRun).
+	lastRuns lastRuns
 
 	mu       sync.Mutex // guards the fields below and pluginSet
 	sessions map[string]*openSession

@@ -21,6 +21,7 @@
 //
 // The hook timeline of a compaction is shown when the entry records one as
 // details.hookTimeline: an array of {plugin, event, durationMs, result,
-// reason}. Nothing writes it yet; until the engine does, the page says
-// that the file records no timeline.
+// reason}, which the engine writes for every compaction a plugin was
+// called for (with details.reason). Files written before that, or by pi,
+// have none, and the page says so.
 package viewer
