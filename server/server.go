@@ -80,6 +80,8 @@ type Server struct {
 	recvLimit int
 	// lastRuns is each session's last compaction run (LastRun).
 	lastRuns lastRuns
+	// viewerRefresh is the running Viewer's Refresh, or nil.
+	viewerRefresh atomic.Pointer[func(name string)]
 
 	mu       sync.Mutex // guards the fields below and pluginSet
 	sessions map[string]*openSession

@@ -100,6 +100,17 @@ func (s *Sessions) Open() int {
 	return len(s.open)
 }
 
+// Refresh tells the viewer of name, if one is open, that the session
+// changed (see Handler.Refresh). It never opens one.
+func (s *Sessions) Refresh(name string) {
+	s.mu.Lock()
+	o, ok := s.open[name]
+	s.mu.Unlock()
+	if ok {
+		o.h.Refresh()
+	}
+}
+
 // Close stops every session's watcher and event streams.
 func (s *Sessions) Close() error {
 	select {
