@@ -257,4 +257,3 @@ func (s *Server) refreshViewer(rel string) {
 		(*fn)(rel)
 	}
 }
-
