@@ -35,7 +35,7 @@ type LastRun struct {
 // the session's eviction, not the daemon.
 type lastRuns struct {
 	mu   sync.Mutex
-	runs map[string]LastRun
+	runs map[string]LastRun // by session name
 }
 
 func (l *lastRuns) record(o *openSession, ev engine.Event) {
@@ -54,16 +54,24 @@ func (l *lastRuns) record(o *openSession, ev engine.Event) {
 	if l.runs == nil {
 		l.runs = map[string]LastRun{}
 	}
-	if _, ok := l.runs[o.id]; !ok && len(l.runs) >= maxLastRuns {
+	if _, ok := l.runs[o.rel]; !ok && len(l.runs) >= maxLastRuns {
 		oldest := ""
-		for id, r := range l.runs {
+		for name, r := range l.runs {
 			if oldest == "" || r.Time.Before(l.runs[oldest].Time) {
-				oldest = id
+				oldest = name
 			}
 		}
 		delete(l.runs, oldest)
 	}
-	l.runs[o.id] = run
+	l.runs[o.rel] = run
+}
+
+// lastRunByName is LastRun by the name the session was opened by.
+func (s *Server) lastRunByName(name string) (LastRun, bool) {
+	s.lastRuns.mu.Lock()
+	defer s.lastRuns.mu.Unlock()
+	r, ok := s.lastRuns.runs[name]
+	return r, ok
 }
 
 // LastRun returns the last compaction run the daemon made for the session
@@ -71,6 +79,12 @@ func (l *lastRuns) record(o *openSession, ev engine.Event) {
 func (s *Server) LastRun(sessionID string) (LastRun, bool) {
 	s.lastRuns.mu.Lock()
 	defer s.lastRuns.mu.Unlock()
-	r, ok := s.lastRuns.runs[sessionID]
-	return r, ok
+	var found LastRun
+	ok := false
+	for _, r := range s.lastRuns.runs {
+		if r.Session == sessionID && (!ok || r.Time.After(found.Time)) {
+			found, ok = r, true
+		}
+	}
+	return found, ok
 }

@@ -4,20 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/go-hclog"
-	"github.com/pith-dev/pith/client"
 	"github.com/pith-dev/pith/config"
-	"github.com/pith-dev/pith/core/summarize"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/pluginhost"
 	"github.com/tidwall/gjson"
-	"google.golang.org/grpc"
 )
 
 // TestLastRunKeepsCancelledTimeline: with the guard test plugin running
@@ -29,35 +24,8 @@ func TestLastRunKeepsCancelledTimeline(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/pith-dev/pith/internal/testplugins/guard").CombinedOutput(); err != nil {
 		t.Fatalf("build guard: %v\n%s", err, out)
 	}
-	cfg := testConfig(t.TempDir())
-	srv, err := New(context.Background(), Options{
-		Config: cfg,
-		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}}),
-		Summarizer: func(*config.Config) (summarize.Summarizer, error) {
-			return summarize.NewBuiltin(summarize.BuiltinOptions{}), nil
-		},
-		Settings: testSettings,
-		PluginSpecs: func(*config.Config) []pluginhost.Spec {
-			return []pluginhost.Spec{{Name: "guard", Path: bin, Priority: 1, Timeout: config.DefaultPluginTimeout, Failure: hooks.FailureOpen}}
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := grpc.NewServer(srv.GRPCOptions()...)
-	srv.Register(g)
-	go func() { _ = g.Serve(lis) }()
-	c, err := client.Dial(lis.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &harness{srv: srv, g: g, client: c, addr: lis.Addr().String()}
-	t.Cleanup(h.stop)
-
+	h := startServerWith(t, testConfig(t.TempDir()), []pluginhost.Spec{{Name: "guard", Path: bin, Priority: 1, Timeout: config.DefaultPluginTimeout, Failure: hooks.FailureOpen}})
+	srv, c := h.srv, h.client
 	ctx := context.Background()
 	s, err := c.Create(ctx, "g/s.jsonl", "/w")
 	if err != nil {
@@ -79,7 +47,7 @@ func TestLastRunKeepsCancelledTimeline(t *testing.T) {
 		t.Fatal("the guard did not cancel")
 	}
 	run, ok := srv.LastRun(s.ID)
-	if !ok || !run.Cancelled || run.EntryID != "" || run.Reason != "manual" || len(run.Timeline) != 1 {
+	if !ok || !run.Cancelled || run.Plugin != "guard" || run.EntryID != "" || run.Reason != "manual" || len(run.Timeline) != 1 {
 		t.Fatalf("last run after the cancel: %+v (%v)", run, ok)
 	}
 	if st := run.Timeline[0]; st.Plugin != "guard" || st.Event != hooks.EventBeforeCompact || st.Result != hooks.ResultCancel || !strings.Contains(st.Reason, "no-compact") {

@@ -40,7 +40,7 @@ type Viewer struct {
 // requests are refused). Close it before the Server.
 func (s *Server) NewViewer(exposed bool) *Viewer {
 	v := &Viewer{s: s, exposed: exposed}
-	v.sessions = viewer.NewSessions(viewer.SessionsOptions{
+	opts := viewer.SessionsOptions{
 		Resolve:   v.resolve,
 		Authorize: v.authorize,
 		List:      v.list,
@@ -52,7 +52,9 @@ func (s *Server) NewViewer(exposed bool) *Viewer {
 		// The listener policy and the credentials guard the viewer; a
 		// real host name is fine behind them.
 		AllowHost: func(string) bool { return true },
-	})
+		Daemon:    v.daemonPanel,
+	}
+	v.sessions = viewer.NewSessions(opts)
 	fn := v.sessions.Refresh
 	s.viewerRefresh.Store(&fn)
 	v.mux = http.NewServeMux()

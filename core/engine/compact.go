@@ -98,6 +98,9 @@ func (s *Session) compact(ctx context.Context, st Settings, reason Reason, instr
 	if err != nil {
 		end.Aborted = errors.Is(err, ErrAborted)
 		end.Cancelled = errors.Is(err, ErrCancelled)
+		if ce := (*cancelError)(nil); errors.As(err, &ce) {
+			end.Plugin = ce.plugin // who cancelled, as a saved run names who supplied
+		}
 		end.Error = err.Error()
 		if reason != ReasonManual {
 			end.Error = (&AutoCompactionError{Reason: reason, Err: err}).Error()
@@ -153,7 +156,7 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 			if out.CancelReason != "" {
 				msg += ": " + out.CancelReason
 			}
-			return nil, &cancelError{msg: msg}
+			return nil, &cancelError{msg: msg, plugin: out.Plugin}
 		case out.Compaction != nil:
 			// Checked again here: Hooks need not be a validating Dispatcher.
 			if verr := hooks.ValidateCompaction(out.Compaction, lim); verr != nil {
@@ -342,7 +345,7 @@ func estimateAfter(path []*session.Entry, gen *compaction.Result, keep func(sess
 }
 
 // cancelError is a plugin's cancel; it matches ErrCancelled.
-type cancelError struct{ msg string }
+type cancelError struct{ msg, plugin string }
 
 func (e *cancelError) Error() string { return e.msg }
 func (e *cancelError) Is(target error) bool {
