@@ -6,7 +6,8 @@
 //
 // Handler serves one session (`pith view`); Sessions serves every session
 // a Resolve function admits, each under /s/NAME/, for a daemon to mount
-// behind its own listener policy and authentication. Both answer only GET:
+// behind its own listener policy and authentication (`pith serve`'s
+// server.viewer), with a daemon panel fed by SessionsOptions.Daemon. Both answer only GET:
 // nothing in the viewer changes a session.
 //
 // Everything the page shows comes from a small JSON API under the same
