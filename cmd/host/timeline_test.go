@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -87,4 +89,35 @@ func lastID(t *testing.T, path string) string {
 	}
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
 	return gjson.Get(lines[len(lines)-1], "id").String()
+}
+
+// TestBranchSummaryRecordsHookTimeline: a branch summary the branch-notes
+// example plugin (a subprocess) supplies keeps the plugin's details and
+// gains the run's hook timeline.
+func TestBranchSummaryRecordsHookTimeline(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "github.com/pith-dev/pith/plugins/examples/branch-notes").CombinedOutput(); err != nil {
+		t.Fatalf("build branch-notes: %v\n%s", err, out)
+	}
+	bin := filepath.Join(dir, "branch-notes")
+	cfg := writeConfig(t, map[string]any{"name": "branch-notes", "path": bin, "sha256": fileSum(t, bin)})
+	path := copyFile(t, "../../examples/demo-session.jsonl")
+	if _, stderr, code := runCLI(t, "navigate", "--config", cfg, path, "--to", demoBranchPoint, "--summarize"); code != 0 {
+		t.Fatalf("navigate: exit %d: %s", code, stderr)
+	}
+	var bs gjson.Result
+	data, _ := os.ReadFile(path)
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if e := gjson.Parse(line); e.Get("type").String() == "branch_summary" {
+			bs = e
+		}
+	}
+	if !bs.Get("fromHook").Bool() || !bs.Get("details.readFiles").Exists() {
+		t.Fatalf("no summary from the plugin with its details: %s", bs.Raw)
+	}
+	steps := bs.Get("details.hookTimeline").Array()
+	if len(steps) != 1 || steps[0].Get("plugin").String() != "branch-notes" || steps[0].Get("event").String() != "session_before_tree" ||
+		steps[0].Get("result").String() != "summary supplied" {
+		t.Fatalf("timeline: %s", bs.Get("details").Raw)
+	}
 }

@@ -304,24 +304,50 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 // details get the two keys added when they are a JSON object, and are left
 // as they are otherwise: they are the plugin's.
 func recordRun(gen *compaction.Result, reason Reason, steps []hooks.TimelineStep) {
-	var timeline json.RawMessage
-	if len(steps) > 0 {
-		timeline, _ = json.Marshal(steps) // plain strings and numbers: cannot fail
-	}
+	timeline := timelineJSON(steps)
 	if len(gen.RawDetails) == 0 {
 		gen.Details.Reason, gen.Details.HookTimeline = string(reason), timeline
 		return
 	}
-	if !gjson.ParseBytes(gen.RawDetails).IsObject() {
-		return
+	gen.RawDetails = annotateDetails(gen.RawDetails, string(reason), timeline)
+}
+
+// annotateDetails adds reason (when not "") and the timeline (when not
+// nil) to details that are a JSON object, or makes an object of them when
+// there are none; other details are a plugin's own and are kept as they
+// are.
+func annotateDetails(details json.RawMessage, reason string, timeline json.RawMessage) json.RawMessage {
+	if len(details) == 0 {
+		details = json.RawMessage("{}")
 	}
-	raw, err := sjson.SetBytes(gen.RawDetails, "reason", string(reason))
-	if err == nil && timeline != nil {
-		raw, err = sjson.SetRawBytes(raw, "hookTimeline", timeline)
+	if !gjson.ParseBytes(details).IsObject() {
+		return details
 	}
-	if err == nil {
-		gen.RawDetails = raw
+	raw := []byte(details)
+	var err error
+	if reason != "" {
+		if raw, err = sjson.SetBytes(raw, "reason", reason); err != nil {
+			return details
+		}
 	}
+	if timeline != nil {
+		if raw, err = sjson.SetRawBytes(raw, "hookTimeline", timeline); err != nil {
+			return details
+		}
+	}
+	if string(raw) == "{}" {
+		return nil
+	}
+	return raw
+}
+
+// timelineJSON is steps as stored in details; nil for none.
+func timelineJSON(steps []hooks.TimelineStep) json.RawMessage {
+	if len(steps) == 0 {
+		return nil
+	}
+	raw, _ := json.Marshal(steps) // plain strings and numbers: cannot fail
+	return raw
 }
 
 // estimateAfter is the estimated size of the context the compaction would
