@@ -214,6 +214,7 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, f serveFlags) error
 	}
 
 	var viewerSrv *http.Server
+	var viewerURL string
 	if viewerAddr != "" {
 		vl, err := listenOn(viewerAddr)
 		if err != nil {
@@ -233,7 +234,7 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, f serveFlags) error
 		defer vh.Close()
 		viewerSrv = &http.Server{Handler: vh, ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = viewerSrv.Serve(vl) }()
-		fmt.Fprintf(stdout, "viewer on %s://%s/\n", scheme, boundAddress(vl))
+		viewerURL = fmt.Sprintf("%s://%s/", scheme, boundAddress(vl))
 	}
 
 	var stopSignal func()
@@ -254,6 +255,10 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, f serveFlags) error
 
 	addr := boundAddress(lis)
 	fmt.Fprintf(stdout, "listening on %s\n", addr)
+	if viewerURL != "" {
+		fmt.Fprintf(stdout, "viewer on %s\n", viewerURL)
+		log.Info("viewer", "url", viewerURL)
+	}
 	if f.readyFile != "" {
 		if err := writeReadyFile(f.readyFile, addr); err != nil {
 			g.Stop()

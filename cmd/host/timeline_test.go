@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,5 +121,30 @@ func TestBranchSummaryRecordsHookTimeline(t *testing.T) {
 	if len(steps) != 1 || steps[0].Get("plugin").String() != "branch-notes" || steps[0].Get("event").String() != "session_before_tree" ||
 		steps[0].Get("result").String() != "summary supplied" {
 		t.Fatalf("timeline: %s", bs.Get("details").Raw)
+	}
+}
+
+// TestServeViewerFlag: `pith serve --viewer 127.0.0.1:0` serves the viewer
+// and says where; without credentials configured, loopback needs none.
+func TestServeViewerFlag(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "pith.json")
+	writeServeConfig(t, cfg, 800, nil)
+	p := startServe(t, cfg, "--viewer", "127.0.0.1:0")
+	p.waitLog(t, "viewer: url=")
+	var url string
+	for _, line := range strings.Split(p.log(), "\n") {
+		if _, after, ok := strings.Cut(line, "viewer: url="); ok {
+			url = strings.TrimSpace(after)
+		}
+	}
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "Sessions") {
+		t.Fatalf("GET %s: %d\n%s", url, resp.StatusCode, body)
 	}
 }
