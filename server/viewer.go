@@ -60,6 +60,8 @@ func (s *Server) NewViewer(exposed bool) *Viewer {
 	v.mux = http.NewServeMux()
 	v.mux.HandleFunc("GET /login", v.loginForm)
 	v.mux.HandleFunc("POST /login", v.login)
+	// The style sheet is the same for everyone; the login page needs it.
+	v.mux.Handle("GET /app.css", v.sessions)
 	v.mux.Handle("/", http.HandlerFunc(v.serveAuthenticated))
 	return v
 }
