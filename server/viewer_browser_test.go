@@ -120,6 +120,7 @@ func TestViewerBrowserServe(t *testing.T) {
 	}
 
 	must("the index sends us to sign in", chromedp.Navigate(hs.URL+"/"), chromedp.WaitVisible(`#token`))
+	axe(t, bctx, "login")
 	must("sign in", chromedp.SendKeys(`#token`, "admin-secret"), chromedp.Submit(`#token`), chromedp.WaitVisible(`a[href="/s/team/live.jsonl/"]`))
 	if u, err := chromedp.Run(bctx, chromedp.Location()); err != nil || strings.Contains(u, "secret") {
 		t.Fatalf("location %q (%v): the token must not be in a URL", u, err)
@@ -149,4 +150,30 @@ func TestViewerBrowserServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	shot(t, bctx, "serve-cancelled.png")
+	axe(t, bctx, "session page with the daemon panel")
+}
+
+// axe runs axe-core's WCAG 2 A and AA rules in the page, when the viewer's
+// test dependency is installed (cd viewer/testdata/a11y && npm ci).
+func axe(t *testing.T, ctx context.Context, what string) {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("..", "viewer", "testdata", "a11y", "node_modules", "axe-core", "axe.min.js"))
+	if err != nil {
+		t.Logf("SKIP accessibility check of the %s: axe-core is not installed (cd viewer/testdata/a11y && npm ci)", what)
+		return
+	}
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](string(src))); err != nil {
+		t.Fatalf("inject axe-core: %v", err)
+	}
+	out, err := chromedp.Run(ctx, chromedp.Evaluate[string](`axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}}).then(r => JSON.stringify(r.violations.map(v => v.id + ': ' + v.help + ' ' + JSON.stringify(v.nodes[0].target))))`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("run axe: %v", err)
+	}
+	var violations []string
+	if err := json.Unmarshal([]byte(out), &violations); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range violations {
+		t.Errorf("axe, %s: %s", what, v)
+	}
 }
