@@ -145,7 +145,7 @@ func TestViewerBrowserServe(t *testing.T) {
 		t.Fatalf("the guard did not cancel: %v", err)
 	}
 	poll("the cancelled run and its timeline", `(() => { const t = document.querySelector('#daemon-body').textContent;
-		return t.includes('cancelled by plugin guard') && t.includes('session_before_compact') && t.includes('labelled "no-compact"'); })()`)
+		return t.includes('cancelled by plugin guard') && t.includes('session_before_compact') && t.includes('labelled "no-compact"') && t.includes('guard · 1.0.0 · running · 0 restarts'); })()`)
 	if _, err := chromedp.Run(bctx, chromedp.ScrollIntoView(`#daemon`)); err != nil {
 		t.Fatal(err)
 	}

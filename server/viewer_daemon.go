@@ -58,6 +58,10 @@ type pluginStatus struct {
 	Name    string `json:"name"`
 	Version string `json:"version,omitempty"`
 	State   string `json:"state"`
+	// Restarts counts the crashes (each restarted, or the last disabling
+	// the plugin); LastError is why the last one happened.
+	Restarts  int    `json:"restarts"`
+	LastError string `json:"lastError,omitempty"`
 }
 
 // daemonPanel is the viewer's api/daemon of the session name: its last
@@ -77,6 +81,7 @@ func (v *Viewer) daemonPanel(_ *http.Request, name string) any {
 		if sup, ok := p.(*pluginhost.Supervisor); ok {
 			st.State = sup.State().String()
 			st.Version = sup.Description().Version
+			st.Restarts, st.LastError = sup.Crashes()
 		}
 		out.Plugins = append(out.Plugins, st)
 	}

@@ -454,7 +454,7 @@ async function loadDaemon() {
   }
   parts.push(el("h3", { text: "Plugins" }));
   if (d.plugins && d.plugins.length) {
-    parts.push(el("ul", {}, ...d.plugins.map((p) => el("li", { text: [p.name, p.version, p.state].filter(Boolean).join(" · ") }))));
+    parts.push(el("ul", {}, ...d.plugins.map((p) => el("li", { text: [p.name, p.version, p.state, `${p.restarts || 0} restarts`, p.lastError ? `last error: ${p.lastError}` : ""].filter(Boolean).join(" · ") }))));
   } else {
     parts.push(el("p", { class: "muted", text: "No plugins are configured." }));
   }
