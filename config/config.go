@@ -286,7 +286,11 @@ type Server struct {
 	// Metrics is the Prometheus /metrics address; empty turns it off. It
 	// follows the rule of Listen, and is served behind the same TLS and
 	// authentication when it is not loopback.
-	Metrics         string        `koanf:"metrics"`
+	Metrics string `koanf:"metrics"`
+	// Viewer is the address of the read-only web viewer of every session
+	// under sessions.root; empty turns it off. It follows the rule of
+	// Listen, and asks for the same credentials as the gRPC calls.
+	Viewer          string        `koanf:"viewer"`
 	ShutdownTimeout time.Duration `koanf:"shutdownTimeout"`
 	TLS             ServerTLS     `koanf:"tls"`
 	// Tokens are the bearer tokens clients may present; when there is at

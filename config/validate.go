@@ -402,6 +402,7 @@ func (v *validator) executable(key, path string) {
 func (v *validator) server(s *Server) {
 	v.address("server.listen", s.Listen, false)
 	v.address("server.metrics", s.Metrics, true)
+	v.address("server.viewer", s.Viewer, true)
 	if s.ShutdownTimeout <= 0 {
 		v.add("server.shutdownTimeout", "must be > 0, got %s", formatDuration(s.ShutdownTimeout))
 	}
@@ -441,7 +442,7 @@ func (v *validator) server(s *Server) {
 			v.add(key("prefix"), `must be "" or directories of [A-Za-z0-9._-] not starting with '.', ending in "/", got %q`, t.Prefix)
 		}
 	}
-	for _, a := range []struct{ key, addr string }{{"server.listen", s.Listen}, {"server.metrics", s.Metrics}} {
+	for _, a := range []struct{ key, addr string }{{"server.listen", s.Listen}, {"server.metrics", s.Metrics}, {"server.viewer", s.Viewer}} {
 		if p := s.ExposureProblem(a.addr); p != "" {
 			v.add(a.key, "%s", p)
 		}

@@ -116,6 +116,7 @@ func TestValidateRules(t *testing.T) {
 		{"listen everywhere", func(c *Config) { c.Server.Listen = "0.0.0.0:7420" }, "server.listen", "set server.tls.certFile and server.tls.keyFile, and server.tls.clientCAFile or server.tokens"},
 		{"listen no host", func(c *Config) { c.Server.Listen = ":7420" }, "server.listen", "reachable from other machines"},
 		{"metrics exposed", func(c *Config) { c.Server.Metrics = "10.0.0.1:9464" }, "server.metrics", "reachable from other machines"},
+		{"viewer exposed", func(c *Config) { c.Server.Viewer = "10.0.0.1:7421" }, "server.viewer", "reachable from other machines"},
 		{"tls without auth", func(c *Config) {
 			c.Server.Listen = "0.0.0.0:7420"
 			c.Server.TLS = ServerTLS{CertFile: "c.pem", KeyFile: "k.pem"}

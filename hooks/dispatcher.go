@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,6 +39,12 @@ type Observation struct {
 	Duration time.Duration
 	Outcome  Outcome
 	Err      error
+	// Result is what the call came to for the operation (a Result*
+	// constant, or several joined by " + " such as "context lines +
+	// prompt"); Reason is the plugin's cancel reason, or the failure and
+	// the policy applied to it.
+	Result string
+	Reason string
 }
 
 // Options configure a Dispatcher.
@@ -47,7 +54,9 @@ type Options struct {
 	// DefaultTimeout.
 	DefaultTimeout time.Duration
 	// Observe, when set, is called after every plugin call (metrics). It
-	// must be fast and safe for concurrent use.
+	// must be fast and safe for concurrent use. An operation that wants
+	// its own calls (a hook timeline) adds an observer to its context with
+	// WithObserver.
 	Observe func(Observation)
 	// Host, when set, is put into the context of every call for in-process
 	// handlers to find with HostFromContext.
@@ -213,21 +222,21 @@ func (d *Dispatcher) BeforeCompact(ctx context.Context, ev *BeforeCompactEvent, 
 		switch {
 		case res == nil:
 		case res.Cancel:
-			d.ok(p, EventBeforeCompact, start)
+			d.ok(ctx, p, EventBeforeCompact, start, ResultCancel, res.CancelReason)
 			d.log.Info("plugin cancelled the compaction", "plugin", name, "reason", res.CancelReason)
 			d.skipped(EventBeforeCompact, ps[i+1:])
 			return BeforeCompactOutcome{Cancelled: true, CancelReason: res.CancelReason, Plugin: name}, nil
 		case res.Compaction != nil:
 			if verr := ValidateCompaction(res.Compaction, lim); verr != nil {
-				d.rejected(p, EventBeforeCompact, start, verr)
+				d.rejected(ctx, p, EventBeforeCompact, start, verr)
 				continue
 			}
-			d.ok(p, EventBeforeCompact, start)
+			d.ok(ctx, p, EventBeforeCompact, start, ResultCompaction, "")
 			d.log.Info("plugin supplied the compaction", "plugin", name)
 			d.skipped(EventBeforeCompact, ps[i+1:])
 			return BeforeCompactOutcome{Compaction: res.Compaction, Plugin: name}, nil
 		}
-		d.ok(p, EventBeforeCompact, start)
+		d.ok(ctx, p, EventBeforeCompact, start, ResultNoOpinion, "")
 	}
 	return BeforeCompactOutcome{}, nil
 }
@@ -269,7 +278,7 @@ func (d *Dispatcher) Compacting(ctx context.Context, ev *CompactingEvent) (Compa
 	defer release()
 	results := make([]*CompactingResult, len(ps))
 	errs := make([]error, len(ps))
-	d.fanOut(ctx, ps, EventCompacting, func(ctx context.Context, i int, p Plugin) error {
+	d.fanOut(ctx, ps, EventCompacting, func(ctx context.Context, i int, p Plugin) (string, error) {
 		evc := *ev
 		res, err := call(ctx, d, p, EventCompacting, ev.SessionID, func(ctx context.Context) (*CompactingResult, error) {
 			return p.Compacting(ctx, &evc)
@@ -278,10 +287,10 @@ func (d *Dispatcher) Compacting(ctx context.Context, ev *CompactingEvent) (Compa
 			err = overLimit(CheckCompactingResult(res, p.Info().Limits))
 		}
 		if err != nil {
-			return err // nothing of a failed or refused result is used
+			return "", err // nothing of a failed or refused result is used
 		}
 		results[i] = res
-		return nil
+		return compactingResult(res), nil
 	}, errs)
 	if err := firstErr(errs); err != nil {
 		return CompactingOutcome{}, err
@@ -339,12 +348,12 @@ func (d *Dispatcher) Compact(ctx context.Context, ev *CompactEvent) error {
 	ps, release := d.handling(EventCompact)
 	defer release()
 	errs := make([]error, len(ps))
-	d.fanOut(ctx, ps, EventCompact, func(ctx context.Context, _ int, p Plugin) error {
+	d.fanOut(ctx, ps, EventCompact, func(ctx context.Context, _ int, p Plugin) (string, error) {
 		evc := *ev
 		_, err := call(ctx, d, p, EventCompact, ev.SessionID, func(ctx context.Context) (struct{}, error) {
 			return struct{}{}, p.Compact(ctx, &evc)
 		})
-		return err
+		return ResultNotified, err
 	}, errs)
 	return errors.Join(errs...)
 }
@@ -388,17 +397,21 @@ func (d *Dispatcher) BeforeTree(ctx context.Context, ev *BeforeTreeEvent, lim Su
 			continue
 		}
 		if res == nil {
-			d.ok(p, EventBeforeTree, start)
+			d.ok(ctx, p, EventBeforeTree, start, ResultNoOpinion, "")
 			continue
 		}
 		name := p.Info().Name
 		if !res.Cancel && res.Summary != nil {
 			if verr := ValidateSummary(res.Summary, lim); verr != nil {
-				d.rejected(p, EventBeforeTree, start, verr)
+				d.rejected(ctx, p, EventBeforeTree, start, verr)
 				continue
 			}
 		}
-		d.ok(p, EventBeforeTree, start)
+		if res.Cancel {
+			d.ok(ctx, p, EventBeforeTree, start, ResultCancel, res.CancelReason)
+		} else {
+			d.ok(ctx, p, EventBeforeTree, start, beforeTreeResult(res), "")
+		}
 		if res.CustomInstructions != "" {
 			if instrFrom == "" {
 				out.CustomInstructions, out.ReplaceInstructions, instrFrom = res.CustomInstructions, res.ReplaceInstructions, name
@@ -433,12 +446,12 @@ func (d *Dispatcher) Tree(ctx context.Context, ev *TreeEvent) error {
 	ps, release := d.handling(EventTree)
 	defer release()
 	errs := make([]error, len(ps))
-	d.fanOut(ctx, ps, EventTree, func(ctx context.Context, _ int, p Plugin) error {
+	d.fanOut(ctx, ps, EventTree, func(ctx context.Context, _ int, p Plugin) (string, error) {
 		evc := *ev
 		_, err := call(ctx, d, p, EventTree, ev.SessionID, func(ctx context.Context) (struct{}, error) {
 			return struct{}{}, p.Tree(ctx, &evc)
 		})
-		return err
+		return ResultNotified, err
 	}, errs)
 	return errors.Join(errs...)
 }
@@ -467,19 +480,21 @@ func (d *Dispatcher) skipped(event EventID, rest []Plugin) {
 }
 
 // fanOut runs fn for every plugin concurrently and records, per plugin, the
-// error the failure policy yields (nil for success or an open failure).
-func (d *Dispatcher) fanOut(ctx context.Context, ps []Plugin, event EventID, fn func(context.Context, int, Plugin) error, errs []error) {
+// error the failure policy yields (nil for success or an open failure); fn
+// returns what a successful call came to, for the observers.
+func (d *Dispatcher) fanOut(ctx context.Context, ps []Plugin, event EventID, fn func(context.Context, int, Plugin) (result string, err error), errs []error) {
 	var wg sync.WaitGroup
 	for i, p := range ps {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			start := time.Now()
-			if err := fn(ctx, i, p); err != nil {
+			result, err := fn(ctx, i, p)
+			if err != nil {
 				errs[i] = d.failed(ctx, p, event, start, err)
 				return
 			}
-			d.ok(p, event, start)
+			d.ok(ctx, p, event, start, result, "")
 		}()
 	}
 	wg.Wait()
@@ -593,14 +608,18 @@ func (d *Dispatcher) failed(ctx context.Context, p Plugin, event EventID, start 
 	outcome := OutcomeError
 	switch {
 	case errors.Is(err, errAborted):
-		d.observeCall(event, info.Name, start, OutcomeAborted, err)
+		d.observeCall(ctx, event, info.Name, start, OutcomeAborted, err, ResultAborted, err.Error())
 		return fmt.Errorf("hook %s: %w", event, context.Cause(ctx))
 	case errors.Is(err, ErrTimeout):
 		outcome = OutcomeTimeout
 	case errors.Is(err, ErrPanic):
 		outcome = OutcomePanic
 	}
-	d.observeCall(event, info.Name, start, outcome, err)
+	policy := "; failure: open, result ignored"
+	if info.Failure == FailureClosed {
+		policy = "; failure: closed, operation cancelled"
+	}
+	d.observeCall(ctx, event, info.Name, start, outcome, err, ResultFailure, string(outcome)+": "+err.Error()+policy)
 	if errors.Is(err, ErrPayloadTooLarge) {
 		// Not the plugin's doing, but its verdict is missing all the same:
 		// say so loudly, then apply its policy.
@@ -614,20 +633,73 @@ func (d *Dispatcher) failed(ctx context.Context, p Plugin, event EventID, start 
 	return nil
 }
 
-func (d *Dispatcher) rejected(p Plugin, event EventID, start time.Time, err error) {
+func (d *Dispatcher) rejected(ctx context.Context, p Plugin, event EventID, start time.Time, err error) {
 	name := p.Info().Name
-	d.observeCall(event, name, start, OutcomeRejected, err)
+	d.observeCall(ctx, event, name, start, OutcomeRejected, err, ResultRejected, err.Error()+"; skipped")
 	d.log.Error("rejected a plugin's result", "plugin", name, "event", event, "error", err)
 }
 
-func (d *Dispatcher) ok(p Plugin, event EventID, start time.Time) {
-	d.observeCall(event, p.Info().Name, start, OutcomeOK, nil)
+func (d *Dispatcher) ok(ctx context.Context, p Plugin, event EventID, start time.Time, result, reason string) {
+	d.observeCall(ctx, event, p.Info().Name, start, OutcomeOK, nil, result, reason)
 }
 
-func (d *Dispatcher) observeCall(event EventID, plugin string, start time.Time, outcome Outcome, err error) {
-	if d.observe != nil {
-		d.observe(Observation{Event: event, Plugin: plugin, Duration: time.Since(start), Outcome: outcome, Err: err})
+// observeCall reports one finished call to Options.Observe and to the
+// operation's own observer, if its context carries one.
+func (d *Dispatcher) observeCall(ctx context.Context, event EventID, plugin string, start time.Time, outcome Outcome, err error, result, reason string) {
+	local := observerFrom(ctx)
+	if d.observe == nil && local == nil {
+		return
 	}
+	o := Observation{Event: event, Plugin: plugin, Duration: time.Since(start), Outcome: outcome, Err: err, Result: result, Reason: reason}
+	if d.observe != nil {
+		d.observe(o)
+	}
+	if local != nil {
+		local(o)
+	}
+}
+
+// compactingResult names what a session.compacting answer contributed.
+func compactingResult(res *CompactingResult) string {
+	if res == nil {
+		return ResultNoOpinion
+	}
+	var parts []string
+	if len(res.Context) > 0 {
+		parts = append(parts, fmt.Sprintf("%d context lines", len(res.Context)))
+	}
+	if res.Prompt != "" {
+		parts = append(parts, "prompt")
+	}
+	if len(res.Messages) > 0 {
+		parts = append(parts, fmt.Sprintf("%d messages", len(res.Messages)))
+	}
+	if len(res.PreserveData) > 0 {
+		parts = append(parts, "preserveData")
+	}
+	if len(parts) == 0 {
+		return ResultNoOpinion
+	}
+	return strings.Join(parts, " + ")
+}
+
+// beforeTreeResult names what a session_before_tree answer that did not
+// cancel contributed.
+func beforeTreeResult(res *BeforeTreeResult) string {
+	var parts []string
+	if res.Summary != nil {
+		parts = append(parts, ResultSummary)
+	}
+	if res.CustomInstructions != "" {
+		parts = append(parts, "instructions")
+	}
+	if res.Label != "" {
+		parts = append(parts, "label")
+	}
+	if len(parts) == 0 {
+		return ResultNoOpinion
+	}
+	return strings.Join(parts, " + ")
 }
 
 // deadlinePassed reports whether ctx's deadline is over. The clock is read

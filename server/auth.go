@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -69,21 +70,43 @@ func authorize(ctx context.Context, rel string) error {
 //   - a daemon that must authenticate (not on loopback) but has neither
 //     left refuses every call rather than fall open.
 func (s *Server) authenticate(ctx context.Context) (caller, error) {
-	cfg := s.cfg.Load().Server
-	var c caller
-	certOK := false
+	var pr presented
 	if p, ok := peer.FromContext(ctx); ok {
-		if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok && len(ti.State.VerifiedChains) > 0 && len(ti.State.VerifiedChains[0]) > 0 {
-			certOK = true
-			c.name = ti.State.VerifiedChains[0][0].Subject.CommonName
+		if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok {
+			pr.certOK, pr.certName = verifiedCert(ti.State)
 		}
 	}
-	if s.opts.ClientCerts && !certOK {
+	md, _ := metadata.FromIncomingContext(ctx)
+	pr.authorization = md.Get("authorization")
+	return s.check(pr, s.opts.RequireAuth)
+}
+
+// presented is what a caller showed: a verified client certificate (and
+// its subject), and its authorization header values.
+type presented struct {
+	certOK        bool
+	certName      string
+	authorization []string
+}
+
+func verifiedCert(st tls.ConnectionState) (ok bool, name string) {
+	if len(st.VerifiedChains) > 0 && len(st.VerifiedChains[0]) > 0 {
+		return true, st.VerifiedChains[0][0].Subject.CommonName
+	}
+	return false, ""
+}
+
+// check applies the rules of authenticate to what a caller presented, for
+// every entry point (gRPC calls, the viewer); requireAuth says whether the
+// entry point's listener is reachable from elsewhere.
+func (s *Server) check(pr presented, requireAuth bool) (caller, error) {
+	cfg := s.cfg.Load().Server
+	c := caller{name: pr.certName}
+	if s.opts.ClientCerts && !pr.certOK {
 		return caller{}, fmt.Errorf("%w: a client certificate signed by server.tls.clientCAFile is required", ErrUnauthenticated)
 	}
 	if len(cfg.Tokens) > 0 {
-		md, _ := metadata.FromIncomingContext(ctx)
-		tok, err := bearer(md.Get("authorization"))
+		tok, err := bearer(pr.authorization)
 		if err != nil {
 			return caller{}, err
 		}
@@ -93,7 +116,7 @@ func (s *Server) authenticate(ctx context.Context) (caller, error) {
 		}
 		return caller{name: t.Name, prefix: t.Prefix}, nil
 	}
-	if s.opts.RequireAuth && !certOK {
+	if requireAuth && !pr.certOK {
 		return caller{}, fmt.Errorf("%w: this daemon takes no anonymous calls and has no server.tokens configured", ErrUnauthenticated)
 	}
 	return c, nil

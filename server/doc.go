@@ -44,4 +44,11 @@
 //   - Plugin reconciliation runs in the watcher's OnReload: a plugin that
 //     fails to start vetoes the new configuration, and the previous plugin
 //     set is restored.
+//
+// NewViewer mounts the viewer package's read-only web viewer for every
+// session under the root (server.viewer). It authenticates each request
+// with the same check as a gRPC call (check), reads through the root
+// handle, and is refreshed by the engines' events; it also serves each
+// session's last compaction run (LastRun), kept in memory because a run a
+// plugin cancelled leaves nothing in the file.
 package server

@@ -53,6 +53,12 @@ type harness struct {
 // the cleanup closes everything in order.
 func startServer(t testing.TB, cfg *config.Config) *harness {
 	t.Helper()
+	return startServerWith(t, cfg, nil)
+}
+
+// startServerWith is startServer with these plugins running.
+func startServerWith(t testing.TB, cfg *config.Config, specs []pluginhost.Spec) *harness {
+	t.Helper()
 	ctx := context.Background()
 	srv, err := New(ctx, Options{
 		Config: cfg,
@@ -61,7 +67,7 @@ func startServer(t testing.TB, cfg *config.Config) *harness {
 			return summarize.NewBuiltin(summarize.BuiltinOptions{}), nil
 		},
 		Settings:    testSettings,
-		PluginSpecs: func(*config.Config) []pluginhost.Spec { return nil },
+		PluginSpecs: func(*config.Config) []pluginhost.Spec { return specs },
 	})
 	if err != nil {
 		t.Fatal(err)

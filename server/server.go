@@ -78,6 +78,14 @@ type Server struct {
 	health    *health.Server
 	// recvLimit is the transport's receive limit, set by GRPCOptions.
 	recvLimit int
+	// lastRuns is each session's last compaction run (LastRun).
+	lastRuns lastRuns
+	// reload is the configuration generation and last reload (the
+	// viewer's daemon panel).
+	reloadMu sync.Mutex
+	reload   reloadRecord
+	// viewerRefresh is the running Viewer's Refresh, or nil.
+	viewerRefresh atomic.Pointer[func(name string)]
 
 	mu       sync.Mutex // guards the fields below and pluginSet
 	sessions map[string]*openSession
@@ -225,7 +233,10 @@ func (s *Server) ApplyConfig(ch config.Change) {
 }
 
 // ObserveReload is the watcher's Observe (metrics).
-func (s *Server) ObserveReload(r config.Result) { s.metrics.observeReload(r) }
+func (s *Server) ObserveReload(r config.Result) {
+	s.metrics.observeReload(r)
+	s.recordReload(r)
+}
 
 func (s *Server) setPlugins(plugins []hooks.Plugin) {
 	s.mu.Lock()

@@ -68,6 +68,7 @@ func (v *service) Append(ctx context.Context, req *pb.AppendRequest) (*pb.Append
 	if err != nil {
 		return nil, toStatus(err)
 	}
+	v.s.refreshViewer(o.rel) // the page need not wait for the file watch
 	resp := &pb.AppendResponse{Entries: entryBytes(entries)}
 	if leaf := o.st().Leaf(); leaf != nil {
 		resp.LeafId = leaf.ID
@@ -187,6 +188,7 @@ func (v *service) Navigate(ctx context.Context, req *pb.NavigateRequest) (*pb.Na
 	if err != nil {
 		return nil, toStatus(err)
 	}
+	v.s.refreshViewer(o.rel) // a navigation has no engine event of its own
 	resp := &pb.NavigateResponse{OldLeafId: res.OldLeafID, NewLeafId: res.NewLeafID, EditorText: res.EditorText}
 	if res.SummaryEntry != nil {
 		resp.SummaryEntry = res.SummaryEntry.Raw
@@ -226,6 +228,7 @@ func (v *service) turn(ctx context.Context, id string, msg []byte, fn func(*engi
 		return nil, toStatus(err)
 	}
 	out, err := fn(o.engine(), ctx, msg)
+	v.s.refreshViewer(o.rel)
 	if out == nil {
 		if err == nil {
 			err = errors.New("the engine returned no outcome")

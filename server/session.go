@@ -174,6 +174,8 @@ func (o *openSession) newEngine(s *Server) {
 	})
 	unsub := eng.Subscribe(func(ev engine.Event) {
 		s.metrics.observeEvent(ev)
+		s.lastRuns.record(o, ev)
+		s.refreshViewer(o.rel)
 		o.broadcast(ev)
 	})
 	o.watchMu.Lock()

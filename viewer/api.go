@@ -462,8 +462,8 @@ func (h *Handler) apiCompaction(w http.ResponseWriter, r *http.Request) {
 		Summary: e.Get("summary").String(), ShortSummary: e.Get("shortSummary").String(),
 		ReadFiles: stringsAt(e, "details.readFiles"), Modified: stringsAt(e, "details.modifiedFiles"),
 		Producer: "the configured summarizer",
-		// The engine reports the reason (manual, threshold, overflow) in
-		// its events; the entry does not record it.
+		// Older entries, and pi's, do not record the reason (manual,
+		// threshold, overflow); the engine's details.reason replaces this.
 		Reason: "not recorded in the session file",
 	}
 	if out.FromHook {
@@ -477,6 +477,9 @@ func (h *Handler) apiCompaction(w http.ResponseWriter, r *http.Request) {
 	}
 	if p := e.Get("preserveData"); p.Exists() {
 		out.PreserveData = json.RawMessage(p.Raw)
+	}
+	if r := e.Get("details.reason").String(); r != "" && e.Type == session.TypeCompaction {
+		out.Reason = r // the engine records it since compactions carry a timeline
 	}
 	if t := e.Get("details.hookTimeline"); t.IsArray() {
 		out.Timeline = json.RawMessage(t.Raw)

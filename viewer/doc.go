@@ -6,7 +6,8 @@
 //
 // Handler serves one session (`pith view`); Sessions serves every session
 // a Resolve function admits, each under /s/NAME/, for a daemon to mount
-// behind its own listener policy and authentication. Both answer only GET:
+// behind its own listener policy and authentication (`pith serve`'s
+// server.viewer), with a daemon panel fed by SessionsOptions.Daemon. Both answer only GET:
 // nothing in the viewer changes a session.
 //
 // Everything the page shows comes from a small JSON API under the same
@@ -21,6 +22,7 @@
 //
 // The hook timeline of a compaction is shown when the entry records one as
 // details.hookTimeline: an array of {plugin, event, durationMs, result,
-// reason}. Nothing writes it yet; until the engine does, the page says
-// that the file records no timeline.
+// reason}, which the engine writes for every compaction a plugin was
+// called for (with details.reason). Files written before that, or by pi,
+// have none, and the page says so.
 package viewer

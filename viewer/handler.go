@@ -197,6 +197,11 @@ func (h *Handler) watch() {
 	}
 }
 
+// Refresh reads the file again soon, as a change seen on disk does: a
+// daemon calls it for what its engine reports (a compaction, a prune, a
+// navigation), so the page follows even where the file watch is late.
+func (h *Handler) Refresh() { h.schedule() }
+
 // schedule reloads the file once the writes of a burst have settled.
 func (h *Handler) schedule() {
 	h.timerMu.Lock()

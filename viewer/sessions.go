@@ -43,6 +43,12 @@ type SessionsOptions struct {
 	MaxOpen int
 	// AllowHost is the Host header check, as in Options.
 	AllowHost func(host string) bool
+	// Daemon, when set, answers /s/NAME/api/daemon with what the daemon
+	// knows beside the file (the last compaction run of the session, even
+	// one a plugin cancelled and which wrote nothing; plugins; the
+	// configuration in force), for the page's daemon panel. It is asked
+	// after Authorize.
+	Daemon func(r *http.Request, name string) any
 }
 
 // Sessions serves the viewer for many sessions: the index at / and each
@@ -98,6 +104,17 @@ func (s *Sessions) Open() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.open)
+}
+
+// Refresh tells the viewer of name, if one is open, that the session
+// changed (see Handler.Refresh). It never opens one.
+func (s *Sessions) Refresh(name string) {
+	s.mu.Lock()
+	o, ok := s.open[name]
+	s.mu.Unlock()
+	if ok {
+		o.h.Refresh()
+	}
 }
 
 // Close stops every session's watcher and event streams.
@@ -216,6 +233,10 @@ func (s *Sessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, err.Error(), http.StatusForbidden)
 			return
 		}
+	}
+	if sub == "api/daemon" && s.opts.Daemon != nil {
+		writeJSON(w, s.opts.Daemon(r, name))
+		return
 	}
 	o, err := s.acquire(name)
 	if errors.Is(err, ErrTooManyOpen) {

@@ -28,6 +28,7 @@ type serveFlags struct {
 	config    string
 	listen    string
 	metrics   string
+	viewer    string
 	readyFile string
 	verbose   bool
 }
@@ -55,7 +56,12 @@ An address other machines can reach (not loopback, not unix:) is refused
 unless server.tls has a certificate and clients authenticate: client
 certificates (server.tls.clientCAFile) or bearer tokens (server.tokens,
 kept as SHA-256 hashes; make one with "pith serve hash-token"). A unix
-socket is created with mode 0600.`,
+socket is created with mode 0600.
+
+With server.viewer (or --viewer) set, a read-only web viewer of every
+session under sessions.root is served there ("viewer on URL" is printed),
+live, under the same rules: a browser signs in once at /login with a token
+(kept in an HttpOnly cookie), or presents its client certificate.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
@@ -67,6 +73,7 @@ socket is created with mode 0600.`,
 	fl.StringVar(&f.config, "config", "", "configuration file, watched for changes (default $PITH_CONFIG; none: the defaults, no reload)")
 	fl.StringVar(&f.listen, "listen", "", "address to serve on: host:port or unix:/path (default: server.listen)")
 	fl.StringVar(&f.metrics, "metrics", "", "address of the Prometheus /metrics endpoint (default: server.metrics; empty: off)")
+	fl.StringVar(&f.viewer, "viewer", "", "address of the read-only web viewer of every session (default: server.viewer; empty: off)")
 	fl.StringVar(&f.readyFile, "ready-file", "", "write the bound address to this file once serving")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log at debug level")
 	cmd.AddCommand(newHashTokenCommand())
@@ -125,9 +132,10 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, f serveFlags) error
 
 	listen := firstNonEmpty(f.listen, cfg.Server.Listen)
 	metricsAddr := firstNonEmpty(f.metrics, cfg.Server.Metrics)
+	viewerAddr := firstNonEmpty(f.viewer, cfg.Server.Viewer)
 	// The configuration's own addresses were checked when it loaded; the
 	// flags are checked here, by the same rule.
-	for _, addr := range []string{listen, metricsAddr} {
+	for _, addr := range []string{listen, metricsAddr, viewerAddr} {
 		if p := cfg.Server.ExposureProblem(addr); p != "" {
 			return errors.New(p)
 		}
@@ -205,6 +213,30 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, f serveFlags) error
 		log.Info("metrics", "address", scheme+"://"+ml.Addr().String()+"/metrics")
 	}
 
+	var viewerSrv *http.Server
+	var viewerURL string
+	if viewerAddr != "" {
+		vl, err := listenOn(viewerAddr)
+		if err != nil {
+			g.Stop()
+			closeServer()
+			return fmt.Errorf("viewer listener: %w", err)
+		}
+		exposed := !config.Loopback(viewerAddr)
+		scheme := "http"
+		if exposed {
+			// Reachable from elsewhere: TLS, and the credentials the gRPC
+			// calls need (ExposureProblem guarantees they exist).
+			vl = tls.NewListener(vl, tlsConfig)
+			scheme = "https"
+		}
+		vh := srv.NewViewer(exposed)
+		defer vh.Close()
+		viewerSrv = &http.Server{Handler: vh, ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = viewerSrv.Serve(vl) }()
+		viewerURL = fmt.Sprintf("%s://%s/", scheme, boundAddress(vl))
+	}
+
 	var stopSignal func()
 	if watcher != nil {
 		wctx, cancel := context.WithCancel(ctx)
@@ -223,6 +255,10 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, f serveFlags) error
 
 	addr := boundAddress(lis)
 	fmt.Fprintf(stdout, "listening on %s\n", addr)
+	if viewerURL != "" {
+		fmt.Fprintf(stdout, "viewer on %s\n", viewerURL)
+		log.Info("viewer", "url", viewerURL)
+	}
 	if f.readyFile != "" {
 		if err := writeReadyFile(f.readyFile, addr); err != nil {
 			g.Stop()
@@ -252,9 +288,16 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, f serveFlags) error
 	case <-time.After(cfg.Server.ShutdownTimeout):
 		g.Stop()
 	}
-	if metricsSrv != nil {
+	for _, hs := range []*http.Server{metricsSrv, viewerSrv} {
+		if hs == nil {
+			continue
+		}
+		// The viewer's event streams never end on their own: after a
+		// second, cut them.
 		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		_ = metricsSrv.Shutdown(sctx)
+		if hs.Shutdown(sctx) != nil {
+			_ = hs.Close()
+		}
 		cancel()
 	}
 	log.Info("stopped")

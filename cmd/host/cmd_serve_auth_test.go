@@ -139,6 +139,7 @@ func TestServeRefusesExposedWithoutAuth(t *testing.T) {
 		"flag":        {authConfig(map[string]any{}, nil), []string{"--listen", "0.0.0.0:0"}},
 		"file":        {map[string]any{"sessions": map[string]any{"root": "s"}, "server": map[string]any{"listen": "0.0.0.0:7420"}}, nil},
 		"metrics":     {authConfig(map[string]any{}, nil), []string{"--listen", "127.0.0.1:0", "--metrics", ":0"}},
+		"viewer":      {authConfig(map[string]any{}, nil), []string{"--listen", "127.0.0.1:0", "--viewer", "0.0.0.0:0"}},
 		"tls no auth": {authConfig(map[string]any{"certFile": "c.pem", "keyFile": "k.pem"}, nil), []string{"--listen", "0.0.0.0:0"}},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -105,6 +105,10 @@ type NavigateOptions struct {
 	Reasoning        string
 	BeforeTree       BeforeTreeHook
 	AfterTree        AfterTreeHook
+	// AnnotateDetails, when set, is given the summary's details (nil for
+	// none) just before the entry is written and returns the details to
+	// store: the engine adds the run's hook timeline there.
+	AnnotateDetails func(details json.RawMessage) json.RawMessage
 }
 
 // TokenBudget is the budget the branch is prepared under. It is at least
@@ -219,6 +223,9 @@ func navigate(ctx context.Context, store *session.Store, target *session.Entry, 
 	summary, err := makeSummary(ctx, opts, st, entries, oldLeafID)
 	if err != nil {
 		return nil, err
+	}
+	if summary != nil && opts.AnnotateDetails != nil {
+		summary.Details = opts.AnnotateDetails(summary.Details)
 	}
 	res.FromHook = summary != nil && summary.FromHook
 

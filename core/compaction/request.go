@@ -208,6 +208,11 @@ func ShortSummaryRequest(summary string, maxTokens int, reasoning string) summar
 type Details struct {
 	ReadFiles     []string `json:"readFiles"`
 	ModifiedFiles []string `json:"modifiedFiles"`
+	// Reason is why the compaction ran (manual, threshold, overflow);
+	// HookTimeline is the plugin calls of the run as a JSON array. The
+	// engine fills both; pi reads neither.
+	Reason       string          `json:"reason,omitempty"`
+	HookTimeline json.RawMessage `json:"hookTimeline,omitempty"`
 }
 
 // Result is a generated compaction, ready to persist.

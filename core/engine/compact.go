@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/hashicorp/go-hclog"
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
@@ -80,21 +82,25 @@ func (s *Session) summarizer(reason Reason) summarize.Summarizer {
 // compact runs one compaction with its start and end events. The caller
 // holds the operation lock.
 func (s *Session) compact(ctx context.Context, st Settings, reason Reason, instructions string) (*Result, error) {
-	r := s.startRun(ctx)
+	tl := &hooks.Timeline{}
+	r := s.startRun(hooks.WithObserver(ctx, tl.Observe))
 	defer s.endRun(r)
 	before := s.ContextTokens()
 	s.emit(Event{Kind: EventCompactionStart, Reason: reason, TokensBefore: before})
 	s.log.Info("compaction started", "reason", reason, "tokens", before)
 
-	res, err := s.pipeline(r, st, reason, instructions)
+	res, err := s.pipeline(r, st, reason, instructions, tl)
 	if err != nil && !r.committed && r.ctx.Err() != nil && !errors.Is(err, ErrCancelled) {
 		err = fmt.Errorf("%w: %w", ErrAborted, context.Cause(r.ctx))
 	}
 
-	end := Event{Kind: EventCompactionEnd, Reason: reason, TokensBefore: before}
+	end := Event{Kind: EventCompactionEnd, Reason: reason, TokensBefore: before, Timeline: tl.Steps()}
 	if err != nil {
 		end.Aborted = errors.Is(err, ErrAborted)
 		end.Cancelled = errors.Is(err, ErrCancelled)
+		if ce := (*cancelError)(nil); errors.As(err, &ce) {
+			end.Plugin = ce.plugin // who cancelled, as a saved run names who supplied
+		}
 		end.Error = err.Error()
 		if reason != ReasonManual {
 			end.Error = (&AutoCompactionError{Reason: reason, Err: err}).Error()
@@ -123,7 +129,7 @@ func (s *Session) compact(ctx context.Context, st Settings, reason Reason, instr
 
 // pipeline is SPEC §9–§10 for one compaction: prepare, the hooks,
 // summarize, check, persist, rebuild, notify.
-func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions string) (*Result, error) {
+func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions string, tl *hooks.Timeline) (*Result, error) {
 	ctx := r.ctx
 	leaf := s.store.Leaf()
 	path := s.store.Tree().Path(leaf)
@@ -150,7 +156,7 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 			if out.CancelReason != "" {
 				msg += ": " + out.CancelReason
 			}
-			return nil, &cancelError{msg: msg}
+			return nil, &cancelError{msg: msg, plugin: out.Plugin}
 		case out.Compaction != nil:
 			// Checked again here: Hooks need not be a validating Dispatcher.
 			if verr := hooks.ValidateCompaction(out.Compaction, lim); verr != nil {
@@ -244,6 +250,7 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 	if !s.commit(r) {
 		return nil, ctx.Err()
 	}
+	recordRun(gen, reason, tl.Steps())
 	entry, built, err := compaction.Persist(s.store, prep, gen, supplied != nil, preserve, extra...)
 	if err != nil {
 		return nil, err
@@ -296,6 +303,58 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 	return out, nil
 }
 
+// recordRun writes the compaction's reason and the hook calls made so far
+// (session_compact comes after the entry is saved, so only the events'
+// timeline has it) into the details the entry will store. A plugin's own
+// details get the two keys added when they are a JSON object, and are left
+// as they are otherwise: they are the plugin's.
+func recordRun(gen *compaction.Result, reason Reason, steps []hooks.TimelineStep) {
+	timeline := timelineJSON(steps)
+	if len(gen.RawDetails) == 0 {
+		gen.Details.Reason, gen.Details.HookTimeline = string(reason), timeline
+		return
+	}
+	gen.RawDetails = annotateDetails(gen.RawDetails, string(reason), timeline)
+}
+
+// annotateDetails adds reason (when not "") and the timeline (when not
+// nil) to details that are a JSON object, or makes an object of them when
+// there are none; other details are a plugin's own and are kept as they
+// are.
+func annotateDetails(details json.RawMessage, reason string, timeline json.RawMessage) json.RawMessage {
+	if len(details) == 0 {
+		details = json.RawMessage("{}")
+	}
+	if !gjson.ParseBytes(details).IsObject() {
+		return details
+	}
+	raw := []byte(details)
+	var err error
+	if reason != "" {
+		if raw, err = sjson.SetBytes(raw, "reason", reason); err != nil {
+			return details
+		}
+	}
+	if timeline != nil {
+		if raw, err = sjson.SetRawBytes(raw, "hookTimeline", timeline); err != nil {
+			return details
+		}
+	}
+	if string(raw) == "{}" {
+		return nil
+	}
+	return raw
+}
+
+// timelineJSON is steps as stored in details; nil for none.
+func timelineJSON(steps []hooks.TimelineStep) json.RawMessage {
+	if len(steps) == 0 {
+		return nil
+	}
+	raw, _ := json.Marshal(steps) // plain strings and numbers: cannot fail
+	return raw
+}
+
 // estimateAfter is the estimated size of the context the compaction would
 // leave: its summary plus the kept path entries, overflow errors left out.
 // Usage figures are not used: they all describe the old context.
@@ -317,7 +376,7 @@ func estimateAfter(path []*session.Entry, gen *compaction.Result, keep func(sess
 }
 
 // cancelError is a plugin's cancel; it matches ErrCancelled.
-type cancelError struct{ msg string }
+type cancelError struct{ msg, plugin string }
 
 func (e *cancelError) Error() string { return e.msg }
 func (e *cancelError) Is(target error) bool {

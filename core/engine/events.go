@@ -83,6 +83,9 @@ type Event struct {
 	Pruned int
 	// Progress is the worker's turn of a compaction_progress event.
 	Progress *explore.Progress
+	// Timeline is the plugin calls of the run a compaction_end ends,
+	// saved or not (a plugin's cancel leaves no entry to record it in).
+	Timeline []hooks.TimelineStep
 }
 
 // subscribers fans events out to callbacks, in subscription order.

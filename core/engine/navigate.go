@@ -68,10 +68,16 @@ func (s *Session) Navigate(ctx context.Context, targetID string, opts NavigateOp
 		return nil, err
 	}
 	defer s.release()
-	r := s.startRun(ctx)
+	tl := &hooks.Timeline{}
+	r := s.startRun(hooks.WithObserver(ctx, tl.Observe))
 	defer s.endRun(r)
 	st := s.Settings()
 	nav := branch.NavigateOptions{
+		// The branch summary records the plugin calls of its run, as a
+		// compaction does.
+		AnnotateDetails: func(d json.RawMessage) json.RawMessage {
+			return annotateDetails(d, "", timelineJSON(tl.Steps()))
+		},
 		Summarize:          opts.wantsSummary(st),
 		CustomInstructions: opts.CustomInstructions,
 		Label:              opts.Label,

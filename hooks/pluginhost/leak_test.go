@@ -25,6 +25,9 @@ func TestStopLeavesNoGoroutines(t *testing.T) {
 	if err := sup.WaitRunning(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	if n, why := sup.Crashes(); n != 1 || why == "" {
+		t.Errorf("Crashes() = %d, %q; want one, with its reason", n, why)
+	}
 	sup.Stop(context.Background())
 	goleak.VerifyNone(t, ignore)
 }

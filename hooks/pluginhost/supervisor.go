@@ -138,8 +138,12 @@ type Supervisor struct {
 	inst     *instance
 	changed  chan struct{} // closed and replaced on every state change
 	crashes  []time.Time
-	stopCh   chan struct{}
-	wg       sync.WaitGroup
+	// crashCount and lastCrash are every crash since the supervisor was
+	// made and why the last one happened (Crashes), for status pages.
+	crashCount int
+	lastCrash  string
+	stopCh     chan struct{}
+	wg         sync.WaitGroup
 }
 
 // instance is one started process; every (re)start makes a new one with a
@@ -366,6 +370,8 @@ func (s *Supervisor) crashed(inst *instance, why string) {
 		return
 	}
 	s.inst = nil
+	s.crashCount++
+	s.lastCrash = why
 	n := s.recordCrash()
 	if n >= s.opts.CrashBudget {
 		s.setState(StateDisabled)
@@ -388,6 +394,15 @@ func (s *Supervisor) crashed(inst *instance, why string) {
 		inst.retire()
 		killInstance(inst)
 	}()
+}
+
+// Crashes is how many times the plugin's process crashed (each crash is
+// followed by a restart, or disables the plugin past the budget) and why
+// the last one happened, "" for never.
+func (s *Supervisor) Crashes() (n int, last string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.crashCount, s.lastCrash
 }
 
 // recordCrash must be called with s.mu held; it returns the crashes within

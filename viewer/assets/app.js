@@ -411,15 +411,57 @@ async function showCompaction(id) {
   const parts = [el("h3", { text: `${c.type === "compaction" ? "Compaction" : "Branch summary"} ${c.id}` }), kv];
   parts.push(el("h4", { text: "Hook timeline" }));
   if (Array.isArray(c.timeline) && c.timeline.length) {
-    const t = el("ol", { class: "timeline" });
-    for (const s of c.timeline) t.append(el("li", { text: [s.plugin, s.event, s.durationMs !== undefined ? `${s.durationMs} ms` : "", s.result, s.reason].filter(Boolean).join(" · ") }));
-    parts.push(t);
+    parts.push(timelineList(c.timeline));
   } else {
     parts.push(el("p", { class: "muted", text: "The session file records no hook timeline for this run." }));
   }
   parts.push(el("h4", { text: "Summary" }), el("pre", { class: "summary-text", text: c.summary }));
   if (c.details) parts.push(el("details", {}, el("summary", { text: "details (raw)" }), el("pre", { text: JSON.stringify(c.details, null, 2) })));
   $("compaction-body").replaceChildren(...parts);
+}
+
+// ---- the daemon's panel (pith serve only) ----
+
+function timelineList(steps) {
+  const t = el("ol", { class: "timeline" });
+  for (const s of steps) t.append(el("li", { text: [s.plugin, s.event, s.durationMs !== undefined ? `${s.durationMs} ms` : "", s.result, s.reason].filter(Boolean).join(" · ") }));
+  return t;
+}
+
+async function loadDaemon() {
+  const r = await fetch("api/daemon", { cache: "no-store" });
+  if (r.status === 404) return; // pith view: no daemon
+  if (!r.ok) throw new Error(`api/daemon: ${r.status}`);
+  const d = await r.json();
+  const parts = [];
+  parts.push(el("h3", { text: "Last compaction run" }));
+  const run = d.lastRun;
+  if (!run) {
+    parts.push(el("p", { class: "muted", text: "No compaction ran for this session since the daemon started." }));
+  } else {
+    let outcome = "saved";
+    if (run.cancelled) outcome = `cancelled by plugin ${run.plugin || "?"}`;
+    else if (run.aborted) outcome = "aborted";
+    else if (run.error) outcome = "failed";
+    const kv = el("dl", { class: "kv" },
+      el("dt", { text: "reason" }), el("dd", { text: run.reason }),
+      el("dt", { text: "outcome" }), el("dd", { id: "last-run-outcome", text: outcome }),
+      el("dt", { text: "at" }), el("dd", { text: new Date(run.time).toLocaleString() }));
+    if (run.entryId) kv.append(el("dt", { text: "entry" }), el("dd", {}, refButton({ id: run.entryId, text: "(compaction)" })));
+    if (run.error) kv.append(el("dt", { text: "error" }), el("dd", { text: run.error }));
+    parts.push(kv, el("h4", { text: "Hook timeline of that run" }));
+    parts.push(run.timeline && run.timeline.length ? timelineList(run.timeline) : el("p", { class: "muted", text: "No plugin was called." }));
+  }
+  parts.push(el("h3", { text: "Plugins" }));
+  if (d.plugins && d.plugins.length) {
+    parts.push(el("ul", {}, ...d.plugins.map((p) => el("li", { text: [p.name, p.version, p.state, `${p.restarts || 0} restarts`, p.lastError ? `last error: ${p.lastError}` : ""].filter(Boolean).join(" · ") }))));
+  } else {
+    parts.push(el("p", { class: "muted", text: "No plugins are configured." }));
+  }
+  const c = d.config || {};
+  parts.push(el("h3", { text: "Configuration" }), el("p", { text: `generation ${c.generation}${c.lastReload ? ` · last reload ${c.lastReload.outcome} at ${new Date(c.lastReload.time).toLocaleString()}${c.lastReload.error ? `: ${c.lastReload.error}` : ""}` : " · not reloaded since start"}` }));
+  $("daemon-body").replaceChildren(...parts);
+  $("daemon").hidden = false;
 }
 
 // ---- live updates ----
@@ -434,6 +476,7 @@ async function refresh() {
   await loadSession();
   drawTree();
   await loadCompactions();
+  await loadDaemon();
   if (followLeaf) { goToLeaf(); return; }
   if (!state.selectedId) return;
   // An entry added to an earlier branch moves the rows after it: find the
@@ -467,6 +510,7 @@ async function start() {
   drawTree();
   goToLeaf();
   await compactions;
+  await loadDaemon().catch(showError);
   if (!state.compactionId && state.compactions.length) showCompaction(state.compactions[state.compactions.length - 1].id);
   connect();
   document.body.dataset.ready = "1";

@@ -1,0 +1,263 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"html/template"
+	"io"
+	"io/fs"
+	"net/http"
+	"path/filepath"
+	"strings"
+
+	"github.com/pith-dev/pith/core/compaction"
+	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/viewer"
+)
+
+// ViewerCookie holds the bearer token a browser presented once at
+// /login: a browser cannot send an authorization header of its own, and a
+// token never goes into a URL (where logs and history keep it).
+const ViewerCookie = "pith_token"
+
+// maxListed bounds the session names the viewer's index lists.
+const maxListed = 10000
+
+// Viewer is the read-only web viewer of every session under sessions.root
+// (server.viewer). It reads through the daemon's root handle and name
+// grammar, and asks every request for the credentials a gRPC call needs,
+// scoped the same way: a token's prefix limits the sessions it shows.
+type Viewer struct {
+	s        *Server
+	sessions *viewer.Sessions
+	mux      *http.ServeMux
+	exposed  bool
+}
+
+// NewViewer returns the viewer's handler; exposed says its listener is
+// reachable from other machines (then, as for gRPC calls, anonymous
+// requests are refused). Close it before the Server.
+func (s *Server) NewViewer(exposed bool) *Viewer {
+	v := &Viewer{s: s, exposed: exposed}
+	opts := viewer.SessionsOptions{
+		Resolve:   v.resolve,
+		Authorize: v.authorize,
+		List:      v.list,
+		Settings: func() viewer.Settings {
+			st := s.opts.Settings(s.cfg.Load())
+			return viewer.Settings{ContextWindow: st.ContextWindow, ReserveTokens: st.ReserveTokens, AutoCompaction: st.Enabled}
+		},
+		Logger: s.log.Named("viewer"),
+		// The listener policy and the credentials guard the viewer; a
+		// real host name is fine behind them.
+		AllowHost: func(string) bool { return true },
+		Daemon:    v.daemonPanel,
+	}
+	v.sessions = viewer.NewSessions(opts)
+	fn := v.sessions.Refresh
+	s.viewerRefresh.Store(&fn)
+	v.mux = http.NewServeMux()
+	v.mux.HandleFunc("GET /login", v.loginForm)
+	v.mux.HandleFunc("POST /login", v.login)
+	// The style sheet is the same for everyone; the login page needs it.
+	v.mux.Handle("GET /app.css", v.sessions)
+	v.mux.Handle("/", http.HandlerFunc(v.serveAuthenticated))
+	return v
+}
+
+// Close stops the viewer's watchers and streams.
+func (v *Viewer) Close() error {
+	v.s.viewerRefresh.Store(nil)
+	return v.sessions.Close()
+}
+
+func (v *Viewer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	v.mux.ServeHTTP(w, r)
+}
+
+type viewerCallerKey struct{}
+
+// presentedBy is what an HTTP request shows: a verified client
+// certificate, an authorization header, or else the login cookie.
+func presentedBy(r *http.Request) presented {
+	var pr presented
+	if r.TLS != nil {
+		pr.certOK, pr.certName = verifiedCert(*r.TLS)
+	}
+	pr.authorization = r.Header.Values("Authorization")
+	if len(pr.authorization) == 0 {
+		if c, err := r.Cookie(ViewerCookie); err == nil && c.Value != "" {
+			pr.authorization = []string{"Bearer " + c.Value}
+		}
+	}
+	return pr
+}
+
+func (v *Viewer) serveAuthenticated(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "the viewer is read-only", http.StatusMethodNotAllowed)
+		return
+	}
+	c, err := v.s.check(presentedBy(r), v.exposed)
+	if err != nil {
+		v.s.metrics.authFailures.Inc()
+		if r.URL.Path == "/" || strings.HasSuffix(r.URL.Path, "/") {
+			// A page: send the browser to the form that sets the cookie.
+			http.Redirect(w, r, "/login", http.StatusSeeOther)
+			return
+		}
+		http.Error(w, err.Error(), http.StatusUnauthorized)
+		return
+	}
+	v.sessions.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewerCallerKey{}, c)))
+}
+
+func viewerCaller(r *http.Request) caller {
+	c, _ := r.Context().Value(viewerCallerKey{}).(caller)
+	return c
+}
+
+func (v *Viewer) authorize(r *http.Request, name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	if c := viewerCaller(r); !c.may(name) {
+		return fmt.Errorf("%w: %q", ErrForbidden, name)
+	}
+	return nil
+}
+
+// resolve reads a session and its archive through the root handle, within
+// server.maxSessionBytes; the path is only for the file watch.
+func (v *Viewer) resolve(name string) (viewer.Source, error) {
+	if err := checkName(name); err != nil {
+		return viewer.Source{}, err
+	}
+	root, err := v.s.sessionsRoot(false)
+	if err != nil {
+		return viewer.Source{}, err
+	}
+	if _, err := root.Stat(name); err != nil {
+		return viewer.Source{}, rootError(err)
+	}
+	v.s.mu.Lock()
+	base := v.s.rootPath
+	v.s.mu.Unlock()
+	load := func() (*session.File, error) {
+		f, err := root.Open(name)
+		if err != nil {
+			return nil, rootError(err)
+		}
+		defer f.Close()
+		limit := int64(v.s.cfg.Load().Server.MaxSessionBytes)
+		data, err := io.ReadAll(io.LimitReader(f, limit+1))
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(data)) > limit {
+			return nil, fmt.Errorf("%w: session %q is over server.maxSessionBytes (%d)", ErrLimit, name, limit)
+		}
+		return session.Parse(data)
+	}
+	archive := func() (io.ReadCloser, error) {
+		f, err := root.Open(name + compaction.ArchiveSuffix)
+		if err != nil {
+			return nil, rootError(err)
+		}
+		return f, nil
+	}
+	return viewer.Source{Path: filepath.Join(base, filepath.FromSlash(name)), Load: load, OpenArchive: archive}, nil
+}
+
+// list names the sessions under the root the caller may see.
+func (v *Viewer) list(r *http.Request) ([]string, error) {
+	root, err := v.s.sessionsRoot(false)
+	if err != nil {
+		return nil, nil // no root yet: no sessions
+	}
+	c := viewerCaller(r)
+	var names []string
+	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // unreadable: not listed
+		}
+		if d.IsDir() {
+			if p != "." && (strings.HasPrefix(d.Name(), ".") || strings.Count(p, "/") >= maxNameDepth) {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() && checkName(p) == nil && c.may(p) {
+			names = append(names, p)
+			if len(names) >= maxListed {
+				return fs.SkipAll
+			}
+		}
+		return nil
+	})
+	return names, err
+}
+
+var loginPage = template.Must(template.New("login").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Pith viewer: sign in</title><link rel="stylesheet" href="/app.css"></head>
+<body><main class="pane index"><h1>Sign in</h1>
+{{if .}}<p role="alert">{{.}}</p>{{end}}
+<form method="post" action="/login">
+<label for="token">Token (a server.tokens entry)</label>
+<input id="token" name="token" type="password" autocomplete="current-password" required>
+<button type="submit">Sign in</button>
+</form></main></body></html>
+`))
+
+func (v *Viewer) loginForm(w http.ResponseWriter, r *http.Request) {
+	v.renderLogin(w, http.StatusOK, "")
+}
+
+func (v *Viewer) renderLogin(w http.ResponseWriter, code int, msg string) {
+	var buf bytes.Buffer
+	_ = loginPage.Execute(&buf, msg)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; form-action 'self'; frame-ancestors 'none'")
+	w.WriteHeader(code)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// login checks a token posted by the form and keeps it in an HttpOnly,
+// SameSite=Strict cookie: scripts cannot read it and other sites cannot
+// make the browser send it.
+func (v *Viewer) login(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	if err := r.ParseForm(); err != nil {
+		v.renderLogin(w, http.StatusBadRequest, "The form could not be read.")
+		return
+	}
+	tok := strings.TrimSpace(r.PostForm.Get("token"))
+	pr := presentedBy(r)
+	pr.authorization = []string{"Bearer " + tok}
+	if _, err := v.s.check(pr, v.exposed); err != nil || tok == "" || len(v.s.cfg.Load().Server.Tokens) == 0 {
+		v.s.metrics.authFailures.Inc()
+		msg := "Unknown or revoked token."
+		if len(v.s.cfg.Load().Server.Tokens) == 0 {
+			msg = "This daemon has no server.tokens; it needs no sign-in (or a client certificate)."
+		}
+		v.renderLogin(w, http.StatusUnauthorized, msg)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: ViewerCookie, Value: tok, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
+	})
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// refreshViewer tells the viewer, when one runs, that the session named
+// rel changed (an engine event).
+func (s *Server) refreshViewer(rel string) {
+	if fn := s.viewerRefresh.Load(); fn != nil {
+		(*fn)(rel)
+	}
+}
