@@ -13,6 +13,7 @@ import (
 
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/store"
 	"github.com/pith-dev/pith/viewer"
 )
 
@@ -186,7 +187,7 @@ func (v *Viewer) list(r *http.Request) ([]string, error) {
 			return nil // unreadable: not listed
 		}
 		if d.IsDir() {
-			if p != "." && (strings.HasPrefix(d.Name(), ".") || strings.Count(p, "/") >= maxNameDepth) {
+			if p != "." && (strings.HasPrefix(d.Name(), ".") || strings.Count(p, "/") >= store.MaxNameDepth) {
 				return fs.SkipDir
 			}
 			return nil

@@ -15,7 +15,7 @@ var ErrInvalidName = errors.New("invalid session path")
 const (
 	maxNameBytes    = 1024
 	maxSegmentBytes = 255 // NAME_MAX of common file systems
-	maxNameDepth    = 16
+	MaxNameDepth    = 16
 )
 
 // CheckName enforces the session name grammar, the same for every store:
@@ -35,8 +35,8 @@ func CheckName(rel string) error {
 		return fmt.Errorf("%w %q: must be relative to sessions.root", ErrInvalidName, rel)
 	}
 	segs := strings.Split(rel, "/")
-	if len(segs) > maxNameDepth {
-		return fmt.Errorf("%w %q: more than %d levels", ErrInvalidName, rel, maxNameDepth)
+	if len(segs) > MaxNameDepth {
+		return fmt.Errorf("%w %q: more than %d levels", ErrInvalidName, rel, MaxNameDepth)
 	}
 	for _, seg := range segs {
 		if len(seg) > maxSegmentBytes {
