@@ -307,7 +307,7 @@ type Navigation struct {
 	EditorText string
 }
 
-// Navigate moves the leaf to targetID (SPEC §11).
+// Navigate moves the leaf to targetID (docs/behaviour.md §11).
 func (s *Session) Navigate(ctx context.Context, targetID string, opts NavigateOptions) (*Navigation, error) {
 	r, err := s.c.rpc.Navigate(ctx, &pb.NavigateRequest{SessionId: s.ID, TargetId: targetID, Summarize: opts.Summarize, CustomInstructions: opts.CustomInstructions, Label: opts.Label, NoSummarize: opts.NoSummarize})
 	if err != nil {

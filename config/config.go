@@ -22,7 +22,7 @@ type Config struct {
 	Retry         Retry         `koanf:"retry"`
 	Summarizer    Summarizer    `koanf:"summarizer"`
 	// ContextWindow is the session model's context window in tokens, used by
-	// the threshold test of SPEC §3.
+	// the threshold test of docs/behaviour.md §3.
 	ContextWindow int      `koanf:"contextWindow"`
 	Plugins       []Plugin `koanf:"plugins"`
 	Sessions      Sessions `koanf:"sessions"`
@@ -30,7 +30,7 @@ type Config struct {
 	Logging       Logging  `koanf:"logging"`
 }
 
-// Calibration methods (SPEC §5.3).
+// Calibration methods (docs/behaviour.md §5.3).
 const (
 	// CalibrationDelta: the growth of measured prompt tokens between two
 	// assistant usages over the estimate of the messages between them, so
@@ -41,33 +41,33 @@ const (
 	CalibrationTotal = "total"
 )
 
-// Compaction strategies (SPEC §7, §12).
+// Compaction strategies (docs/behaviour.md §7, §12).
 const (
 	StrategySummary = "summary"
 	StrategyExplore = "explore"
 )
 
-// Compaction configures SPEC §3–§9 and the exploring worker budgets of §12.
+// Compaction configures docs/behaviour.md §3–§9 and the exploring worker budgets of §12.
 type Compaction struct {
 	Enabled          bool `koanf:"enabled"`
 	ReserveTokens    int  `koanf:"reserveTokens"`
 	KeepRecentTokens int  `koanf:"keepRecentTokens"`
 	// AutoContinue injects "Continue if you have next steps." after a
-	// threshold compaction (SPEC §9.3).
+	// threshold compaction (docs/behaviour.md §9.3).
 	AutoContinue bool `koanf:"autoContinue"`
 	// CalibrateKeepRecent scales keepRecentTokens by the measured
-	// prompt/estimate ratio (SPEC §5.3).
+	// prompt/estimate ratio (docs/behaviour.md §5.3).
 	CalibrateKeepRecent bool `koanf:"calibrateKeepRecent"`
 	// CalibrationMethod is how the ratio is measured: CalibrationDelta
 	// (default) or CalibrationTotal.
 	CalibrationMethod string `koanf:"calibrationMethod"`
 	// ShortSummary asks for a 2–3 sentence summary for a UI besides the
-	// full one, stored as the entry's shortSummary (SPEC §7).
+	// full one, stored as the entry's shortSummary (docs/behaviour.md §7).
 	ShortSummary   bool           `koanf:"shortSummary"`
 	RemoteEndpoint RemoteEndpoint `koanf:"remoteEndpoint"`
 	Strategy       string         `koanf:"strategy"`
 
-	// Budgets of the exploring compact worker (SPEC §12), all in tokens
+	// Budgets of the exploring compact worker (docs/behaviour.md §12), all in tokens
 	// except WorkerMaxTurns.
 	RetainedTokens               int `koanf:"retainedTokens"`
 	OverviewTargetTokens         int `koanf:"overviewTargetTokens"`
@@ -100,7 +100,7 @@ type Rehydrate struct {
 	TotalTokens int `koanf:"totalTokens"`
 }
 
-// RemoteEndpoint is the remote summarizer of SPEC §7. It is in use when URL
+// RemoteEndpoint is the remote summarizer of docs/behaviour.md §7. It is in use when URL
 // is set.
 type RemoteEndpoint struct {
 	URL     string        `koanf:"url" pith:"url"`
@@ -114,7 +114,7 @@ type RemoteEndpoint struct {
 	Retries int `koanf:"retries"`
 }
 
-// BranchSummary configures summaries of abandoned branches (SPEC §11).
+// BranchSummary configures summaries of abandoned branches (docs/behaviour.md §11).
 type BranchSummary struct {
 	Enabled       bool `koanf:"enabled"`
 	ReserveTokens int  `koanf:"reserveTokens"`
@@ -126,7 +126,7 @@ type BranchSummary struct {
 	SkipPrompt bool `koanf:"skipPrompt"`
 }
 
-// Pruning configures tool-output pruning (SPEC §8).
+// Pruning configures tool-output pruning (docs/behaviour.md §8).
 type Pruning struct {
 	Enabled        bool     `koanf:"enabled"`
 	ProtectTokens  int      `koanf:"protectTokens"`
@@ -137,7 +137,7 @@ type Pruning struct {
 	Thinking int `koanf:"thinking"`
 }
 
-// Retry configures retries of summarizer calls (SPEC §9.5).
+// Retry configures retries of summarizer calls (docs/behaviour.md §9.5).
 type Retry struct {
 	Enabled     bool `koanf:"enabled"`
 	MaxRetries  int  `koanf:"maxRetries"`
@@ -155,7 +155,7 @@ const (
 	ProviderRemote    = "remote"
 )
 
-// Summarizer selects the model that writes summaries (SPEC §7).
+// Summarizer selects the model that writes summaries (docs/behaviour.md §7).
 type Summarizer struct {
 	Provider string `koanf:"provider"`
 	Model    string `koanf:"model"`
@@ -171,7 +171,7 @@ type Summarizer struct {
 	// Config.SummarizerContextWindow.
 	ContextWindow int `koanf:"contextWindow"`
 	// Candidates are further models tried in order, after the one above,
-	// when it keeps failing with transient errors (SPEC §9.5).
+	// when it keeps failing with transient errors (docs/behaviour.md §9.5).
 	Candidates []Candidate `koanf:"candidates"`
 }
 
@@ -183,13 +183,13 @@ type Candidate struct {
 	APIKeyEnv string `koanf:"apiKeyEnv"`
 }
 
-// Plugin failure policies (SPEC §13).
+// Plugin failure policies (docs/behaviour.md §13).
 const (
 	FailureOpen   = "open"
 	FailureClosed = "closed"
 )
 
-// Plugin is one out-of-process plugin (SPEC §13, §14).
+// Plugin is one out-of-process plugin (docs/behaviour.md §13, §14).
 type Plugin struct {
 	// Name is unique and namespaces the plugin's preserveData.
 	Name string `koanf:"name"`
@@ -339,7 +339,7 @@ type Logging struct {
 	Format string `koanf:"format"`
 }
 
-// Reference defaults (SPEC §12, §14).
+// Reference defaults (docs/behaviour.md §12, §14).
 const (
 	DefaultContextWindow       = 200000
 	DefaultBranchContextWindow = 128000
@@ -467,7 +467,7 @@ func (c *Config) Plugin(name string) (Plugin, bool) {
 }
 
 // Chain is the ordered list of models automatic compaction tries: the
-// primary summarizer, then the candidates (SPEC §9.5).
+// primary summarizer, then the candidates (docs/behaviour.md §9.5).
 func (s Summarizer) Chain() []Candidate {
 	out := make([]Candidate, 0, 1+len(s.Candidates))
 	out = append(out, Candidate{Provider: s.Provider, Model: s.Model, BaseURL: s.BaseURL, APIKeyEnv: s.APIKeyEnv})

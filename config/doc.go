@@ -1,4 +1,4 @@
-// Package config owns Pith's configuration (SPEC §14): the typed Config with
+// Package config owns Pith's configuration (docs/behaviour.md §14): the typed Config with
 // its reference defaults, loading with koanf (defaults, then one YAML, TOML or
 // JSON file, then PITH_ environment overrides), whole-configuration
 // validation, secret masking for display, the Store that publishes immutable

@@ -23,7 +23,7 @@ var TurnPrefix = trim(turnPrefixTxt)
 // Short asks for a 2–3 sentence summary of a finished summary.
 var Short = trim(shortTxt)
 
-// Branch asks for a summary of an abandoned branch (SPEC §11).
+// Branch asks for a summary of an abandoned branch (docs/behaviour.md §11).
 var Branch = trim(branchTxt)
 
 // BranchPreamble is put before a generated branch summary; it ends with a

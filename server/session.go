@@ -278,7 +278,7 @@ func (o *openSession) appendEntries(ctx context.Context, raws []json.RawMessage)
 	return out, nil
 }
 
-// leafSettings is the model and thinking level in force at the leaf (SPEC
+// leafSettings is the model and thinking level in force at the leaf (docs/behaviour.md
 // §2), from the tree's incremental cache: constant time per GetContext
 // however long the session is.
 func leafSettings(store *session.Store) (provider, model, thinking string) {

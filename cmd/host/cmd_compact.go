@@ -66,7 +66,7 @@ they happen.
 	// cobra would print a second, misleading "(default N)".
 	fl.IntVar(&f.keepRecentTokens, "keep-recent-tokens", 0, "tokens of recent conversation to keep verbatim (default: the config's, 20000 without one)")
 	fl.IntVar(&f.reserveTokens, "reserve-tokens", 0, "tokens reserved for the summary and the next turn (default: the config's, 16384 without one)")
-	fl.BoolVar(&f.noCalibrate, "no-calibrate", false, "do not scale keep-recent-tokens by the provider's real usage (SPEC §5.3)")
+	fl.BoolVar(&f.noCalibrate, "no-calibrate", false, "do not scale keep-recent-tokens by the provider's real usage (docs/behaviour.md §5.3)")
 	fl.StringVar(&f.calibration, "calibration", "", "how the usage ratio is measured: delta or total (default: compaction.calibrationMethod)")
 	fl.BoolVar(&f.shortSummary, "short-summary", false, "also write the 2–3 sentence short summary (default: compaction.shortSummary)")
 	fl.StringVar(&f.strategy, "strategy", "", "summary (one summarizer request) or explore (a tool-calling worker with an overview and session-log tools; needs an openai or anthropic summarizer) (default: compaction.strategy)")

@@ -25,8 +25,8 @@ func newContextCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "context FILE | --store URL NAME",
 		Short: "Show the context that would be sent to the model",
-		Long: `Builds the context of a session (SPEC §2) for its current leaf, or for --leaf,
-and counts its tokens (SPEC §3): the last valid usage plus estimates of the
+		Long: `Builds the context of a session (docs/behaviour.md §2) for its current leaf, or for --leaf,
+and counts its tokens (docs/behaviour.md §3): the last valid usage plus estimates of the
 messages after it.
 
 --llm prints the messages converted for a model, as one JSON object

@@ -47,7 +47,7 @@ func TestNavigateDryRunJSON(t *testing.T) {
 }
 
 // TestNavigateSummarizeThenContext: after `pith navigate --summarize`,
-// `pith context` shows the branch summary where SPEC §2 puts it: as the
+// `pith context` shows the branch summary where docs/behaviour.md §2 puts it: as the
 // last message, after the path up to the new position.
 func TestNavigateSummarizeThenContext(t *testing.T) {
 	path := copyFile(t, "../../examples/demo-session.jsonl")

@@ -29,7 +29,7 @@ func (p *providerFlags) register(cmd *cobra.Command) {
 
 // buildSummarizer makes the summarizer a command uses: the configured (or
 // flagged) provider, then the configured candidates, inside a Chain that
-// retries transient errors with backoff (SPEC §9.5). The built-in
+// retries transient errors with backoff (docs/behaviour.md §9.5). The built-in
 // summarizer needs none of this. Credentials come only from environment
 // variables named in the configuration (OPENAI_API_KEY / ANTHROPIC_API_KEY
 // by default).
@@ -54,7 +54,7 @@ func buildProvider(cfg *config.Config, p providerFlags, log hclog.Logger) (summa
 			s = config.Summarizer{Provider: p.provider}
 		}
 	} else if cfg.Compaction.RemoteEndpoint.URL != "" && (provider == "" || provider == config.ProviderBuiltin) {
-		provider = config.ProviderRemote // SPEC §7: a configured endpoint is used
+		provider = config.ProviderRemote // docs/behaviour.md §7: a configured endpoint is used
 	}
 	if p.model != "" {
 		s.Model = p.model

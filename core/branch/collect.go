@@ -3,7 +3,7 @@ package branch
 import "github.com/pith-dev/pith/core/session"
 
 // CollectEntriesForBranchSummary returns the entries of the branch being
-// left when navigating from oldLeafID to targetID (SPEC §11.1): from the old
+// left when navigating from oldLeafID to targetID (docs/behaviour.md §11.1): from the old
 // leaf back to the deepest common ancestor of the two (not included), in
 // chronological order, and that ancestor's id ("" when the two share none).
 // Compactions, labels and other metadata on the way are included; the walk

@@ -177,7 +177,7 @@ func digest(s string) (int, string) {
 // serializesLikePi reports whether compaction.SerializeConversation
 // renders msgs as the reference does. It does not when a summary message is
 // present (Pith's own frame wording) or when thinking, custom or bash text
-// is long enough for Pith to clip it (SPEC §6).
+// is long enough for Pith to clip it (docs/behaviour.md §6).
 func serializesLikePi(msgs []session.Message) bool {
 	for _, m := range msgs {
 		r := gjson.ParseBytes(m.Raw)

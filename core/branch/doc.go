@@ -1,4 +1,4 @@
-// Package branch owns tree navigation and branch summaries (SPEC §11):
+// Package branch owns tree navigation and branch summaries (docs/behaviour.md §11):
 // collecting the entries of the branch being left, preparing them for a
 // summarizer under a token budget, generating and validating the summary,
 // and Navigate, which moves a session's leaf and persists the result.
@@ -12,7 +12,7 @@
 // # Durable leaf
 //
 // pi's file format has no leaf pointer: on load the leaf is the last entry
-// in file order (SPEC §1). A navigation that only moved an in-memory pointer
+// in file order (docs/behaviour.md §1). A navigation that only moved an in-memory pointer
 // would therefore be lost when the file is reopened, by Pith or by pi.
 // Navigate keeps "last entry = leaf" true instead: every navigation that
 // does not land on the last entry appends one entry whose parent is the new
@@ -24,7 +24,7 @@
 //     leaf too);
 //   - otherwise a marker entry of type custom,
 //     {"customType":"pith.leaf","data":{"targetId":…,"fromId":…}}.
-//     Custom entries contribute nothing to a context (SPEC §2, and pi does
+//     Custom entries contribute nothing to a context (docs/behaviour.md §2, and pi does
 //     the same), so the context built at the marker is exactly the context
 //     of the position it hangs from, and pi opening the file continues
 //     from there. Navigating to a root user message puts the marker at the
@@ -38,7 +38,7 @@
 // # Where Pith differs from pi 0.73.1
 //
 //   - fromId of a branch summary is the old leaf (the branch that was
-//     summarized), not the new position (SPEC §11.5).
+//     summarized), not the new position (docs/behaviour.md §11.5).
 //   - With nothing to summarize no entry is written; pi saves the text
 //     "No content to summarize".
 //   - A generated summary is validated like a compaction summary (empty,

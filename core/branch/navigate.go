@@ -12,7 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// Defaults of SPEC §11.3 / §14.
+// Defaults of docs/behaviour.md §11.3 / §14.
 const (
 	DefaultContextWindow = 128000
 	DefaultReserveTokens = 16384
@@ -31,7 +31,7 @@ var (
 	ErrCancelled = errors.New("navigation cancelled by a hook")
 )
 
-// BeforeTreeEvent is the payload of session_before_tree (SPEC §13).
+// BeforeTreeEvent is the payload of session_before_tree (docs/behaviour.md §13).
 type BeforeTreeEvent struct {
 	TargetID  string
 	OldLeafID string // "" when the session had no leaf
@@ -169,7 +169,7 @@ type NavigateResult struct {
 	MarkerEntry *session.Entry
 }
 
-// Navigate moves the session's leaf to targetID (SPEC §11), optionally
+// Navigate moves the session's leaf to targetID (docs/behaviour.md §11), optionally
 // leaving a summary of the branch it leaves, and makes the move durable
 // (see the package doc).
 //

@@ -7,7 +7,7 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// Prepared is a branch made ready for the summarizer (SPEC §11.3).
+// Prepared is a branch made ready for the summarizer (docs/behaviour.md §11.3).
 type Prepared struct {
 	// Messages are the newest messages of the branch that fit the budget,
 	// oldest first.
@@ -27,7 +27,7 @@ type Prepared struct {
 const summaryShare = 0.9
 
 // PrepareBranchEntries picks what of a branch the summarizer gets, exactly
-// as the reference does (SPEC §11.3):
+// as the reference does (docs/behaviour.md §11.3):
 //
 //  1. the file lists stored in the details of earlier branch_summary
 //     entries, unless a hook wrote them (their details are the hook's own);

@@ -11,7 +11,7 @@ import (
 	"github.com/pith-dev/pith/prompts"
 )
 
-// SummaryMaxTokens is the output cap of a branch summary (SPEC §11.3).
+// SummaryMaxTokens is the output cap of a branch summary (docs/behaviour.md §11.3).
 const SummaryMaxTokens = 2048
 
 // ErrNothingToSummarize is returned when the prepared branch holds no
@@ -113,7 +113,7 @@ func BuildRequest(p Prepared, opts SummaryOptions) (summarize.Request, error) {
 // before coming back), the model's summary, and the <read-files> and
 // <modified-files> blocks; plus the details holding the file lists.
 //
-// The answer is validated as a compaction summary is (SPEC §7): empty, cut
+// The answer is validated as a compaction summary is (docs/behaviour.md §7): empty, cut
 // off by the output cap, or over it → an error wrapping ErrInvalidSummary.
 // ErrNothingToSummarize when p has no message. Cancelling ctx aborts the
 // request; the error then wraps ctx.Err().

@@ -5,7 +5,7 @@ import (
 	"github.com/pith-dev/pith/core/tokens"
 )
 
-// Calibration methods (SPEC §5.3).
+// Calibration methods (docs/behaviour.md §5.3).
 const (
 	// CalibrationDelta measures the ratio on the growth of the prompt
 	// between two assistant usages inside the range, over the estimate of
@@ -32,7 +32,7 @@ type Calibration struct {
 }
 
 // Calibrate scales settings.KeepRecentTokens down when the provider's
-// reported prompt sizes show the chars/4 estimate undercounting (SPEC
+// reported prompt sizes show the chars/4 estimate undercounting (docs/behaviour.md
 // §5.3), by settings.CalibrationMethod. The range is path[start:end];
 // contextTotal stands in for a last usage that reports no prompt tokens
 // (total method). Without usable usages nothing changes.

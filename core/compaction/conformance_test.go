@@ -140,7 +140,7 @@ func digest(s string) (int, string) {
 // serializesLikePi reports whether SerializeConversation renders msgs
 // exactly as the reference does. It does not when a summary message is
 // present (Pith's own frame text) or when thinking, custom or bash text
-// is longer than MaxPartChars (Pith clips those, SPEC §6).
+// is longer than MaxPartChars (Pith clips those, docs/behaviour.md §6).
 func serializesLikePi(msgs []session.Message) bool {
 	for _, m := range msgs {
 		r := gjson.ParseBytes(m.Raw)
@@ -176,7 +176,7 @@ func serializesLikePi(msgs []session.Message) bool {
 }
 
 // TestPrepareMatchesPi compares Prepare, with calibration off (the
-// reference has none, SPEC §5.3), against pi's prepareCompaction. The
+// reference has none, docs/behaviour.md §5.3), against pi's prepareCompaction. The
 // deliberate differences are detected and asserted, not skipped:
 //   - §5.6: pi returns a preparation with nothing in it; Pith returns
 //     ErrNothingToCompact.

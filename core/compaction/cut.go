@@ -21,7 +21,7 @@ type CutPoint struct {
 	IsSplitTurn bool
 }
 
-// isCutPoint reports whether the kept part may start at e (SPEC §4.1). A
+// isCutPoint reports whether the kept part may start at e (docs/behaviour.md §4.1). A
 // tool result never may: it must stay behind the call that asked for it.
 func isCutPoint(e *session.Entry) bool {
 	switch e.Type {
@@ -60,7 +60,7 @@ func yieldsMessage(e *session.Entry) bool {
 }
 
 // FindCutPoint chooses where to cut path[start:end] so that roughly
-// keepRecentTokens of the newest messages are kept (SPEC §4).
+// keepRecentTokens of the newest messages are kept (docs/behaviour.md §4).
 //
 // Differences from the reference, on purpose:
 //   - §4.4: whether the turn is split is decided from the first message at
@@ -155,7 +155,7 @@ func findCutPoint(path []*session.Entry, start, end, keepRecentTokens int, cutBe
 }
 
 // keepToolPairs moves cut earlier, to the assistant message that made the
-// call, while a kept tool result answers a call made before the cut (SPEC
+// call, while a kept tool result answers a call made before the cut (docs/behaviour.md
 // §4.5). Results always follow their calls in a session, so this is the
 // only way a pair can be separated; a call whose result never came (an
 // aborted turn) has nothing to keep it with.

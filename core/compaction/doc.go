@@ -1,4 +1,4 @@
-// Package compaction holds the pure algorithms of compaction (SPEC §4–§8,
+// Package compaction holds the pure algorithms of compaction (docs/behaviour.md §4–§8,
 // §10): choosing the cut point, preparing a compaction from a session path,
 // serializing the conversation for a summarizer and fitting it into the
 // summarizer's window, assembling and validating the summary requests,

@@ -10,7 +10,7 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// FileOps collects the files the summarized part touched (SPEC §5.8).
+// FileOps collects the files the summarized part touched (docs/behaviour.md §5.8).
 type FileOps struct {
 	Read    map[string]bool
 	Written map[string]bool

@@ -13,7 +13,7 @@ import (
 
 // This file renders JSON the way JavaScript's JSON.stringify(JSON.parse(x))
 // does, which the tool-call lines of a serialized conversation must match
-// (SPEC §3, §6): keys in JS property order (array-index keys first, in
+// (docs/behaviour.md §3, §6): keys in JS property order (array-index keys first, in
 // numeric order, then insertion order; a repeated key keeps its first place
 // and its last value), no whitespace, minimal string escapes, numbers in
 // JS's shortest form. encoding/json gets every one of these wrong.

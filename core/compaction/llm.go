@@ -12,7 +12,7 @@ import (
 )
 
 // ConvertForLLM turns a context (session.BuildContext's messages) into the
-// messages a model is sent (SPEC §2.5, pi's convertToLlm): user, assistant
+// messages a model is sent (docs/behaviour.md §2.5, pi's convertToLlm): user, assistant
 // and toolResult messages stay byte for byte; a compaction summary and a
 // branch summary become a user message with one text block that frames the
 // summary in <summary> tags; a custom message becomes a user message with

@@ -46,7 +46,7 @@ func onlyText(t *testing.T, lm llmMessage) string {
 
 // TestConvertForLLMSummaries: a compaction summary and a branch summary
 // become a user message whose text is a one-line frame, a blank line and
-// the summary in <summary> tags (SPEC §2.5) — the frames saying what the
+// the summary in <summary> tags (docs/behaviour.md §2.5) — the frames saying what the
 // summary is; bookkeeping fields are gone and the time is in milliseconds.
 func TestConvertForLLMSummaries(t *testing.T) {
 	const summary = "## Goal\nShip <it> & more."

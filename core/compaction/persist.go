@@ -9,7 +9,7 @@ import (
 )
 
 // compactionFields is the body of a compaction entry, in the order pi
-// writes it (SPEC §1, §10).
+// writes it (docs/behaviour.md §1, §10).
 type compactionFields struct {
 	Summary          string          `json:"summary"`
 	ShortSummary     string          `json:"shortSummary,omitempty"`
@@ -48,7 +48,7 @@ func CompactionDraft(res *Result, fromHook bool, preserveData json.RawMessage) s
 var ErrDiscarded = errors.New("compaction discarded")
 
 // Persist appends the compaction for res and returns the new entry and the
-// context rebuilt from it (SPEC §10). Where it goes is decided under the
+// context rebuilt from it (docs/behaviour.md §10). Where it goes is decided under the
 // file's lock, against the session as it is at that moment: entries
 // appended below the prepared leaf since (by this process or another) stay
 // in the context — the compaction becomes a child of the newest of them,
@@ -110,7 +110,7 @@ func descends(t *session.Tree, e *session.Entry, ancestorID string) bool {
 }
 
 // ValidateSupplied checks a compaction a plugin supplied in
-// session_before_compact (SPEC §13): a non-empty summary no longer than the
+// session_before_compact (docs/behaviour.md §13): a non-empty summary no longer than the
 // history cap (0.8 × reserveTokens), and a firstKeptEntryId that is on path
 // within the range being compacted. path is the one prep was made from.
 func ValidateSupplied(path []*session.Entry, prep *Preparation, summary, firstKeptEntryID string) error {

@@ -12,7 +12,7 @@ import (
 // nothing a compaction could summarize. Callers branch on it with errors.Is.
 var ErrNothingToCompact = errors.New("nothing to compact")
 
-// Settings are the compaction settings of SPEC §14 this package uses.
+// Settings are the compaction settings of docs/behaviour.md §14 this package uses.
 type Settings struct {
 	// ReserveTokens is kept free in the context window for the summary
 	// request's output and the next turn.
@@ -20,7 +20,7 @@ type Settings struct {
 	// KeepRecentTokens is how much recent conversation stays verbatim.
 	KeepRecentTokens int `json:"keepRecentTokens"`
 	// CalibrateKeepRecent scales KeepRecentTokens by how much the chars/4
-	// estimate undercounts the provider's real token usage (SPEC §5.3).
+	// estimate undercounts the provider's real token usage (docs/behaviour.md §5.3).
 	// The zero Settings leave it off; DefaultSettings turns it on.
 	CalibrateKeepRecent bool `json:"calibrateKeepRecent"`
 	// CutBeforeTrailingResults: when the recent budget fills inside the
@@ -36,13 +36,13 @@ type Settings struct {
 	CalibrationMethod string `json:"calibrationMethod,omitempty"`
 }
 
-// DefaultSettings are the defaults of SPEC §14.
+// DefaultSettings are the defaults of docs/behaviour.md §14.
 func DefaultSettings() Settings {
 	return Settings{ReserveTokens: 16384, KeepRecentTokens: 20000, CalibrateKeepRecent: true, CutBeforeTrailingResults: true}
 }
 
 // Preparation is everything a compaction needs before the summarizer runs
-// (SPEC §5). It is also the payload of the session_before_compact hook.
+// (docs/behaviour.md §5). It is also the payload of the session_before_compact hook.
 type Preparation struct {
 	// LeafID is the last path entry: the compaction entry will be its child.
 	LeafID string
@@ -58,7 +58,7 @@ type Preparation struct {
 	MessagesToSummarize []session.Message
 	TurnPrefixMessages  []session.Message
 	RecentMessages      []session.Message
-	// TokensBefore is the context size before compaction (SPEC §3).
+	// TokensBefore is the context size before compaction (docs/behaviour.md §3).
 	TokensBefore int
 	// PreviousSummary is the summary of the previous compaction on the
 	// path, "" when there is none.
@@ -85,7 +85,7 @@ type Preparation struct {
 // IsSplitTurn reports whether the cut falls inside a turn.
 func (p *Preparation) IsSplitTurn() bool { return p.Cut.IsSplitTurn }
 
-// Prepare builds the preparation for compacting path (root → leaf) (SPEC
+// Prepare builds the preparation for compacting path (root → leaf) (docs/behaviour.md
 // §5). When there is nothing to summarize it returns an error wrapping
 // ErrNothingToCompact that says why.
 func Prepare(path []*session.Entry, settings Settings) (*Preparation, error) {
@@ -141,7 +141,7 @@ func Prepare(path []*session.Entry, settings Settings) (*Preparation, error) {
 		prep.TurnPrefixMessages = summaryMessages(path[prep.Cut.TurnStartIndex:prep.Cut.FirstKeptIndex])
 	}
 	if len(prep.MessagesToSummarize) == 0 && len(prep.TurnPrefixMessages) == 0 {
-		// The reference calls the model on nothing here (SPEC §5.6).
+		// The reference calls the model on nothing here (docs/behaviour.md §5.6).
 		return nil, fmt.Errorf("%w: no messages to summarize before the kept part", ErrNothingToCompact)
 	}
 	for _, m := range prep.MessagesToSummarize {
@@ -194,8 +194,8 @@ func summaryTokens(e *session.Entry) int {
 	return 0
 }
 
-// ContextTokens is the context size (SPEC §3) of the context built from
-// path with its last entry as the leaf (SPEC §2). It equals
+// ContextTokens is the context size (docs/behaviour.md §3) of the context built from
+// path with its last entry as the leaf (docs/behaviour.md §2). It equals
 // tokens.Context over BuildContext's messages but walks only from the end
 // back to the last usable usage instead of materialising every message.
 func ContextTokens(path []*session.Entry) int {

@@ -240,7 +240,7 @@ func TestContextTokensMatchesBuildContext(t *testing.T) {
 }
 
 // TestCalibrationOnGolden runs Prepare with the total calibration over the
-// golden cases and checks the budget against SPEC §5.3's original formula
+// golden cases and checks the budget against docs/behaviour.md §5.3's original formula
 // computed in full (the code stops summing early once the ratio cannot
 // exceed 1).
 func TestCalibrationOnGolden(t *testing.T) {

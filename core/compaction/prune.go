@@ -12,7 +12,7 @@ import (
 	"github.com/tidwall/sjson"
 )
 
-// PruneSettings are the tool-output pruning settings of SPEC §8.
+// PruneSettings are the tool-output pruning settings of docs/behaviour.md §8.
 type PruneSettings struct {
 	// Protect is how many tokens of the newest tool output are never pruned.
 	Protect int `json:"protect"`
@@ -25,7 +25,7 @@ type PruneSettings struct {
 	Thinking int `json:"thinking,omitempty"`
 }
 
-// DefaultPruneSettings are the defaults of SPEC §8.
+// DefaultPruneSettings are the defaults of docs/behaviour.md §8.
 func DefaultPruneSettings() PruneSettings {
 	return PruneSettings{Protect: 40000, Minimum: 20000, ProtectedTools: []string{"skill", "read"}}
 }
@@ -55,7 +55,7 @@ func PruneNotice(tokens int) string {
 	return "[Output truncated - " + strconv.Itoa(tokens) + " tokens]"
 }
 
-// PlanPrune chooses tool results to prune on path (SPEC §8). It walks the
+// PlanPrune chooses tool results to prune on path (docs/behaviour.md §8). It walks the
 // results that are in the current context from newest to oldest; the
 // newest Protect tokens stay, results of protected tools and results pruned
 // before are skipped, and every older result is pruned for its tokens minus

@@ -14,7 +14,7 @@ import (
 )
 
 // ErrInvalidSummary is returned when a summarizer's answer must not be
-// saved: empty, cut off by the output cap, or over the hard cap (SPEC §7).
+// saved: empty, cut off by the output cap, or over the hard cap (docs/behaviour.md §7).
 var ErrInvalidSummary = errors.New("invalid summary")
 
 // TurnContextSeparator joins the history summary and the turn-prefix
@@ -63,7 +63,7 @@ type Requests struct {
 	ShortMaxTokens int
 }
 
-// Output caps of SPEC §7 as fractions of reserveTokens.
+// Output caps of docs/behaviour.md §7 as fractions of reserveTokens.
 func historyCap(reserve int) int    { return reserve * 8 / 10 }
 func turnPrefixCap(reserve int) int { return reserve / 2 }
 func shortCap(reserve int) int      { return min(512, reserve*2/10) }
@@ -75,7 +75,7 @@ func clampOutput(n, limit int) int {
 	return max(1, n)
 }
 
-// BuildSummaryRequests assembles the summarizer requests for prep (SPEC §7).
+// BuildSummaryRequests assembles the summarizer requests for prep (docs/behaviour.md §7).
 // It fails with ErrInputTooLarge when a request cannot fit opts.InputBudget
 // even after leaving out the middle of the conversation.
 func BuildSummaryRequests(prep *Preparation, opts RequestOptions) (*Requests, error) {
@@ -235,7 +235,7 @@ type Result struct {
 	OmittedMessages int
 }
 
-// Generate runs the summary requests of prep on s (SPEC §7): history and
+// Generate runs the summary requests of prep on s (docs/behaviour.md §7): history and
 // turn prefix concurrently (an error or ctx cancellation stops both), then
 // joins them, appends the file lists, and optionally asks for the short
 // summary. Every answer is validated; an invalid one fails the compaction
@@ -321,7 +321,7 @@ func call(ctx context.Context, s summarize.Summarizer, req summarize.Request, wh
 	return res, nil
 }
 
-// Validate rejects a summary that must not be saved (SPEC §7, fixes pi
+// Validate rejects a summary that must not be saved (docs/behaviour.md §7, fixes pi
 // #7048 and #8652): empty, cut off by the output cap, or longer than the
 // cap by estimate.
 func Validate(res summarize.Result, maxTokens int) error {

@@ -13,7 +13,7 @@ import (
 )
 
 // MaxPartChars is where a long part of a serialized message is clipped, in
-// UTF-16 units (SPEC §6).
+// UTF-16 units (docs/behaviour.md §6).
 const MaxPartChars = 2000
 
 // ErrInputTooLarge is returned when a summarizer request cannot be made to
@@ -21,7 +21,7 @@ const MaxPartChars = 2000
 var ErrInputTooLarge = errors.New("summarizer input does not fit the model's window")
 
 // SerializeConversation renders messages as the plain-text transcript a
-// summarizer reads (SPEC §6): one block per part, blocks separated by a
+// summarizer reads (docs/behaviour.md §6): one block per part, blocks separated by a
 // blank line. Messages are first converted as for a model (bash runs,
 // custom messages and summaries become user text); tool results, thinking,
 // custom and bash text longer than MaxPartChars are clipped with a note of
@@ -214,7 +214,7 @@ func toolCallText(blk gjson.Result) string {
 	return b.String()
 }
 
-// EstimateTextTokens is the chars/4 estimate of a text (SPEC §3).
+// EstimateTextTokens is the chars/4 estimate of a text (docs/behaviour.md §3).
 func EstimateTextTokens(s string) int { return (tokens.Units(s) + 3) / 4 }
 
 // Fitted is a serialized conversation made to fit an input budget.

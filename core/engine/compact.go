@@ -52,7 +52,7 @@ func (s *Session) commit(r *run) bool {
 }
 
 // AbortCompaction cancels the running compaction, manual or automatic
-// (SPEC §9.7). A compaction aborted before its entry is appended leaves
+// (docs/behaviour.md §9.7). A compaction aborted before its entry is appended leaves
 // the session file and the live context unchanged and fails with
 // ErrAborted; one already appending completes.
 func (s *Session) AbortCompaction() {
@@ -127,7 +127,7 @@ func (s *Session) compact(ctx context.Context, st Settings, reason Reason, instr
 	return res, nil
 }
 
-// pipeline is SPEC §9–§10 for one compaction: prepare, the hooks,
+// pipeline is docs/behaviour.md §9–§10 for one compaction: prepare, the hooks,
 // summarize, check, persist, rebuild, notify.
 func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions string, tl *hooks.Timeline) (*Result, error) {
 	ctx := r.ctx

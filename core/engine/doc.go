@@ -1,4 +1,4 @@
-// Package engine is the session orchestrator (pi's AgentSession, SPEC §9,
+// Package engine is the session orchestrator (pi's AgentSession, docs/behaviour.md §9,
 // §10, §13): it owns an open session file and the live message list the
 // agent sends to its model, keeps a running context-token count, and decides
 // when and how to compact.
@@ -11,7 +11,7 @@
 // session.compacting, summarize, validate, append the compaction entry,
 // rebuild the live context, session_compact.
 //
-// Decisions this package makes, where SPEC leaves room:
+// Decisions this package makes, where docs/behaviour.md leaves room:
 //
 //   - compaction.enabled governs automatic compaction only. A manual
 //     Compact runs when it is false (pi does the same); an overflow is then

@@ -35,7 +35,7 @@ var (
 )
 
 // AutoCompactionError is the error of a failed automatic compaction. Its
-// text starts with the phrase SPEC §9.8 prescribes for the trigger:
+// text starts with the phrase docs/behaviour.md §9.8 prescribes for the trigger:
 // "Context overflow recovery failed: …" or "Auto-compaction failed: …".
 type AutoCompactionError struct {
 	Reason Reason

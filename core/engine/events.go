@@ -8,7 +8,7 @@ import (
 	"github.com/pith-dev/pith/hooks"
 )
 
-// Reason says why a compaction runs (SPEC §9); the values are those of the
+// Reason says why a compaction runs (docs/behaviour.md §9); the values are those of the
 // hook payloads.
 type Reason = hooks.Reason
 
@@ -38,12 +38,12 @@ const (
 	// compaction off until the next successful manual compaction.
 	EventAutoCompactionDisabled EventKind = "auto_compaction_disabled"
 	// EventPruned: old tool outputs were replaced by a notice at a turn
-	// end (SPEC §8); TokensBefore and TokensAfter are the context tokens
+	// end (docs/behaviour.md §8); TokensBefore and TokensAfter are the context tokens
 	// around it, Pruned counts the outputs. With Error set, automatic
 	// pruning failed and the session is unchanged.
 	EventPruned EventKind = "pruned"
 	// EventAgentAbort: a manual compaction is starting, and the agent's
-	// in-flight turn must stop (SPEC §9.1): Options.AbortAgent is called
+	// in-flight turn must stop (docs/behaviour.md §9.1): Options.AbortAgent is called
 	// for an agent in the same process; an agent elsewhere (pith serve)
 	// gets this event and cancels its model request and tools.
 	EventAgentAbort EventKind = "agent_abort"

@@ -18,7 +18,7 @@ import (
 // replaced by the ordinary strategy.
 var ErrNoToolModel = errors.New("compaction.strategy explore needs a tool-calling model: set summarizer.provider to openai or anthropic and summarizer.model (or compaction.model)")
 
-// Compaction strategies (SPEC §7, §12).
+// Compaction strategies (docs/behaviour.md §7, §12).
 const (
 	StrategySummary = "summary"
 	StrategyExplore = "explore"
@@ -64,7 +64,7 @@ func (s *Session) explorer(reason Reason) (summarize.ToolCaller, error) {
 	return tc, nil
 }
 
-// exploreGenerate runs the exploring worker on prep (SPEC §12). The hooks'
+// exploreGenerate runs the exploring worker on prep (docs/behaviour.md §12). The hooks'
 // context lines and prompt and the user's focus go into the worker's
 // instructions; warnings go to the log and the event stream.
 func (s *Session) exploreGenerate(ctx context.Context, st Settings, reason Reason, prep *compaction.Preparation, ropts compaction.RequestOptions) (*compaction.Result, *exploreOutcome, error) {

@@ -10,7 +10,7 @@ import (
 )
 
 // Hooks is what the engine needs of the hook dispatcher for compaction
-// (SPEC §13). *hooks.Dispatcher implements it; tests may supply their own.
+// (docs/behaviour.md §13). *hooks.Dispatcher implements it; tests may supply their own.
 // The engine validates a supplied compaction again, so an implementation
 // that does not validate is still safe.
 type Hooks interface {
@@ -132,7 +132,7 @@ func beforeCompactEvent(sessionID string, path []*session.Entry, p *compaction.P
 
 // compactionLimits are what a plugin's compaction is checked against: a
 // non-empty summary under the cap, and a first kept entry on the path
-// within the compacted range (SPEC §13).
+// within the compacted range (docs/behaviour.md §13).
 func compactionLimits(path []*session.Entry, p *compaction.Preparation, s Settings) hooks.CompactionLimits {
 	ids := make([]string, 0, len(path)-p.RangeStart)
 	for _, e := range path[p.RangeStart:] {

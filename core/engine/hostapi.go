@@ -14,7 +14,7 @@ import (
 	"github.com/pith-dev/pith/hooks"
 )
 
-// HostAPI is what plugins may call back into (SPEC §13): read a session's
+// HostAPI is what plugins may call back into (docs/behaviour.md §13): read a session's
 // entries, estimate tokens, and run a completion on the host's configured
 // summarizer, so a plugin needs no credentials of its own.
 type HostAPI struct {
@@ -79,7 +79,7 @@ func (h *HostAPI) ReadEntries(_ context.Context, req hooks.ReadEntriesRequest) (
 	return out, nil
 }
 
-// EstimateTokens estimates each message (SPEC §3). A message nested deeper
+// EstimateTokens estimates each message (docs/behaviour.md §3). A message nested deeper
 // than jsondepth.Max is refused, like such a line in a session file.
 func (h *HostAPI) EstimateTokens(_ context.Context, messages []json.RawMessage) ([]int, error) {
 	out := make([]int, len(messages))

@@ -9,7 +9,7 @@ import (
 )
 
 // injectedMessage is the body of the custom_message entry a plugin's
-// injected message becomes (SPEC §13, round 2).
+// injected message becomes (docs/behaviour.md §13, round 2).
 type injectedMessage struct {
 	CustomType string          `json:"customType"`
 	Content    string          `json:"content"`

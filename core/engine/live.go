@@ -9,7 +9,7 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// accounting is the running context-token count of the live list (SPEC
+// accounting is the running context-token count of the live list (docs/behaviour.md
 // §3): the usage of the last assistant message that reported a valid,
 // current one, plus the estimates of every message after it. It is updated
 // per appended message, so a turn costs O(size of the new message) however

@@ -26,7 +26,7 @@ type NavigateOptions struct {
 	Summarize          bool
 	CustomInstructions string
 	Label              string
-	// ContextWindow and ReserveTokens give the branch budget (SPEC §11.3);
+	// ContextWindow and ReserveTokens give the branch budget (docs/behaviour.md §11.3);
 	// zero takes the settings' (branchSummary.*), else branch's defaults
 	// (128 000 − 16 384).
 	ContextWindow int
@@ -59,7 +59,7 @@ func (o NavigateOptions) wantsSummary(st Settings) bool {
 	return st.BranchSummary.Enabled
 }
 
-// Navigate moves the leaf to targetID (SPEC §11) with session_before_tree
+// Navigate moves the leaf to targetID (docs/behaviour.md §11) with session_before_tree
 // and session_tree delivered to the plugins, then rebuilds the live
 // context from the new leaf. AbortCompaction or ctx cancels it; a cancelled
 // navigation leaves the leaf and the file unchanged.

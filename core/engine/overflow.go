@@ -72,7 +72,7 @@ func OverflowProvider(errorMessage string) (provider string, ok bool) {
 }
 
 // IsContextOverflow reports whether an assistant message (its JSON) says
-// the request overflowed the model's context window (SPEC §9.2): an error
+// the request overflowed the model's context window (docs/behaviour.md §9.2): an error
 // whose text matches a known provider pattern, or — when contextWindow is
 // known — a "silent" overflow where the provider answered although input
 // plus cache reads exceed the window, or truncated the input to fill the

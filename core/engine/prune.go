@@ -21,7 +21,7 @@ type PruneResult struct {
 }
 
 // Prune replaces old tool outputs on the current branch by a notice when
-// that saves at least s.Minimum tokens (SPEC §8), through the same lossless
+// that saves at least s.Minimum tokens (docs/behaviour.md §8), through the same lossless
 // archive as `pith prune`, and rebuilds the live context. A nil result
 // with a nil error means nothing was worth pruning.
 func (s *Session) Prune(ctx context.Context, ps compaction.PruneSettings) (*PruneResult, error) {

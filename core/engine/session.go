@@ -19,15 +19,15 @@ import (
 )
 
 // ContinuePrompt is the user message that asks the agent to go on after a
-// threshold compaction (SPEC §9.3).
+// threshold compaction (docs/behaviour.md §9.3).
 const ContinuePrompt = "Continue if you have next steps."
 
 // MaxAutoFailures consecutive automatic compaction failures turn automatic
-// compaction off until a manual compaction succeeds (SPEC §9.6).
+// compaction off until a manual compaction succeeds (docs/behaviour.md §9.6).
 const MaxAutoFailures = 3
 
 // GenerateFunc produces the summary of a preparation; compaction.Generate
-// is the default. It is the seam for other strategies (SPEC §12).
+// is the default. It is the seam for other strategies (docs/behaviour.md §12).
 type GenerateFunc func(ctx context.Context, s summarize.Summarizer, prep *compaction.Preparation, opts compaction.RequestOptions) (*compaction.Result, error)
 
 // Options configure a Session.
@@ -46,7 +46,7 @@ type Options struct {
 	AutoSummarizer summarize.Summarizer
 	// Generate replaces compaction.Generate.
 	Generate GenerateFunc
-	// Explorer is the tool-calling model of the explore strategy (SPEC
+	// Explorer is the tool-calling model of the explore strategy (docs/behaviour.md
 	// §12); nil means the summarizer itself, when it can call tools.
 	Explorer summarize.ToolCaller
 	// Hooks dispatches the compaction hook events; nil means no plugins.
@@ -86,7 +86,7 @@ func (a Action) String() string {
 type Outcome struct {
 	// Entry is the message's entry in the session file.
 	Entry *session.Entry
-	// Overflow: the message is a context overflow (SPEC §9.2). It is in the
+	// Overflow: the message is a context overflow (docs/behaviour.md §9.2). It is in the
 	// file but not in the live context.
 	Overflow bool
 	// Stale: the message answered a request made before the latest
@@ -112,7 +112,7 @@ type Result struct {
 	Summary          string
 	ShortSummary     string
 	FirstKeptEntryID string
-	// TokensBefore is the context size before (SPEC §3); TokensAfter the
+	// TokensBefore is the context size before (docs/behaviour.md §3); TokensAfter the
 	// estimated size of the rebuilt context.
 	TokensBefore int
 	TokensAfter  int
@@ -212,7 +212,7 @@ func (s *Session) Messages() []session.Message {
 	return m[:len(m):len(m)]
 }
 
-// ContextTokens is the context size of the live list (SPEC §3).
+// ContextTokens is the context size of the live list (docs/behaviour.md §3).
 func (s *Session) ContextTokens() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -263,7 +263,7 @@ func (s *Session) AppendMessages(ctx context.Context, msgs ...json.RawMessage) (
 
 // AppendEntries appends entries of any type (custom_message, label,
 // model_change, …) and adds what they contribute to the live context
-// (SPEC §2), keeping the engine's state: the overflow episode, the failure
+// (docs/behaviour.md §2), keeping the engine's state: the overflow episode, the failure
 // guard. A user message starts a new overflow episode. Compactions and
 // branch summaries are written by Compact and Navigate, not here.
 func (s *Session) AppendEntries(ctx context.Context, drafts ...session.Draft) ([]*session.Entry, error) {
@@ -322,13 +322,13 @@ func messageDraft(raw json.RawMessage) (session.Draft, error) {
 }
 
 // AfterTurn records an assistant message — appends it to the session and
-// the live context — and runs what it calls for (SPEC §9): overflow
+// the live context — and runs what it calls for (docs/behaviour.md §9): overflow
 // recovery when it is a context overflow, a threshold compaction when the
 // context grew past contextWindow − reserveTokens.
 //
 // The Outcome is returned whenever the message was appended, also together
 // with an error; the error of a failed automatic compaction is an
-// *AutoCompactionError whose text starts as SPEC §9.8 says. It matches
+// *AutoCompactionError whose text starts as docs/behaviour.md §9.8 says. It matches
 // ErrCancelled when a plugin cancelled the compaction and ErrAborted when
 // AbortCompaction stopped it; on the overflow path either fails the turn.
 func (s *Session) AfterTurn(ctx context.Context, msg json.RawMessage) (*Outcome, error) {
@@ -388,7 +388,7 @@ func (s *Session) afterAppend(ctx context.Context, st Settings, e *session.Entry
 		return out, nil
 	}
 	// Pruning comes first: what it saves may make the compaction
-	// unnecessary (SPEC §8).
+	// unnecessary (docs/behaviour.md §8).
 	if out.Pruned = s.autoPrune(st); out.Pruned != nil {
 		ctxTokens = out.Pruned.TokensAfter
 	}
@@ -482,7 +482,7 @@ func (s *Session) recoverOverflow(ctx context.Context, st Settings, out *Outcome
 	return out, nil
 }
 
-// auto runs an automatic compaction with the guards of SPEC §9.6. skipped
+// auto runs an automatic compaction with the guards of docs/behaviour.md §9.6. skipped
 // is set (and err nil) when a threshold compaction was due but a guard
 // held it back.
 func (s *Session) auto(ctx context.Context, st Settings, reason Reason, trigger string) (res *Result, skipped string, err error) {
@@ -523,7 +523,7 @@ func (s *Session) auto(ctx context.Context, st Settings, reason Reason, trigger 
 	return nil, "", &AutoCompactionError{Reason: reason, Err: err}
 }
 
-// Compact runs a manual compaction (SPEC §9.1): it stops the running agent
+// Compact runs a manual compaction (docs/behaviour.md §9.1): it stops the running agent
 // operation first, then compacts the current branch with the user's
 // focus instructions. It runs whether or not automatic compaction is
 // enabled, and a success turns automatic compaction back on after the

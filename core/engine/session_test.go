@@ -153,7 +153,7 @@ func TestManualCompaction(t *testing.T) {
 			t.Fatalf("message %d differs", i)
 		}
 	}
-	// The agent is told to stop its turn first (SPEC §9.1).
+	// The agent is told to stop its turn first (docs/behaviour.md §9.1).
 	if k := rec.kinds(); len(k) != 3 || k[0] != EventAgentAbort || k[2] != EventCompactionEnd {
 		t.Errorf("events %v", k)
 	}

@@ -2,7 +2,7 @@ package engine
 
 import "github.com/pith-dev/pith/core/compaction"
 
-// Settings are the values one operation works with (SPEC §14). They are
+// Settings are the values one operation works with (docs/behaviour.md §14). They are
 // passed and stored by value: a Session never sees a half-applied reload.
 // Start from DefaultSettings; the zero value has automatic compaction and
 // autoContinue off.
@@ -15,7 +15,7 @@ type Settings struct {
 	// KeepRecentTokens is how much recent conversation stays verbatim.
 	KeepRecentTokens int
 	// CalibrateKeepRecent scales KeepRecentTokens by the provider's real
-	// token counts (SPEC §5.3).
+	// token counts (docs/behaviour.md §5.3).
 	CalibrateKeepRecent bool
 	// CalibrationMethod is compaction.CalibrationDelta ("" too) or
 	// compaction.CalibrationTotal.
@@ -36,9 +36,9 @@ type Settings struct {
 	// Explore selects the exploring compact worker and its budgets.
 	Explore ExploreSettings
 	// Pruning is tool-output pruning at every turn end, before the
-	// compaction check (SPEC §8).
+	// compaction check (docs/behaviour.md §8).
 	Pruning Pruning
-	// BranchSummary is the navigation default and budget (SPEC §11).
+	// BranchSummary is the navigation default and budget (docs/behaviour.md §11).
 	BranchSummary BranchSummary
 	// Rehydrate puts recently used files back after a compaction.
 	Rehydrate Rehydrate
@@ -60,7 +60,7 @@ type Pruning struct {
 	compaction.PruneSettings
 }
 
-// DefaultSettings are SPEC §14's defaults with a 200 000-token window.
+// DefaultSettings are docs/behaviour.md §14's defaults with a 200 000-token window.
 func DefaultSettings() Settings {
 	d := compaction.DefaultSettings()
 	return Settings{
@@ -77,7 +77,7 @@ func DefaultSettings() Settings {
 func (s Settings) compaction() compaction.Settings {
 	keep := s.KeepRecentTokens
 	if s.Explore.Enabled {
-		keep = s.Explore.RetainedTokens // its keepRecentTokens (SPEC §12)
+		keep = s.Explore.RetainedTokens // its keepRecentTokens (docs/behaviour.md §12)
 	}
 	return compaction.Settings{
 		ReserveTokens:       s.ReserveTokens,
@@ -99,12 +99,12 @@ func (s Settings) threshold() int {
 	return s.ContextWindow - s.ReserveTokens
 }
 
-// above reports whether n tokens exceed the threshold (SPEC §3).
+// above reports whether n tokens exceed the threshold (docs/behaviour.md §3).
 func (s Settings) above(n int) bool {
 	t := s.threshold()
 	return t >= 0 && n > t
 }
 
 // summaryCap is the hard cap on a plugin-supplied summary: the output cap
-// of a generated history summary (SPEC §7).
+// of a generated history summary (docs/behaviour.md §7).
 func (s Settings) summaryCap() int { return s.ReserveTokens * 8 / 10 }

@@ -33,7 +33,7 @@ type Budgets struct {
 	ResultContextMax int
 }
 
-// DefaultBudgets are the defaults of the configuration (SPEC §12).
+// DefaultBudgets are the defaults of the configuration (docs/behaviour.md §12).
 func DefaultBudgets() Budgets {
 	return Budgets{
 		OverviewTarget: 8000, OverviewWarning: 16000, OverviewDeadline: 40000,

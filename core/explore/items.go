@@ -218,5 +218,5 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// textTokens is the chars/4 estimate of a text, in UTF-16 units (SPEC §3).
+// textTokens is the chars/4 estimate of a text, in UTF-16 units (docs/behaviour.md §3).
 func textTokens(s string) int { return (tokens.Units(s) + 3) / 4 }

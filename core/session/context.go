@@ -26,7 +26,7 @@ type ModelRef struct {
 // LeafDefault asks BuildContext for the default leaf (the last entry).
 const LeafDefault = "\x00default"
 
-// BuildContext builds the context for leafID (SPEC §2). leafID "" gives an
+// BuildContext builds the context for leafID (docs/behaviour.md §2). leafID "" gives an
 // empty context; LeafDefault or an unknown id uses the last entry.
 func (t *Tree) BuildContext(leafID string) Context {
 	ctx := Context{ThinkingLevel: "off"}
@@ -87,7 +87,7 @@ func (t *Tree) BuildContext(leafID string) Context {
 }
 
 // AppendEntryMessage appends the message an entry contributes to a context
-// (SPEC §2 step 4), if any.
+// (docs/behaviour.md §2 step 4), if any.
 func AppendEntryMessage(msgs []Message, e *Entry) []Message {
 	if m, ok := EntryMessage(e); ok {
 		msgs = append(msgs, m)

@@ -1,5 +1,5 @@
 // Package session owns the session data model and pi's JSONL file format
-// (SPEC §1–§2): entries and messages, lossless parsing and encoding, the
+// (docs/behaviour.md §1–§2): entries and messages, lossless parsing and encoding, the
 // in-memory migration from v1 and v2 files, the append-only Store with its
 // advisory lock, the entry tree (paths, children, common ancestors) and
 // BuildContext, which turns a path into the messages sent to a model.

@@ -7,7 +7,7 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// Entry types of SPEC §1. Other types are kept and written back unchanged.
+// Entry types of docs/behaviour.md §1. Other types are kept and written back unchanged.
 const (
 	TypeSession             = "session"
 	TypeMessage             = "message"

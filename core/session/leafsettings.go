@@ -2,7 +2,7 @@ package session
 
 // Settings are the model and the thinking level in effect at an entry:
 // the nearest model_change or assistant message and the nearest
-// thinking_level_change on its path (SPEC §2), "off" when there is none.
+// thinking_level_change on its path (docs/behaviour.md §2), "off" when there is none.
 type Settings struct {
 	Provider, Model string
 	ThinkingLevel   string

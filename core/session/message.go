@@ -5,7 +5,7 @@ import (
 	"strconv"
 )
 
-// Message roles of SPEC §1. compactionSummary and branchSummary exist only in
+// Message roles of docs/behaviour.md §1. compactionSummary and branchSummary exist only in
 // memory, built from compaction and branch_summary entries.
 const (
 	RoleUser              = "user"

@@ -12,7 +12,7 @@ import (
 // CurrentVersion is the session format version Pith reads and writes.
 const CurrentVersion = 3
 
-// migrate upgrades a v1 or v2 file to v3 in memory (SPEC §1, Migrations).
+// migrate upgrades a v1 or v2 file to v3 in memory (docs/behaviour.md §1, Migrations).
 // Migrated lines get new Raw bytes; the header's version becomes 3.
 //
 // v1 → v2: entries get ids and a linear parent chain in file order, and a

@@ -420,7 +420,7 @@ func decodeEscaped(content []byte) string {
 
 // toolCalls scans a message's content array, validating it as value()
 // would, and appends the read/write/edit tool calls that carry a non-empty
-// string path (SPEC §5.8). Recording them here, while the line is scanned
+// string path (docs/behaviour.md §5.8). Recording them here, while the line is scanned
 // anyway, saves compaction from searching every assistant message again.
 func (p *scanner) toolCalls(out []ToolPath) []ToolPath {
 	p.i++ // [

@@ -59,7 +59,7 @@ func (t *Tree) Get(id string) *Entry { return t.index()[id] }
 // Has reports whether the id is in the tree.
 func (t *Tree) Has(id string) bool { _, ok := t.index()[id]; return ok }
 
-// Last is the last entry in file order, the default leaf (SPEC §1), or nil.
+// Last is the last entry in file order, the default leaf (docs/behaviour.md §1), or nil.
 func (t *Tree) Last() *Entry {
 	if len(t.Entries) == 0 {
 		return nil

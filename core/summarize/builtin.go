@@ -42,7 +42,7 @@ type builtin struct {
 // It reads the structured Transcript in Request.Source; without one it
 // parses the serialized conversation out of Request.Prompt, and failing
 // that returns a short extract of the prompt. The output is laid out by
-// Request.Purpose with the sections of SPEC §7 and stays within
+// Request.Purpose with the sections of docs/behaviour.md §7 and stays within
 // Request.MaxTokens (estimated as UTF-16 units / 4), dropping the least
 // valuable facts first and never cutting a line. It is safe for concurrent
 // use.
@@ -159,7 +159,7 @@ type layoutSection struct {
 	numbered bool              // "1. ", "2. " … instead of a marker
 }
 
-// historyLayout is SPEC §7's summary; branch summaries use it too.
+// historyLayout is docs/behaviour.md §7's summary; branch summaries use it too.
 var historyLayout = []layoutSection{
 	{header: "## Goal", buckets: []bucket{bGoal}},
 	{header: "## Constraints & Preferences", buckets: []bucket{bConstraints}},

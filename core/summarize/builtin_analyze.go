@@ -99,7 +99,7 @@ type source struct {
 // fileInfo is what happened to one path.
 type fileInfo struct {
 	path string
-	// reads, edits and writes count calls, as the file lists of SPEC §5.8
+	// reads, edits and writes count calls, as the file lists of docs/behaviour.md §5.8
 	// do.
 	reads, edits, writes int
 	// editsOK and writesOK count the calls that succeeded: what Done
@@ -396,7 +396,7 @@ func (d *digest) addIdents(text string, seq int) {
 }
 
 // noteCall records what a call touches; file operations count when the
-// call is made, as SPEC §5.8 counts them.
+// call is made, as docs/behaviour.md §5.8 counts them.
 func (d *digest) noteCall(c toolCall, seq int) {
 	p := c.str("path")
 	switch {

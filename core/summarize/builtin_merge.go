@@ -40,7 +40,7 @@ var (
 )
 
 // parsePrevSummary reads a summary in any of the shapes Pith writes — the
-// sections of SPEC §7 from this or another summarizer, a split-turn summary
+// sections of docs/behaviour.md §7 from this or another summarizer, a split-turn summary
 // with its turn-prefix sections, the file blocks — or free prose, and
 // returns its facts by bucket. Unknown headings and prose outside any
 // section land in Critical Context so nothing is lost.

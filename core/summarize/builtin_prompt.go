@@ -9,7 +9,7 @@ import (
 )
 
 // promptSource is what the built-in summarizer recovers from a prompt when
-// no Transcript came with the request: the serialized conversation of SPEC
+// no Transcript came with the request: the serialized conversation of docs/behaviour.md
 // §6 turned back into events, and the blocks of §7 around it.
 type promptSource struct {
 	events          []event
@@ -19,7 +19,7 @@ type promptSource struct {
 	instructions    string
 }
 
-// Block markers of the serialized conversation (SPEC §6).
+// Block markers of the serialized conversation (docs/behaviour.md §6).
 const (
 	mkUser     = "[User]: "
 	mkThinking = "[Assistant thinking]: "
@@ -30,7 +30,7 @@ const (
 
 var blockMarkers = []string{mkUser, mkThinking, mkAsst, mkCalls, mkResult}
 
-// parsePrompt reads a prompt laid out as SPEC §7 describes. Each part is
+// parsePrompt reads a prompt laid out as docs/behaviour.md §7 describes. Each part is
 // optional; with no conversation block, a prompt that itself starts with a
 // block marker is read as a bare conversation.
 func parsePrompt(prompt string) promptSource {

@@ -17,7 +17,7 @@ import (
 
 func gjsonParse(raw []byte) gjson.Result { return gjson.ParseBytes(raw) }
 
-// Message builders: the JSON of SPEC §1's agent messages, as a session file
+// Message builders: the JSON of docs/behaviour.md §1's agent messages, as a session file
 // holds them.
 
 func q(s string) string {
@@ -87,7 +87,7 @@ var historyHeadings = []string{
 	"### Blocked", "## Key Decisions", "## Next Steps", "## Critical Context",
 }
 
-// checkHistoryShape asserts the sections of SPEC §7, each once and in order.
+// checkHistoryShape asserts the sections of docs/behaviour.md §7, each once and in order.
 func checkHistoryShape(t *testing.T, text string) {
 	t.Helper()
 	checkHeadings(t, text, historyHeadings)
@@ -786,7 +786,7 @@ func TestSentences(t *testing.T) {
 	}
 }
 
-// serializeForTest renders messages the way SPEC §6 serializes them for a
+// serializeForTest renders messages the way docs/behaviour.md §6 serializes them for a
 // summarizer prompt (without truncation), so the prompt path can be
 // checked against the transcript path.
 func serializeForTest(t *testing.T, msgs []session.Message) string {

@@ -20,7 +20,7 @@ type Candidate struct {
 	Summarizer Summarizer
 }
 
-// Chain tries its candidates in order (SPEC §9.5). Each candidate gets up to
+// Chain tries its candidates in order (docs/behaviour.md §9.5). Each candidate gets up to
 // MaxRetries retries with exponential backoff from BaseDelay (the server's
 // retry-after wins when longer), but only for transient errors. A permanent
 // error moves to the next candidate at once, and so does a transient one
@@ -28,7 +28,7 @@ type Candidate struct {
 // MaxBackoff. Cancellation of ctx stops everything and returns ctx.Err().
 //
 // A result cut off by the output cap (FinishLength) is returned as it is:
-// rejecting it is the caller's business (SPEC §7, validation).
+// rejecting it is the caller's business (docs/behaviour.md §7, validation).
 //
 // The zero values of BaseDelay, MaxBackoff, Sleep and Logger mean
 // DefaultBaseDelay, DefaultMaxBackoff, SleepContext and no logging. A Chain

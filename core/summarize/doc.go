@@ -1,7 +1,7 @@
 // Package summarize owns the Summarizer interface and the summarizers that
 // need no provider SDK: the built-in deterministic summarizer (the default,
-// no network), the remote endpoint of SPEC §7, and the candidate chain with
-// retry and backoff used by automatic compaction (SPEC §9.5). The
+// no network), the remote endpoint of docs/behaviour.md §7, and the candidate chain with
+// retry and backoff used by automatic compaction (docs/behaviour.md §9.5). The
 // OpenAI-compatible and Anthropic providers live in core/summarize/llm, the
 // only package that links the provider SDKs, so the pure core packages and
 // plugin binaries stay light.

@@ -16,7 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// Remote endpoint defaults (SPEC §7, remote endpoint mode).
+// Remote endpoint defaults (docs/behaviour.md §7, remote endpoint mode).
 const (
 	DefaultRemoteTimeout    = 2 * time.Minute
 	DefaultRemoteAuthHeader = "Authorization"
@@ -74,7 +74,7 @@ type remoteResponse struct {
 	Summary *string `json:"summary"`
 }
 
-// NewRemote returns the remote endpoint summarizer of SPEC §7: it POSTs
+// NewRemote returns the remote endpoint summarizer of docs/behaviour.md §7: it POSTs
 // {"systemPrompt", "prompt"} as JSON and expects {"summary"}, retrying
 // transient failures a bounded number of times, and falls back to
 // opts.Fallback when the endpoint cannot answer.

@@ -8,7 +8,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// Defaults of SPEC §9.5 and §14 (retry.baseDelayMs, the 30 s move-on point).
+// Defaults of docs/behaviour.md §9.5 and §14 (retry.baseDelayMs, the 30 s move-on point).
 const (
 	DefaultBaseDelay  = 2 * time.Second
 	DefaultMaxBackoff = 30 * time.Second

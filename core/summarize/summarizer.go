@@ -8,7 +8,7 @@ import (
 
 // FinishReason says why a model stopped producing output. Only FinishStop is
 // acceptable for a summary: FinishLength means the text was cut off by the
-// output cap and must not be saved (SPEC §7, validation).
+// output cap and must not be saved (docs/behaviour.md §7, validation).
 type FinishReason string
 
 const (
@@ -25,7 +25,7 @@ type Usage struct {
 	CacheWrite int
 }
 
-// Purpose tells a summarizer which of the summaries of SPEC §7/§11 it is
+// Purpose tells a summarizer which of the summaries of docs/behaviour.md §7/§11 it is
 // producing; the built-in summarizer lays out its sections by it.
 type Purpose string
 

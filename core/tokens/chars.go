@@ -7,7 +7,7 @@ import (
 )
 
 // Chars returns the characters a message counts for before the division
-// (SPEC §3), read from the message's raw JSON in one pass: the fields the
+// (docs/behaviour.md §3), read from the message's raw JSON in one pass: the fields the
 // role needs are located by skipping everything else byte-wise, and only
 // the strings that count are measured — nothing is decoded or copied.
 // This is the hot path of every estimate (calibration, cut point, prepare,

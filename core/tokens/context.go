@@ -46,7 +46,7 @@ func PromptTokens(raw []byte) (tokens int, ok bool) {
 }
 
 // Context computes the context tokens of n messages, raw(i) giving the JSON
-// of message i (SPEC §3): the last valid assistant usage plus the estimates
+// of message i (docs/behaviour.md §3): the last valid assistant usage plus the estimates
 // of every message after it, or the sum of all estimates without one.
 func Context(n int, raw func(i int) []byte) ContextEstimate {
 	return ContextSince(n, raw, 0)
@@ -74,7 +74,7 @@ func ContextSince(n int, raw func(i int) []byte, from int) ContextEstimate {
 	return ContextEstimate{Tokens: sum, TrailingTokens: sum, LastUsageIndex: -1}
 }
 
-// ShouldCompact is the threshold test of SPEC §3.
+// ShouldCompact is the threshold test of docs/behaviour.md §3.
 func ShouldCompact(enabled bool, contextTokens, contextWindow, reserveTokens int) bool {
 	return enabled && contextTokens > contextWindow-reserveTokens
 }

@@ -1,4 +1,4 @@
-// Package tokens owns token accounting (SPEC §3): the chars/4 estimate of a
+// Package tokens owns token accounting (docs/behaviour.md §3): the chars/4 estimate of a
 // message measured in UTF-16 code units exactly as the reference counts
 // them, the context-token total from the last valid usage plus trailing
 // estimates, and the compaction threshold test.

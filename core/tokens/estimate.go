@@ -5,7 +5,7 @@ import "unsafe"
 // ImageChars is what one image block counts for, in characters.
 const ImageChars = 4800
 
-// Estimate returns estimateTokens for a message given as raw JSON (SPEC §3):
+// Estimate returns estimateTokens for a message given as raw JSON (docs/behaviour.md §3):
 // ceil(chars/4), chars counted in UTF-16 code units.
 func Estimate(raw []byte) int {
 	return (Chars(raw) + 3) / 4

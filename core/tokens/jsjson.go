@@ -8,7 +8,7 @@ import (
 )
 
 // StringifiedLen returns the UTF-16 length of JSON.stringify(JSON.parse(raw))
-// for a valid JSON value (SPEC §3): keys in file order with duplicates
+// for a valid JSON value (docs/behaviour.md §3): keys in file order with duplicates
 // collapsed (the last value wins), no whitespace, strings re-escaped the
 // JavaScript way and numbers in JavaScript's shortest form. It does not
 // build the string. Invalid JSON gives a best-effort length, and so does

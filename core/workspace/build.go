@@ -65,7 +65,7 @@ type Built struct {
 	FileTokens, Tokens int
 }
 
-// customMessage is the entry body of a built message (SPEC §1).
+// customMessage is the entry body of a built message (docs/behaviour.md §1).
 type customMessage struct {
 	CustomType string       `json:"customType"`
 	Content    string       `json:"content"`

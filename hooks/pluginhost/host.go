@@ -10,7 +10,7 @@ import (
 )
 
 // Host manages the configured set of plugins. Apply reconciles it with a new
-// configuration the way SPEC §14 asks: start what was added or changed
+// configuration the way docs/behaviour.md §14 asks: start what was added or changed
 // first, then hand out the new list, and only then stop what was removed or
 // replaced, so no event falls between two sets.
 type Host struct {

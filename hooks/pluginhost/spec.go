@@ -10,7 +10,7 @@ import (
 	"github.com/pith-dev/pith/hooks"
 )
 
-// Spec is one configured plugin (SPEC §14's plugin list entry).
+// Spec is one configured plugin (docs/behaviour.md §14's plugin list entry).
 type Spec struct {
 	// Name is unique; it namespaces the plugin's preserveData and logs.
 	Name string

@@ -343,7 +343,7 @@ func TestProviderConnectionRefused(t *testing.T) {
 }
 
 // TestProviderConcurrent: the split-turn path runs two summaries at once
-// on one summarizer (SPEC §7); run under -race.
+// on one summarizer (docs/behaviour.md §7); run under -race.
 func TestProviderConcurrent(t *testing.T) {
 	for _, h := range harnesses {
 		t.Run(h.name, func(t *testing.T) {

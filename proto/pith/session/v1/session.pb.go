@@ -6,7 +6,7 @@
 
 // SessionService is what `pith serve` offers agents in any language: open a
 // session file under the daemon's sessions.root, append to it, read the
-// context to send to the model, and let the engine compact (SPEC §9–11).
+// context to send to the model, and let the engine compact (docs/behaviour.md §9–11).
 // Entries and messages cross as the bytes of their JSON objects, exactly as
 // they are in the session file (lossless, unknown fields included).
 

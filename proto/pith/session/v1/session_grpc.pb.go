@@ -6,7 +6,7 @@
 
 // SessionService is what `pith serve` offers agents in any language: open a
 // session file under the daemon's sessions.root, append to it, read the
-// context to send to the model, and let the engine compact (SPEC §9–11).
+// context to send to the model, and let the engine compact (docs/behaviour.md §9–11).
 // Entries and messages cross as the bytes of their JSON objects, exactly as
 // they are in the session file (lossless, unknown fields included).
 
@@ -56,7 +56,7 @@ type SessionServiceClient interface {
 	// overflow recovery or a threshold compaction.
 	AfterTurn(ctx context.Context, in *AfterTurnRequest, opts ...grpc.CallOption) (*AfterTurnResponse, error)
 	// ReportError hands the engine an assistant error message (overflow
-	// recovery, SPEC §9.2).
+	// recovery, docs/behaviour.md §9.2).
 	ReportError(ctx context.Context, in *ReportErrorRequest, opts ...grpc.CallOption) (*ReportErrorResponse, error)
 	// WatchEvents streams the session's engine events and hook errors until
 	// the call is cancelled or the server shuts down.
@@ -205,7 +205,7 @@ type SessionServiceServer interface {
 	// overflow recovery or a threshold compaction.
 	AfterTurn(context.Context, *AfterTurnRequest) (*AfterTurnResponse, error)
 	// ReportError hands the engine an assistant error message (overflow
-	// recovery, SPEC §9.2).
+	// recovery, docs/behaviour.md §9.2).
 	ReportError(context.Context, *ReportErrorRequest) (*ReportErrorResponse, error)
 	// WatchEvents streams the session's engine events and hook errors until
 	// the call is cancelled or the server shuts down.
