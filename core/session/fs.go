@@ -33,6 +33,9 @@ type FS interface {
 type Handle interface {
 	io.ReaderAt
 	io.Writer
+	// WriteAt is pwrite; only for a handle opened without O_APPEND (the
+	// append intent record, see intent.go).
+	io.WriterAt
 	Stat() (fs.FileInfo, error)
 	Sync() error
 	Truncate(size int64) error

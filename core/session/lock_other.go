@@ -18,3 +18,5 @@ func unlockFile(f *os.File) error               { return nil }
 func linkCount(fi fs.FileInfo) (uint64, bool) { return 0, false }
 
 func fileOwner(fi fs.FileInfo) (uid, gid int, ok bool) { return 0, 0, false }
+
+func fileInode(fi fs.FileInfo) (uint64, bool) { return 0, false }

@@ -30,3 +30,5 @@ func unlockFile(f *os.File) error {
 func linkCount(fi fs.FileInfo) (uint64, bool) { return 0, false }
 
 func fileOwner(fi fs.FileInfo) (uid, gid int, ok bool) { return 0, 0, false }
+
+func fileInode(fi fs.FileInfo) (uint64, bool) { return 0, false }

@@ -46,6 +46,10 @@ type Store struct {
 	log  hclog.Logger
 	now  func() time.Time
 	rand io.Reader
+	// intent is the open append intent sidecar (intent.go), opened at the
+	// first write; noIntent is set when it cannot be created.
+	intent   Handle
+	noIntent bool
 }
 
 // ErrOldVersion refuses appends to a v1 or v2 file, which is read through
@@ -301,6 +305,10 @@ func (s *Store) Close() error {
 	}
 	err := s.fd.Close()
 	s.fd = nil
+	if s.intent != nil {
+		s.intent.Close()
+		s.intent = nil
+	}
 	if s.root != nil {
 		s.root.Close()
 	}

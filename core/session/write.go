@@ -87,7 +87,18 @@ func (s *Store) lockFresh() (replaced bool, held fs.FileInfo, err error) {
 			current = os.SameFile(held, cur)
 		}
 		if current {
-			if replaced {
+			undone, err := s.recoverTornAppend(held)
+			if err != nil {
+				s.fd.Unlock()
+				return replaced, nil, err
+			}
+			if undone {
+				if held, err = s.fd.Stat(); err != nil {
+					s.fd.Unlock()
+					return replaced, nil, fmt.Errorf("%s: %w", s.path, err)
+				}
+			}
+			if replaced || undone {
 				if err := s.loadLocked(); err != nil {
 					s.fd.Unlock()
 					return replaced, nil, err
@@ -250,7 +261,13 @@ func (s *Store) AppendWith(parent func(t *Tree, last *Entry) (string, error), dr
 		pid = id
 	}
 	written = true
-	start, exact, err := appendAllFrom(s.fd, buf.Bytes())
+	start, exact, err := appendAllFrom(s.fd, buf.Bytes(), func(at int64) error {
+		return s.recordIntent(held, at, int64(buf.Len()))
+	})
+	if err == nil || errors.Is(err, ErrUnchanged) {
+		// Kept when cutting back failed, so the next writer finishes it.
+		s.clearIntent()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: append: %w", s.path, err)
 	}
@@ -299,20 +316,26 @@ func (s *Store) nothingAfter(end int64) bool {
 // h back to its size before and says whether that was verified. The caller
 // holds h's exclusive lock.
 func appendAll(h Handle, data []byte) error {
-	_, _, err := appendAllFrom(h, data)
+	_, _, err := appendAllFrom(h, data, nil)
 	return err
 }
 
 // appendAllFrom is appendAll reporting where the data landed: exactly,
 // from the file offset an O_APPEND write leaves behind, when h can tell
 // it; otherwise the size before the write (exact false), which an
-// unlocked writer may have moved.
-func appendAllFrom(h Handle, data []byte) (start int64, exact bool, err error) {
+// unlocked writer may have moved. intent, when set, is told where the
+// write is about to land; its error cancels the write.
+func appendAllFrom(h Handle, data []byte, intent func(at int64) error) (start int64, exact bool, err error) {
 	st, err := h.Stat()
 	if err != nil {
 		return 0, false, err
 	}
 	before := st.Size()
+	if intent != nil {
+		if err := intent(before); err != nil {
+			return before, false, unchanged(err)
+		}
+	}
 	_, err = h.Write(data)
 	if err == nil {
 		err = h.Sync()

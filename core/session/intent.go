@@ -1,0 +1,205 @@
+package session
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// The append intent. Linux copies a buffered write() page by page and
+// stops at a pending fatal signal, so a kill -9 can cut an append of a
+// line longer than a page short, leaving a partial last line; no
+// user-space trick makes such a write atomic. So a Store records, before
+// each append, where it writes and how much — {inode, offset, length} in
+// the hidden sidecar ".NAME.append", by pwrite on a descriptor it keeps
+// open — and clears the record afterwards. Whoever takes the file's lock
+// to write next reads the record first (recoverTornAppend) and cuts a
+// torn piece back off. There is no fsync: the record only has to survive
+// the death of the process, whose writes stay in the page cache, not a
+// power cut.
+
+// intentSize is the size of a record: a magic, then inode, offset and
+// length as little-endian uint64. A cleared record is all zeros.
+const intentSize = 32
+
+var intentMagic = [8]byte{'p', 'i', 't', 'h', 'a', 'p', 'n', 'd'}
+
+// intentName is the sidecar holding the append intent of session name.
+func intentName(name string) string { return "." + name + ".append" }
+
+// appendIntent is an append in progress: length bytes at offset at of the
+// file with inode ino.
+type appendIntent struct {
+	ino      uint64
+	at, size int64
+}
+
+func (a appendIntent) encode() []byte {
+	b := make([]byte, intentSize)
+	copy(b, intentMagic[:])
+	binary.LittleEndian.PutUint64(b[8:], a.ino)
+	binary.LittleEndian.PutUint64(b[16:], uint64(a.at))
+	binary.LittleEndian.PutUint64(b[24:], uint64(a.size))
+	return b
+}
+
+// decodeIntent reads a record; ok is false for a cleared, short or foreign one.
+func decodeIntent(b []byte) (a appendIntent, ok bool) {
+	if len(b) < intentSize || [8]byte(b[:8]) != intentMagic {
+		return a, false
+	}
+	a.ino = binary.LittleEndian.Uint64(b[8:])
+	a.at = int64(binary.LittleEndian.Uint64(b[16:]))
+	a.size = int64(binary.LittleEndian.Uint64(b[24:]))
+	return a, a.at >= 0 && a.size > 0
+}
+
+// intentHandle opens the intent sidecar once per Store. nil without error
+// means appends go unprotected: the system has no inode numbers, or the
+// directory may not be written (a writable session in a read-only
+// directory stays writable, as before).
+func (s *Store) intentHandle() (Handle, error) {
+	if s.intent != nil || s.noIntent {
+		return s.intent, nil
+	}
+	h, err := s.fsys.OpenFile(intentName(s.name), os.O_RDWR|os.O_CREATE, 0o644)
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		s.noIntent = true
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: open the append intent sidecar %s: %w", s.path, intentName(s.name), unwrapPathError(err))
+	}
+	if st, err := h.Stat(); err != nil || checkRegular(st) != nil {
+		h.Close()
+		return nil, fmt.Errorf("%s: the append intent sidecar %s is not a regular file", s.path, intentName(s.name))
+	}
+	s.intent = h
+	return h, nil
+}
+
+// recordIntent notes that n bytes are about to be appended at offset at
+// of the file whose stat is held.
+func (s *Store) recordIntent(held fs.FileInfo, at, n int64) error {
+	ino, ok := fileInode(held)
+	if !ok {
+		return nil
+	}
+	h, err := s.intentHandle()
+	if err != nil || h == nil {
+		return err
+	}
+	if _, err := h.WriteAt(appendIntent{ino, at, n}.encode(), 0); err != nil {
+		return fmt.Errorf("%s: record the append intent: %w", s.path, err)
+	}
+	return nil
+}
+
+// clearIntent marks the last append finished (written, or cut back). A
+// failure leaves a record the next writer finds harmless: it names a
+// whole write, or a file that was since replaced.
+func (s *Store) clearIntent() {
+	if s.intent != nil {
+		s.intent.WriteAt(make([]byte, intentSize), 0)
+	}
+}
+
+// recoverTornAppend undoes an append a crash cut short: the caller holds
+// the exclusive lock on s.fd, whose stat is held. It reports whether it
+// cut the file back (the caller rereads it then).
+//
+// A record naming this file whose write is not all there (the file ends
+// before its end, and without a newline: a torn piece with nothing after
+// it) is cut back to where the write began, so the file is as it was
+// before that append. If a whole line follows the piece — pi appended
+// after the crash and its line is glued to the piece — the file is left
+// alone (the next append fences it) and a warning says so.
+func (s *Store) recoverTornAppend(held fs.FileInfo) (undone bool, err error) {
+	ino, ok := fileInode(held)
+	if !ok || s.readOnly {
+		return false, nil
+	}
+	h, err := s.intentHandle()
+	if err != nil || h == nil {
+		return false, err
+	}
+	buf := make([]byte, intentSize)
+	if _, err := h.ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
+		return false, fmt.Errorf("%s: read the append intent: %w", s.path, err)
+	}
+	a, ok := decodeIntent(buf)
+	if !ok {
+		return false, nil
+	}
+	defer func() {
+		if err == nil {
+			s.clearIntent()
+		}
+	}()
+	size := held.Size()
+	if a.ino != ino || size <= a.at {
+		return false, nil // another file since, or nothing of it landed
+	}
+	end := a.at + a.size
+	if size >= end && s.byteAt(end-1) == '\n' {
+		return false, nil // the write is whole; the crash came after it
+	}
+	line, lerr := countLines(s.fd, a.at)
+	if lerr != nil {
+		return false, fmt.Errorf("%s: read: %w", s.path, lerr)
+	}
+	if size < end && s.byteAt(size-1) != '\n' {
+		if err := s.fd.Truncate(a.at); err != nil {
+			return false, fmt.Errorf("%s: undo a write a crash interrupted: %w", s.path, err)
+		}
+		if err := s.fd.Sync(); err != nil {
+			return true, fmt.Errorf("%s: undo a write a crash interrupted: %w", s.path, err)
+		}
+		LogWarnings(s.log, s.path, []Warning{{Line: line, Problem: "an append interrupted by a crash",
+			Reason: fmt.Sprintf("undone: the %d bytes of it that reached the file were cut off", size-a.at)}})
+		return true, nil
+	}
+	LogWarnings(s.log, s.path, []Warning{{Line: line, Problem: "an append interrupted by a crash",
+		Reason: "left in place: another line was appended after the piece of it and is glued to it"}})
+	return false, nil
+}
+
+// byteAt is the byte at offset off of the locked file (0 when unreadable).
+func (s *Store) byteAt(off int64) byte {
+	var b [1]byte
+	if _, err := s.fd.ReadAt(b[:], off); err != nil {
+		return 0
+	}
+	return b[0]
+}
+
+// countLines is the number of the line that starts at offset end of h
+// (1 + the newlines before it); only on the rare recovery path.
+func countLines(h Handle, end int64) (int, error) {
+	buf := make([]byte, 1<<20)
+	line := 1
+	for off := int64(0); off < end; {
+		n := min(int64(len(buf)), end-off)
+		got, err := h.ReadAt(buf[:n], off)
+		for _, c := range buf[:got] {
+			if c == '\n' {
+				line++
+			}
+		}
+		off += int64(got)
+		if err != nil && !(errors.Is(err, io.EOF) && off >= end) {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return 0, err
+		}
+		if got == 0 {
+			break
+		}
+	}
+	return line, nil
+}
