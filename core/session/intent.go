@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -16,7 +17,8 @@ import (
 // user-space trick makes such a write atomic. So a Store records, before
 // each append, where it writes and how much — {inode, offset, length} in
 // the hidden sidecar ".NAME.append", by pwrite on a descriptor it keeps
-// open — and clears the record afterwards. Whoever takes the file's lock
+// open — and clears the record when the append was cut back (a record
+// of a whole write is harmless and stays until the next writer). Whoever takes the file's lock
 // to write next reads the record first (recoverTornAppend) and cuts a
 // torn piece back off. There is no fsync: the record only has to survive
 // the death of the process, whose writes stay in the page cache, not a
@@ -39,12 +41,18 @@ type appendIntent struct {
 }
 
 func (a appendIntent) encode() []byte {
-	b := make([]byte, intentSize)
-	copy(b, intentMagic[:])
+	var b [intentSize]byte
+	a.encodeTo(&b)
+	return b[:]
+}
+
+// encodeTo lays out the record in b, which the Store keeps, so that an
+// append allocates nothing for it.
+func (a appendIntent) encodeTo(b *[intentSize]byte) {
+	copy(b[:], intentMagic[:])
 	binary.LittleEndian.PutUint64(b[8:], a.ino)
 	binary.LittleEndian.PutUint64(b[16:], uint64(a.at))
 	binary.LittleEndian.PutUint64(b[24:], uint64(a.size))
-	return b
 }
 
 // decodeIntent reads a record; ok is false for a cleared, short or foreign one.
@@ -93,32 +101,56 @@ func (s *Store) recordIntent(held fs.FileInfo, at, n int64) error {
 	if err != nil || h == nil {
 		return err
 	}
-	if _, err := h.WriteAt(appendIntent{ino, at, n}.encode(), 0); err != nil {
+	appendIntent{ino, at, n}.encodeTo(&s.intentBuf)
+	if _, err := h.WriteAt(s.intentBuf[:], 0); err != nil {
 		return fmt.Errorf("%s: record the append intent: %w", s.path, err)
 	}
 	return nil
 }
 
-// clearIntent marks the last append finished (written, or cut back). A
-// failure leaves a record the next writer finds harmless: it names a
-// whole write, or a file that was since replaced.
+// finishIntent notes that the append recorded last went through whole.
+// Its record stays: one that names a whole write is harmless, and the
+// next writer clears it (or, being this Store, knows it by lastIntent).
+func (s *Store) finishIntent() {
+	if a, ok := decodeIntent(s.intentBuf[:]); ok {
+		s.lastIntent = a
+	}
+}
+
+// clearIntent marks the last append undone (cut back) or a record dealt
+// with. A failure leaves a record the next writer finds harmless: it
+// names a whole write, or a file that was since replaced.
 func (s *Store) clearIntent() {
+	s.lastIntent = appendIntent{}
 	if s.intent != nil {
-		s.intent.WriteAt(make([]byte, intentSize), 0)
+		s.intentBuf = [intentSize]byte{}
+		s.intent.WriteAt(s.intentBuf[:], 0)
 	}
 }
 
 // recoverTornAppend undoes an append a crash cut short: the caller holds
-// the exclusive lock on s.fd, whose stat is held. It reports whether it
-// cut the file back (the caller rereads it then).
+// the exclusive lock on s.fd, whose stat is held; replaced says s.fd was
+// just reopened. It reports whether it cut the file back (the caller
+// rereads it then).
 //
-// A record naming this file whose write is not all there (the file ends
-// before its end, and without a newline: a torn piece with nothing after
-// it) is cut back to where the write began, so the file is as it was
-// before that append. If a whole line follows the piece — pi appended
-// after the crash and its line is glued to the piece — the file is left
-// alone (the next append fences it) and a warning says so.
-func (s *Store) recoverTornAppend(held fs.FileInfo) (undone bool, err error) {
+// A record naming this file whose write is not all there — the file ends
+// inside it, and no newline follows its start: a torn piece with nothing
+// after it — is cut back to where the write began, so the file is as it
+// was before that append. If a line ends after the start — pi appended
+// after the crash and its line is glued to the piece, or the piece is of
+// an append of several lines — the file is left alone (the next append
+// fences it) and a warning says so. A record of another file (a rewrite
+// replaced it since) or of a whole write is dropped.
+func (s *Store) recoverTornAppend(held fs.FileInfo, replaced bool) (undone bool, err error) {
+	if s.lastIntent != (appendIntent{}) && !replaced && held.Size() == s.size && !s.file.TornTail {
+		// This Store's last append went through, and the file still ends
+		// where it read it, after a newline: nobody appended since, so
+		// the record is that append's (or one another writer cleared or
+		// left of a write that never reached the file). This keeps the
+		// intent out of a busy Store's way: only the record's write is
+		// added to its appends.
+		return false, nil
+	}
 	ino, ok := fileInode(held)
 	if !ok || s.readOnly {
 		return false, nil
@@ -127,12 +159,16 @@ func (s *Store) recoverTornAppend(held fs.FileInfo) (undone bool, err error) {
 	if err != nil || h == nil {
 		return false, err
 	}
-	buf := make([]byte, intentSize)
+	buf := s.intentBuf[:]
+	clear(buf)
 	if _, err := h.ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
 		return false, fmt.Errorf("%s: read the append intent: %w", s.path, err)
 	}
 	a, ok := decodeIntent(buf)
-	if !ok {
+	if !ok || a == s.lastIntent {
+		// Nothing, or this Store's own last append, which it saw finish:
+		// an append leaves its record in place when it succeeds, saving
+		// a write per append.
 		return false, nil
 	}
 	defer func() {
@@ -140,19 +176,24 @@ func (s *Store) recoverTornAppend(held fs.FileInfo) (undone bool, err error) {
 			s.clearIntent()
 		}
 	}()
-	size := held.Size()
+	size, end := held.Size(), a.at+a.size
 	if a.ino != ino || size <= a.at {
 		return false, nil // another file since, or nothing of it landed
 	}
-	end := a.at + a.size
 	if size >= end && s.byteAt(end-1) == '\n' {
-		return false, nil // the write is whole; the crash came after it
+		// The write is whole; the crash came after it. The file only
+		// grows from here, so such a record never matches a piece.
+		return false, nil
 	}
-	line, lerr := countLines(s.fd, a.at)
-	if lerr != nil {
-		return false, fmt.Errorf("%s: read: %w", s.path, lerr)
+	tail := make([]byte, size-a.at)
+	if _, err := s.fd.ReadAt(tail, a.at); err != nil {
+		return false, fmt.Errorf("%s: read: %w", s.path, err)
 	}
-	if size < end && s.byteAt(size-1) != '\n' {
+	line, err := countLines(s.fd, a.at)
+	if err != nil {
+		return false, fmt.Errorf("%s: read: %w", s.path, err)
+	}
+	if size < end && bytes.IndexByte(tail, '\n') < 0 {
 		if err := s.fd.Truncate(a.at); err != nil {
 			return false, fmt.Errorf("%s: undo a write a crash interrupted: %w", s.path, err)
 		}
@@ -164,7 +205,7 @@ func (s *Store) recoverTornAppend(held fs.FileInfo) (undone bool, err error) {
 		return true, nil
 	}
 	LogWarnings(s.log, s.path, []Warning{{Line: line, Problem: "an append interrupted by a crash",
-		Reason: "left in place: another line was appended after the piece of it and is glued to it"}})
+		Reason: "left in place: a line ends after the piece of it (another writer's line glued to it)"}})
 	return false, nil
 }
 

@@ -48,8 +48,12 @@ type Store struct {
 	rand io.Reader
 	// intent is the open append intent sidecar (intent.go), opened at the
 	// first write; noIntent is set when it cannot be created.
-	intent   Handle
-	noIntent bool
+	intent    Handle
+	noIntent  bool
+	intentBuf [intentSize]byte
+	// lastIntent is the record of this Store's last append that went
+	// through whole (the zero value when there is none).
+	lastIntent appendIntent
 }
 
 // ErrOldVersion refuses appends to a v1 or v2 file, which is read through

@@ -87,7 +87,7 @@ func (s *Store) lockFresh() (replaced bool, held fs.FileInfo, err error) {
 			current = os.SameFile(held, cur)
 		}
 		if current {
-			undone, err := s.recoverTornAppend(held)
+			undone, err := s.recoverTornAppend(held, replaced)
 			if err != nil {
 				s.fd.Unlock()
 				return replaced, nil, err
@@ -261,12 +261,20 @@ func (s *Store) AppendWith(parent func(t *Tree, last *Entry) (string, error), dr
 		pid = id
 	}
 	written = true
+	fence := int64(0)
+	if s.file.TornTail {
+		fence = 1 // a newline ending another's line, not part of the append
+	}
 	start, exact, err := appendAllFrom(s.fd, buf.Bytes(), func(at int64) error {
-		return s.recordIntent(held, at, int64(buf.Len()))
+		return s.recordIntent(held, at+fence, int64(buf.Len())-fence)
 	})
-	if err == nil || errors.Is(err, ErrUnchanged) {
-		// Kept when cutting back failed, so the next writer finishes it.
+	switch {
+	case err == nil:
+		s.finishIntent()
+	case errors.Is(err, ErrUnchanged):
 		s.clearIntent()
+	default:
+		// Kept when cutting back failed, so the next writer finishes it.
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: append: %w", s.path, err)
