@@ -27,6 +27,8 @@ import (
 //     open (drainReplaced) — and fsyncs the directory.
 //   - A writer that waited for the lock checks that the path still names
 //     the file it locked; if a rewrite replaced it, it reopens and rereads.
+//   - An append records its intent first, and every writer, once it holds
+//     the lock, cuts off a piece of an append a kill left (intent.go).
 
 // ErrUnchanged is wrapped by every error of a write after which the
 // session file is verified to be exactly as it was before.
