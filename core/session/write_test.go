@@ -83,6 +83,12 @@ func TestRewriteKeepsUnlockedAppendsInEveryWindow(t *testing.T) {
 			}
 			return rewriteSame(s)
 		}
+		// A first run clears the append intent newSession's last append
+		// left, so that the counted run does what every later one does.
+		if err := run(faultfs.New()); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(path, original, 0o644)
 		count := faultfs.New()
 		if err := run(count); err != nil {
 			t.Fatal(err)

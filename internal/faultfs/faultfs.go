@@ -169,6 +169,16 @@ func (h *handle) Write(p []byte) (int, error) {
 	return h.Handle.Write(p)
 }
 
+// WriteAt (pwrite, the append intent record) counts as a write: a full
+// disk fails it as well.
+func (h *handle) WriteAt(p []byte, off int64) (int, error) {
+	if err := h.c.hit(Write); err != nil {
+		n, _ := h.Handle.WriteAt(p[:len(p)/2], off)
+		return n, err
+	}
+	return h.Handle.WriteAt(p, off)
+}
+
 func (h *handle) Sync() error {
 	if err := h.c.hit(Sync); err != nil {
 		return err
