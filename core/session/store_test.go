@@ -24,6 +24,10 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	// Re-executed as a child by TestKilledHugeAppendIsUndone.
+	if path := os.Getenv(envHugeAppend); path != "" {
+		os.Exit(hugeAppend(path))
+	}
 	os.Exit(m.Run())
 }
 
