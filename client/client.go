@@ -8,11 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
-	"strings"
 	"time"
 
+	"github.com/pith-dev/pith/internal/netaddr"
 	pb "github.com/pith-dev/pith/proto/pith/session/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -118,7 +117,7 @@ func Dial(addr string, opts ...Option) (*Client, error) {
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)),
 	}
 	if o.token != "" {
-		if o.tls == nil && !localAddress(addr) {
+		if o.tls == nil && !netaddr.Loopback(addr) {
 			return nil, fmt.Errorf("pith client %s: a token is sent only over TLS, or to loopback or a unix socket", addr)
 		}
 		dopts = append(dopts, grpc.WithPerRPCCredentials(bearerToken{token: o.token, secure: o.tls != nil}))
@@ -128,22 +127,6 @@ func Dial(addr string, opts ...Option) (*Client, error) {
 		return nil, fmt.Errorf("pith client %s: %w", addr, err)
 	}
 	return &Client{conn: conn, rpc: pb.NewSessionServiceClient(conn)}, nil
-}
-
-// localAddress reports whether addr stays on this machine.
-func localAddress(addr string) bool {
-	if strings.HasPrefix(addr, "unix:") {
-		return true
-	}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // bearerToken is a gRPC per-call credential.

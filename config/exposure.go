@@ -1,8 +1,9 @@
 package config
 
 import (
-	"net"
 	"strings"
+
+	"github.com/pith-dev/pith/internal/netaddr"
 )
 
 // A daemon reachable from other machines must not accept anyone who can
@@ -12,20 +13,7 @@ import (
 // Loopback reports whether addr (host:port or unix:/path) can only be
 // reached from this machine: a unix socket, "localhost", or a loopback IP.
 // An empty host (":7420") listens on every interface.
-func Loopback(addr string) bool {
-	if strings.HasPrefix(addr, "unix:") {
-		return true
-	}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+func Loopback(addr string) bool { return netaddr.Loopback(addr) }
 
 // Authenticated reports whether every caller must prove who it is: a
 // server certificate plus client certificates (mutual TLS) or bearer
