@@ -116,37 +116,18 @@ func NewOpenAI(opts OpenAIOptions) (summarize.Summarizer, error) {
 }
 
 func (s *openAISummarizer) Summarize(ctx context.Context, req summarize.Request) (summarize.Result, error) {
-	key := os.Getenv(s.keyEnv)
-	if key == "" && !s.optional {
-		return summarize.Result{}, fmt.Errorf("openai summarizer: environment variable %s is not set: %w", s.keyEnv, summarize.ErrMissingCredential)
+	key, err := s.apiKey()
+	if err != nil {
+		return summarize.Result{}, err
 	}
 	params := openai.ChatCompletionNewParams{Model: shared.ChatModel(s.model)}
 	if req.SystemPrompt != "" {
 		params.Messages = append(params.Messages, openai.SystemMessage(req.SystemPrompt))
 	}
 	params.Messages = append(params.Messages, openai.UserMessage(req.Prompt))
-	maxTokens := int64(clampTokens(req.MaxTokens, s.limit))
-	if s.legacy {
-		params.MaxTokens = openai.Int(maxTokens)
-	} else {
-		params.MaxCompletionTokens = openai.Int(maxTokens)
-	}
-	if effort := openAIReasoningEffort(s.model, req.Reasoning); effort != "" {
-		params.ReasoningEffort = shared.ReasoningEffort(effort)
-	}
-	var callOpts []option.RequestOption
-	if key != "" {
-		callOpts = append(callOpts, option.WithAPIKey(key))
-	}
-	resp, err := s.svc.New(ctx, params, callOpts...)
+	resp, err := s.complete(ctx, &params, key, req.MaxTokens, req.Reasoning)
 	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return summarize.Result{}, ctxErr
-		}
-		return summarize.Result{}, s.convertError(err, key)
-	}
-	if len(resp.Choices) == 0 {
-		return summarize.Result{}, fmt.Errorf("openai summarizer: %s answered without choices: %w", s.model, summarize.ErrBadResponse)
+		return summarize.Result{}, err
 	}
 	choice := resp.Choices[0]
 	u := resp.Usage
@@ -256,4 +237,45 @@ func openAIReasoningEffort(model, level string) string {
 		return nearestLevel(l, fam.levels)
 	}
 	return ""
+}
+
+// apiKey reads the key from the environment on every request (a rotated
+// key takes effect at once); it may be empty for a server that needs none.
+func (s *openAISummarizer) apiKey() (string, error) {
+	key := os.Getenv(s.keyEnv)
+	if key == "" && !s.optional {
+		return "", fmt.Errorf("openai summarizer: environment variable %s is not set: %w", s.keyEnv, summarize.ErrMissingCredential)
+	}
+	return key, nil
+}
+
+// complete sends one chat-completions request, for a plain summary and for
+// a turn of a tool conversation alike: the output cap under the model's
+// field name, the reasoning effort, the key, and errors as the summarize
+// package classifies them. A response always has at least one choice.
+func (s *openAISummarizer) complete(ctx context.Context, params *openai.ChatCompletionNewParams, key string, maxTokens int, reasoning string) (*openai.ChatCompletion, error) {
+	limit := int64(clampTokens(maxTokens, s.limit))
+	if s.legacy {
+		params.MaxTokens = openai.Int(limit)
+	} else {
+		params.MaxCompletionTokens = openai.Int(limit)
+	}
+	if effort := openAIReasoningEffort(s.model, reasoning); effort != "" {
+		params.ReasoningEffort = shared.ReasoningEffort(effort)
+	}
+	var callOpts []option.RequestOption
+	if key != "" {
+		callOpts = append(callOpts, option.WithAPIKey(key))
+	}
+	resp, err := s.svc.New(ctx, *params, callOpts...)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
+		return nil, s.convertError(err, key)
+	}
+	if len(resp.Choices) == 0 {
+		return nil, fmt.Errorf("openai summarizer: %s answered without choices: %w", s.model, summarize.ErrBadResponse)
+	}
+	return resp, nil
 }

@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/pith-dev/pith/core/summarize"
@@ -17,9 +15,9 @@ import (
 // function tools: the history is replayed each turn (the API is stateless),
 // assistant turns with their tool_calls, each result as a tool message.
 func (s *openAISummarizer) Converse(ctx context.Context, req summarize.ConverseRequest) (summarize.ConverseResult, error) {
-	key := os.Getenv(s.keyEnv)
-	if key == "" && !s.optional {
-		return summarize.ConverseResult{}, fmt.Errorf("openai summarizer: environment variable %s is not set: %w", s.keyEnv, summarize.ErrMissingCredential)
+	key, err := s.apiKey()
+	if err != nil {
+		return summarize.ConverseResult{}, err
 	}
 	params := openai.ChatCompletionNewParams{Model: shared.ChatModel(s.model)}
 	if req.SystemPrompt != "" {
@@ -63,28 +61,9 @@ func (s *openAISummarizer) Converse(ctx context.Context, req summarize.ConverseR
 			Parameters:  schema,
 		}))
 	}
-	maxTokens := int64(clampTokens(req.MaxTokens, s.limit))
-	if s.legacy {
-		params.MaxTokens = openai.Int(maxTokens)
-	} else {
-		params.MaxCompletionTokens = openai.Int(maxTokens)
-	}
-	if effort := openAIReasoningEffort(s.model, req.Reasoning); effort != "" {
-		params.ReasoningEffort = shared.ReasoningEffort(effort)
-	}
-	var callOpts []option.RequestOption
-	if key != "" {
-		callOpts = append(callOpts, option.WithAPIKey(key))
-	}
-	resp, err := s.svc.New(ctx, params, callOpts...)
+	resp, err := s.complete(ctx, &params, key, req.MaxTokens, req.Reasoning)
 	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return summarize.ConverseResult{}, ctxErr
-		}
-		return summarize.ConverseResult{}, s.convertError(err, key)
-	}
-	if len(resp.Choices) == 0 {
-		return summarize.ConverseResult{}, fmt.Errorf("openai summarizer: %s answered without choices: %w", s.model, summarize.ErrBadResponse)
+		return summarize.ConverseResult{}, err
 	}
 	choice := resp.Choices[0]
 	out := summarize.ConverseResult{
