@@ -308,18 +308,7 @@ func (v *validator) plugins(ps []Plugin) {
 	first := map[string]int{}
 	for i, p := range ps {
 		key := func(k string) string { return fmt.Sprintf("plugins[%d].%s", i, k) }
-		switch {
-		case p.Name == "":
-			v.add(key("name"), "must be set")
-		case !pluginNamePattern.MatchString(p.Name):
-			v.add(key("name"), "must be letters, digits, '.', '_' or '-', got %q", p.Name)
-		default:
-			if j, dup := first[p.Name]; dup {
-				v.add(key("name"), "duplicate %q (also plugins[%d])", p.Name, j)
-			} else {
-				first[p.Name] = i
-			}
-		}
+		v.uniqueName(key("name"), p.Name, "plugins", i, first)
 		v.executable(key("path"), p.Path)
 		if p.SHA256 != "" && !sha256Pattern.MatchString(p.SHA256) {
 			v.add(key("sha256"), "must be 64 hex digits, got %d characters", len(p.SHA256))
@@ -421,18 +410,7 @@ func (v *validator) server(s *Server) {
 	first := map[string]int{}
 	for i, t := range s.Tokens {
 		key := func(k string) string { return fmt.Sprintf("server.tokens[%d].%s", i, k) }
-		switch {
-		case t.Name == "":
-			v.add(key("name"), "must be set")
-		case !pluginNamePattern.MatchString(t.Name):
-			v.add(key("name"), "must be letters, digits, '.', '_' or '-', got %q", t.Name)
-		default:
-			if j, dup := first[t.Name]; dup {
-				v.add(key("name"), "duplicate %q (also server.tokens[%d])", t.Name, j)
-			} else {
-				first[t.Name] = i
-			}
-		}
+		v.uniqueName(key("name"), t.Name, "server.tokens", i, first)
 		// The value is not echoed: it may be the token itself, pasted by
 		// mistake.
 		if !sha256Pattern.MatchString(t.SHA256) {
@@ -470,5 +448,23 @@ func (v *validator) address(key, addr string, optional bool) {
 	}
 	if _, err := net.LookupPort("tcp", port); err != nil {
 		v.add(key, "bad port %q", port)
+	}
+}
+
+// uniqueName checks the name of element i of the list at path (plugins,
+// server.tokens): set, of the name grammar, and not used by an earlier
+// element, which first records.
+func (v *validator) uniqueName(key, name, path string, i int, first map[string]int) {
+	switch {
+	case name == "":
+		v.add(key, "must be set")
+	case !pluginNamePattern.MatchString(name):
+		v.add(key, "must be letters, digits, '.', '_' or '-', got %q", name)
+	default:
+		if j, dup := first[name]; dup {
+			v.add(key, "duplicate %q (also %s[%d])", name, path, j)
+		} else {
+			first[name] = i
+		}
 	}
 }
