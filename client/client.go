@@ -219,7 +219,12 @@ type Context struct {
 
 // Context returns the live context.
 func (s *Session) Context(ctx context.Context) (*Context, error) {
-	r, err := s.c.rpc.GetContext(ctx, &pb.GetContextRequest{SessionId: s.ID})
+	return s.getContext(ctx, false)
+}
+
+// getContext asks for the live context, raw or converted for a model.
+func (s *Session) getContext(ctx context.Context, llm bool) (*Context, error) {
+	r, err := s.c.rpc.GetContext(ctx, &pb.GetContextRequest{SessionId: s.ID, Llm: llm})
 	if err != nil {
 		return nil, wrap("context", err)
 	}
