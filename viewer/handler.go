@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -112,7 +111,7 @@ func New(opts Options) (*Handler, error) {
 		h.load = func() (*session.File, error) { return session.Load(path) }
 	}
 	if h.openArchive == nil {
-		h.openArchive = func() (io.ReadCloser, error) { return os.Open(compaction.ArchivePath(path)) }
+		h.openArchive = func() (io.ReadCloser, error) { return session.OpenReadOnly(compaction.ArchivePath(path)) }
 	}
 	if h.debounce <= 0 {
 		h.debounce = 50 * time.Millisecond

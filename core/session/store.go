@@ -212,6 +212,31 @@ func OpenOrCreate(path, cwd string, opts Options) (*Store, error) {
 	return s, err
 }
 
+// OpenReadOnly opens a session file or one of its sidecars (the prune
+// archive) for reading with the checks every session open gets: only a
+// regular file (a FIFO or a device would hang or never end), reached
+// through a root at its directory.
+func OpenReadOnly(path string) (io.ReadCloser, error) {
+	root, name, err := openRoot(path)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	h, err := openRegular(NewRootFS(root), name, os.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	st, err := h.Stat()
+	if err != nil {
+		h.Close()
+		return nil, err
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.NewSectionReader(h, 0, st.Size()), h}, nil
+}
+
 // Load reads and parses a session file without keeping it open. Only a
 // regular file is read (a symlink is followed to one).
 func Load(path string) (*File, error) {
