@@ -14,6 +14,7 @@ import (
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/hooks/pluginhost"
 	"google.golang.org/grpc"
 )
@@ -63,7 +64,7 @@ func startServerWith(t testing.TB, cfg *config.Config, specs []pluginhost.Spec) 
 	srv, err := New(ctx, Options{
 		Config: cfg,
 		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}}),
-		Summarizer: func(*config.Config) (summarize.Summarizer, error) {
+		Summarizer: func(*config.Config) (summary.Summarizer, error) {
 			return summarize.NewBuiltin(summarize.BuiltinOptions{}), nil
 		},
 		Settings:    testSettings,

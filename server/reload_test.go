@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/pluginhost"
 )
@@ -28,7 +29,7 @@ func TestPrepareReloadVeto(t *testing.T) {
 	srv, err := New(context.Background(), Options{
 		Config: old,
 		Logger: hclog.NewNullLogger(),
-		Summarizer: func(c *config.Config) (summarize.Summarizer, error) {
+		Summarizer: func(c *config.Config) (summary.Summarizer, error) {
 			if c.Summarizer.Model == "broken" {
 				return nil, errSummarizer
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/pluginhost"
 	sessionv1 "github.com/pith-dev/pith/proto/pith/session/v1"
@@ -43,7 +44,7 @@ type Options struct {
 	Config *config.Config
 	Logger hclog.Logger
 	// Summarizer builds the summarizer a configuration asks for.
-	Summarizer func(*config.Config) (summarize.Summarizer, error)
+	Summarizer func(*config.Config) (summary.Summarizer, error)
 	// Settings derives the engine settings of a configuration.
 	Settings func(*config.Config) engine.Settings
 	// PluginSpecs derives the plugin specs of a configuration.
@@ -313,12 +314,12 @@ func (s *Server) Close(ctx context.Context) error {
 // swapSummarizer forwards to the summarizer of the configuration in force,
 // so engines created before a reload use the new one.
 type swapSummarizer struct {
-	cur atomic.Pointer[summarize.Summarizer]
+	cur atomic.Pointer[summary.Summarizer]
 }
 
-func (w *swapSummarizer) set(s summarize.Summarizer) { w.cur.Store(&s) }
+func (w *swapSummarizer) set(s summary.Summarizer) { w.cur.Store(&s) }
 
-func (w *swapSummarizer) Summarize(ctx context.Context, req summarize.Request) (summarize.Result, error) {
+func (w *swapSummarizer) Summarize(ctx context.Context, req summary.Request) (summary.Result, error) {
 	return (*w.cur.Load()).Summarize(ctx, req)
 }
 

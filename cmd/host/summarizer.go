@@ -9,6 +9,7 @@ import (
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/summarize"
 	"github.com/pith-dev/pith/core/summarize/llm"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/spf13/cobra"
 )
 
@@ -36,7 +37,7 @@ func (p *providerFlags) register(cmd *cobra.Command) {
 //
 // Every request then passes summarize.Windowed: one whose estimated input
 // plus output cap exceeds the summarizer's window is never sent.
-func buildSummarizer(cfg *config.Config, p providerFlags, log hclog.Logger) (summarize.Summarizer, string, error) {
+func buildSummarizer(cfg *config.Config, p providerFlags, log hclog.Logger) (summary.Summarizer, string, error) {
 	s, name, err := buildProvider(cfg, p, log)
 	if err != nil {
 		return nil, "", err
@@ -44,7 +45,7 @@ func buildSummarizer(cfg *config.Config, p providerFlags, log hclog.Logger) (sum
 	return summarize.Windowed{Summarizer: s, Window: cfg.SummarizerContextWindow(), DefaultMaxTokens: llm.DefaultMaxTokens}, name, nil
 }
 
-func buildProvider(cfg *config.Config, p providerFlags, log hclog.Logger) (summarize.Summarizer, string, error) {
+func buildProvider(cfg *config.Config, p providerFlags, log hclog.Logger) (summary.Summarizer, string, error) {
 	s := cfg.Summarizer
 	provider := s.Provider
 	if p.provider != "" {
@@ -124,7 +125,7 @@ func buildProvider(cfg *config.Config, p providerFlags, log hclog.Logger) (summa
 // withExplorer is a summarizer whose tool conversations (the explore
 // strategy's worker) go to another model: compaction.model.
 type withExplorer struct {
-	summarize.Summarizer
+	summary.Summarizer
 	explorer summarize.ToolCaller
 }
 
@@ -132,7 +133,7 @@ func (w withExplorer) Converse(ctx context.Context, req summarize.ConverseReques
 	return w.explorer.Converse(ctx, req)
 }
 
-func providerSummarizer(c config.Candidate, maxOutput int) (summarize.Summarizer, error) {
+func providerSummarizer(c config.Candidate, maxOutput int) (summary.Summarizer, error) {
 	if c.Model == "" {
 		return nil, fmt.Errorf("the %s summarizer needs a model (--model or summarizer.model)", c.Provider)
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/tidwall/gjson"
 )
 
@@ -91,7 +91,7 @@ type NavigateOptions struct {
 	// Label, when non-empty, labels the target.
 	Label string
 	// Summarizer writes the summary; required only when one is generated.
-	Summarizer summarize.Summarizer
+	Summarizer summary.Summarizer
 	// ContextWindow is the summarizer model's window (default 128 000);
 	// ReserveTokens is branchSummary.reserveTokens (default 16 384). The
 	// branch gets ContextWindow − ReserveTokens tokens.

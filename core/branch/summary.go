@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/pith-dev/pith/core/compaction"
-	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/prompts"
 )
 
@@ -58,9 +58,9 @@ type Details struct {
 // prompt (with "Additional focus: …", or replaced by the custom
 // instructions), the shared system prompt, the 2048-token cap, and the
 // structured Transcript for summarizers that read it.
-func BuildRequest(p Prepared, opts SummaryOptions) (summarize.Request, error) {
+func BuildRequest(p Prepared, opts SummaryOptions) (summary.Request, error) {
 	if len(p.Messages) == 0 {
-		return summarize.Request{}, ErrNothingToSummarize
+		return summary.Request{}, ErrNothingToSummarize
 	}
 	instructions := prompts.Branch
 	switch {
@@ -81,25 +81,25 @@ func BuildRequest(p Prepared, opts SummaryOptions) (summarize.Request, error) {
 		// The answer's tokens count against the window too.
 		conv = opts.InputBudget - maxTokens - fixed
 		if conv <= 0 {
-			return summarize.Request{}, fmt.Errorf("branch summary: %w: the prompt alone needs ~%d tokens + %d for the answer, of %d",
+			return summary.Request{}, fmt.Errorf("branch summary: %w: the prompt alone needs ~%d tokens + %d for the answer, of %d",
 				compaction.ErrInputTooLarge, fixed, maxTokens, opts.InputBudget)
 		}
 	}
 	fitted, err := compaction.FitConversation(p.Messages, conv)
 	if err != nil {
-		return summarize.Request{}, fmt.Errorf("branch summary: %w", err)
+		return summary.Request{}, fmt.Errorf("branch summary: %w", err)
 	}
 	prompt := "<conversation>\n" + fitted.Text + "\n</conversation>\n\n" + instructions
 	if fitted.OmittedMessages > 0 {
 		prompt += omittedNote
 	}
-	return summarize.Request{
-		Purpose:      summarize.PurposeBranch,
+	return summary.Request{
+		Purpose:      summary.PurposeBranch,
 		SystemPrompt: prompts.System,
 		Prompt:       prompt,
 		MaxTokens:    maxTokens,
 		Reasoning:    opts.Reasoning,
-		Source: &summarize.Transcript{
+		Source: &summary.Transcript{
 			Messages:      p.Messages,
 			Instructions:  opts.CustomInstructions,
 			ReadFiles:     p.ReadFiles,
@@ -117,7 +117,7 @@ func BuildRequest(p Prepared, opts SummaryOptions) (summarize.Request, error) {
 // off by the output cap, or over it → an error wrapping ErrInvalidSummary.
 // ErrNothingToSummarize when p has no message. Cancelling ctx aborts the
 // request; the error then wraps ctx.Err().
-func GenerateSummary(ctx context.Context, s summarize.Summarizer, p Prepared, opts SummaryOptions) (summary string, details Details, err error) {
+func GenerateSummary(ctx context.Context, s summary.Summarizer, p Prepared, opts SummaryOptions) (summary string, details Details, err error) {
 	req, err := BuildRequest(p, opts)
 	if err != nil {
 		return "", Details{}, err

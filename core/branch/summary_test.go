@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/core/compaction"
-	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/prompts"
 )
 
@@ -51,7 +51,7 @@ func TestBuildRequest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if req.MaxTokens != tt.maxTokens || req.Purpose != summarize.PurposeBranch {
+			if req.MaxTokens != tt.maxTokens || req.Purpose != summary.PurposeBranch {
 				t.Errorf("max tokens %d (want %d), purpose %s", req.MaxTokens, tt.maxTokens, req.Purpose)
 			}
 			if strings.Contains(req.Prompt, prompts.Omitted) {
@@ -65,9 +65,9 @@ func TestBuildRequest(t *testing.T) {
 // the context was cancelled must not produce a summary.
 func TestGenerateSummaryIgnoresLateAnswer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := summarize.Func(func(context.Context, summarize.Request) (summarize.Result, error) {
+	s := summary.Func(func(context.Context, summary.Request) (summary.Result, error) {
 		cancel()
-		return summarize.Result{Text: "## Goal\nlate", FinishReason: summarize.FinishStop}, nil
+		return summary.Result{Text: "## Goal\nlate", FinishReason: summary.FinishStop}, nil
 	})
 	if _, _, err := GenerateSummary(ctx, s, preparedBranch(t), SummaryOptions{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("error %v, want context.Canceled", err)

@@ -6,7 +6,7 @@
 // persists a compaction.
 //
 // The package does no I/O of its own except the pruning archive, and calls
-// no model directly: Generate talks to whatever summarize.Summarizer it is
+// no model directly: Generate talks to whatever summary.Summarizer it is
 // given. Orchestration (triggers, hooks, retries, events) belongs to
 // core/engine.
 //

@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/prompts"
 )
 
@@ -47,13 +47,13 @@ type RequestOptions struct {
 
 // Requests are the summarizer calls of one compaction.
 type Requests struct {
-	History summarize.Request
+	History summary.Request
 	// SkipHistory is true when a split turn has nothing before it: the
 	// history part is then HistoryText and History is not sent.
 	SkipHistory bool
 	HistoryText string
 	// TurnPrefix is set for a split turn with a non-empty prefix.
-	TurnPrefix *summarize.Request
+	TurnPrefix *summary.Request
 	// Omitted* say how much of the history conversation was left out to fit
 	// the input budget (0 when everything fitted).
 	OmittedMessages int
@@ -128,13 +128,13 @@ func BuildSummaryRequests(prep *Preparation, opts RequestOptions) (*Requests, er
 		}
 		prompt += focus
 		out.OmittedMessages, out.OmittedTokens = conv.OmittedMessages, conv.OmittedTokens
-		out.History = summarize.Request{
-			Purpose:      summarize.PurposeHistory,
+		out.History = summary.Request{
+			Purpose:      summary.PurposeHistory,
 			SystemPrompt: prompts.System,
 			Prompt:       prompt,
 			MaxTokens:    maxTokens,
 			Reasoning:    opts.Reasoning,
-			Source: &summarize.Transcript{
+			Source: &summary.Transcript{
 				Messages:        prep.MessagesToSummarize,
 				PreviousSummary: prep.PreviousSummary,
 				ContextLines:    opts.ContextLines,
@@ -157,13 +157,13 @@ func BuildSummaryRequests(prep *Preparation, opts RequestOptions) (*Requests, er
 		if conv.OmittedMessages > 0 {
 			prompt += omittedNote
 		}
-		out.TurnPrefix = &summarize.Request{
-			Purpose:      summarize.PurposeTurnPrefix,
+		out.TurnPrefix = &summary.Request{
+			Purpose:      summary.PurposeTurnPrefix,
 			SystemPrompt: prompts.System,
 			Prompt:       prompt,
 			MaxTokens:    maxTokens,
 			Reasoning:    opts.Reasoning,
-			Source:       &summarize.Transcript{Messages: prep.TurnPrefixMessages},
+			Source:       &summary.Transcript{Messages: prep.TurnPrefixMessages},
 		}
 	}
 	if opts.ShortSummary {
@@ -193,14 +193,14 @@ func fitBudget(msgs []session.Message, budget, fixed, maxOut int, what string) (
 // ShortSummaryRequest asks for the 2–3 sentence version of a finished
 // summary. For summarizers that read Source, the summary to shorten is in
 // Transcript.PreviousSummary.
-func ShortSummaryRequest(summary string, maxTokens int, reasoning string) summarize.Request {
-	return summarize.Request{
-		Purpose:      summarize.PurposeShort,
+func ShortSummaryRequest(text string, maxTokens int, reasoning string) summary.Request {
+	return summary.Request{
+		Purpose:      summary.PurposeShort,
 		SystemPrompt: prompts.System,
-		Prompt:       "<summary>\n" + summary + "\n</summary>\n\n" + prompts.Short,
+		Prompt:       "<summary>\n" + text + "\n</summary>\n\n" + prompts.Short,
 		MaxTokens:    maxTokens,
 		Reasoning:    reasoning,
-		Source:       &summarize.Transcript{PreviousSummary: summary},
+		Source:       &summary.Transcript{PreviousSummary: text},
 	}
 }
 
@@ -229,7 +229,7 @@ type Result struct {
 	// compaction itself does not fail for it.
 	ShortSummaryErr error
 	// Usage adds up what the summarizer calls reported.
-	Usage summarize.Usage
+	Usage summary.Usage
 	// OmittedMessages is how many history messages were left out to fit the
 	// summarizer's window.
 	OmittedMessages int
@@ -240,7 +240,7 @@ type Result struct {
 // joins them, appends the file lists, and optionally asks for the short
 // summary. Every answer is validated; an invalid one fails the compaction
 // with ErrInvalidSummary and nothing is returned to save.
-func Generate(ctx context.Context, s summarize.Summarizer, prep *Preparation, opts RequestOptions) (*Result, error) {
+func Generate(ctx context.Context, s summary.Summarizer, prep *Preparation, opts RequestOptions) (*Result, error) {
 	reqs, err := BuildSummaryRequests(prep, opts)
 	if err != nil {
 		return nil, err
@@ -250,7 +250,7 @@ func Generate(ctx context.Context, s summarize.Summarizer, prep *Preparation, op
 
 	var (
 		wg                sync.WaitGroup
-		history, prefix   summarize.Result
+		history, prefix   summary.Result
 		historyErr, prErr error
 	)
 	if !reqs.SkipHistory {
@@ -309,7 +309,7 @@ func Generate(ctx context.Context, s summarize.Summarizer, prep *Preparation, op
 }
 
 // call runs one request and validates the answer.
-func call(ctx context.Context, s summarize.Summarizer, req summarize.Request, what string) (summarize.Result, error) {
+func call(ctx context.Context, s summary.Summarizer, req summary.Request, what string) (summary.Result, error) {
 	res, err := s.Summarize(ctx, req)
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", what, err)
@@ -324,11 +324,11 @@ func call(ctx context.Context, s summarize.Summarizer, req summarize.Request, wh
 // Validate rejects a summary that must not be saved (docs/behaviour.md §7, fixes pi
 // #7048 and #8652): empty, cut off by the output cap, or longer than the
 // cap by estimate.
-func Validate(res summarize.Result, maxTokens int) error {
+func Validate(res summary.Result, maxTokens int) error {
 	if strings.TrimSpace(res.Text) == "" {
 		return fmt.Errorf("%w: the summarizer returned an empty summary", ErrInvalidSummary)
 	}
-	if res.FinishReason == summarize.FinishLength {
+	if res.FinishReason == summary.FinishLength {
 		return fmt.Errorf("%w: the summary was cut off by the output cap of %d tokens", ErrInvalidSummary, maxTokens)
 	}
 	if n := EstimateTextTokens(res.Text); maxTokens > 0 && n > maxTokens {
@@ -378,12 +378,12 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func addUsage(a, b summarize.Usage) summarize.Usage {
-	return summarize.Usage{Input: a.Input + b.Input, Output: a.Output + b.Output,
+func addUsage(a, b summary.Usage) summary.Usage {
+	return summary.Usage{Input: a.Input + b.Input, Output: a.Output + b.Output,
 		CacheRead: a.CacheRead + b.CacheRead, CacheWrite: a.CacheWrite + b.CacheWrite}
 }
 
 // summarizeResult wraps text as a finished summarizer answer.
-func summarizeResult(text string) summarize.Result {
-	return summarize.Result{Text: text, FinishReason: summarize.FinishStop}
+func summarizeResult(text string) summary.Result {
+	return summary.Result{Text: text, FinishReason: summary.FinishStop}
 }

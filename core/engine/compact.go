@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
 	"github.com/hashicorp/go-hclog"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -12,6 +13,7 @@ import (
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/core/tokens"
 	"github.com/pith-dev/pith/hooks"
 )
@@ -65,7 +67,7 @@ func (s *Session) AbortCompaction() {
 	}
 }
 
-func (s *Session) summarizer(reason Reason) summarize.Summarizer {
+func (s *Session) summarizer(reason Reason) summary.Summarizer {
 	first, second := s.opts.AutoSummarizer, s.opts.Summarizer
 	if reason == ReasonManual {
 		first, second = second, first

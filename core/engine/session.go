@@ -14,6 +14,7 @@ import (
 	"github.com/pith-dev/pith/core/explore"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/core/tokens"
 	"github.com/tidwall/gjson"
 )
@@ -28,7 +29,7 @@ const MaxAutoFailures = 3
 
 // GenerateFunc produces the summary of a preparation; compaction.Generate
 // is the default. It is the seam for other strategies (docs/behaviour.md §12).
-type GenerateFunc func(ctx context.Context, s summarize.Summarizer, prep *compaction.Preparation, opts compaction.RequestOptions) (*compaction.Result, error)
+type GenerateFunc func(ctx context.Context, s summary.Summarizer, prep *compaction.Preparation, opts compaction.RequestOptions) (*compaction.Result, error)
 
 // Options configure a Session.
 type Options struct {
@@ -42,8 +43,8 @@ type Options struct {
 	// summarize.Chain of candidates with retries) automatic ones. Either
 	// stands in for the other when nil; with neither, the built-in
 	// deterministic summarizer is used.
-	Summarizer     summarize.Summarizer
-	AutoSummarizer summarize.Summarizer
+	Summarizer     summary.Summarizer
+	AutoSummarizer summary.Summarizer
 	// Generate replaces compaction.Generate.
 	Generate GenerateFunc
 	// Explorer is the tool-calling model of the explore strategy (docs/behaviour.md
@@ -123,7 +124,7 @@ type Result struct {
 	// FromHook: a plugin supplied the compaction; Plugin names it.
 	FromHook bool
 	Plugin   string
-	Usage    summarize.Usage
+	Usage    summary.Usage
 	// Strategy is the strategy that made the summary (summary or explore).
 	Strategy string
 	// Explore holds the explore strategy's figures; AutoReadEntry is the

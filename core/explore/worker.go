@@ -10,6 +10,7 @@ import (
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/core/tokens"
 	"github.com/pith-dev/pith/core/workspace"
 )
@@ -83,7 +84,7 @@ type Result struct {
 	AutoRead *workspace.Built
 	// Stats go into the compaction entry's details.
 	Stats Stats
-	Usage summarize.Usage
+	Usage summary.Usage
 }
 
 // Stats are the figures of a run, stored in the compaction's details and
@@ -182,7 +183,7 @@ func (w *Worker) Run(ctx context.Context, in Input) (*Result, error) {
 	conv.add(summarize.ChatMessage{Role: summarize.ChatUser, Text: firstMessage(ov, in.Instructions)})
 
 	st := &toolState{r: r, ws: in.Workspace, b: b}
-	var usage summarize.Usage
+	var usage summary.Usage
 	warned, shortenAsked := false, false
 	var summary string
 	for turn := 1; ; turn++ {
@@ -343,8 +344,8 @@ func clipUnits(s string, n int) string {
 	return s
 }
 
-func addUsage(a, b summarize.Usage) summarize.Usage {
-	return summarize.Usage{Input: a.Input + b.Input, Output: a.Output + b.Output, CacheRead: a.CacheRead + b.CacheRead, CacheWrite: a.CacheWrite + b.CacheWrite}
+func addUsage(a, b summary.Usage) summary.Usage {
+	return summary.Usage{Input: a.Input + b.Input, Output: a.Output + b.Output, CacheRead: a.CacheRead + b.CacheRead, CacheWrite: a.CacheWrite + b.CacheWrite}
 }
 
 // Details is the compaction entry's details for an exploring compaction:

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/core/tokens"
 )
 
@@ -46,7 +47,7 @@ type builtin struct {
 // Request.MaxTokens (estimated as UTF-16 units / 4), dropping the least
 // valuable facts first and never cutting a line. It is safe for concurrent
 // use.
-func NewBuiltin(opts BuiltinOptions) Summarizer {
+func NewBuiltin(opts BuiltinOptions) summary.Summarizer {
 	name := opts.Name
 	if name == "" {
 		name = BuiltinModel
@@ -54,9 +55,9 @@ func NewBuiltin(opts BuiltinOptions) Summarizer {
 	return &builtin{name: name}
 }
 
-func (b *builtin) Summarize(ctx context.Context, req Request) (Result, error) {
+func (b *builtin) Summarize(ctx context.Context, req summary.Request) (summary.Result, error) {
 	if err := ctx.Err(); err != nil {
-		return Result{}, fmt.Errorf("builtin summarizer: %w", err)
+		return summary.Result{}, fmt.Errorf("builtin summarizer: %w", err)
 	}
 	limit := 0 // in UTF-16 units; 0: no cap
 	if req.MaxTokens > 0 {
@@ -64,7 +65,7 @@ func (b *builtin) Summarize(ctx context.Context, req Request) (Result, error) {
 	}
 	src, input, err := sourceOf(ctx, req)
 	if err != nil {
-		return Result{}, fmt.Errorf("builtin summarizer: %w", err)
+		return summary.Result{}, fmt.Errorf("builtin summarizer: %w", err)
 	}
 	var text string
 	fits := true
@@ -73,32 +74,32 @@ func (b *builtin) Summarize(ctx context.Context, req Request) (Result, error) {
 	} else {
 		d, err := analyze(ctx, src)
 		if err != nil {
-			return Result{}, fmt.Errorf("builtin summarizer: %w", err)
+			return summary.Result{}, fmt.Errorf("builtin summarizer: %w", err)
 		}
 		switch req.Purpose {
-		case PurposeShort:
+		case summary.PurposeShort:
 			text, fits = shortSummary(d, limit)
-		case PurposeTurnPrefix:
+		case summary.PurposeTurnPrefix:
 			text, fits, err = fitLayout(ctx, turnPrefixLayout, d.items(src, false), limit)
-		case PurposeBranch:
+		case summary.PurposeBranch:
 			text, fits, err = fitLayout(ctx, historyLayout, d.items(src, true), limit)
 		default: // history, completion, or a purpose this version does not know
 			text, fits, err = fitLayout(ctx, historyLayout, d.items(src, false), limit)
 		}
 		if err != nil {
-			return Result{}, fmt.Errorf("builtin summarizer: %w", err)
+			return summary.Result{}, fmt.Errorf("builtin summarizer: %w", err)
 		}
 	}
-	finish := FinishStop
+	finish := summary.FinishStop
 	if !fits {
 		// Even the bare section skeleton is over the cap: what is left is
 		// cut, and must be reported as such so it is not saved.
-		finish = FinishLength
+		finish = summary.FinishLength
 	}
-	return Result{
+	return summary.Result{
 		Text:         text,
 		FinishReason: finish,
-		Usage:        Usage{Input: input, Output: unitsToTokens(tokens.Units(text))},
+		Usage:        summary.Usage{Input: input, Output: unitsToTokens(tokens.Units(text))},
 		Model:        b.name,
 	}, nil
 }
@@ -108,12 +109,12 @@ func unitsToTokens(units int) int { return (units + 3) / 4 }
 // sourceOf picks the material: the Transcript when there is one, else what
 // the prompt holds. A nil source means the prompt holds no conversation
 // and no previous summary. input is the estimated size of what was read.
-func sourceOf(ctx context.Context, req Request) (*source, int, error) {
-	var tr *Transcript
+func sourceOf(ctx context.Context, req summary.Request) (*source, int, error) {
+	var tr *summary.Transcript
 	switch s := req.Source.(type) {
-	case *Transcript:
+	case *summary.Transcript:
 		tr = s
-	case Transcript:
+	case summary.Transcript:
 		tr = &s
 	}
 	if tr != nil {

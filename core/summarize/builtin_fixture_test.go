@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/core/tokens"
 )
 
@@ -69,12 +70,12 @@ func TestBuiltinPiFixtures(t *testing.T) {
 				t.Fatal("fixture context has no messages")
 			}
 			const maxTokens = 13107 // 0.8 × the default reserve of 16384
-			req := Request{Purpose: PurposeHistory, MaxTokens: maxTokens, Source: &Transcript{Messages: sc.Messages}}
+			req := summary.Request{Purpose: summary.PurposeHistory, MaxTokens: maxTokens, Source: &summary.Transcript{Messages: sc.Messages}}
 			res, err := NewBuiltin(BuiltinOptions{}).Summarize(context.Background(), req)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.FinishReason != FinishStop {
+			if res.FinishReason != summary.FinishStop {
 				t.Errorf("FinishReason = %s", res.FinishReason)
 			}
 			if got := (tokens.Units(res.Text) + 3) / 4; got > maxTokens {

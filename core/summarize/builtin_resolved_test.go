@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/core/summary"
 )
 
 // blockedCommand is a Blocked line about a command: "`bash` `CMD`: …".
@@ -33,7 +34,7 @@ func checkNotStale(t *testing.T, text string) {
 func summarizeMessages(t *testing.T, msgs []session.Message) string {
 	t.Helper()
 	res, err := NewBuiltin(BuiltinOptions{}).Summarize(context.Background(),
-		Request{Purpose: PurposeHistory, MaxTokens: 13107, Source: &Transcript{Messages: msgs}})
+		summary.Request{Purpose: summary.PurposeHistory, MaxTokens: 13107, Source: &summary.Transcript{Messages: msgs}})
 	if err != nil {
 		t.Fatal(err)
 	}

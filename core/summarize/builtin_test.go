@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/core/tokens"
 )
 
@@ -156,13 +157,13 @@ func basicTranscript() []session.Message {
 	}
 }
 
-func summarizeOK(t *testing.T, req Request) string {
+func summarizeOK(t *testing.T, req summary.Request) string {
 	t.Helper()
 	res, err := NewBuiltin(BuiltinOptions{}).Summarize(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.FinishReason != FinishStop {
+	if res.FinishReason != summary.FinishStop {
 		t.Fatalf("FinishReason = %s\n%s", res.FinishReason, res.Text)
 	}
 	if res.Model != BuiltinModel {
@@ -179,13 +180,13 @@ func summarizeOK(t *testing.T, req Request) string {
 func TestBuiltinHistorySections(t *testing.T) {
 	tests := []struct {
 		name   string
-		tr     Transcript
+		tr     summary.Transcript
 		want   map[string][]string // heading → substrings of its section
 		absent map[string][]string
 	}{
 		{
 			name: "one full turn",
-			tr:   Transcript{Messages: basicTranscript()},
+			tr:   summary.Transcript{Messages: basicTranscript()},
 			want: map[string][]string{
 				"## Goal":                      {"- " + basicRequest},
 				"## Constraints & Preferences": {"- " + basicRule, "- " + basicRule2},
@@ -215,7 +216,7 @@ func TestBuiltinHistorySections(t *testing.T) {
 		},
 		{
 			name: "last request unanswered",
-			tr: Transcript{Messages: []session.Message{
+			tr: summary.Transcript{Messages: []session.Message{
 				userMsg("Rename `Foo` to `Bar` across the repo."),
 				asstMsg("Done: renamed `Foo` to `Bar` in 3 files."),
 				userMsg("Now also update the changelog for the rename."),
@@ -230,7 +231,7 @@ func TestBuiltinHistorySections(t *testing.T) {
 		},
 		{
 			name: "error fixed later is not blocking",
-			tr: Transcript{Messages: []session.Message{
+			tr: summary.Transcript{Messages: []session.Message{
 				userMsg("Make the build pass on CI please."),
 				asstMsg("", call{"a", "bash", cmdArgs("make build")}),
 				resultMsg("a", "bash", "main.go:3:2: undefined: frob\nCommand exited with code 2", true),
@@ -248,7 +249,7 @@ func TestBuiltinHistorySections(t *testing.T) {
 		},
 		{
 			name: "acknowledgement after the work",
-			tr: Transcript{Messages: []session.Message{
+			tr: summary.Transcript{Messages: []session.Message{
 				userMsg("Bump the Go version in go.mod to 1.26."),
 				asstMsg("Updated go.mod to go 1.26."),
 				userMsg("ok"),
@@ -262,7 +263,7 @@ func TestBuiltinHistorySections(t *testing.T) {
 		},
 		{
 			name: "model error ends the transcript",
-			tr: Transcript{Messages: []session.Message{
+			tr: summary.Transcript{Messages: []session.Message{
 				userMsg("Summarize the design doc for me."),
 				asstError("429 rate_limit_error: too many requests"),
 			}},
@@ -273,7 +274,7 @@ func TestBuiltinHistorySections(t *testing.T) {
 		},
 		{
 			name: "commands the user ran",
-			tr: Transcript{Messages: []session.Message{
+			tr: summary.Transcript{Messages: []session.Message{
 				bashMsg("make lint", "lint.go:7: exported func Foo should have comment\n", 2),
 				userMsg("Fix what the linter found, and don't touch the generated files."),
 				asstMsg("", call{"a", "bash", cmdArgs("grep -rn Foo .")}, call{"b", "bash", cmdArgs("ls")}),
@@ -288,7 +289,7 @@ func TestBuiltinHistorySections(t *testing.T) {
 		},
 		{
 			name: "plugin context lines, focus, file lists",
-			tr: Transcript{
+			tr: summary.Transcript{
 				Messages:      []session.Message{userMsg("Tidy up the config loader.")},
 				ContextLines:  []string{"Ticket PITH-42: the public API is frozen  (keep exactly)", "owner: @ana"},
 				Instructions:  "the koanf migration",
@@ -304,7 +305,7 @@ func TestBuiltinHistorySections(t *testing.T) {
 		},
 		{
 			name: "summaries and plugin messages inside the messages",
-			tr: Transcript{Messages: []session.Message{
+			tr: summary.Transcript{Messages: []session.Message{
 				session.NewCompactionSummary("## Goal\n- Port the parser to Go\n\n## Progress\n### Done\n- [x] Wrote `lexer.go`\n\n<read-files>\nspec.md\n</read-files>", 1000, "2025-01-01T00:00:00Z", "e1"),
 				session.NewBranchSummary("The user explored a different branch.\n\n## Goal\n- Try a PEG grammar", "e0", "2025-01-01T00:00:00Z", "e2"),
 				customMsg("reminder", "Remember: release on Friday."),
@@ -318,14 +319,14 @@ func TestBuiltinHistorySections(t *testing.T) {
 		},
 		{
 			name: "empty transcript",
-			tr:   Transcript{},
+			tr:   summary.Transcript{},
 			want: map[string][]string{"## Goal": {"(none)"}, "### Done": {"(none)"}, "## Critical Context": {"(none)"}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tr := tt.tr
-			text := summarizeOK(t, Request{Purpose: PurposeHistory, MaxTokens: 4000, Source: &tr})
+			text := summarizeOK(t, summary.Request{Purpose: summary.PurposeHistory, MaxTokens: 4000, Source: &tr})
 			checkHistoryShape(t, text)
 			for h, subs := range tt.want {
 				body := section(text, h)
@@ -364,7 +365,7 @@ func TestBuiltinUpdateMerge(t *testing.T) {
 		"",
 		"<modified-files>\ncore/session/parse.go\n</modified-files>",
 	}, "\n")
-	tr := &Transcript{
+	tr := &summary.Transcript{
 		PreviousSummary: prev,
 		Messages: []session.Message{
 			userMsg("Now write the v1 migration, and never drop unknown fields."),
@@ -373,7 +374,7 @@ func TestBuiltinUpdateMerge(t *testing.T) {
 			asstMsg("I chose to migrate in memory instead of rewriting the file. Migration done."),
 		},
 	}
-	text := summarizeOK(t, Request{Purpose: PurposeHistory, MaxTokens: 4000, Source: tr})
+	text := summarizeOK(t, summary.Request{Purpose: summary.PurposeHistory, MaxTokens: 4000, Source: tr})
 	checkHistoryShape(t, text)
 	want := map[string][]string{
 		"## Goal":                      {"- Build the session parser\n- Now write the v1 migration, and never drop unknown fields."},
@@ -394,8 +395,8 @@ func TestBuiltinUpdateMerge(t *testing.T) {
 	}
 	// Merging again with the result as the previous summary adds nothing:
 	// every line is already there.
-	tr2 := &Transcript{PreviousSummary: text}
-	again := summarizeOK(t, Request{Purpose: PurposeHistory, MaxTokens: 4000, Source: tr2})
+	tr2 := &summary.Transcript{PreviousSummary: text}
+	again := summarizeOK(t, summary.Request{Purpose: summary.PurposeHistory, MaxTokens: 4000, Source: tr2})
 	for _, h := range []string{"## Goal", "## Constraints & Preferences", "### Done", "## Key Decisions", "## Critical Context"} {
 		if got, was := section(again, h), section(text, h); got != was {
 			t.Errorf("re-merge changed %s:\n%s\nwas:\n%s", h, got, was)
@@ -431,13 +432,13 @@ func hugeTranscript(n int) []session.Message {
 
 func TestBuiltinCap(t *testing.T) {
 	msgs := append(hugeTranscript(400), asstMsg("Which package should I do next?"))
-	tr := &Transcript{
+	tr := &summary.Transcript{
 		Messages:     msgs,
 		ContextLines: []string{"Keep the v2 API (from plugin)."},
 	}
 	for _, max := range []int{200, 500, 2000} {
 		t.Run(fmt.Sprint(max), func(t *testing.T) {
-			text := summarizeOK(t, Request{Purpose: PurposeHistory, MaxTokens: max, Source: tr})
+			text := summarizeOK(t, summary.Request{Purpose: summary.PurposeHistory, MaxTokens: max, Source: tr})
 			checkHistoryShape(t, text)
 			for _, must := range []string{"Keep the v2 API (from plugin).", "Which package should I do next?"} {
 				if !strings.Contains(text, must) {
@@ -452,11 +453,11 @@ func TestBuiltinCap(t *testing.T) {
 		})
 	}
 	t.Run("skeleton over the cap", func(t *testing.T) {
-		res, err := NewBuiltin(BuiltinOptions{}).Summarize(context.Background(), Request{MaxTokens: 10, Source: tr})
+		res, err := NewBuiltin(BuiltinOptions{}).Summarize(context.Background(), summary.Request{MaxTokens: 10, Source: tr})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.FinishReason != FinishLength {
+		if res.FinishReason != summary.FinishLength {
 			t.Errorf("FinishReason = %s, want length", res.FinishReason)
 		}
 		if u := tokens.Units(res.Text); u > 40 {
@@ -466,12 +467,12 @@ func TestBuiltinCap(t *testing.T) {
 }
 
 func TestBuiltinDeterministic(t *testing.T) {
-	tr := &Transcript{Messages: hugeTranscript(50), ContextLines: []string{"a", "b"}, ReadFiles: []string{"z.go", "a.go"}}
+	tr := &summary.Transcript{Messages: hugeTranscript(50), ContextLines: []string{"a", "b"}, ReadFiles: []string{"z.go", "a.go"}}
 	s := NewBuiltin(BuiltinOptions{})
-	purposes := []Purpose{PurposeHistory, PurposeTurnPrefix, PurposeShort, PurposeBranch}
-	want := map[Purpose]string{}
+	purposes := []summary.Purpose{summary.PurposeHistory, summary.PurposeTurnPrefix, summary.PurposeShort, summary.PurposeBranch}
+	want := map[summary.Purpose]string{}
 	for _, p := range purposes {
-		want[p] = summarizeOK(t, Request{Purpose: p, MaxTokens: 1500, Source: tr})
+		want[p] = summarizeOK(t, summary.Request{Purpose: p, MaxTokens: 1500, Source: tr})
 	}
 	var wg sync.WaitGroup
 	got := make([]string, 8*len(purposes))
@@ -479,7 +480,7 @@ func TestBuiltinDeterministic(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			res, err := s.Summarize(context.Background(), Request{Purpose: purposes[i%len(purposes)], MaxTokens: 1500, Source: tr})
+			res, err := s.Summarize(context.Background(), summary.Request{Purpose: purposes[i%len(purposes)], MaxTokens: 1500, Source: tr})
 			if err == nil {
 				got[i] = res.Text
 			}
@@ -514,15 +515,15 @@ func (c *countdownCtx) Err() error {
 func (c *countdownCtx) Done() <-chan struct{} { return nil }
 
 func TestBuiltinCancellation(t *testing.T) {
-	tr := &Transcript{Messages: hugeTranscript(300)}
+	tr := &summary.Transcript{Messages: hugeTranscript(300)}
 	s := NewBuiltin(BuiltinOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := s.Summarize(ctx, Request{Source: tr}); !errors.Is(err, context.Canceled) {
+	if _, err := s.Summarize(ctx, summary.Request{Source: tr}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled before: err = %v", err)
 	}
 	for _, n := range []int{1, 3, 8, 12} {
-		_, err := s.Summarize(&countdownCtx{Context: context.Background(), n: n}, Request{MaxTokens: 100, Source: tr})
+		_, err := s.Summarize(&countdownCtx{Context: context.Background(), n: n}, summary.Request{MaxTokens: 100, Source: tr})
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("cancelled after %d checks: err = %v", n, err)
 		}
@@ -545,7 +546,7 @@ const servedPrompt = "<conversation>\n" +
 	"Additional focus: the race condition"
 
 func TestBuiltinPromptFallback(t *testing.T) {
-	text := summarizeOK(t, Request{Purpose: PurposeCompletion, Prompt: servedPrompt, MaxTokens: 2000})
+	text := summarizeOK(t, summary.Request{Purpose: summary.PurposeCompletion, Prompt: servedPrompt, MaxTokens: 2000})
 	checkHistoryShape(t, text)
 	want := map[string][]string{
 		"## Goal": {"- Keep session files consistent under concurrency", "- Fix the flaky test in `core/session`.",
@@ -580,7 +581,7 @@ func TestBuiltinPromptDigest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := summarizeOK(t, Request{Purpose: PurposeCompletion, Prompt: tt.prompt, MaxTokens: tt.max})
+			got := summarizeOK(t, summary.Request{Purpose: summary.PurposeCompletion, Prompt: tt.prompt, MaxTokens: tt.max})
 			if got != tt.want {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
@@ -589,9 +590,9 @@ func TestBuiltinPromptDigest(t *testing.T) {
 }
 
 func TestBuiltinPurposes(t *testing.T) {
-	tr := &Transcript{Messages: basicTranscript()}
+	tr := &summary.Transcript{Messages: basicTranscript()}
 	t.Run("turn prefix", func(t *testing.T) {
-		text := summarizeOK(t, Request{Purpose: PurposeTurnPrefix, MaxTokens: 2000, Source: tr})
+		text := summarizeOK(t, summary.Request{Purpose: summary.PurposeTurnPrefix, MaxTokens: 2000, Source: tr})
 		checkHeadings(t, text, []string{"## Original Request", "## Early Progress", "## Context for Suffix"})
 		for h, s := range map[string]string{
 			"## Original Request":   basicRequest,
@@ -607,7 +608,7 @@ func TestBuiltinPurposes(t *testing.T) {
 		}
 	})
 	t.Run("short", func(t *testing.T) {
-		text := summarizeOK(t, Request{Purpose: PurposeShort, MaxTokens: 512, Source: tr})
+		text := summarizeOK(t, summary.Request{Purpose: summary.PurposeShort, MaxTokens: 512, Source: tr})
 		if strings.Contains(text, "\n") {
 			t.Errorf("short summary has a line break: %q", text)
 		}
@@ -617,14 +618,14 @@ func TestBuiltinPurposes(t *testing.T) {
 		if text != want {
 			t.Errorf("short summary = %q\nwant %q", text, want)
 		}
-		tiny := summarizeOK(t, Request{Purpose: PurposeShort, MaxTokens: 20, Source: tr})
+		tiny := summarizeOK(t, summary.Request{Purpose: summary.PurposeShort, MaxTokens: 20, Source: tr})
 		if tiny == "" {
 			t.Error("short summary under a small cap is empty")
 		}
 	})
 	t.Run("branch", func(t *testing.T) {
 		msgs := basicTranscript()[:8] // stops after the failing test run
-		text := summarizeOK(t, Request{Purpose: PurposeBranch, MaxTokens: 2048, Source: &Transcript{Messages: msgs}})
+		text := summarizeOK(t, summary.Request{Purpose: summary.PurposeBranch, MaxTokens: 2048, Source: &summary.Transcript{Messages: msgs}})
 		checkHistoryShape(t, text)
 		if !strings.Contains(section(text, "### Done"), "Edited `cmd/pith/stats.go`") {
 			t.Errorf("branch summary lacks the files touched:\n%s", text)
@@ -634,8 +635,8 @@ func TestBuiltinPurposes(t *testing.T) {
 		}
 	})
 	t.Run("value source", func(t *testing.T) {
-		a := summarizeOK(t, Request{Source: *tr})
-		b := summarizeOK(t, Request{Source: tr})
+		a := summarizeOK(t, summary.Request{Source: *tr})
+		b := summarizeOK(t, summary.Request{Source: tr})
 		if a != b {
 			t.Error("Transcript and *Transcript sources differ")
 		}
@@ -698,9 +699,9 @@ func BenchmarkBuiltinSummarize(b *testing.B) {
 	for len(msgs) < 10000 {
 		msgs = append(msgs, userMsg("one more request to reach ten thousand"))
 	}
-	tr := &Transcript{Messages: msgs[:10000]}
+	tr := &summary.Transcript{Messages: msgs[:10000]}
 	s := NewBuiltin(BuiltinOptions{})
-	req := Request{Purpose: PurposeHistory, MaxTokens: 13107, Source: tr}
+	req := summary.Request{Purpose: summary.PurposeHistory, MaxTokens: 13107, Source: tr}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := s.Summarize(context.Background(), req); err != nil {
@@ -710,12 +711,12 @@ func BenchmarkBuiltinSummarize(b *testing.B) {
 }
 
 func TestBuiltinTrimOrder(t *testing.T) {
-	tr := &Transcript{Messages: basicTranscript()}
-	full := summarizeOK(t, Request{Source: tr})
+	tr := &summary.Transcript{Messages: basicTranscript()}
+	full := summarizeOK(t, summary.Request{Source: tr})
 	// A cap a little under the full size drops the least valuable lines
 	// first: identifiers, the read-file count, the filler.
 	cap := (tokens.Units(full)+3)/4 - 40
-	text := summarizeOK(t, Request{MaxTokens: cap, Source: tr})
+	text := summarizeOK(t, summary.Request{MaxTokens: cap, Source: tr})
 	checkHistoryShape(t, text)
 	for _, gone := range []string{"Identifiers:", "Read 1 file", "Resolve the blocking error above"} {
 		if !strings.Contains(full, gone) {
@@ -748,7 +749,7 @@ func TestBuiltinSkipsMalformedMessages(t *testing.T) {
 		rawMsg("weird", `{"role":"weird","content":"x"}`),
 		userMsg("Write the migration guide for v2 users."),
 	}
-	text := summarizeOK(t, Request{Source: &Transcript{Messages: msgs}})
+	text := summarizeOK(t, summary.Request{Source: &summary.Transcript{Messages: msgs}})
 	if !strings.Contains(section(text, "## Goal"), "- Write the migration guide for v2 users.") {
 		t.Errorf("summary:\n%s", text)
 	}
@@ -839,8 +840,8 @@ func joinBlocks(am *session.AgentMessage) string {
 
 func TestBuiltinPromptMatchesTranscript(t *testing.T) {
 	msgs := basicTranscript()
-	fromTranscript := summarizeOK(t, Request{MaxTokens: 4000, Source: &Transcript{Messages: msgs}})
-	fromPrompt := summarizeOK(t, Request{MaxTokens: 4000, Prompt: serializeForTest(t, msgs)})
+	fromTranscript := summarizeOK(t, summary.Request{MaxTokens: 4000, Source: &summary.Transcript{Messages: msgs}})
+	fromPrompt := summarizeOK(t, summary.Request{MaxTokens: 4000, Prompt: serializeForTest(t, msgs)})
 	if fromPrompt != fromTranscript {
 		t.Errorf("prompt path:\n%s\n\ntranscript path:\n%s", fromPrompt, fromTranscript)
 	}

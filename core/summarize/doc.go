@@ -1,5 +1,5 @@
-// Package summarize owns the Summarizer interface and the summarizers that
-// need no provider SDK: the built-in deterministic summarizer (the default,
+// Package summarize holds the implementations of core/summary's Summarizer
+// interface that need no provider SDK: the built-in deterministic summarizer (the default,
 // no network), the remote endpoint of docs/behaviour.md §7, and the candidate chain with
 // retry and backoff used by automatic compaction (docs/behaviour.md §9.5). The
 // OpenAI-compatible and Anthropic providers live in core/summarize/llm, the

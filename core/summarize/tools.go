@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/pith-dev/pith/core/summary"
 )
 
 // ErrNoToolCalling is returned when a conversation with tools is asked of a
@@ -66,8 +68,8 @@ type ConverseRequest struct {
 type ConverseResult struct {
 	Text         string
 	ToolCalls    []ToolCall
-	FinishReason FinishReason
-	Usage        Usage
+	FinishReason summary.FinishReason
+	Usage        summary.Usage
 	Model        string
 }
 
@@ -87,7 +89,7 @@ type ToolCallChecker interface {
 
 // AsToolCaller returns s as a ToolCaller, or ErrNoToolCalling when it
 // cannot call tools.
-func AsToolCaller(s Summarizer) (ToolCaller, error) {
+func AsToolCaller(s summary.Summarizer) (ToolCaller, error) {
 	tc, ok := s.(ToolCaller)
 	if !ok {
 		return nil, ErrNoToolCalling

@@ -11,6 +11,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summary"
 )
 
 // Converse implements summarize.ToolCaller over the messages API with
@@ -88,7 +89,7 @@ func (s *anthropicSummarizer) Converse(ctx context.Context, req summarize.Conver
 	}
 	out := summarize.ConverseResult{FinishReason: anthropicFinish(msg.StopReason), Model: string(msg.Model)}
 	if msg.StopReason == anthropic.StopReasonToolUse {
-		out.FinishReason = summarize.FinishStop
+		out.FinishReason = summary.FinishStop
 	}
 	var text strings.Builder
 	for _, block := range msg.Content {
@@ -104,7 +105,7 @@ func (s *anthropicSummarizer) Converse(ctx context.Context, req summarize.Conver
 		out.Model = s.model
 	}
 	u := msg.Usage
-	out.Usage = summarize.Usage{
+	out.Usage = summary.Usage{
 		Input:      int(u.InputTokens),
 		Output:     int(u.OutputTokens),
 		CacheRead:  int(u.CacheReadInputTokens),

@@ -9,6 +9,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summary"
 )
 
 // Converse implements summarize.ToolCaller over chat completions with
@@ -72,7 +73,7 @@ func (s *openAISummarizer) Converse(ctx context.Context, req summarize.ConverseR
 		Model:        resp.Model,
 	}
 	if choice.FinishReason == "tool_calls" {
-		out.FinishReason = summarize.FinishStop
+		out.FinishReason = summary.FinishStop
 	}
 	for _, c := range choice.Message.ToolCalls {
 		if c.Type != "" && c.Type != "function" {
@@ -85,7 +86,7 @@ func (s *openAISummarizer) Converse(ctx context.Context, req summarize.ConverseR
 	}
 	u := resp.Usage
 	cached := int(u.PromptTokensDetails.CachedTokens)
-	out.Usage = summarize.Usage{
+	out.Usage = summary.Usage{
 		Input:      max(0, int(u.PromptTokens)-cached),
 		Output:     int(u.CompletionTokens),
 		CacheRead:  cached,

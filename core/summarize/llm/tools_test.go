@@ -8,6 +8,7 @@ import (
 
 	"github.com/pith-dev/pith/core/summarize"
 	"github.com/pith-dev/pith/core/summarize/internal/httpfake"
+	"github.com/pith-dev/pith/core/summary"
 )
 
 // toolConversation is a worker conversation two turns in: the model called
@@ -51,7 +52,7 @@ func TestOpenAIConverse(t *testing.T) {
 	if len(res.ToolCalls) != 1 || res.ToolCalls[0].Name != "write_summary" || string(res.ToolCalls[0].Arguments) != `{"text":"## Goal"}` || res.ToolCalls[0].ID != "call_9" {
 		t.Errorf("tool calls = %+v", res.ToolCalls)
 	}
-	if res.FinishReason != summarize.FinishStop || res.Usage.Input != 120 || res.Model != "m-1" {
+	if res.FinishReason != summary.FinishStop || res.Usage.Input != 120 || res.Model != "m-1" {
 		t.Errorf("result = %+v", res)
 	}
 	body := httpfake.BodyJSON(t, srv.Requests()[0].Body)
@@ -97,7 +98,7 @@ func TestAnthropicConverse(t *testing.T) {
 	if res.Text != "reading" || len(res.ToolCalls) != 1 || res.ToolCalls[0].ID != "toolu_1" || string(res.ToolCalls[0].Arguments) != `{"from":1,"to":3}` {
 		t.Errorf("result = %+v", res)
 	}
-	if res.FinishReason != summarize.FinishStop || res.Usage.Input != 200 {
+	if res.FinishReason != summary.FinishStop || res.Usage.Input != 200 {
 		t.Errorf("result = %+v", res)
 	}
 	body := httpfake.BodyJSON(t, srv.Requests()[0].Body)

@@ -1,10 +1,6 @@
-package summarize
+package summary
 
-import (
-	"context"
-	"errors"
-	"time"
-)
+import "context"
 
 // FinishReason says why a model stopped producing output. Only FinishStop is
 // acceptable for a summary: FinishLength means the text was cut off by the
@@ -73,19 +69,3 @@ type Func func(ctx context.Context, req Request) (Result, error)
 
 // Summarize calls f.
 func (f Func) Summarize(ctx context.Context, req Request) (Result, error) { return f(ctx, req) }
-
-// ErrTransient marks an error worth retrying (rate limits, overload, 5xx,
-// connection failures). Providers wrap such errors so that errors.Is finds it.
-var ErrTransient = errors.New("transient summarizer error")
-
-// TransientError is a transient failure that may carry the server's
-// retry-after hint.
-type TransientError struct {
-	Err        error
-	RetryAfter time.Duration // 0 when the server gave none
-}
-
-func (e *TransientError) Error() string { return e.Err.Error() }
-func (e *TransientError) Unwrap() []error {
-	return []error{e.Err, ErrTransient}
-}

@@ -1,4 +1,4 @@
-package summarize
+package summary
 
 import "github.com/pith-dev/pith/core/session"
 

@@ -1,0 +1,11 @@
+// Package summary says what a summarizer is, and nothing more: the
+// Summarizer interface, the Request it is given (with the structured
+// Transcript behind it), the Result it answers, and the rule a result must
+// pass before it is saved (Validate).
+//
+// It is a leaf on purpose. The pure core (core/compaction, core/branch)
+// asks for summaries through this package alone, so it links no network
+// code; the implementations — the built-in summarizer, the remote endpoint,
+// the provider SDKs and the retrying chain — live in core/summarize and
+// core/summarize/llm, which depend on this package, not the other way.
+package summary
