@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/summary"
+	"github.com/pith-dev/pith/core/tokens"
+	"github.com/pith-dev/pith/core/transcript"
 	"github.com/pith-dev/pith/prompts"
 )
 
@@ -23,9 +24,9 @@ var ErrNothingToSummarize = errors.New("nothing to summarize on the branch")
 // summarizer was given.
 var ErrNoSummarizer = errors.New("no summarizer configured")
 
-// ErrInvalidSummary is compaction.ErrInvalidSummary: the summarizer's answer
+// ErrInvalidSummary is summary.ErrInvalidSummary: the summarizer's answer
 // was empty, cut off by the output cap, or over it, and was not saved.
-var ErrInvalidSummary = compaction.ErrInvalidSummary
+var ErrInvalidSummary = summary.ErrInvalidSummary
 
 // SummaryOptions shape a branch summary request.
 type SummaryOptions struct {
@@ -76,16 +77,16 @@ func BuildRequest(p Prepared, opts SummaryOptions) (summary.Request, error) {
 	omittedNote := "\n\n" + prompts.Omitted
 	conv := 0
 	if opts.InputBudget > 0 {
-		fixed := compaction.EstimateTextTokens(prompts.System) +
-			compaction.EstimateTextTokens("<conversation>\n\n</conversation>\n\n"+instructions+omittedNote)
+		fixed := tokens.EstimateText(prompts.System) +
+			tokens.EstimateText("<conversation>\n\n</conversation>\n\n"+instructions+omittedNote)
 		// The answer's tokens count against the window too.
 		conv = opts.InputBudget - maxTokens - fixed
 		if conv <= 0 {
 			return summary.Request{}, fmt.Errorf("branch summary: %w: the prompt alone needs ~%d tokens + %d for the answer, of %d",
-				compaction.ErrInputTooLarge, fixed, maxTokens, opts.InputBudget)
+				transcript.ErrInputTooLarge, fixed, maxTokens, opts.InputBudget)
 		}
 	}
-	fitted, err := compaction.FitConversation(p.Messages, conv)
+	fitted, err := transcript.FitConversation(p.Messages, conv)
 	if err != nil {
 		return summary.Request{}, fmt.Errorf("branch summary: %w", err)
 	}
@@ -117,7 +118,7 @@ func BuildRequest(p Prepared, opts SummaryOptions) (summary.Request, error) {
 // off by the output cap, or over it → an error wrapping ErrInvalidSummary.
 // ErrNothingToSummarize when p has no message. Cancelling ctx aborts the
 // request; the error then wraps ctx.Err().
-func GenerateSummary(ctx context.Context, s summary.Summarizer, p Prepared, opts SummaryOptions) (summary string, details Details, err error) {
+func GenerateSummary(ctx context.Context, s summary.Summarizer, p Prepared, opts SummaryOptions) (text string, details Details, err error) {
 	req, err := BuildRequest(p, opts)
 	if err != nil {
 		return "", Details{}, err
@@ -132,12 +133,12 @@ func GenerateSummary(ctx context.Context, s summary.Summarizer, p Prepared, opts
 	if err != nil {
 		return "", Details{}, fmt.Errorf("branch summary: %w", err)
 	}
-	if err := compaction.Validate(res, req.MaxTokens); err != nil {
+	if err := summary.Validate(res, req.MaxTokens); err != nil {
 		return "", Details{}, fmt.Errorf("branch summary: %w", err)
 	}
-	summary = prompts.BranchPreamble + strings.TrimSpace(res.Text) +
-		compaction.FormatFileOperations(p.ReadFiles, p.ModifiedFiles)
-	return summary, Details{ReadFiles: nonNilList(p.ReadFiles), ModifiedFiles: nonNilList(p.ModifiedFiles)}, nil
+	text = prompts.BranchPreamble + strings.TrimSpace(res.Text) +
+		transcript.FormatFileOperations(p.ReadFiles, p.ModifiedFiles)
+	return text, Details{ReadFiles: nonNilList(p.ReadFiles), ModifiedFiles: nonNilList(p.ModifiedFiles)}, nil
 }
 
 func nonNilList(s []string) []string {

@@ -6,8 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/summary"
+	"github.com/pith-dev/pith/core/tokens"
+	"github.com/pith-dev/pith/core/transcript"
 	"github.com/pith-dev/pith/prompts"
 )
 
@@ -32,7 +33,7 @@ func TestBuildRequest(t *testing.T) {
 		{name: "model output limit", opts: SummaryOptions{ModelOutputLimit: 1000}, maxTokens: 1000},
 		{name: "large model output limit", opts: SummaryOptions{ModelOutputLimit: 64000}, maxTokens: SummaryMaxTokens},
 		{name: "fits the window", opts: SummaryOptions{InputBudget: 100000}, maxTokens: SummaryMaxTokens},
-		{name: "prompt alone too large", opts: SummaryOptions{InputBudget: 50}, wantErr: compaction.ErrInputTooLarge},
+		{name: "prompt alone too large", opts: SummaryOptions{InputBudget: 50}, wantErr: transcript.ErrInputTooLarge},
 		{name: "nothing", empty: true, wantErr: ErrNothingToSummarize},
 	}
 	for _, tt := range tests {
@@ -92,7 +93,7 @@ func TestBuildRequestLeavesOutTheMiddle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	need := compaction.EstimateTextTokens(full.SystemPrompt) + compaction.EstimateTextTokens(full.Prompt)
+	need := tokens.EstimateText(full.SystemPrompt) + tokens.EstimateText(full.Prompt)
 	budget := need*2/3 + full.MaxTokens // the answer counts against the window
 	req, err := BuildRequest(p, SummaryOptions{InputBudget: budget})
 	if err != nil {
@@ -101,7 +102,7 @@ func TestBuildRequestLeavesOutTheMiddle(t *testing.T) {
 	if !strings.HasSuffix(req.Prompt, prompts.Branch+"\n\n"+prompts.Omitted) {
 		t.Errorf("prompt does not end with the omission note:\n…%s", req.Prompt[max(0, len(req.Prompt)-300):])
 	}
-	if got := compaction.EstimateTextTokens(req.SystemPrompt) + compaction.EstimateTextTokens(req.Prompt); got+req.MaxTokens > budget {
+	if got := tokens.EstimateText(req.SystemPrompt) + tokens.EstimateText(req.Prompt); got+req.MaxTokens > budget {
 		t.Errorf("request ~%d tokens + %d output, budget %d", got, req.MaxTokens, budget)
 	}
 }

@@ -10,12 +10,10 @@ import (
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summary"
+	"github.com/pith-dev/pith/core/tokens"
+	"github.com/pith-dev/pith/core/transcript"
 	"github.com/pith-dev/pith/prompts"
 )
-
-// ErrInvalidSummary is returned when a summarizer's answer must not be
-// saved: empty, cut off by the output cap, or over the hard cap (docs/behaviour.md §7).
-var ErrInvalidSummary = errors.New("invalid summary")
 
 // TurnContextSeparator joins the history summary and the turn-prefix
 // summary of a split turn.
@@ -116,7 +114,7 @@ func BuildSummaryRequests(prep *Preparation, opts RequestOptions) (*Requests, er
 			focus = "\n\nAdditional focus: " + opts.Instructions
 		}
 		omittedNote := "\n\n" + prompts.Omitted
-		fixed := EstimateTextTokens(prompts.System) + EstimateTextTokens("<conversation>\n\n</conversation>\n\n"+tail.String()+omittedNote+focus)
+		fixed := tokens.EstimateText(prompts.System) + tokens.EstimateText("<conversation>\n\n</conversation>\n\n"+tail.String()+omittedNote+focus)
 		maxTokens := clampOutput(historyCap(reserve), opts.ModelOutputLimit)
 		conv, err := fitBudget(prep.MessagesToSummarize, opts.InputBudget, fixed, maxTokens, "history")
 		if err != nil {
@@ -147,7 +145,7 @@ func BuildSummaryRequests(prep *Preparation, opts RequestOptions) (*Requests, er
 
 	if splitPrefix {
 		omittedNote := "\n\n" + prompts.Omitted
-		fixed := EstimateTextTokens(prompts.System) + EstimateTextTokens("<conversation>\n\n</conversation>\n\n"+prompts.TurnPrefix+omittedNote)
+		fixed := tokens.EstimateText(prompts.System) + tokens.EstimateText("<conversation>\n\n</conversation>\n\n"+prompts.TurnPrefix+omittedNote)
 		maxTokens := clampOutput(turnPrefixCap(reserve), opts.ModelOutputLimit)
 		conv, err := fitBudget(prep.TurnPrefixMessages, opts.InputBudget, fixed, maxTokens, "turn prefix")
 		if err != nil {
@@ -175,17 +173,17 @@ func BuildSummaryRequests(prep *Preparation, opts RequestOptions) (*Requests, er
 // fitBudget clips the conversation so that the request's estimated input
 // (fixed + conversation) plus its output cap maxOut fits the window budget:
 // an OpenAI-style API rejects input + max_tokens > window.
-func fitBudget(msgs []session.Message, budget, fixed, maxOut int, what string) (Fitted, error) {
+func fitBudget(msgs []session.Message, budget, fixed, maxOut int, what string) (transcript.Fitted, error) {
 	conv := 0
 	if budget > 0 {
 		conv = budget - maxOut - fixed
 		if conv <= 0 {
-			return Fitted{}, fmt.Errorf("%s summary: %w: the prompt alone needs ~%d tokens + %d for the answer, of %d", what, ErrInputTooLarge, fixed, maxOut, budget)
+			return transcript.Fitted{}, fmt.Errorf("%s summary: %w: the prompt alone needs ~%d tokens + %d for the answer, of %d", what, transcript.ErrInputTooLarge, fixed, maxOut, budget)
 		}
 	}
-	f, err := FitConversation(msgs, conv)
+	f, err := transcript.FitConversation(msgs, conv)
 	if err != nil {
-		return Fitted{}, fmt.Errorf("%s summary: %w", what, err)
+		return transcript.Fitted{}, fmt.Errorf("%s summary: %w", what, err)
 	}
 	return f, nil
 }
@@ -283,7 +281,7 @@ func Generate(ctx context.Context, s summary.Summarizer, prep *Preparation, opts
 	if reqs.TurnPrefix != nil {
 		summary += TurnContextSeparator + prefix.Text
 	}
-	summary += FormatFileOperations(prep.ReadFiles, prep.ModifiedFiles)
+	summary += transcript.FormatFileOperations(prep.ReadFiles, prep.ModifiedFiles)
 
 	res := &Result{
 		Summary:          summary,
@@ -314,27 +312,11 @@ func call(ctx context.Context, s summary.Summarizer, req summary.Request, what s
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", what, err)
 	}
-	if err := Validate(res, req.MaxTokens); err != nil {
+	if err := summary.Validate(res, req.MaxTokens); err != nil {
 		return res, fmt.Errorf("%s: %w", what, err)
 	}
 	res.Text = strings.TrimSpace(res.Text)
 	return res, nil
-}
-
-// Validate rejects a summary that must not be saved (docs/behaviour.md §7, fixes pi
-// #7048 and #8652): empty, cut off by the output cap, or longer than the
-// cap by estimate.
-func Validate(res summary.Result, maxTokens int) error {
-	if strings.TrimSpace(res.Text) == "" {
-		return fmt.Errorf("%w: the summarizer returned an empty summary", ErrInvalidSummary)
-	}
-	if res.FinishReason == summary.FinishLength {
-		return fmt.Errorf("%w: the summary was cut off by the output cap of %d tokens", ErrInvalidSummary, maxTokens)
-	}
-	if n := EstimateTextTokens(res.Text); maxTokens > 0 && n > maxTokens {
-		return fmt.Errorf("%w: the summary is ~%d tokens, over the cap of %d", ErrInvalidSummary, n, maxTokens)
-	}
-	return nil
 }
 
 func firstCause(errs ...error) error {
@@ -352,23 +334,6 @@ func firstCause(errs ...error) error {
 		return err
 	}
 	return cancelled
-}
-
-// FormatFileOperations renders the file lists appended to a summary:
-// "\n\n" then <read-files> and <modified-files> blocks, or "" when both
-// lists are empty.
-func FormatFileOperations(readFiles, modifiedFiles []string) string {
-	var sections []string
-	if len(readFiles) > 0 {
-		sections = append(sections, "<read-files>\n"+strings.Join(readFiles, "\n")+"\n</read-files>")
-	}
-	if len(modifiedFiles) > 0 {
-		sections = append(sections, "<modified-files>\n"+strings.Join(modifiedFiles, "\n")+"\n</modified-files>")
-	}
-	if len(sections) == 0 {
-		return ""
-	}
-	return "\n\n" + strings.Join(sections, "\n\n")
 }
 
 func nonNil(s []string) []string {

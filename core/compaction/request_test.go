@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/core/summary"
+	"github.com/pith-dev/pith/core/tokens"
+	"github.com/pith-dev/pith/core/transcript"
 	"github.com/pith-dev/pith/prompts"
 )
 
@@ -48,7 +50,7 @@ func TestBuildSummaryRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := reqs.History
-	conv := SerializeConversation(prep.MessagesToSummarize)
+	conv := transcript.SerializeConversation(prep.MessagesToSummarize)
 	want := "<conversation>\n" + conv + "\n</conversation>\n\n<previous-summary>\nPREV\n</previous-summary>\n\n" +
 		"<additional-context>\n- ticket ABC-1\n- keep the audit trail\n</additional-context>\n\n" +
 		prompts.Update + "\n\nAdditional focus: focus on tests"
@@ -65,7 +67,7 @@ func TestBuildSummaryRequests(t *testing.T) {
 	}
 	p := reqs.TurnPrefix
 	if p == nil || p.MaxTokens != 5000 || p.Purpose != summary.PurposeTurnPrefix ||
-		p.Prompt != "<conversation>\n"+SerializeConversation(prep.TurnPrefixMessages)+"\n</conversation>\n\n"+prompts.TurnPrefix {
+		p.Prompt != "<conversation>\n"+transcript.SerializeConversation(prep.TurnPrefixMessages)+"\n</conversation>\n\n"+prompts.TurnPrefix {
 		t.Fatalf("turn prefix request %+v", p)
 	}
 	if reqs.ShortMaxTokens != 512 {
@@ -130,10 +132,10 @@ func TestBuildSummaryRequests(t *testing.T) {
 		if r.OmittedMessages == 0 || !strings.Contains(r.History.Prompt, prompts.Omitted) {
 			t.Fatalf("omitted %d", r.OmittedMessages)
 		}
-		if n := EstimateTextTokens(r.History.SystemPrompt) + EstimateTextTokens(r.History.Prompt); n > 3000 {
+		if n := tokens.EstimateText(r.History.SystemPrompt) + tokens.EstimateText(r.History.Prompt); n > 3000 {
 			t.Fatalf("request is ~%d tokens, budget 3000", n)
 		}
-		if _, err := BuildSummaryRequests(prep, RequestOptions{InputBudget: 500}); !errors.Is(err, ErrInputTooLarge) {
+		if _, err := BuildSummaryRequests(prep, RequestOptions{InputBudget: 500}); !errors.Is(err, transcript.ErrInputTooLarge) {
 			t.Fatalf("err = %v", err)
 		}
 	})
@@ -234,7 +236,7 @@ func TestGenerateValidation(t *testing.T) {
 				return summary.Result{Text: "ok", FinishReason: summary.FinishStop}, nil
 			}}
 			res, err := Generate(context.Background(), f, prep, RequestOptions{})
-			if !errors.Is(err, ErrInvalidSummary) || !strings.Contains(err.Error(), tt.msg) || res != nil {
+			if !errors.Is(err, summary.ErrInvalidSummary) || !strings.Contains(err.Error(), tt.msg) || res != nil {
 				t.Fatalf("res %v err %v", res, err)
 			}
 		})
@@ -276,7 +278,7 @@ func TestGenerateShortSummaryFailureIsNotFatal(t *testing.T) {
 		return summary.Result{Text: "ok", FinishReason: summary.FinishStop}, nil
 	}}
 	res, err := Generate(context.Background(), f, prep, RequestOptions{ShortSummary: true})
-	if err != nil || res.ShortSummary != "" || !errors.Is(res.ShortSummaryErr, ErrInvalidSummary) {
+	if err != nil || res.ShortSummary != "" || !errors.Is(res.ShortSummaryErr, summary.ErrInvalidSummary) {
 		t.Fatalf("res %+v err %v", res, err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/pith-dev/pith/core/explore"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/transcript"
 	"github.com/pith-dev/pith/core/workspace"
 )
 
@@ -117,7 +118,7 @@ func (s *Session) exploreGenerate(ctx context.Context, st Settings, reason Reaso
 		return nil, nil, err
 	}
 	summary := strings.TrimSpace(res.Summary)
-	if files := compaction.FormatFileOperations(prep.ReadFiles, prep.ModifiedFiles); files != "" {
+	if files := transcript.FormatFileOperations(prep.ReadFiles, prep.ModifiedFiles); files != "" {
 		summary += files
 	}
 	n, err := explore.DryRun(summary, res.AutoRead, prep.RecentMessages, st.Explore.Budgets)

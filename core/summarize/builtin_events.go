@@ -8,6 +8,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/core/transcript"
 )
 
 // evKind is what an event of the built-in summarizer's input is. Both
@@ -116,7 +117,7 @@ func eventsFromMessages(ctx context.Context, msgs []session.Message) ([]event, e
 func eventFromMessage(m gjson.Result) (event, bool) {
 	switch m.Get("role").Str {
 	case session.RoleUser:
-		return event{kind: evUser, text: contentText(m.Get("content"), "")}, true
+		return event{kind: evUser, text: transcript.ContentText(m.Get("content"), "")}, true
 	case session.RoleAssistant:
 		ev := event{kind: evAssistant, stop: m.Get("stopReason").Str, errMsg: m.Get("errorMessage").Str}
 		var texts, thinking []string
@@ -139,7 +140,7 @@ func eventFromMessage(m gjson.Result) (event, bool) {
 		ev.thinking = strings.Join(thinking, "\n")
 		return ev, true
 	case session.RoleToolResult:
-		return event{kind: evToolResult, text: contentText(m.Get("content"), ""), callID: m.Get("toolCallId").Str,
+		return event{kind: evToolResult, text: transcript.ContentText(m.Get("content"), ""), callID: m.Get("toolCallId").Str,
 			toolName: m.Get("toolName").Str, isError: m.Get("isError").Bool()}, true
 	case session.RoleBashExecution:
 		ev := event{kind: evBash, command: m.Get("command").Str, text: m.Get("output").Str, cancelled: m.Get("cancelled").Bool()}
@@ -149,31 +150,13 @@ func eventFromMessage(m gjson.Result) (event, bool) {
 		}
 		return ev, true
 	case session.RoleCustom:
-		return event{kind: evCustom, text: contentText(m.Get("content"), "\n"), label: m.Get("customType").Str}, true
+		return event{kind: evCustom, text: transcript.ContentText(m.Get("content"), "\n"), label: m.Get("customType").Str}, true
 	case session.RoleCompactionSummary:
 		return event{kind: evSummary, text: m.Get("summary").Str}, true
 	case session.RoleBranchSummary:
 		return event{kind: evBranchSummary, text: m.Get("summary").Str}, true
 	}
 	return event{}, false
-}
-
-// contentText joins the text blocks of a content (a string content is one
-// block).
-func contentText(c gjson.Result, sep string) string {
-	if c.Type == gjson.String {
-		return c.Str
-	}
-	var parts []string
-	c.ForEach(func(_, b gjson.Result) bool {
-		if b.Get("type").Str == "text" {
-			if t := b.Get("text").Str; t != "" {
-				parts = append(parts, t)
-			}
-		}
-		return true
-	})
-	return strings.Join(parts, sep)
 }
 
 // objectArgs lists a JSON object's members in file order.

@@ -1,4 +1,4 @@
-package compaction
+package transcript
 
 import (
 	"errors"
@@ -46,9 +46,9 @@ func serializeMessage(m session.Message) string {
 	r := gjson.ParseBytes(m.Raw)
 	switch m.Role {
 	case session.RoleUser:
-		return prefixed("[User]: ", joinText(r.Get("content")))
+		return prefixed("[User]: ", ContentText(r.Get("content"), ""))
 	case session.RoleCustom:
-		return prefixed("[User]: ", clip(joinText(r.Get("content"))))
+		return prefixed("[User]: ", clip(ContentText(r.Get("content"), "")))
 	case session.RoleBashExecution:
 		if truthy(r.Get("excludeFromContext")) {
 			return ""
@@ -59,7 +59,7 @@ func serializeMessage(m session.Message) string {
 	case session.RoleBranchSummary:
 		return prefixed("[User]: ", prompts.BranchSummaryText(r.Get("summary").String()))
 	case session.RoleToolResult:
-		return prefixed("[Tool result]: ", clip(joinText(r.Get("content"))))
+		return prefixed("[Tool result]: ", clip(ContentText(r.Get("content"), "")))
 	case session.RoleAssistant:
 		return assistantText(r)
 	}
@@ -73,16 +73,24 @@ func prefixed(label, text string) string {
 	return label + text
 }
 
-// joinText is a content's text: a string as is, else its text blocks
-// joined without separator (images and other blocks carry no text).
-func joinText(c gjson.Result) string {
+// ContentText is a message content's text: a string content as is, else
+// the non-empty text blocks joined with sep (images and other blocks carry
+// no text). Serialization, the editor text of a branch navigation and the
+// built-in summarizer all read a content through it.
+func ContentText(c gjson.Result, sep string) string {
 	if c.Type == gjson.String {
 		return c.Str
 	}
 	var b strings.Builder
 	c.ForEach(func(_, blk gjson.Result) bool {
-		if blk.Get("type").Str == "text" {
-			b.WriteString(blk.Get("text").String())
+		if blk.Get("type").Str != "text" {
+			return true
+		}
+		if t := blk.Get("text").String(); t != "" {
+			if b.Len() > 0 {
+				b.WriteString(sep)
+			}
+			b.WriteString(t)
 		}
 		return true
 	})
@@ -213,9 +221,6 @@ func toolCallText(blk gjson.Result) string {
 	b.WriteByte(')')
 	return b.String()
 }
-
-// EstimateTextTokens is the chars/4 estimate of a text (docs/behaviour.md §3).
-func EstimateTextTokens(s string) int { return (tokens.Units(s) + 3) / 4 }
 
 // Fitted is a serialized conversation made to fit an input budget.
 type Fitted struct {

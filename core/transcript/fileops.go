@@ -1,8 +1,9 @@
-package compaction
+package transcript
 
 import (
 	"bytes"
 	"slices"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -38,6 +39,10 @@ func (f *FileOps) AddDetails(details gjson.Result) {
 		return true
 	})
 }
+
+// toolCallMarker is a cheap pre-filter: a message without it has no tool
+// call to look for.
+var toolCallMarker = []byte(`"toolCall"`)
 
 // AddMessage adds the read, write and edit tool calls of an assistant
 // message whose arguments carry a non-empty string path. Other tools (bash,
@@ -162,4 +167,21 @@ func firstUnit(r rune) rune {
 		return hi
 	}
 	return r
+}
+
+// FormatFileOperations renders the file lists appended to a summary:
+// "\n\n" then <read-files> and <modified-files> blocks, or "" when both
+// lists are empty.
+func FormatFileOperations(readFiles, modifiedFiles []string) string {
+	var sections []string
+	if len(readFiles) > 0 {
+		sections = append(sections, "<read-files>\n"+strings.Join(readFiles, "\n")+"\n</read-files>")
+	}
+	if len(modifiedFiles) > 0 {
+		sections = append(sections, "<modified-files>\n"+strings.Join(modifiedFiles, "\n")+"\n</modified-files>")
+	}
+	if len(sections) == 0 {
+		return ""
+	}
+	return "\n\n" + strings.Join(sections, "\n\n")
 }

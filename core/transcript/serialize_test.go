@@ -1,13 +1,18 @@
-package compaction
+package transcript
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/core/tokens"
 	"github.com/pith-dev/pith/prompts"
 )
+
+// text is ASCII text of exactly n estimated tokens.
+func text(n int) string { return strings.Repeat("x", 4*n) }
 
 func msg(role, raw string) session.Message {
 	return session.Message{Role: role, Raw: []byte(raw)}
@@ -105,8 +110,8 @@ func TestFitConversation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f.Tokens > 600 || EstimateTextTokens(f.Text) != f.Tokens {
-			t.Fatalf("tokens %d (text %d)", f.Tokens, EstimateTextTokens(f.Text))
+		if f.Tokens > 600 || tokens.EstimateText(f.Text) != f.Tokens {
+			t.Fatalf("tokens %d (text %d)", f.Tokens, tokens.EstimateText(f.Text))
 		}
 		if !strings.HasPrefix(f.Text, "[User]: first request\n\n[... ") || !strings.HasSuffix(f.Text, "[User]: last") {
 			t.Fatalf("text %q", f.Text[:80])
@@ -116,7 +121,7 @@ func TestFitConversation(t *testing.T) {
 		if kept+f.OmittedMessages != 20 || kept < 4 {
 			t.Fatalf("kept %d omitted %d", kept, f.OmittedMessages)
 		}
-		if !strings.Contains(f.Text, "[... "+itoa(f.OmittedMessages)+" older messages") {
+		if !strings.Contains(f.Text, "[... "+strconv.Itoa(f.OmittedMessages)+" older messages") {
 			t.Fatalf("marker missing: %q", f.Text[:120])
 		}
 	})

@@ -1,4 +1,4 @@
-package compaction
+package transcript
 
 import (
 	"path/filepath"
@@ -11,7 +11,7 @@ import (
 // TestToolPathsFromScanMatchRaw: the tool calls recorded while a line is
 // scanned give the same file operations as searching the message itself.
 func TestToolPathsFromScanMatchRaw(t *testing.T) {
-	files, _ := filepath.Glob("testdata/generated/*.jsonl")
+	files, _ := filepath.Glob("../compaction/testdata/generated/*.jsonl")
 	if len(files) == 0 {
 		t.Skip("no generated sessions")
 	}
