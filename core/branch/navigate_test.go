@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pith-dev/pith/core/prompts"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summarize"
 	"github.com/pith-dev/pith/core/summary"
-	"github.com/pith-dev/pith/prompts"
 	"github.com/tidwall/gjson"
 )
 

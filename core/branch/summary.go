@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pith-dev/pith/core/prompts"
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/core/tokens"
 	"github.com/pith-dev/pith/core/transcript"
-	"github.com/pith-dev/pith/prompts"
 )
 
 // SummaryMaxTokens is the output cap of a branch summary (docs/behaviour.md §11.3).

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pith-dev/pith/core/prompts"
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/core/tokens"
 	"github.com/pith-dev/pith/core/transcript"
-	"github.com/pith-dev/pith/prompts"
 )
 
 // preparedBranch is branch C of treeLines (u3, a3) prepared without limit.

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pith-dev/pith/core/prompts"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/core/tokens"
 	"github.com/pith-dev/pith/core/transcript"
-	"github.com/pith-dev/pith/prompts"
 )
 
 // TurnContextSeparator joins the history summary and the turn-prefix

@@ -7,10 +7,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pith-dev/pith/core/prompts"
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/core/tokens"
 	"github.com/pith-dev/pith/core/transcript"
-	"github.com/pith-dev/pith/prompts"
 )
 
 // splitPrep builds a preparation whose cut splits a turn, with history

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/pith-dev/pith/core/prompts"
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/prompts"
 	"github.com/tidwall/gjson"
 )
 

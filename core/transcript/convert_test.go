@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pith-dev/pith/core/prompts"
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/prompts"
 )
 
 type llmMessage struct {

@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pith-dev/pith/core/prompts"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/tokens"
-	"github.com/pith-dev/pith/prompts"
 	"github.com/tidwall/gjson"
 )
 

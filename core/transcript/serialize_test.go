@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pith-dev/pith/core/prompts"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/tokens"
-	"github.com/pith-dev/pith/prompts"
 )
 
 // text is ASCII text of exactly n estimated tokens.

@@ -27,7 +27,7 @@ var (
 		"github.com/hashicorp/go-plugin/...",
 		"google.golang.org/grpc/...",
 	}
-	pureCore = in("core/session", "core/tokens", "core/summary", "core/transcript", "core/compaction", "core/branch")
+	pureCore = in("core/session", "core/tokens", "core/prompts", "core/summary", "core/transcript", "core/compaction", "core/branch")
 )
 
 // depRules are ARCHITECTURE.md's "Dependency direction": a plugin binary
