@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/pith-dev/pith/hooks"
-	"github.com/pith-dev/pith/hooks/wire"
+	"github.com/pith-dev/pith/internal/wire"
 	"google.golang.org/protobuf/proto"
 )
 

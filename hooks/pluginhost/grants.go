@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/pith-dev/pith/hooks"
-	"github.com/pith-dev/pith/hooks/wire"
+	"github.com/pith-dev/pith/internal/wire"
 	"google.golang.org/grpc/metadata"
 )
 

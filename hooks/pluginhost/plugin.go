@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/pith-dev/pith/hooks"
-	"github.com/pith-dev/pith/hooks/wire"
+	"github.com/pith-dev/pith/internal/wire"
 	pb "github.com/pith-dev/pith/proto/pith/hooks/v1"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"

@@ -58,8 +58,8 @@ var networkRule = DepRule{
 
 // wireRule: the wire types and the host/plugin glue stay with the adapters.
 var wireRule = ImportRule{
-	Name:   "hooks/wire is imported only by the adapters",
-	Target: in("hooks/wire/..."),
+	Name:   "internal/wire is imported only by the adapters",
+	Target: in("internal/wire/..."),
 	// plugins/node: its test checks the Node plugin's handshake against
 	// the host's own constants.
 	AllowedBy: in("hooks/pluginhost/...", "sdk/...", "plugins/node"),
@@ -81,7 +81,7 @@ var testDepRule = TestClosureRule{
 var protoRule = ImportRule{
 	Name:      "the hooks protobuf package is imported only by its adapters",
 	Target:    in("proto/pith/hooks/v1/..."),
-	AllowedBy: in("hooks/wire/...", "hooks/pluginhost/...", "sdk/..."),
+	AllowedBy: in("internal/wire/...", "hooks/pluginhost/...", "sdk/..."),
 }
 
 // TestArchitecture loads the module's import graph with one go list run

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/hooks"
-	"github.com/pith-dev/pith/hooks/wire"
+	"github.com/pith-dev/pith/internal/wire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -19,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // TestWireGolden pins the binary encoding of every event and result: a
 // renumbered or retyped field breaks published plugins, and shows up here
 // as a diff rather than at a user's site. Regenerate deliberately with
-// `go test ./hooks/wire -run Golden -update`.
+// `go test ./internal/wire -run Golden -update`.
 func TestWireGolden(t *testing.T) {
 	msg := json.RawMessage(`{"role":"user","content":"hi"}`)
 	cases := map[string]proto.Message{
