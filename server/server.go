@@ -20,7 +20,7 @@ import (
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/pluginhost"
-	sessionv1 "github.com/pith-dev/pith/proto/pith/session/v1"
+	sessionv1 "github.com/pith-dev/pith/internal/gen/pith/session/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"

@@ -13,7 +13,7 @@ import (
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/transcript"
 	"github.com/pith-dev/pith/hooks"
-	pb "github.com/pith-dev/pith/proto/pith/session/v1"
+	pb "github.com/pith-dev/pith/internal/gen/pith/session/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"

@@ -80,7 +80,7 @@ var testDepRule = TestClosureRule{
 // protoRule: generated protobuf types never leak past the adapter packages.
 var protoRule = ImportRule{
 	Name:      "the hooks protobuf package is imported only by its adapters",
-	Target:    in("proto/pith/hooks/v1/..."),
+	Target:    in("internal/gen/pith/hooks/v1/..."),
 	AllowedBy: in("internal/wire/...", "hooks/pluginhost/...", "sdk/..."),
 }
 

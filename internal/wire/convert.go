@@ -5,7 +5,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/hooks"
-	pb "github.com/pith-dev/pith/proto/pith/hooks/v1"
+	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
 )
 
 func rawsToBytes(in []json.RawMessage) [][]byte {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/pluginhost"
-	pb "github.com/pith-dev/pith/proto/pith/hooks/v1"
+	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
 	"github.com/pith-dev/pith/sdk"
 	"github.com/pith-dev/pith/sdk/sdktest"
 )

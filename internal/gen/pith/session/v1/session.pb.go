@@ -1691,7 +1691,7 @@ const file_pith_session_v1_session_proto_rawDesc = "" +
 	"\tAfterTurn\x12!.pith.session.v1.AfterTurnRequest\x1a\".pith.session.v1.AfterTurnResponse\x12X\n" +
 	"\vReportError\x12#.pith.session.v1.ReportErrorRequest\x1a$.pith.session.v1.ReportErrorResponse\x12Z\n" +
 	"\vWatchEvents\x12#.pith.session.v1.WatchEventsRequest\x1a$.pith.session.v1.WatchEventsResponse0\x01\x12[\n" +
-	"\fCloseSession\x12$.pith.session.v1.CloseSessionRequest\x1a%.pith.session.v1.CloseSessionResponseB:Z8github.com/pith-dev/pith/proto/pith/session/v1;sessionv1b\x06proto3"
+	"\fCloseSession\x12$.pith.session.v1.CloseSessionRequest\x1a%.pith.session.v1.CloseSessionResponseBAZ?github.com/pith-dev/pith/internal/gen/pith/session/v1;sessionv1b\x06proto3"
 
 var (
 	file_pith_session_v1_session_proto_rawDescOnce sync.Once

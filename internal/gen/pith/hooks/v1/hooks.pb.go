@@ -2322,7 +2322,7 @@ const file_pith_hooks_v1_hooks_proto_rawDesc = "" +
 	"\vReadEntries\x12!.pith.hooks.v1.ReadEntriesRequest\x1a\".pith.hooks.v1.ReadEntriesResponse\x12]\n" +
 	"\x0eEstimateTokens\x12$.pith.hooks.v1.EstimateTokensRequest\x1a%.pith.hooks.v1.EstimateTokensResponse\x12K\n" +
 	"\bComplete\x12\x1e.pith.hooks.v1.CompleteRequest\x1a\x1f.pith.hooks.v1.CompleteResponse\x12<\n" +
-	"\x03Log\x12\x19.pith.hooks.v1.LogRequest\x1a\x1a.pith.hooks.v1.LogResponseB6Z4github.com/pith-dev/pith/proto/pith/hooks/v1;hooksv1b\x06proto3"
+	"\x03Log\x12\x19.pith.hooks.v1.LogRequest\x1a\x1a.pith.hooks.v1.LogResponseB=Z;github.com/pith-dev/pith/internal/gen/pith/hooks/v1;hooksv1b\x06proto3"
 
 var (
 	file_pith_hooks_v1_hooks_proto_rawDescOnce sync.Once
