@@ -16,7 +16,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/engine"
-	"github.com/pith-dev/pith/core/summarize"
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/pluginhost"
@@ -325,17 +324,17 @@ func (w *swapSummarizer) Summarize(ctx context.Context, req summary.Request) (su
 
 // Converse forwards a tool conversation (the explore strategy) to the
 // summarizer in force, when it can call tools.
-func (w *swapSummarizer) Converse(ctx context.Context, req summarize.ConverseRequest) (summarize.ConverseResult, error) {
-	tc, err := summarize.AsToolCaller(*w.cur.Load())
+func (w *swapSummarizer) Converse(ctx context.Context, req summary.ConverseRequest) (summary.ConverseResult, error) {
+	tc, err := summary.AsToolCaller(*w.cur.Load())
 	if err != nil {
-		return summarize.ConverseResult{}, err
+		return summary.ConverseResult{}, err
 	}
 	return tc.Converse(ctx, req)
 }
 
-// CallsTools implements summarize.ToolCallChecker.
+// CallsTools implements summary.ToolCallChecker.
 func (w *swapSummarizer) CallsTools() bool {
-	_, err := summarize.AsToolCaller(*w.cur.Load())
+	_, err := summary.AsToolCaller(*w.cur.Load())
 	return err == nil
 }
 

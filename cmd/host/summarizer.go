@@ -126,10 +126,10 @@ func buildProvider(cfg *config.Config, p providerFlags, log hclog.Logger) (summa
 // strategy's worker) go to another model: compaction.model.
 type withExplorer struct {
 	summary.Summarizer
-	explorer summarize.ToolCaller
+	explorer summary.ToolCaller
 }
 
-func (w withExplorer) Converse(ctx context.Context, req summarize.ConverseRequest) (summarize.ConverseResult, error) {
+func (w withExplorer) Converse(ctx context.Context, req summary.ConverseRequest) (summary.ConverseResult, error) {
 	return w.explorer.Converse(ctx, req)
 }
 

@@ -9,7 +9,7 @@ import (
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/explore"
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/core/transcript"
 	"github.com/pith-dev/pith/core/workspace"
 )
@@ -54,11 +54,11 @@ func (o *exploreOutcome) extraDrafts() []session.Draft {
 }
 
 // explorer is the tool-calling model of an exploring compaction.
-func (s *Session) explorer(reason Reason) (summarize.ToolCaller, error) {
+func (s *Session) explorer(reason Reason) (summary.ToolCaller, error) {
 	if s.opts.Explorer != nil {
 		return s.opts.Explorer, nil
 	}
-	tc, err := summarize.AsToolCaller(s.summarizer(reason))
+	tc, err := summary.AsToolCaller(s.summarizer(reason))
 	if err != nil {
 		return nil, ErrNoToolModel
 	}
@@ -111,7 +111,7 @@ func (s *Session) exploreGenerate(ctx context.Context, st Settings, reason Reaso
 			Prompt:       ropts.Prompt,
 		},
 	})
-	if errors.Is(err, summarize.ErrNoToolCalling) {
+	if errors.Is(err, summary.ErrNoToolCalling) {
 		return nil, nil, ErrNoToolModel
 	}
 	if err != nil {

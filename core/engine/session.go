@@ -13,7 +13,6 @@ import (
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/explore"
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/summarize"
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/core/tokens"
 	"github.com/tidwall/gjson"
@@ -49,7 +48,7 @@ type Options struct {
 	Generate GenerateFunc
 	// Explorer is the tool-calling model of the explore strategy (docs/behaviour.md
 	// §12); nil means the summarizer itself, when it can call tools.
-	Explorer summarize.ToolCaller
+	Explorer summary.ToolCaller
 	// Hooks dispatches the compaction hook events; nil means no plugins.
 	Hooks Hooks
 	// AbortAgent stops the running agent operation; Compact calls it first.

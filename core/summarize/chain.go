@@ -119,3 +119,47 @@ func (e *ChainError) Unwrap() []error {
 	}
 	return errs
 }
+
+// Converse implements summary.ToolCaller: the candidates that can call tools are
+// tried in order with the same retry rules as Summarize; the others are
+// passed over.
+func (c *Chain) Converse(ctx context.Context, req summary.ConverseRequest) (summary.ConverseResult, error) {
+	if !c.CallsTools() {
+		return summary.ConverseResult{}, summary.ErrNoToolCalling
+	}
+	r := newRetrier(c.MaxRetries, c.BaseDelay, c.MaxBackoff, c.Sleep, c.Logger)
+	var failures []CandidateFailure
+	for i, cand := range c.Candidates {
+		tc, ok := cand.Summarizer.(summary.ToolCaller)
+		if !ok {
+			continue
+		}
+		name := cand.Name
+		if name == "" {
+			name = fmt.Sprintf("candidate %d", i+1)
+		}
+		res, err := retry(ctx, r, name, func(ctx context.Context) (summary.ConverseResult, error) { return tc.Converse(ctx, req) })
+		if err == nil {
+			if cand.Name != "" {
+				res.Model = cand.Name
+			}
+			return res, nil
+		}
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return summary.ConverseResult{}, ctxErr
+		}
+		failures = append(failures, CandidateFailure{Name: name, Err: err})
+		r.log.Warn("tool-calling candidate failed", "summarizer", name, "error", err)
+	}
+	return summary.ConverseResult{}, &ChainError{Failures: failures}
+}
+
+// CallsTools reports whether any candidate can call tools.
+func (c *Chain) CallsTools() bool {
+	for _, cand := range c.Candidates {
+		if _, ok := cand.Summarizer.(summary.ToolCaller); ok {
+			return true
+		}
+	}
+	return false
+}

@@ -68,16 +68,16 @@ func (w Windowed) Summarize(ctx context.Context, req summary.Request) (summary.R
 // Converse passes a tool conversation (the explore strategy's worker, which
 // keeps to its own budgets) to the wrapped summarizer when it can call
 // tools.
-func (w Windowed) Converse(ctx context.Context, req ConverseRequest) (ConverseResult, error) {
-	tc, err := AsToolCaller(w.Summarizer)
+func (w Windowed) Converse(ctx context.Context, req summary.ConverseRequest) (summary.ConverseResult, error) {
+	tc, err := summary.AsToolCaller(w.Summarizer)
 	if err != nil {
-		return ConverseResult{}, err
+		return summary.ConverseResult{}, err
 	}
 	return tc.Converse(ctx, req)
 }
 
 // CallsTools reports whether the wrapped summarizer can call tools.
 func (w Windowed) CallsTools() bool {
-	_, err := AsToolCaller(w.Summarizer)
+	_, err := summary.AsToolCaller(w.Summarizer)
 	return err == nil
 }

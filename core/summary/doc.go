@@ -1,7 +1,8 @@
 // Package summary says what a summarizer is, and nothing more: the
 // Summarizer interface, the Request it is given (with the structured
 // Transcript behind it), the Result it answers, and the rule a result must
-// pass before it is saved (Validate).
+// pass before it is saved (Validate); and likewise for a model that holds a
+// conversation with tool calls (ToolCaller, used by the explore strategy).
 //
 // It is a leaf on purpose. The pure core (core/compaction, core/branch)
 // asks for summaries through this package alone, so it links no network

@@ -13,19 +13,19 @@ import (
 
 // toolConversation is a worker conversation two turns in: the model called
 // two tools, both answered, and a user nudge followed.
-var toolConversation = summarize.ConverseRequest{
+var toolConversation = summary.ConverseRequest{
 	SystemPrompt: "You explore.",
-	Messages: []summarize.ChatMessage{
-		{Role: summarize.ChatUser, Text: "overview"},
-		{Role: summarize.ChatAssistant, Text: "looking", ToolCalls: []summarize.ToolCall{
+	Messages: []summary.ChatMessage{
+		{Role: summary.ChatUser, Text: "overview"},
+		{Role: summary.ChatAssistant, Text: "looking", ToolCalls: []summary.ToolCall{
 			{ID: "call_1", Name: "search_session_log", Arguments: json.RawMessage(`{"query":"parser"}`)},
 			{ID: "call_2", Name: "read_file", Arguments: json.RawMessage(`{"path":"a.go"}`)},
 		}},
-		{Role: summarize.ChatTool, ToolCallID: "call_1", ToolName: "search_session_log", Text: "#3 …"},
-		{Role: summarize.ChatTool, ToolCallID: "call_2", ToolName: "read_file", Text: "no such file", IsError: true},
-		{Role: summarize.ChatUser, Text: "write the summary now"},
+		{Role: summary.ChatTool, ToolCallID: "call_1", ToolName: "search_session_log", Text: "#3 …"},
+		{Role: summary.ChatTool, ToolCallID: "call_2", ToolName: "read_file", Text: "no such file", IsError: true},
+		{Role: summary.ChatUser, Text: "write the summary now"},
 	},
-	Tools: []summarize.Tool{{
+	Tools: []summary.Tool{{
 		Name: "write_summary", Description: "Store the summary.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
 	}},
@@ -41,7 +41,7 @@ func TestOpenAIConverse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tc, err := summarize.AsToolCaller(s)
+	tc, err := summary.AsToolCaller(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestAnthropicConverse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tc, err := summarize.AsToolCaller(s)
+	tc, err := summary.AsToolCaller(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,11 +130,11 @@ func TestAnthropicConverse(t *testing.T) {
 
 func TestChainConverseSkipsBuiltin(t *testing.T) {
 	builtin := summarize.NewBuiltin(summarize.BuiltinOptions{})
-	if _, err := summarize.AsToolCaller(builtin); err == nil {
+	if _, err := summary.AsToolCaller(builtin); err == nil {
 		t.Error("the built-in summarizer claims to call tools")
 	}
 	chain := &summarize.Chain{Candidates: []summarize.Candidate{{Name: "builtin", Summarizer: builtin}}}
-	if _, err := summarize.AsToolCaller(chain); err == nil {
+	if _, err := summary.AsToolCaller(chain); err == nil {
 		t.Error("a chain of the built-in summarizer claims to call tools")
 	}
 }

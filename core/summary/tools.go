@@ -1,12 +1,9 @@
-package summarize
+package summary
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-
-	"github.com/pith-dev/pith/core/summary"
 )
 
 // ErrNoToolCalling is returned when a conversation with tools is asked of a
@@ -68,14 +65,15 @@ type ConverseRequest struct {
 type ConverseResult struct {
 	Text         string
 	ToolCalls    []ToolCall
-	FinishReason summary.FinishReason
-	Usage        summary.Usage
+	FinishReason FinishReason
+	Usage        Usage
 	Model        string
 }
 
 // ToolCaller is a model that can hold a conversation with tool calls. The
 // OpenAI-compatible and Anthropic providers implement it next to
-// Summarizer; Chain implements it over those of its candidates that do.
+// Summarizer; core/summarize's Chain implements it over those of its
+// candidates that do.
 type ToolCaller interface {
 	Converse(ctx context.Context, req ConverseRequest) (ConverseResult, error)
 }
@@ -89,7 +87,7 @@ type ToolCallChecker interface {
 
 // AsToolCaller returns s as a ToolCaller, or ErrNoToolCalling when it
 // cannot call tools.
-func AsToolCaller(s summary.Summarizer) (ToolCaller, error) {
+func AsToolCaller(s Summarizer) (ToolCaller, error) {
 	tc, ok := s.(ToolCaller)
 	if !ok {
 		return nil, ErrNoToolCalling
@@ -98,48 +96,4 @@ func AsToolCaller(s summary.Summarizer) (ToolCaller, error) {
 		return nil, ErrNoToolCalling
 	}
 	return tc, nil
-}
-
-// Converse implements ToolCaller: the candidates that can call tools are
-// tried in order with the same retry rules as Summarize; the others are
-// passed over.
-func (c *Chain) Converse(ctx context.Context, req ConverseRequest) (ConverseResult, error) {
-	if !c.CallsTools() {
-		return ConverseResult{}, ErrNoToolCalling
-	}
-	r := newRetrier(c.MaxRetries, c.BaseDelay, c.MaxBackoff, c.Sleep, c.Logger)
-	var failures []CandidateFailure
-	for i, cand := range c.Candidates {
-		tc, ok := cand.Summarizer.(ToolCaller)
-		if !ok {
-			continue
-		}
-		name := cand.Name
-		if name == "" {
-			name = fmt.Sprintf("candidate %d", i+1)
-		}
-		res, err := retry(ctx, r, name, func(ctx context.Context) (ConverseResult, error) { return tc.Converse(ctx, req) })
-		if err == nil {
-			if cand.Name != "" {
-				res.Model = cand.Name
-			}
-			return res, nil
-		}
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return ConverseResult{}, ctxErr
-		}
-		failures = append(failures, CandidateFailure{Name: name, Err: err})
-		r.log.Warn("tool-calling candidate failed", "summarizer", name, "error", err)
-	}
-	return ConverseResult{}, &ChainError{Failures: failures}
-}
-
-// CallsTools reports whether any candidate can call tools.
-func (c *Chain) CallsTools() bool {
-	for _, cand := range c.Candidates {
-		if _, ok := cand.Summarizer.(ToolCaller); ok {
-			return true
-		}
-	}
-	return false
 }
