@@ -13,7 +13,7 @@ import (
 	"github.com/pith-dev/pith/client"
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/engine"
-	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summarize/builtin"
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/hooks/pluginhost"
 	"google.golang.org/grpc"
@@ -65,7 +65,7 @@ func startServerWith(t testing.TB, cfg *config.Config, specs []pluginhost.Spec) 
 		Config: cfg,
 		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}}),
 		Summarizer: func(*config.Config) (summary.Summarizer, error) {
-			return summarize.NewBuiltin(summarize.BuiltinOptions{}), nil
+			return builtin.New(builtin.Options{}), nil
 		},
 		Settings:    testSettings,
 		PluginSpecs: func(*config.Config) []pluginhost.Spec { return specs },

@@ -8,7 +8,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
-	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summarize/builtin"
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/pluginhost"
@@ -33,7 +33,7 @@ func TestPrepareReloadVeto(t *testing.T) {
 			if c.Summarizer.Model == "broken" {
 				return nil, errSummarizer
 			}
-			return summarize.NewBuiltin(summarize.BuiltinOptions{}), nil
+			return builtin.New(builtin.Options{}), nil
 		},
 		Settings:    testSettings,
 		PluginSpecs: specs,

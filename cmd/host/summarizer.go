@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summarize/builtin"
 	"github.com/pith-dev/pith/core/summarize/llm"
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/spf13/cobra"
@@ -63,10 +64,10 @@ func buildProvider(cfg *config.Config, p providerFlags, log hclog.Logger) (summa
 	if p.baseURL != "" {
 		s.BaseURL = p.baseURL
 	}
-	builtin := summarize.NewBuiltin(summarize.BuiltinOptions{})
+	local := builtin.New(builtin.Options{})
 	switch provider {
 	case "", config.ProviderBuiltin:
-		return builtin, "builtin", nil
+		return local, "builtin", nil
 	case config.ProviderRemote:
 		ep := cfg.Compaction.RemoteEndpoint
 		if p.baseURL != "" {
@@ -78,7 +79,7 @@ func buildProvider(cfg *config.Config, p providerFlags, log hclog.Logger) (summa
 		r, err := summarize.NewRemote(summarize.RemoteOptions{
 			URL: ep.URL, Timeout: ep.Timeout, AuthEnv: ep.AuthEnv, AuthHeader: ep.AuthHeader,
 			MaxRetries: ep.Retries, BaseDelay: time.Duration(cfg.Retry.BaseDelayMs) * time.Millisecond,
-			MaxBackoff: cfg.Retry.MaxBackoff, Fallback: builtin, Logger: log,
+			MaxBackoff: cfg.Retry.MaxBackoff, Fallback: local, Logger: log,
 		})
 		if err != nil {
 			return nil, "", err
@@ -104,7 +105,7 @@ func buildProvider(cfg *config.Config, p providerFlags, log hclog.Logger) (summa
 	}
 	// The built-in summarizer is the last fallback: when every model
 	// failed, a deterministic summary still beats no compaction.
-	chain.Candidates = append(chain.Candidates, summarize.Candidate{Name: "builtin (fallback)", Summarizer: builtin})
+	chain.Candidates = append(chain.Candidates, summarize.Candidate{Name: "builtin (fallback)", Summarizer: local})
 	name := cands[0].Provider + "/" + cands[0].Model
 	if m := cfg.Compaction.Model; m != "" && m != cands[0].Model {
 		// The explore strategy's worker runs on its own model, with the

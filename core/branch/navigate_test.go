@@ -10,6 +10,7 @@ import (
 	"github.com/pith-dev/pith/core/prompts"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summarize/builtin"
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/tidwall/gjson"
 )
@@ -415,7 +416,7 @@ func TestNavigateAbortInHook(t *testing.T) {
 // TestNavigateBuiltinSummarizer runs navigations of generated sessions
 // end to end with the deterministic built-in summarizer.
 func TestNavigateBuiltinSummarizer(t *testing.T) {
-	s := summarize.NewBuiltin(summarize.BuiltinOptions{})
+	s := builtin.New(builtin.Options{})
 	done := map[string]bool{}
 	n := 0
 	for _, g := range loadPiCases(t) {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summarize/builtin"
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/core/tokens"
 	"github.com/pith-dev/pith/hooks"
@@ -78,7 +78,7 @@ func (s *Session) summarizer(reason Reason) summary.Summarizer {
 	case second != nil:
 		return second
 	}
-	return summarize.NewBuiltin(summarize.BuiltinOptions{})
+	return builtin.New(builtin.Options{})
 }
 
 // compact runs one compaction with its start and end events. The caller

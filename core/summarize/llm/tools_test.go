@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summarize/builtin"
 	"github.com/pith-dev/pith/core/summarize/internal/httpfake"
 	"github.com/pith-dev/pith/core/summary"
 )
@@ -129,11 +130,11 @@ func TestAnthropicConverse(t *testing.T) {
 }
 
 func TestChainConverseSkipsBuiltin(t *testing.T) {
-	builtin := summarize.NewBuiltin(summarize.BuiltinOptions{})
-	if _, err := summary.AsToolCaller(builtin); err == nil {
+	local := builtin.New(builtin.Options{})
+	if _, err := summary.AsToolCaller(local); err == nil {
 		t.Error("the built-in summarizer claims to call tools")
 	}
-	chain := &summarize.Chain{Candidates: []summarize.Candidate{{Name: "builtin", Summarizer: builtin}}}
+	chain := &summarize.Chain{Candidates: []summarize.Candidate{{Name: "builtin", Summarizer: local}}}
 	if _, err := summary.AsToolCaller(chain); err == nil {
 		t.Error("a chain of the built-in summarizer claims to call tools")
 	}

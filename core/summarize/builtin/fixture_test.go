@@ -1,4 +1,4 @@
-package summarize
+package builtin
 
 import (
 	"context"
@@ -38,7 +38,7 @@ func updateGolden() bool {
 
 // piFixtures is where the shared pi session fixtures live, relative to
 // this package.
-const piFixtures = "../../../shared/testdata/pi"
+const piFixtures = "../../../../shared/testdata/pi"
 
 // loadPiContext builds the context of a shared pi fixture, skipping the
 // test when the fixture is not there.
@@ -71,7 +71,7 @@ func TestBuiltinPiFixtures(t *testing.T) {
 			}
 			const maxTokens = 13107 // 0.8 × the default reserve of 16384
 			req := summary.Request{Purpose: summary.PurposeHistory, MaxTokens: maxTokens, Source: &summary.Transcript{Messages: sc.Messages}}
-			res, err := NewBuiltin(BuiltinOptions{}).Summarize(context.Background(), req)
+			res, err := New(Options{}).Summarize(context.Background(), req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +91,7 @@ func TestBuiltinPiFixtures(t *testing.T) {
 				}
 			}
 			if tt.golden != "" {
-				checkTextGolden(t, filepath.Join("testdata", "builtin", tt.golden), res.Text)
+				checkTextGolden(t, filepath.Join("testdata", tt.golden), res.Text)
 			}
 		})
 	}

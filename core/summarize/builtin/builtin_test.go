@@ -1,4 +1,4 @@
-package summarize
+package builtin
 
 import (
 	"context"
@@ -159,14 +159,14 @@ func basicTranscript() []session.Message {
 
 func summarizeOK(t *testing.T, req summary.Request) string {
 	t.Helper()
-	res, err := NewBuiltin(BuiltinOptions{}).Summarize(context.Background(), req)
+	res, err := New(Options{}).Summarize(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.FinishReason != summary.FinishStop {
 		t.Fatalf("FinishReason = %s\n%s", res.FinishReason, res.Text)
 	}
-	if res.Model != BuiltinModel {
+	if res.Model != Model {
 		t.Errorf("Model = %q", res.Model)
 	}
 	if req.MaxTokens > 0 {
@@ -453,7 +453,7 @@ func TestBuiltinCap(t *testing.T) {
 		})
 	}
 	t.Run("skeleton over the cap", func(t *testing.T) {
-		res, err := NewBuiltin(BuiltinOptions{}).Summarize(context.Background(), summary.Request{MaxTokens: 10, Source: tr})
+		res, err := New(Options{}).Summarize(context.Background(), summary.Request{MaxTokens: 10, Source: tr})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -468,7 +468,7 @@ func TestBuiltinCap(t *testing.T) {
 
 func TestBuiltinDeterministic(t *testing.T) {
 	tr := &summary.Transcript{Messages: hugeTranscript(50), ContextLines: []string{"a", "b"}, ReadFiles: []string{"z.go", "a.go"}}
-	s := NewBuiltin(BuiltinOptions{})
+	s := New(Options{})
 	purposes := []summary.Purpose{summary.PurposeHistory, summary.PurposeTurnPrefix, summary.PurposeShort, summary.PurposeBranch}
 	want := map[summary.Purpose]string{}
 	for _, p := range purposes {
@@ -516,7 +516,7 @@ func (c *countdownCtx) Done() <-chan struct{} { return nil }
 
 func TestBuiltinCancellation(t *testing.T) {
 	tr := &summary.Transcript{Messages: hugeTranscript(300)}
-	s := NewBuiltin(BuiltinOptions{})
+	s := New(Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := s.Summarize(ctx, summary.Request{Source: tr}); !errors.Is(err, context.Canceled) {
@@ -700,7 +700,7 @@ func BenchmarkBuiltinSummarize(b *testing.B) {
 		msgs = append(msgs, userMsg("one more request to reach ten thousand"))
 	}
 	tr := &summary.Transcript{Messages: msgs[:10000]}
-	s := NewBuiltin(BuiltinOptions{})
+	s := New(Options{})
 	req := summary.Request{Purpose: summary.PurposeHistory, MaxTokens: 13107, Source: tr}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -1,4 +1,4 @@
-package summarize
+package builtin
 
 import (
 	"context"
@@ -12,33 +12,33 @@ import (
 
 // The built-in summarizer works in three steps, each in its own file:
 //
-//   - builtin_events.go / builtin_prompt.go: the source (a Transcript's
+//   - events.go / prompt.go: the source (a Transcript's
 //     messages, or the serialized conversation of a prompt) becomes events;
-//   - builtin_analyze.go: one pass over the events gathers facts (requests,
+//   - analyze.go: one pass over the events gathers facts (requests,
 //     rules, file operations, commands, errors and whether something fixed
 //     them later, decisions, results, where the last turn stopped), and
-//     builtin_merge.go reads earlier summaries back into the same facts;
+//     merge.go reads earlier summaries back into the same facts;
 //   - builtin.go: the facts, each with a value, are laid out in the sections
 //     the purpose asks for and trimmed, least valuable first, to the cap.
 //
 // Everything is ordered by position in the transcript, never by map
 // iteration, so the same request always gives the same bytes.
 
-// BuiltinModel is the name the built-in summarizer reports in Result.Model
-// unless BuiltinOptions.Name says otherwise.
-const BuiltinModel = "builtin"
+// Model is the name the built-in summarizer reports in Result.Model
+// unless Options.Name says otherwise.
+const Model = "builtin"
 
-// BuiltinOptions configures the built-in summarizer.
-type BuiltinOptions struct {
-	// Name is reported as Result.Model; default BuiltinModel.
+// Options configures the built-in summarizer.
+type Options struct {
+	// Name is reported as Result.Model; default Model.
 	Name string
 }
 
-type builtin struct {
+type summarizer struct {
 	name string
 }
 
-// NewBuiltin returns the built-in summarizer: extractive and deterministic
+// New returns the built-in summarizer: extractive and deterministic
 // (the same request gives the same bytes), with no network and no model.
 // It reads the structured Transcript in Request.Source; without one it
 // parses the serialized conversation out of Request.Prompt, and failing
@@ -47,15 +47,15 @@ type builtin struct {
 // Request.MaxTokens (estimated as UTF-16 units / 4), dropping the least
 // valuable facts first and never cutting a line. It is safe for concurrent
 // use.
-func NewBuiltin(opts BuiltinOptions) summary.Summarizer {
+func New(opts Options) summary.Summarizer {
 	name := opts.Name
 	if name == "" {
-		name = BuiltinModel
+		name = Model
 	}
-	return &builtin{name: name}
+	return &summarizer{name: name}
 }
 
-func (b *builtin) Summarize(ctx context.Context, req summary.Request) (summary.Result, error) {
+func (b *summarizer) Summarize(ctx context.Context, req summary.Request) (summary.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return summary.Result{}, fmt.Errorf("builtin summarizer: %w", err)
 	}

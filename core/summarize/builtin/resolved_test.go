@@ -1,4 +1,4 @@
-package summarize
+package builtin
 
 import (
 	"context"
@@ -33,7 +33,7 @@ func checkNotStale(t *testing.T, text string) {
 
 func summarizeMessages(t *testing.T, msgs []session.Message) string {
 	t.Helper()
-	res, err := NewBuiltin(BuiltinOptions{}).Summarize(context.Background(),
+	res, err := New(Options{}).Summarize(context.Background(),
 		summary.Request{Purpose: summary.PurposeHistory, MaxTokens: 13107, Source: &summary.Transcript{Messages: msgs}})
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +46,7 @@ func summarizeMessages(t *testing.T, msgs []session.Message) string {
 // "Fixed." — the panic is reported as resolved, not as blocking, and no
 // next step asks to resolve it.
 func TestBuiltinDemoResolvedPanic(t *testing.T) {
-	f, err := session.Load("../../examples/demo-session.jsonl")
+	f, err := session.Load("../../../examples/demo-session.jsonl")
 	if err != nil {
 		t.Skipf("demo session: %v", err)
 	}
@@ -68,13 +68,13 @@ func TestBuiltinDemoResolvedPanic(t *testing.T) {
 		!strings.Contains(text, "panic: assignment to entry in nil map") {
 		t.Errorf("the panic is not reported as resolved:\n%s", text)
 	}
-	checkTextGolden(t, filepath.Join("testdata", "builtin", "demo-first-task.history.md"), text)
+	checkTextGolden(t, filepath.Join("testdata", "demo-first-task.history.md"), text)
 
 	// The whole main path: the report task finished after the abandoned
 	// cache branch; its state is the latest one.
 	all := summarizeMessages(t, tree.BuildContext(session.LeafDefault).Messages)
 	checkNotStale(t, all)
-	checkTextGolden(t, filepath.Join("testdata", "builtin", "demo.history.md"), all)
+	checkTextGolden(t, filepath.Join("testdata", "demo.history.md"), all)
 }
 
 // TestBuiltinPiFixturesNotStale runs the consistency check on both pi
@@ -86,7 +86,7 @@ func TestBuiltinPiFixturesNotStale(t *testing.T) {
 			text := summarizeMessages(t, loadPiContext(t, name).Messages)
 			checkNotStale(t, text)
 			if name == "large-session.v3.jsonl" {
-				checkTextGolden(t, filepath.Join("testdata", "builtin", "large-session.history.md"), text)
+				checkTextGolden(t, filepath.Join("testdata", "large-session.history.md"), text)
 			}
 		})
 	}
