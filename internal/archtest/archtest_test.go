@@ -3,6 +3,7 @@ package archtest
 import (
 	"context"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -36,7 +37,7 @@ var (
 var depRules = []DepRule{
 	{
 		Name: "light packages and plugin binaries link no LLM SDK",
-		From: append(in("core/summarize", "hooks/...", "sdk/...", "plugins/...",
+		From: append(in("core/summarize", "core/summarize/builtin", "hooks/...", "sdk/...", "plugins/...",
 			"internal/testplugins/..."), pureCore...),
 		Forbid: llmSDKs,
 	},
@@ -47,14 +48,33 @@ var depRules = []DepRule{
 	},
 }
 
-// networkRule: the pure core links no network code. Summaries are asked
-// for through core/summary, a leaf; the implementations that speak HTTP
-// live in core/summarize and below.
+// networkRule: the core links no network code. Summaries and tool turns
+// are asked for through core/summary, a leaf; the implementations that
+// speak HTTP — the remote endpoint and the chain (core/summarize), the
+// providers (core/summarize/llm) and their test fake — are the network
+// adapter and the only exceptions. No other exception is allowed: a core
+// package that needs the network needs an interface in core/summary.
 var networkRule = DepRule{
-	Name:   "the pure core links no net/http",
-	From:   pureCore,
+	Name:   "the core links no net/http",
+	From:   in("core/..."),
+	Except: in("core/summarize", "core/summarize/llm/...", "core/summarize/internal/..."),
 	Forbid: []string{"net/http", "crypto/tls"},
 }
+
+// pluginBinaryRule: every command that links the plugin SDK is a plugin
+// binary, wherever it is written (plugins/examples, internal/testplugins, a
+// new directory), and none links a provider SDK: a plugin starts in
+// milliseconds and carries no LLM client. The binaries are found in the
+// graph, not listed, so a new plugin is covered the day it is added.
+var pluginBinaryRule = DepRule{
+	Name:   "plugin binaries link no provider SDK",
+	Forbid: llmSDKs,
+}
+
+// hiddenPackages must not show through any public package's API: the
+// toolchain stops other modules importing them, and this stops a public
+// package handing their types out (a result, a field, an alias).
+var hiddenPackages = in("internal/...")
 
 // wireRule: the wire types and the host/plugin glue stay with the adapters.
 var wireRule = ImportRule{
@@ -118,6 +138,31 @@ func TestArchitecture(t *testing.T) {
 			t.Error(short(v))
 		}
 		t.Logf("checked %d packages: %s", len(checked), trimModule(checked))
+	})
+	t.Run(pluginBinaryRule.Name, func(t *testing.T) {
+		r := pluginBinaryRule
+		r.From = g.Linkers(module+"/sdk", own)
+		// The rule must not pass by finding nothing: these two are plugin
+		// binaries today.
+		for _, known := range in("plugins/examples/guard", "internal/testplugins/scripted") {
+			if !slices.Contains(r.From, known) {
+				t.Errorf("%s is a plugin binary but was not found among the commands linking sdk: %s", short(known), trimModule(r.From))
+			}
+		}
+		violations, checked := r.Check(g)
+		for _, v := range violations {
+			t.Error(short(v))
+		}
+		t.Logf("checked %d plugin binaries: %s", len(checked), trimModule(checked))
+	})
+	t.Run("no public API exposes an internal type", func(t *testing.T) {
+		leaks, err := SurfaceLeaks(context.Background(), goBin, "", hiddenPackages, own)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range leaks {
+			t.Error(short(l))
+		}
 	})
 	t.Run(wireRule.Name, func(t *testing.T) {
 		for _, v := range wireRule.Check(g, own) {
