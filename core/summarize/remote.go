@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/core/summary"
+	"github.com/pith-dev/pith/internal/redact"
 )
 
 // Remote endpoint defaults (docs/behaviour.md §7, remote endpoint mode).
@@ -82,7 +83,7 @@ type remoteResponse struct {
 func NewRemote(opts RemoteOptions) (summary.Summarizer, error) {
 	u, err := url.Parse(opts.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("remote summarizer: invalid endpoint URL %q: want http(s)://host/path", redactURL(opts.URL))
+		return nil, fmt.Errorf("remote summarizer: invalid endpoint URL %q: want http(s)://host/path", redact.URL(opts.URL, nil))
 	}
 	timeout := opts.Timeout
 	if timeout <= 0 {
@@ -103,7 +104,7 @@ func NewRemote(opts RemoteOptions) (summary.Summarizer, error) {
 		authEnv:    opts.AuthEnv,
 		authHeader: header,
 		timeout:    timeout,
-		client:     httpClientWithTimeout(opts.HTTPClient, timeout),
+		client:     HTTPClientWithTimeout(opts.HTTPClient, timeout),
 		retry:      newRetrier(opts.MaxRetries, opts.BaseDelay, opts.MaxBackoff, opts.Sleep, log),
 		fallback:   opts.Fallback,
 		log:        log,
@@ -175,7 +176,7 @@ func (s *remoteSummarizer) post(ctx context.Context, body []byte, auth string) (
 		// token could sit in the URL's query: the error names the URL bare.
 		var ue *url.Error
 		if errors.As(err, &ue) {
-			ue.URL = redactURL(ue.URL)
+			ue.URL = redact.URL(ue.URL, nil)
 		}
 		return summary.Result{}, TransportError("remote summarizer", s.timeout, err)
 	}
@@ -210,17 +211,4 @@ func (s *remoteSummarizer) post(ctx context.Context, body []byte, auth string) (
 		return summary.Result{}, fmt.Errorf("remote summarizer: response has an empty \"summary\": %w", ErrEmptySummary)
 	}
 	return summary.Result{Text: *out.Summary, FinishReason: summary.FinishStop, Model: s.name}, nil
-}
-
-// redactURL drops userinfo and query from a URL for error text, where a
-// token might hide.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable)"
-	}
-	u.User = nil
-	u.RawQuery = ""
-	u.Fragment = ""
-	return u.String()
 }

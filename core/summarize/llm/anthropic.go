@@ -78,7 +78,7 @@ func NewAnthropic(opts AnthropicOptions) (summary.Summarizer, error) {
 	client := anthropic.NewClient(
 		option.WithoutEnvironmentDefaults(),
 		option.WithBaseURL(base),
-		option.WithHTTPClient(httpClientWithTimeout(opts.HTTPClient, timeout)),
+		option.WithHTTPClient(summarize.HTTPClientWithTimeout(opts.HTTPClient, timeout)),
 		option.WithMaxRetries(0),
 		// An explicit request timeout also stops the SDK from refusing large
 		// max_tokens without streaming (it guesses the answer may take over

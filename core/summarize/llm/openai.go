@@ -102,7 +102,7 @@ func NewOpenAI(opts OpenAIOptions) (summary.Summarizer, error) {
 	}
 	svc := openai.NewChatCompletionService(
 		option.WithBaseURL(base),
-		option.WithHTTPClient(httpClientWithTimeout(opts.HTTPClient, timeout)),
+		option.WithHTTPClient(summarize.HTTPClientWithTimeout(opts.HTTPClient, timeout)),
 		option.WithMaxRetries(0),
 	)
 	return &openAISummarizer{
