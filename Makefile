@@ -51,6 +51,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzAPI$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s -parallel 1 ./viewer
 	$(GO) test -run '^$$' -fuzz '^FuzzFilesRoundTrip$$' -fuzztime $(FUZZTIME) -parallel 1 ./store
 	$(GO) test -run '^$$' -fuzz '^FuzzPostgresRoundTrip$$' -fuzztime $(FUZZTIME) -parallel 1 ./store/postgres
+	$(GO) test -run '^$$' -fuzz '^FuzzURL$$' -fuzztime $(FUZZTIME) -parallel 1 ./internal/redact
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

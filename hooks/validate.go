@@ -4,8 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	"github.com/pith-dev/pith/core/tokens"
+	"unicode/utf16"
 )
 
 // CompactionLimits is what a plugin-supplied compaction is checked against.
@@ -29,10 +28,15 @@ type SummaryLimits struct {
 	EstimateTokens func(text string) int
 }
 
-// EstimateText is docs/behaviour.md §3's estimate for plain text: UTF-16
-// code units / 4, rounded up — the core's own estimate (core/tokens), so a
-// plugin's check and the host's agree.
-func EstimateText(s string) int { return tokens.EstimateText(s) }
+// EstimateText is docs/behaviour.md §3's estimate for plain text: UTF-16 code units / 4,
+// rounded up.
+func EstimateText(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return (n + 3) / 4
+}
 
 // ValidateCompaction checks a plugin-supplied compaction.
 func ValidateCompaction(c *Compaction, lim CompactionLimits) error {

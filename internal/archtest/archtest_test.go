@@ -104,6 +104,14 @@ var protoRule = ImportRule{
 	AllowedBy: in("internal/wire/...", "hooks/pluginhost/...", "sdk/..."),
 }
 
+// sessionProtoRule: the generated SessionService stays behind the daemon
+// and the public client that wraps it (cmd/host's tests forge raw requests).
+var sessionProtoRule = ImportRule{
+	Name:      "the session protobuf package is imported only by server and client",
+	Target:    in("internal/gen/pith/session/v1/..."),
+	AllowedBy: in("server/...", "client/...", "cmd/host"),
+}
+
 // TestArchitecture loads the module's import graph with one go list run
 // and checks every rule against it.
 func TestArchitecture(t *testing.T) {
@@ -181,11 +189,13 @@ func TestArchitecture(t *testing.T) {
 			t.Error(short(v))
 		}
 	})
-	t.Run(protoRule.Name, func(t *testing.T) {
-		for _, v := range protoRule.Check(g, own) {
-			t.Error(short(v))
-		}
-	})
+	for _, r := range []ImportRule{protoRule, sessionProtoRule} {
+		t.Run(r.Name, func(t *testing.T) {
+			for _, v := range r.Check(g, own) {
+				t.Error(short(v))
+			}
+		})
+	}
 }
 
 func trimModule(paths []string) string { return short(strings.Join(paths, " ")) }
