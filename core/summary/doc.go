@@ -6,7 +6,8 @@
 //
 // It is a leaf on purpose. The pure core (core/compaction, core/branch)
 // asks for summaries through this package alone, so it links no network
-// code; the implementations — the built-in summarizer, the remote endpoint,
-// the provider SDKs and the retrying chain — live in core/summarize and
-// core/summarize/llm, which depend on this package, not the other way.
+// code; the implementations — the built-in summarizer
+// (core/summarize/builtin), the remote endpoint and the retrying chain
+// (core/summarize), the provider SDKs (core/summarize/llm) — depend on this
+// package, not the other way.
 package summary
