@@ -27,18 +27,15 @@ var ErrInputTooLarge = errors.New("summarizer input does not fit the model's win
 // custom and bash text longer than MaxPartChars are clipped with a note of
 // how much was cut. The reference clips only tool results (pi #8196).
 func SerializeConversation(msgs []session.Message) string {
-	var b strings.Builder
+	// Joining the finished pieces sizes the result once; growing one
+	// builder copied a long transcript over and over.
+	pieces := make([]string, 0, len(msgs))
 	for _, m := range msgs {
-		s := serializeMessage(m)
-		if s == "" {
-			continue
+		if s := serializeMessage(m); s != "" {
+			pieces = append(pieces, s)
 		}
-		if b.Len() > 0 {
-			b.WriteString("\n\n")
-		}
-		b.WriteString(s)
 	}
-	return b.String()
+	return strings.Join(pieces, "\n\n")
 }
 
 // serializeMessage renders one message's blocks, "" when it has none.
