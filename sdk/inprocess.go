@@ -2,8 +2,6 @@ package sdk
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -17,7 +15,6 @@ import (
 	"github.com/pith-dev/pith/hooks/wire"
 	pb "github.com/pith-dev/pith/proto/pith/hooks/v1"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -295,49 +292,26 @@ func (serverRunner) HostToPlugin(network, addr string) (string, string, error) {
 	return network, addr, nil
 }
 
-// localGrants carries the caller's host API across the connection the way
-// the host's capabilities do: each call sends a fresh token in the
-// metadata key the host uses, the server side swaps it for the HostAPI it
-// stands for, and the grant is revoked when the call returns.
-type localGrants struct {
-	mu sync.Mutex
-	m  map[string]*hooks.ScopedHost
-}
+// localGrants carries the caller's host API across the connection with the
+// host's capabilities (wire.Grants): each call sends a fresh token in the
+// host's metadata key, the server side swaps it for the HostAPI it stands
+// for, scoped to the call's session, and the grant is revoked when the
+// call returns.
+type localGrants struct{ wire.Grants }
 
-// grant issues a token for the HostAPI of ctx, if any, scoped to scope.
+// grant issues a token for the HostAPI of ctx, if it carries one.
 func (g *localGrants) grant(ctx context.Context, scope hooks.Scope) (context.Context, func()) {
 	host, ok := hooks.HostFromContext(ctx)
 	if !ok {
 		return ctx, func() {}
 	}
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand's documented promise)
-	token := hex.EncodeToString(b[:])
-	scoped := hooks.NewScopedHost(host, scope)
-	g.mu.Lock()
-	if g.m == nil {
-		g.m = map[string]*hooks.ScopedHost{}
-	}
-	g.m[token] = scoped
-	g.mu.Unlock()
-	return metadata.AppendToOutgoingContext(ctx, wire.CapabilityKey, token), func() {
-		scoped.Revoke()
-		g.mu.Lock()
-		delete(g.m, token)
-		g.mu.Unlock()
-	}
+	return g.Grant(ctx, host, scope)
 }
 
 // intercept gives the handler the HostAPI its call's token stands for.
 func (g *localGrants) intercept(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	md, _ := metadata.FromIncomingContext(ctx)
-	if vals := md.Get(wire.CapabilityKey); len(vals) == 1 {
-		g.mu.Lock()
-		h, ok := g.m[vals[0]]
-		g.mu.Unlock()
-		if ok {
-			ctx = hooks.WithHost(ctx, h)
-		}
+	if h, ok := g.Lookup(ctx); ok {
+		ctx = hooks.WithHost(ctx, h)
 	}
 	return handler(ctx, req)
 }

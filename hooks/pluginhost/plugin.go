@@ -49,7 +49,7 @@ func invoke[Req, Resp any](ctx context.Context, s *Supervisor, scope *hooks.Scop
 	}
 	if scope != nil {
 		var revoke func()
-		ctx, revoke = s.grants.grant(ctx, s.opts.Host, *scope)
+		ctx, revoke = s.grants.Grant(ctx, s.opts.Host, *scope)
 		defer revoke()
 	}
 	resp, err := rpc(inst)(ctx, req)
