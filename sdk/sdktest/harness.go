@@ -21,15 +21,18 @@ import (
 type Option func(*options)
 
 type options struct {
-	info hooks.PluginInfo
-	host hooks.HostAPI
-	args []string
-	env  map[string]string
-	spec func(*pluginhost.Spec)
-	sup  pluginhost.Options
+	info       hooks.PluginInfo
+	host       hooks.HostAPI
+	args       []string
+	env        map[string]string
+	inheritEnv []string
+	sha256     string
+	spec       func(*pluginhost.Spec)
+	sup        pluginhost.Options
 }
 
-// WithInfo sets the plugin's name, priority, timeout and failure policy.
+// WithInfo sets the plugin's name, priority, order, timeout, failure policy
+// and limits, as the host's configuration would.
 func WithInfo(info hooks.PluginInfo) Option { return func(o *options) { o.info = info } }
 
 // WithHost replaces the default FakeHost.
@@ -41,7 +44,20 @@ func WithArgs(args ...string) Option { return func(o *options) { o.args = args }
 // WithEnv adds environment variables to a subprocess.
 func WithEnv(env map[string]string) Option { return func(o *options) { o.env = env } }
 
-// WithSpec edits the subprocess's plugin spec (sha256, …) before start.
+// WithInheritEnv passes the named variables of the test's environment on
+// to a subprocess, as the configuration's inheritEnv does; the host gives a
+// plugin a minimal environment and withholds the rest.
+func WithInheritEnv(names ...string) Option { return func(o *options) { o.inheritEnv = names } }
+
+// WithSHA256 makes the host check a subprocess's binary against the hex
+// sha256 checksum before starting it, as the configuration's sha256 does;
+// a mismatch fails the start.
+func WithSHA256(sum string) Option { return func(o *options) { o.sha256 = sum } }
+
+// WithSpec edits the host's spec of a subprocess before start.
+//
+// Deprecated: it exposes the host's internal type. Use WithSHA256,
+// WithInheritEnv, WithArgs, WithEnv and WithInfo.
 func WithSpec(f func(*pluginhost.Spec)) Option { return func(o *options) { o.spec = f } }
 
 // WithSupervisorOptions sets the supervisor's options (backoff, crash
@@ -106,8 +122,8 @@ func Subprocess(t testing.TB, binary string, opts ...Option) *Harness {
 	t.Helper()
 	o := build(t, opts)
 	spec := pluginhost.Spec{
-		Name: o.info.Name, Path: binary, Args: o.args, Env: o.env,
-		Priority: o.info.Priority, Order: o.info.Order, Timeout: o.info.Timeout, Failure: o.info.Failure,
+		Name: o.info.Name, Path: binary, Args: o.args, Env: o.env, InheritEnv: o.inheritEnv, SHA256: o.sha256,
+		Priority: o.info.Priority, Order: o.info.Order, Timeout: o.info.Timeout, Failure: o.info.Failure, Limits: o.info.Limits,
 	}
 	if o.spec != nil {
 		o.spec(&spec)

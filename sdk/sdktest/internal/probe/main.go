@@ -22,6 +22,9 @@ type probe struct{}
 
 // BeforeCompact answers according to ev.CustomInstructions.
 func (probe) BeforeCompact(ctx context.Context, ev *sdk.BeforeCompactEvent) (*sdk.BeforeCompactResult, error) {
+	if name, ok := strings.CutPrefix(ev.CustomInstructions, "env:"); ok {
+		return summary(name + "=" + os.Getenv(name))
+	}
 	switch ev.CustomInstructions {
 	case "error":
 		return nil, errors.New("probe says no")
