@@ -1,0 +1,62 @@
+package sdk_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"runtime"
+	"testing"
+
+	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/sdk"
+	"github.com/pith-dev/pith/sdk/sdktest"
+	"go.uber.org/goleak"
+)
+
+// TestInProcessCloseLeavesNothing: an in-process plugin's whole life —
+// start, a call granted the host API, a call cut off at its deadline, Close —
+// ends every goroutine it started and closes every file it opened.
+func TestInProcessCloseLeavesNothing(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	fds := openFiles(t)
+	for range 3 {
+		ip, err := sdk.StartInProcess(hooks.PluginInfo{Name: "tidy"}, everything{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := hooks.WithHost(context.Background(), &sdktest.FakeHost{})
+		if _, err := ip.BeforeCompact(ctx, &sdk.BeforeCompactEvent{Preparation: sdk.Preparation{MessagesToSummarize: []json.RawMessage{json.RawMessage(`{}`)}}}); err != nil {
+			t.Fatal(err)
+		}
+		dctx, cancel := context.WithTimeout(context.Background(), 1)
+		if _, err := ip.BeforeCompact(dctx, &sdk.BeforeCompactEvent{CustomInstructions: "deadline"}); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("err = %v, want a deadline", err)
+		}
+		cancel()
+		if err := ip.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ip.BeforeCompact(context.Background(), &sdk.BeforeCompactEvent{}); err == nil {
+			t.Fatal("a call after Close succeeded")
+		}
+	}
+	goleak.VerifyNone(t, ignore)
+	// go-plugin's Serve leaves its stdio pipes to their finalizers.
+	for i := 0; i < 100 && openFiles(t) > fds; i++ {
+		runtime.GC()
+		runtime.Gosched()
+	}
+	if after := openFiles(t); after > fds {
+		t.Errorf("%d files open after Close, %d before", after, fds)
+	}
+}
+
+// openFiles counts the process's open file descriptors, where /proc says.
+func openFiles(t *testing.T) int {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd")
+	}
+	return len(entries)
+}
