@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,13 +16,17 @@ import (
 	"github.com/pith-dev/pith/sdk/sdktest"
 )
 
-// timeout is the plugin's call timeout in these tests: long enough for a
-// loaded machine to answer a plain call, short enough to wait out.
-const timeout = time.Second
+// Call timeouts: quick for the calls that are meant to miss it (short
+// enough to wait out), patient for the others, which on a loaded machine
+// may take a while (the huge answer builds and encodes 256 MiB).
+const (
+	quick   = time.Second
+	patient = time.Minute
+)
 
 // harnesses starts the probe both ways: in this process over a real gRPC
 // connection, and as a subprocess through the host's supervisor.
-func harnesses(t *testing.T) map[string]*sdktest.Harness {
+func harnesses(t *testing.T, timeout time.Duration) map[string]*sdktest.Harness {
 	t.Helper()
 	opts := []sdktest.Option{
 		sdktest.WithInfo(hooks.PluginInfo{Name: "probe", Timeout: timeout, Failure: hooks.FailureClosed}),
@@ -28,8 +34,28 @@ func harnesses(t *testing.T) map[string]*sdktest.Harness {
 	}
 	return map[string]*sdktest.Harness{
 		"in-process": sdktest.InProcess(t, probe{}, opts...),
-		"subprocess": sdktest.Subprocess(t, sdktest.Build(t, "."), opts...),
+		"subprocess": sdktest.Subprocess(t, binary, opts...),
 	}
+}
+
+// binary is the probe, built once by TestMain.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "probe-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary, err = sdktest.BuildTo(dir, ".")
+	code := 1
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	} else {
+		code = m.Run()
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 // answer is what a caller of the plugin can tell apart about one call.
@@ -67,7 +93,7 @@ func ask(h *sdktest.Harness, ev *hooks.BeforeCompactEvent) answer {
 // session — reaches the host as the same error in both modes, and so do
 // the successes. The host API's own errors read differently (see differs).
 func TestBothModesAnswerAlike(t *testing.T) {
-	hs := harnesses(t)
+	hs := map[time.Duration]map[string]*sdktest.Harness{quick: harnesses(t, quick), patient: harnesses(t, patient)}
 	tests := []struct {
 		instructions string
 		check        func(answer) bool
@@ -95,7 +121,11 @@ func TestBothModesAnswerAlike(t *testing.T) {
 		t.Run(tt.instructions, func(t *testing.T) {
 			ev := &hooks.BeforeCompactEvent{SessionID: "s1", CustomInstructions: tt.instructions}
 			got := map[string]answer{}
-			for mode, h := range hs {
+			timeout := patient
+			if tt.instructions == "wait" || tt.instructions == "oversleep" {
+				timeout = quick
+			}
+			for mode, h := range hs[timeout] {
 				got[mode] = ask(h, ev)
 				if !tt.check(got[mode]) {
 					t.Errorf("%s: %+v", mode, shorten(got[mode]))
@@ -111,7 +141,7 @@ func TestBothModesAnswerAlike(t *testing.T) {
 // TestTimeoutsAndFailuresThroughTheDispatcher: the Dispatcher classifies
 // both modes' failures alike (timeout, panic, plain error).
 func TestTimeoutsAndFailuresThroughTheDispatcher(t *testing.T) {
-	hs := harnesses(t)
+	hs := harnesses(t, quick)
 	for _, tc := range []struct {
 		instructions string
 		want         error
@@ -139,7 +169,7 @@ func TestTooLargeEventIsNotSent(t *testing.T) {
 	for range wire.MaxMessageSize>>20 + 1 {
 		ev.Preparation.ReadFiles = append(ev.Preparation.ReadFiles, name) // shared bytes: cheap
 	}
-	for mode, h := range harnesses(t) {
+	for mode, h := range harnesses(t, patient) {
 		if a := ask(h, ev); !a.tooLarge {
 			t.Errorf("%s: %+v, want ErrPayloadTooLarge", mode, shorten(a))
 		}
