@@ -16,6 +16,10 @@ import (
 	"github.com/pith-dev/pith/sdk/sdktest"
 )
 
+// probeDir holds the probe once a test has asked for it; TestMain removes
+// it.
+var probeDir string
+
 // probeBinary builds sdk/sdktest/internal/probe once for this package's
 // tests.
 var probeBinary = sync.OnceValues(func() (string, error) {
@@ -23,6 +27,7 @@ var probeBinary = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	probeDir = dir
 	return sdktest.BuildTo(dir, "github.com/pith-dev/pith/sdk/sdktest/internal/probe")
 })
 
@@ -37,8 +42,8 @@ func probe(t *testing.T) string {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if bin, err := probeBinary(); err == nil && bin != "" {
-		os.RemoveAll(strings.TrimSuffix(bin, "/probe"))
+	if probeDir != "" {
+		os.RemoveAll(probeDir)
 	}
 	os.Exit(code)
 }
