@@ -130,12 +130,15 @@ func (ip *InProcessPlugin) connect(rc *plugin.ReattachConfig) error {
 // Close ends the connection and stops the server; calls after it fail.
 func (ip *InProcessPlugin) Close() error {
 	ip.once.Do(func() {
-		if ip.conn != nil {
-			// Shuts the server down through go-plugin's controller.
-			_ = ip.conn.Close()
-		}
+		// The server stops first, through Serve's context: closing the
+		// client would also ask it to stop (go-plugin's controller), and
+		// two stops race inside go-plugin. The client's goodbye to the
+		// stopped server then fails fast and is ignored.
 		ip.stop()
 		<-ip.closed
+		if ip.conn != nil {
+			_ = ip.conn.Close()
+		}
 	})
 	return nil
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/pith-dev/pith/hooks"
@@ -59,4 +61,49 @@ func openFiles(t *testing.T) int {
 		t.Skip("no /proc/self/fd")
 	}
 	return len(entries)
+}
+
+// TestInProcessGrantsAreByCall: concurrent calls for different sessions
+// each reach their own session through the host API, and only it.
+func TestInProcessGrantsAreByCall(t *testing.T) {
+	const n = 32
+	host := &sdktest.FakeHost{Sessions: map[string][]json.RawMessage{}}
+	for i := range n {
+		host.Sessions[fmt.Sprint("s", i)] = []json.RawMessage{json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))}
+	}
+	ip, err := sdk.StartInProcess(hooks.PluginInfo{Name: "reader"}, sdk.Funcs{OnBeforeTree: func(ctx context.Context, ev *sdk.BeforeTreeEvent) (*sdk.BeforeTreeResult, error) {
+		own, err := sdk.Host(ctx).ReadEntries(ctx, sdk.ReadEntriesRequest{})
+		if err != nil {
+			return nil, err
+		}
+		other := "s0"
+		if ev.SessionID == other {
+			other = "s1"
+		}
+		if _, err := sdk.Host(ctx).ReadEntries(ctx, sdk.ReadEntriesRequest{SessionID: other}); !errors.Is(err, hooks.ErrPermissionDenied) {
+			return nil, fmt.Errorf("read %s while serving %s: %v", other, ev.SessionID, err)
+		}
+		return &sdk.BeforeTreeResult{Summary: &sdk.BranchSummary{Summary: string(own[0])}}, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ip.Close()
+	ctx := hooks.WithHost(context.Background(), host)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := ip.BeforeTree(ctx, &sdk.BeforeTreeEvent{SessionID: fmt.Sprint("s", i)})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if want := fmt.Sprintf(`{"n":%d}`, i); res.Summary == nil || res.Summary.Summary != want {
+				t.Errorf("session s%d read %+v, want %s", i, res.Summary, want)
+			}
+		}()
+	}
+	wg.Wait()
 }
