@@ -51,8 +51,12 @@ const describeTimeout = 10 * time.Second
 
 // StartInProcess serves h in this process and connects to it. info is what
 // the Dispatcher reads (name, priority, timeout, failure policy, limits);
-// the events are those h reports in Describe, as for a subprocess.
+// the events are those h reports in Describe, as for a subprocess. A
+// handler Serve would refuse (CheckHandler) is refused here too.
 func StartInProcess(info hooks.PluginInfo, h Handler) (*InProcessPlugin, error) {
+	if err := CheckHandler(h); err != nil {
+		return nil, err
+	}
 	name := info.Name
 	if name == "" {
 		name = "in-process"

@@ -107,3 +107,18 @@ func TestInProcessGrantsAreByCall(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestInProcessRefusesWhatServeRefuses: a handler value whose methods are
+// on the pointer type handles nothing; Serve refuses it, and so does the
+// in-process mode, with the same explanation.
+func TestInProcessRefusesWhatServeRefuses(t *testing.T) {
+	_, err := sdk.StartInProcess(hooks.PluginInfo{}, pointerOnly{})
+	if !errors.Is(err, sdk.ErrNoEvents) || err.Error() != sdk.CheckHandler(pointerOnly{}).Error() {
+		t.Fatalf("err = %v, want Serve's refusal", err)
+	}
+	ip, err := sdk.StartInProcess(hooks.PluginInfo{}, &pointerOnly{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = ip.Close()
+}
