@@ -131,18 +131,30 @@ func (ip *InProcessPlugin) connect(rc *plugin.ReattachConfig) error {
 	return nil
 }
 
-// Close ends the connection and stops the server; calls after it fail.
+// closeGrace is how long Close waits for the server to stop at the
+// client's goodbye before stopping it itself.
+const closeGrace = 5 * time.Second
+
+// Close ends the connection and stops the server; calls after it fail. It
+// does not call the handler's Close (sdk.Closer), which the host's Shutdown
+// would: in-process, the test owns the handler value and closes it.
 func (ip *InProcessPlugin) Close() error {
 	ip.once.Do(func() {
-		// The server stops first, through Serve's context: closing the
-		// client would also ask it to stop (go-plugin's controller), and
-		// two stops race inside go-plugin. The client's goodbye to the
-		// stopped server then fails fast and is ignored.
+		defer ip.stop()
+		if ip.conn != nil {
+			// go-plugin's goodbye: its controller stops the server, which
+			// then returns quietly (a closed listener would log an error).
+			_ = ip.conn.Close()
+			select {
+			case <-ip.closed:
+				return
+			case <-time.After(closeGrace):
+			}
+		}
+		// No goodbye reached the server: stop it through Serve's context.
+		// (Not both at once: two stops race inside go-plugin.)
 		ip.stop()
 		<-ip.closed
-		if ip.conn != nil {
-			_ = ip.conn.Close()
-		}
 	})
 	return nil
 }
