@@ -122,3 +122,30 @@ func TestInProcessRefusesWhatServeRefuses(t *testing.T) {
 	}
 	_ = ip.Close()
 }
+
+// TestInProcessGrantEndsWithTheCall: a handler that keeps its context
+// cannot use the host API once its call has returned.
+func TestInProcessGrantEndsWithTheCall(t *testing.T) {
+	kept := make(chan context.Context, 1)
+	ip, err := sdk.StartInProcess(hooks.PluginInfo{Name: "hoarder"}, sdk.Funcs{OnTree: func(ctx context.Context, ev *sdk.TreeEvent) error {
+		kept <- ctx
+		_, err := sdk.Host(ctx).Complete(ctx, sdk.CompleteRequest{Prompt: "now"})
+		return err
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ip.Close()
+	host := &sdktest.FakeHost{}
+	if err := ip.Tree(hooks.WithHost(context.Background(), host), &sdk.TreeEvent{SessionID: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := <-kept
+	_, err = sdk.Host(ctx).Complete(context.Background(), sdk.CompleteRequest{Prompt: "later"})
+	if !errors.Is(err, hooks.ErrPermissionDenied) {
+		t.Fatalf("a call after the event returned: %v, want permission denied", err)
+	}
+	if calls := host.Calls(); len(calls) != 1 {
+		t.Fatalf("host calls %v, want only the one made during the event", calls)
+	}
+}
