@@ -31,6 +31,7 @@ func TestEveryLayerHandlesEveryEvent(t *testing.T) {
 		"proto Hooks server (sdk)":        reflect.TypeFor[pb.HooksServer](),
 		"proto Hooks client (pluginhost)": reflect.TypeFor[pb.HooksClient](),
 		"sdktest.Harness":                 reflect.TypeFor[*sdktest.Harness](),
+		"sdk.InProcessPlugin":             reflect.TypeFor[*sdk.InProcessPlugin](),
 	}
 	all := hooks.AllEvents()
 	if len(all) != len(eventMethods) {

@@ -7,8 +7,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/pith-dev/pith/core/session"
 	"testing"
+
+	"github.com/pith-dev/pith/core/session"
 
 	"github.com/pith-dev/pith/internal/pgtest"
 	"github.com/pith-dev/pith/store"
