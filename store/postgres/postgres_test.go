@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"testing"
 	"time"
 
-	"testing"
-
 	"github.com/pith-dev/pith/core/session"
-
 	"github.com/pith-dev/pith/internal/pgtest"
 	"github.com/pith-dev/pith/store"
 	"github.com/pith-dev/pith/store/postgres"
