@@ -270,12 +270,21 @@ type PluginLimits struct {
 // the numbers live with the code that enforces them (hooks.DefaultLimits).
 func DefaultPluginLimits() PluginLimits { return PluginLimits(hooks.DefaultLimits()) }
 
-// Sessions configures where the daemon keeps session files.
+// Sessions configures where the daemon keeps sessions.
 type Sessions struct {
 	// Root is the directory of session files. A leading ~ is expanded and
 	// a relative path is resolved against the file's directory at load.
 	Root string `koanf:"root"`
+	// Store selects where sessions live: empty (the default) for the
+	// files store under Root, or a postgres:// (postgresql://) URL for a
+	// PostgreSQL database several `pith serve` hosts share. The URL's
+	// password is a secret: it is masked wherever the configuration is
+	// shown. Read once at start: a reload that changes it is refused.
+	Store string `koanf:"store" pith:"url"`
 }
+
+// PostgreSQL reports whether Store selects a PostgreSQL database.
+func (s Sessions) PostgreSQL() bool { return postgresURL(s.Store) }
 
 // Server configures the `serve` daemon.
 type Server struct {
