@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -89,15 +88,16 @@ type Server struct {
 
 	mu       sync.Mutex // guards the fields below and pluginSet
 	sessions map[string]*openSession
-	byFile   map[fileKey]*openSession
+	// keyed finds an open session by its source's key, so two names of
+	// one session share it.
+	keyed map[any]*openSession
 	// evicted remembers where sessions closed for idleness or the count
 	// limit live, so that a call naming one reopens it transparently.
 	evicted map[string]string
-	// root is sessions.root, opened once: every file operation under it
-	// goes through this handle (os.Root), never through a path.
-	root     *os.Root
-	rootPath string
-	oldRoots []*os.Root
+	// src is where sessions live; files is it when it is the files
+	// under sessions.root (the viewer reads those), else nil.
+	src      source
+	files    *filesSource
 	closed   bool
 	shutdown chan struct{}
 	janitor  chan struct{} // closed when the idle janitor has stopped
@@ -120,12 +120,14 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		metrics:  newMetrics(),
 		health:   health.NewServer(),
 		sessions: map[string]*openSession{},
-		byFile:   map[fileKey]*openSession{},
+		keyed:    map[any]*openSession{},
 		evicted:  map[string]string{},
 		shutdown: make(chan struct{}),
 		janitor:  make(chan struct{}),
 	}
 	s.cfg.Store(opts.Config)
+	s.files = newFilesSource(func() string { return s.cfg.Load().Sessions.Root }, log)
+	s.src = s.files
 	sum, err := opts.Summarizer(opts.Config)
 	if err != nil {
 		return nil, fmt.Errorf("summarizer: %w", err)
@@ -299,14 +301,9 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	s.plugins.StopAll(stopCtx)
 	<-s.janitor
-	s.mu.Lock()
-	for _, r := range append(s.oldRoots, s.root) {
-		if r != nil {
-			r.Close()
-		}
+	if err := s.src.close(); err != nil {
+		errs = append(errs, err)
 	}
-	s.root, s.oldRoots = nil, nil
-	s.mu.Unlock()
 	return errors.Join(errs...)
 }
 

@@ -138,16 +138,13 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 	if err := checkName(name); err != nil {
 		return viewer.Source{}, err
 	}
-	root, err := v.s.sessionsRoot(false)
+	root, base, err := v.s.files.sessionsRoot(false)
 	if err != nil {
 		return viewer.Source{}, err
 	}
 	if _, err := root.Stat(name); err != nil {
 		return viewer.Source{}, rootError(err)
 	}
-	v.s.mu.Lock()
-	base := v.s.rootPath
-	v.s.mu.Unlock()
 	load := func() (*session.File, error) {
 		f, err := root.Open(name)
 		if err != nil {
@@ -176,7 +173,7 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 
 // list names the sessions under the root the caller may see.
 func (v *Viewer) list(r *http.Request) ([]string, error) {
-	root, err := v.s.sessionsRoot(false)
+	root, _, err := v.s.files.sessionsRoot(false)
 	if err != nil {
 		return nil, nil // no root yet: no sessions
 	}
