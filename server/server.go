@@ -19,6 +19,7 @@ import (
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/pluginhost"
 	sessionv1 "github.com/pith-dev/pith/proto/pith/session/v1"
+	"github.com/pith-dev/pith/store"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
@@ -32,6 +33,9 @@ var (
 	ErrNoSession = errors.New("no open session with that id")
 	// ErrShuttingDown refuses calls once Close has begun.
 	ErrShuttingDown = errors.New("the server is shutting down")
+	// ErrRestartNeeded refuses a reload changing what only a restart can
+	// change (sessions.store).
+	ErrRestartNeeded = errors.New("this change needs a restart")
 )
 
 // Options configure a Server. Config and the three builders are required;
@@ -59,6 +63,10 @@ type Options struct {
 	// ClientCerts demands a verified client certificate on every call
 	// (the listener's TLS has server.tls.clientCAFile).
 	ClientCerts bool
+	// Store, when set, is where sessions live (sessions.store: a database
+	// several hosts share) instead of the files under sessions.root. The
+	// caller opens and closes it.
+	Store store.Store
 }
 
 // Server is the SessionService: a registry of open sessions over the
@@ -109,6 +117,9 @@ type Server struct {
 func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Config == nil || opts.Summarizer == nil || opts.Settings == nil || opts.PluginSpecs == nil {
 		return nil, errors.New("server: Config, Summarizer, Settings and PluginSpecs are required")
+	}
+	if opts.Store != nil {
+		return nil, errors.New("sessions.store: pith serve does not serve a shared store yet")
 	}
 	log := opts.Logger
 	if log == nil {
@@ -182,6 +193,13 @@ func (s *Server) Config() *config.Config { return s.cfg.Load() }
 // reconciles the plugins with the new configuration. A plugin that fails to
 // start rejects the configuration and the previous plugin set is put back.
 func (s *Server) PrepareReload(ctx context.Context, old, next *config.Config) error {
+	if old.Sessions.Store != next.Sessions.Store {
+		// The open sessions, their handles and the other hosts' view all
+		// hang on the store: switching under them would split a session
+		// in two. The whole new configuration is refused, so the one in
+		// force keeps describing the store in use.
+		return fmt.Errorf("%w: sessions.store cannot change while pith serve runs (%s in use); restart pith serve to switch stores", ErrRestartNeeded, old.Sessions.StoreDisplay())
+	}
 	sum, err := s.opts.Summarizer(next)
 	if err != nil {
 		return fmt.Errorf("summarizer: %w", err)
