@@ -137,7 +137,7 @@ func (s *Server) byKey(k any) *openSession {
 }
 
 // lookupStore is the HostAPI's view of the open sessions.
-func (s *Server) lookupStore(id string) (*session.Store, bool) {
+func (s *Server) lookupStore(id string) (session.Backend, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	o, ok := s.sessions[id]

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -32,6 +34,9 @@ const LeaseSuffix = ".lease"
 type Files struct {
 	root *os.Root
 	opts session.Options
+
+	mu      sync.Mutex
+	watches map[chan Event]struct{} // each Watch's inbox of published events
 }
 
 // OpenFiles opens the files store rooted at dir, which must exist.
@@ -201,13 +206,21 @@ func (f *Files) Append(_ context.Context, name, expectLast string, drafts ...ses
 	}, drafts...)
 }
 
-// Rewrite replaces the file through session.Store.Update, holding the
-// lease file's lock so no takeover interleaves.
-func (f *Files) Rewrite(_ context.Context, lease Lease, expectLast string, data []byte) error {
-	parsed, err := session.Parse(bytes.Clone(data))
-	if err != nil {
-		return fmt.Errorf("%s: %w", lease.Session, err)
-	}
+// AppendLeased is Append under the lease file's lock, after checking
+// lease still holds.
+func (f *Files) AppendLeased(ctx context.Context, lease Lease, expectLast string, drafts ...session.Draft) ([]*session.Entry, error) {
+	var entries []*session.Entry
+	err := f.withLease(lease, func() error {
+		var err error
+		entries, err = f.Append(ctx, lease.Session, expectLast, drafts...)
+		return err
+	})
+	return entries, err
+}
+
+// withLease runs fn holding the lease file's lock, when lease is still
+// the session's, so no takeover interleaves.
+func (f *Files) withLease(lease Lease, fn func() error) error {
 	return f.withLeaseFile(lease.Session, func(h session.Handle) error {
 		holder, expires, err := readLease(h)
 		if err != nil {
@@ -216,6 +229,24 @@ func (f *Files) Rewrite(_ context.Context, lease Lease, expectLast string, data 
 		if holder != lease.Holder || !time.Now().Before(expires) {
 			return fmt.Errorf("%s: %w", lease.Session, ErrLeaseLost)
 		}
+		return fn()
+	})
+}
+
+// Rewrite replaces the file through session.Store.Update, holding the
+// lease file's lock so no takeover interleaves; sidecar appends are cut
+// back by Update when the session is not rewritten.
+func (f *Files) Rewrite(_ context.Context, lease Lease, expectLast string, data []byte, sidecars ...SidecarChange) error {
+	parsed, err := session.Parse(bytes.Clone(data))
+	if err != nil {
+		return fmt.Errorf("%s: %w", lease.Session, err)
+	}
+	for _, sc := range sidecars {
+		if err := CheckSidecar(lease.Session, sc.Suffix); err != nil {
+			return err
+		}
+	}
+	return f.withLease(lease, func() error {
 		st, done, err := f.open(lease.Session)
 		if err != nil {
 			return err
@@ -225,9 +256,106 @@ func (f *Files) Rewrite(_ context.Context, lease Lease, expectLast string, data 
 			if LastID(tx.File()) != expectLast {
 				return nil, fmt.Errorf("%s: %w", lease.Session, ErrConflict)
 			}
+			for _, sc := range sidecars {
+				if sc.Keep >= 0 {
+					cur, err := tx.ReadSidecar(sc.Suffix)
+					if err != nil {
+						return nil, err
+					}
+					if int64(len(cur)) > sc.Keep {
+						if err := tx.TruncateSidecar(sc.Suffix, sc.Keep); err != nil {
+							return nil, err
+						}
+					}
+				}
+				if len(sc.Append) > 0 {
+					if err := tx.AppendSidecar(sc.Suffix, sc.Append); err != nil {
+						return nil, err
+					}
+				}
+			}
 			return parsed, nil
 		})
 	})
+}
+
+// ReadSidecar reads the file name+suffix beside the session, a regular
+// file only.
+func (f *Files) ReadSidecar(_ context.Context, name, suffix string) ([]byte, error) {
+	if err := CheckSidecar(name, suffix); err != nil {
+		return nil, err
+	}
+	dir, base, err := f.dirOf(name, false)
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	if _, err := dir.Lstat(base); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: %w", name, ErrNotFound)
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	st, err := dir.Lstat(base + suffix)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s%s: %w", name, suffix, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s%s: not a regular file", name, suffix)
+	}
+	data, err := dir.ReadFile(base + suffix)
+	if err != nil {
+		return nil, fmt.Errorf("%s%s: %w", name, suffix, err)
+	}
+	return data, nil
+}
+
+// Publish hands the event to every Watch of this Files value: files have
+// no channel between processes, and one host serves a sessions directory.
+func (f *Files) Publish(ctx context.Context, name string, payload []byte) error {
+	if err := CheckName(name); err != nil {
+		return err
+	}
+	if len(payload) > MaxPayload {
+		return fmt.Errorf("%s: %w (%d bytes, at most %d)", name, ErrPayloadTooLarge, len(payload), MaxPayload)
+	}
+	if !json.Valid(payload) {
+		return fmt.Errorf("%s: the event payload is not JSON", name)
+	}
+	ev := Event{Session: name, Kind: EventPublished, Payload: bytes.Clone(payload)}
+	f.mu.Lock()
+	inboxes := make([]chan Event, 0, len(f.watches))
+	for c := range f.watches {
+		inboxes = append(inboxes, c)
+	}
+	f.mu.Unlock()
+	for _, c := range inboxes {
+		select {
+		case c <- ev:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// subscribe registers a Watch's inbox for published events.
+func (f *Files) subscribe() (chan Event, func()) {
+	c := make(chan Event, 64)
+	f.mu.Lock()
+	if f.watches == nil {
+		f.watches = map[chan Event]struct{}{}
+	}
+	f.watches[c] = struct{}{}
+	f.mu.Unlock()
+	return c, func() {
+		f.mu.Lock()
+		delete(f.watches, c)
+		f.mu.Unlock()
+	}
 }
 
 // withLeaseFile runs fn with the session's lease file open and locked.
@@ -376,13 +504,21 @@ func (f *Files) Watch(ctx context.Context) (<-chan Event, error) {
 		return nil, err
 	}
 	out := make(chan Event, 64)
+	inbox, unsubscribe := f.subscribe()
 	go func() {
 		defer close(out)
 		defer w.Close()
+		defer unsubscribe()
 		for {
 			select {
 			case <-ctx.Done():
 				return
+			case ev := <-inbox:
+				select {
+				case out <- ev:
+				case <-ctx.Done():
+					return
+				}
 			case ev, ok := <-w.Events:
 				if !ok {
 					return

@@ -82,6 +82,11 @@ func (s *Session) summarizer(reason Reason) summarize.Summarizer {
 // compact runs one compaction with its start and end events. The caller
 // holds the operation lock.
 func (s *Session) compact(ctx context.Context, st Settings, reason Reason, instructions string) (*Result, error) {
+	release, err := s.holdLease(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	tl := &hooks.Timeline{}
 	r := s.startRun(hooks.WithObserver(ctx, tl.Observe))
 	defer s.endRun(r)
@@ -125,6 +130,25 @@ func (s *Session) compact(ctx context.Context, st Settings, reason Reason, instr
 		"tokens_after", res.TokensAfter, "summarized", res.MessagesSummarized, "from_hook", res.FromHook)
 	s.emit(end)
 	return res, nil
+}
+
+// holdLease takes the session's lease for a compaction or prune when the
+// backend is shared between hosts, before any event is emitted: a session
+// another host is compacting is skipped quietly, once.
+func (s *Session) holdLease(ctx context.Context) (release func(), err error) {
+	l, ok := s.store.(session.Leaser)
+	if !ok {
+		return func() {}, nil
+	}
+	release, err = l.HoldLease(ctx)
+	if errors.Is(err, session.ErrLeaseHeld) {
+		s.log.Debug("another host holds the session's lease", "error", err)
+		return nil, fmt.Errorf("%w (%w)", ErrCompactingElsewhere, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("take the session's lease: %w", err)
+	}
+	return release, nil
 }
 
 // pipeline is docs/behaviour.md §9–§10 for one compaction: prepare, the hooks,
