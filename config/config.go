@@ -281,6 +281,11 @@ type Sessions struct {
 	// password is a secret: it is masked wherever the configuration is
 	// shown. Read once at start: a reload that changes it is refused.
 	Store string `koanf:"store" pith:"url"`
+	// LeaseTTL is how long a host's lease on a shared session (held while
+	// it compacts or prunes it, renewed meanwhile) outlives the host: how
+	// soon another host takes over from one that died. Used with a
+	// PostgreSQL Store; read at start.
+	LeaseTTL time.Duration `koanf:"leaseTTL"`
 }
 
 // PostgreSQL reports whether Store selects a PostgreSQL database.
@@ -360,6 +365,7 @@ const (
 	DefaultShutdownTimeout     = 10 * time.Second
 	DefaultListen              = "127.0.0.1:7420"
 	DefaultSessionsRoot        = "~/.pith/sessions"
+	DefaultLeaseTTL            = 30 * time.Second
 	DefaultMaxOpenSessions     = 1024
 	DefaultIdleTimeout         = 15 * time.Minute
 	DefaultMaxAppendBytes      = 16 << 20
@@ -420,7 +426,7 @@ func Defaults() *Config {
 		},
 		ContextWindow: DefaultContextWindow,
 		Plugins:       []Plugin{},
-		Sessions:      Sessions{Root: DefaultSessionsRoot},
+		Sessions:      Sessions{Root: DefaultSessionsRoot, LeaseTTL: DefaultLeaseTTL},
 		Server: Server{
 			Listen:          DefaultListen,
 			ShutdownTimeout: DefaultShutdownTimeout,

@@ -3,6 +3,7 @@ package config
 import (
 	"net/url"
 	"strings"
+	"time"
 )
 
 // sessions.store names the store of the daemon's sessions: empty for the
@@ -16,7 +17,10 @@ func postgresURL(s string) bool {
 
 // store validates sessions.store. The value never appears in a
 // problem: a URL that does not parse may hold its password anywhere.
-func (v *validator) store(s string) {
+func (v *validator) store(s string, leaseTTL time.Duration) {
+	if leaseTTL < time.Second {
+		v.add("sessions.leaseTTL", "must be at least 1s (a lease is renewed every third of it)")
+	}
 	if s == "" {
 		return
 	}

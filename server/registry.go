@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/hooks"
 )
@@ -134,6 +135,17 @@ func (s *Server) byKey(k any) *openSession {
 		o.touch()
 	}
 	return o
+}
+
+// deliver hands an engine event another host published to the watchers
+// of the session open here under key; none open, nobody here watches it.
+func (s *Server) deliver(key any, ev engine.Event) {
+	s.mu.Lock()
+	o := s.keyed[key]
+	s.mu.Unlock()
+	if o != nil {
+		o.broadcast(ev)
+	}
 }
 
 // lookupStore is the HostAPI's view of the open sessions.

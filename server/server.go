@@ -118,9 +118,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Config == nil || opts.Summarizer == nil || opts.Settings == nil || opts.PluginSpecs == nil {
 		return nil, errors.New("server: Config, Summarizer, Settings and PluginSpecs are required")
 	}
-	if opts.Store != nil {
-		return nil, errors.New("sessions.store: pith serve does not serve a shared store yet")
-	}
+
 	log := opts.Logger
 	if log == nil {
 		log = hclog.NewNullLogger()
@@ -137,8 +135,16 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		janitor:  make(chan struct{}),
 	}
 	s.cfg.Store(opts.Config)
-	s.files = newFilesSource(func() string { return s.cfg.Load().Sessions.Root }, log)
-	s.src = s.files
+	if opts.Store != nil {
+		src, err := newStoreSource(opts.Store, opts.Config.Sessions.LeaseTTL, log, s.deliver)
+		if err != nil {
+			return nil, err
+		}
+		s.src = src
+	} else {
+		s.files = newFilesSource(func() string { return s.cfg.Load().Sessions.Root }, log)
+		s.src = s.files
+	}
 	sum, err := opts.Summarizer(opts.Config)
 	if err != nil {
 		return nil, fmt.Errorf("summarizer: %w", err)
@@ -235,7 +241,7 @@ func (s *Server) PrepareReload(ctx context.Context, old, next *config.Config) er
 func (s *Server) ApplyConfig(ch config.Change) {
 	s.cfg.Store(ch.New)
 	// The listeners and the transport are built once, at start.
-	for _, k := range []string{"server.listen", "server.metrics", "server.tls"} {
+	for _, k := range []string{"server.listen", "server.metrics", "server.tls", "sessions.leaseTTL"} {
 		if ch.Has(k) {
 			s.log.Warn("this change takes effect at the next start of pith serve", "key", k)
 		}

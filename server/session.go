@@ -59,7 +59,7 @@ type watcher struct {
 
 func (o *openSession) engine() *engine.Session { return o.eng.Load() }
 
-func (o *openSession) st() *session.Store { return o.b.handle() }
+func (o *openSession) st() session.Backend { return o.b.handle() }
 
 func (o *openSession) touch() { o.lastUsed.Store(time.Now().UnixNano()) }
 
@@ -90,10 +90,11 @@ func (o *openSession) closeFiles() error {
 func (o *openSession) replaced() bool { return o.b.replaced() }
 
 // reopenIfReplaced opens the session again when another program replaced
-// it since (pith prune, migrate, an editor), and rebuilds the engine from
-// it. Call with the op lock held.
+// it since (pith prune, migrate, an editor; another host's write to a
+// shared store), and rebuilds the engine from it. Call with the op lock
+// held.
 func (o *openSession) reopenIfReplaced(s *Server) error {
-	done, err := o.b.reopen(func(st *session.Store) error {
+	done, err := o.b.reopen(func(st session.Backend) error {
 		if st.File().Header.ID != o.id {
 			return fmt.Errorf("%w: %q (its file now holds another session; open it again)", ErrNoSession, o.id)
 		}
@@ -104,7 +105,6 @@ func (o *openSession) reopenIfReplaced(s *Server) error {
 	}
 	o.newEngine(s)
 	done()
-	s.log.Info("session file replaced on disk; reopened", "session", o.id, "path", o.rel)
 	return nil
 }
 
@@ -141,6 +141,7 @@ func (o *openSession) newEngine(s *Server) {
 		s.lastRuns.record(o, ev)
 		s.refreshViewer(o.rel)
 		o.broadcast(ev)
+		s.src.publish(o.rel, ev)
 	})
 	o.watchMu.Lock()
 	old := o.unsub
@@ -245,7 +246,7 @@ func (o *openSession) appendEntries(ctx context.Context, raws []json.RawMessage)
 // leafSettings is the model and thinking level in force at the leaf (docs/behaviour.md
 // §2), from the tree's incremental cache: constant time per GetContext
 // however long the session is.
-func leafSettings(store *session.Store) (provider, model, thinking string) {
+func leafSettings(store session.Backend) (provider, model, thinking string) {
 	st := store.Tree().Settings(store.Leaf())
 	return st.Provider, st.Model, st.ThinkingLevel
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 
+	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
 )
 
@@ -21,6 +22,10 @@ type source interface {
 	// size limit) that open returns as it is. So a session is parsed once
 	// however many names reach it.
 	open(ctx context.Context, rel string, create bool, cwd string, seen func(key any, size int64) (*openSession, error)) (opened backing, shared *openSession, created bool, err error)
+	// publish tells the other hosts sharing the source about an event of
+	// the session rel's engine, without blocking; a source no other host
+	// shares does nothing.
+	publish(rel string, ev engine.Event)
 	// close releases what the source holds; open handles are closed by
 	// their own backing first.
 	close() error
@@ -29,7 +34,7 @@ type source interface {
 // backing is one open session's storage, owned by one openSession.
 type backing interface {
 	// handle is what the engine works on.
-	handle() *session.Store
+	handle() session.Backend
 	// key identifies the session: two names that reach one session (a
 	// symlinked directory) have one key.
 	key() any
@@ -42,7 +47,7 @@ type backing interface {
 	// reopen opens the replacement, lets accept refuse it (another
 	// session now has the name) and swaps it in; done closes the old
 	// handle once the caller rebuilt what used it. Unchanged: done is nil.
-	reopen(accept func(*session.Store) error) (done func(), err error)
+	reopen(accept func(session.Backend) error) (done func(), err error)
 	// close closes the handle and what it holds (a directory handle).
 	close() error
 }

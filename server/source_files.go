@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
 )
 
@@ -136,6 +137,10 @@ func (f *filesSource) open(_ context.Context, rel string, create bool, cwd strin
 	return b, nil, created, nil
 }
 
+// publish does nothing: every writer of these files that emits engine
+// events is this process.
+func (f *filesSource) publish(string, engine.Event) {}
+
 func (f *filesSource) close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -180,7 +185,7 @@ type fileBacking struct {
 	st atomic.Pointer[session.Store]
 }
 
-func (b *fileBacking) handle() *session.Store { return b.st.Load() }
+func (b *fileBacking) handle() session.Backend { return b.st.Load() }
 
 func (b *fileBacking) key() any { return b.k }
 
@@ -202,7 +207,7 @@ func (b *fileBacking) replacedBy(fi fs.FileInfo) bool {
 	return cur == nil || !os.SameFile(fi, *cur)
 }
 
-func (b *fileBacking) reopen(accept func(*session.Store) error) (func(), error) {
+func (b *fileBacking) reopen(accept func(session.Backend) error) (func(), error) {
 	fi, err := b.sub.Lstat(b.base)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -226,6 +231,7 @@ func (b *fileBacking) reopen(accept func(*session.Store) error) (func(), error) 
 	}
 	old := b.st.Swap(st)
 	b.fi.Store(&fi)
+	b.src.log.Info("session file replaced on disk; reopened", "session", st.File().Header.ID, "path", b.rel)
 	return func() { old.Close() }, nil
 }
 

@@ -1,5 +1,3 @@
-//go:build pgengine
-
 package server
 
 import (
@@ -51,8 +49,8 @@ type storeSource struct {
 	stop   context.CancelFunc
 	done   sync.WaitGroup
 
-	mu   sync.Mutex
-	open map[string]*storeBacking // by name, for the store's events
+	mu     sync.Mutex
+	byName map[string]*storeBacking // by name, for the store's events
 	// reloadAll is set when the store was unavailable: the watch may have
 	// missed rewrites meanwhile, so every session is read whole again.
 	reloadAll atomic.Uint64
@@ -79,7 +77,7 @@ func newStoreSource(st store.Store, ttl time.Duration, log hclog.Logger, deliver
 		holder: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:])),
 		outbox: make(chan published, outboxSize),
 		stop:   cancel,
-		open:   map[string]*storeBacking{},
+		byName: map[string]*storeBacking{},
 	}
 	events, err := st.Watch(ctx)
 	if err != nil {
@@ -116,7 +114,7 @@ func (s *storeSource) open(ctx context.Context, rel string, create bool, cwd str
 	b := &storeBacking{src: s, rel: rel, h: h}
 	b.reloads.Store(s.reloadAll.Load())
 	s.mu.Lock()
-	s.open[rel] = b
+	s.byName[rel] = b
 	s.mu.Unlock()
 	return b, nil, created, nil
 }
@@ -128,7 +126,7 @@ func (s *storeSource) watch(events <-chan store.Event) {
 		switch ev.Kind {
 		case store.EventRewritten:
 			s.mu.Lock()
-			if b := s.open[ev.Session]; b != nil {
+			if b := s.byName[ev.Session]; b != nil {
 				b.rewritten.Store(true)
 			}
 			s.mu.Unlock()
@@ -177,8 +175,8 @@ func (s *storeSource) unavailable() { s.reloadAll.Add(1) }
 
 func (s *storeSource) forget(b *storeBacking) {
 	s.mu.Lock()
-	if s.open[b.rel] == b {
-		delete(s.open, b.rel)
+	if s.byName[b.rel] == b {
+		delete(s.byName, b.rel)
 	}
 	s.mu.Unlock()
 }

@@ -50,7 +50,7 @@ func toStatus(err error) error {
 		// Another host (or client) appended since this one read the
 		// session: read it again and retry.
 		code = codes.Aborted
-	case errors.Is(err, store.ErrLeaseHeld), errors.Is(err, store.ErrLeaseLost):
+	case errors.Is(err, store.ErrLeaseHeld), errors.Is(err, store.ErrLeaseLost), errors.Is(err, engine.ErrCompactingElsewhere):
 		// Another host compacts or prunes the session now: a conflict
 		// in time, retry later (its result arrives as an event).
 		code = codes.Aborted

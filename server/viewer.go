@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -122,6 +123,10 @@ func viewerCaller(r *http.Request) caller {
 	return c
 }
 
+// errViewerFiles: the viewer reads the files under sessions.root; pith
+// serve refuses server.viewer with a shared store.
+var errViewerFiles = errors.New("the viewer shows the files under sessions.root only, not a shared sessions.store")
+
 func (v *Viewer) authorize(r *http.Request, name string) error {
 	if err := checkName(name); err != nil {
 		return err
@@ -137,6 +142,9 @@ func (v *Viewer) authorize(r *http.Request, name string) error {
 func (v *Viewer) resolve(name string) (viewer.Source, error) {
 	if err := checkName(name); err != nil {
 		return viewer.Source{}, err
+	}
+	if v.s.files == nil {
+		return viewer.Source{}, errViewerFiles
 	}
 	root, base, err := v.s.files.sessionsRoot(false)
 	if err != nil {
@@ -173,6 +181,9 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 
 // list names the sessions under the root the caller may see.
 func (v *Viewer) list(r *http.Request) ([]string, error) {
+	if v.s.files == nil {
+		return nil, errViewerFiles
+	}
 	root, _, err := v.s.files.sessionsRoot(false)
 	if err != nil {
 		return nil, nil // no root yet: no sessions

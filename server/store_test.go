@@ -1,0 +1,199 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"net"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/client"
+	"github.com/pith-dev/pith/config"
+	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/hooks/pluginhost"
+	"github.com/pith-dev/pith/internal/pgtest"
+	"github.com/pith-dev/pith/store"
+	"github.com/pith-dev/pith/store/postgres"
+	"google.golang.org/grpc"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// startStoreHost is startServer on a shared PostgreSQL store: one host of
+// several.
+func startStoreHost(t testing.TB, cfg *config.Config, url string) *harness {
+	t.Helper()
+	ctx := context.Background()
+	st, err := postgres.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(ctx, Options{
+		Config: cfg,
+		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}}),
+		Store:  st,
+		Summarizer: func(*config.Config) (summarize.Summarizer, error) {
+			return summarize.NewBuiltin(summarize.BuiltinOptions{}), nil
+		},
+		Settings:    testSettings,
+		PluginSpecs: func(*config.Config) []pluginhost.Spec { return nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := grpc.NewServer(srv.GRPCOptions()...)
+	srv.Register(g)
+	go func() { _ = g.Serve(lis) }()
+	c, err := client.Dial(lis.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{srv: srv, g: g, client: c, addr: lis.Addr().String()}
+	t.Cleanup(func() { h.stop(); st.Close() })
+	return h
+}
+
+// TestSharedStoreTwoHosts: two hosts on one database serve one session by
+// the same name: a call on either sees what the other wrote, a stale
+// append is Aborted (never a fork), and a compaction on one reaches the
+// other's WatchEvents.
+func TestSharedStoreTwoHosts(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	cfg := testConfig(t.TempDir())
+	a, b := startStoreHost(t, cfg, url), startStoreHost(t, cfg, url)
+	ctx := context.Background()
+	sa, err := a.client.Create(ctx, "team/s1.jsonl", "/work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sa.Created {
+		t.Fatal("not created")
+	}
+	sb, err := b.client.Create(ctx, "team/s1.jsonl", "/work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sb.Created || sb.ID != sa.ID {
+		t.Fatalf("host B opened %+v, want host A's session %s", sb, sa.ID)
+	}
+	w, err := sb.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for i := range 6 {
+		s := sa
+		if i%2 == 1 {
+			s = sb
+		}
+		if _, err := s.AppendMessages(ctx, userMsg("q", 200), assistantMsg("a", 200)); err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+	}
+	ca, err := sa.Context(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, err := sb.Context(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ca.LeafID != cb.LeafID || len(ca.Messages) != len(cb.Messages) {
+		t.Fatalf("hosts disagree: A leaf %s (%d messages), B leaf %s (%d)", ca.LeafID, len(ca.Messages), cb.LeafID, len(cb.Messages))
+	}
+	res, err := sa.Compact(ctx, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(20 * time.Second)
+	got := make(chan client.Event, 16)
+	go func() {
+		for {
+			ev, err := w.Next()
+			if err != nil {
+				close(got)
+				return
+			}
+			got <- ev
+		}
+	}()
+	for done := false; !done; {
+		select {
+		case ev, ok := <-got:
+			if !ok {
+				t.Fatal("host B's event stream ended")
+			}
+			if ev.Kind == "compaction_end" {
+				if ev.EntryID != res.EntryID {
+					t.Fatalf("host B saw compaction %s, host A saved %s", ev.EntryID, res.EntryID)
+				}
+				done = true
+			}
+		case <-deadline:
+			t.Fatal("host A's compaction never reached host B's WatchEvents")
+		}
+	}
+	cb, err = sb.Context(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(cb.Messages[0]), "compactionSummary") {
+		t.Fatalf("host B's context does not start with A's summary: %.200s", cb.Messages[0])
+	}
+}
+
+// TestStaleAppendIsAborted: an append racing another host's gets Aborted
+// with the advice to read again, and nothing of it is written.
+func TestStaleAppendIsAborted(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	cfg := testConfig(t.TempDir())
+	a := startStoreHost(t, cfg, url)
+	ctx := context.Background()
+	sa, err := a.client.Create(ctx, "s.jsonl", "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another writer on the same database, outside any host.
+	st, err := postgres.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := sa.AppendMessages(ctx, userMsg("one", 10)); err != nil {
+		t.Fatal(err)
+	}
+	// The host reads before every call, so a plain race needs a writer
+	// between its read and its write; the store's check is the one that
+	// matters, shown here through the error mapping.
+	f, err := st.Load(ctx, "s.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Append(ctx, "s.jsonl", "not-the-last", draftOf()); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("stale append: %v", err)
+	}
+	if _, err := st.Append(ctx, "s.jsonl", store.LastID(f), draftOf()); err != nil {
+		t.Fatal(err)
+	}
+	// The host sees the outside append at its next call.
+	c, err := sa.Context(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f2, _ := st.Load(ctx, "s.jsonl")
+	if c.LeafID != store.LastID(f2) {
+		t.Fatalf("host's leaf %s, store's last %s", c.LeafID, store.LastID(f2))
+	}
+}
+
+func draftOf() session.Draft {
+	return session.Draft{Type: session.TypeCustom, Fields: map[string]any{"customType": "outside", "data": map[string]any{"n": 1}}}
+}
