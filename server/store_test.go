@@ -3,7 +3,10 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -196,4 +199,129 @@ func TestStaleAppendIsAborted(t *testing.T) {
 
 func draftOf() session.Draft {
 	return session.Draft{Type: session.TypeCustom, Fields: map[string]any{"customType": "outside", "data": map[string]any{"n": 1}}}
+}
+
+// TestDatabaseRestartUnderServeLoad stops PostgreSQL while agents append
+// through two hosts, then starts it again: every failed call is
+// Unavailable (or a lost race: Aborted), an append whose answer was lost
+// is found by reading the session before it is retried, nothing is
+// half-written or doubled, and the load resumes on the same hosts with no
+// restart of theirs.
+func TestDatabaseRestartUnderServeLoad(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	cfg := testConfig(t.TempDir())
+	cfg.Compaction.Enabled = false // every message stays in the context, where the agents look for theirs
+	hosts := []*harness{startStoreHost(t, cfg, url), startStoreHost(t, cfg, url)}
+	ctx := context.Background()
+	const agents, turns = 4, 30
+	type agent struct {
+		s              *client.Session
+		acked          []string
+		unavailable    int
+		foundAfterLoss int
+	}
+	as := make([]*agent, agents)
+	for i := range as {
+		s, err := hosts[i%2].client.Create(ctx, fmt.Sprintf("load/a%d.jsonl", i%2), "/w")
+		if err != nil {
+			t.Fatal(err)
+		}
+		as[i] = &agent{s: s}
+	}
+	var progress atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, agents)
+	for i, a := range as {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; n < turns; {
+				tag := fmt.Sprintf("agent%d-m%d", i, n)
+				_, err := a.s.AppendMessages(ctx, userMsg(tag, 20))
+				switch {
+				case err == nil:
+					a.acked = append(a.acked, tag)
+					n++
+					progress.Add(1)
+					continue
+				case errors.Is(err, client.ErrAborted):
+					continue // another agent appended first
+				case errors.Is(err, client.ErrUnavailable):
+					a.unavailable++
+				default:
+					errs <- fmt.Errorf("agent %d: %w", i, err)
+					return
+				}
+				// The answer was lost: read before retrying.
+				for {
+					time.Sleep(50 * time.Millisecond)
+					c, err := a.s.Context(ctx)
+					if errors.Is(err, client.ErrUnavailable) {
+						a.unavailable++
+						continue
+					}
+					if err != nil {
+						errs <- fmt.Errorf("agent %d: read after a lost answer: %w", i, err)
+						return
+					}
+					for _, m := range c.Messages {
+						if strings.Contains(string(m), `"text":"`+tag+" ") {
+							a.acked = append(a.acked, tag)
+							a.foundAfterLoss++
+							n++
+							progress.Add(1)
+							break
+						}
+					}
+					break
+				}
+			}
+		}()
+	}
+	waitProgress := func(n int64) {
+		for limit := time.Now().Add(time.Minute); progress.Load() < n; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(limit) {
+				t.Fatalf("the load made no progress (%d appends)", progress.Load())
+			}
+		}
+	}
+	waitProgress(agents * turns / 4)
+	pgtest.Stop(t)
+	time.Sleep(500 * time.Millisecond) // calls fail meanwhile
+	stalled := progress.Load()
+	pgtest.Restart(t)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if progress.Load() <= stalled {
+		t.Fatal("the load did not resume after the restart")
+	}
+	st, err := postgres.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	unavailable, found := 0, 0
+	for i, a := range as {
+		unavailable += a.unavailable
+		found += a.foundAfterLoss
+		data, err := st.Export(ctx, fmt.Sprintf("load/a%d.jsonl", i%2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			t.Fatal("a half-written line")
+		}
+		for _, tag := range a.acked {
+			if n := strings.Count(string(data), `"text":"`+tag+" "); n != 1 {
+				t.Errorf("agent %d: %s stored %d times", i, tag, n)
+			}
+		}
+	}
+	if unavailable == 0 {
+		t.Error("no call failed while the database was down")
+	}
+	t.Logf("%d calls failed Unavailable while the database was down, %d appends found stored after a lost answer", unavailable, found)
 }
