@@ -59,8 +59,8 @@ func startStoreHost(t testing.TB, cfg *config.Config, url string) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{srv: srv, g: g, client: c, addr: lis.Addr().String()}
-	t.Cleanup(func() { h.stop(); st.Close() })
+	h := &harness{srv: srv, g: g, client: c, addr: lis.Addr().String(), closed: func() { st.Close() }}
+	t.Cleanup(h.stop)
 	return h
 }
 
