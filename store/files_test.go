@@ -83,3 +83,17 @@ func TestTailOf(t *testing.T) {
 		}
 	}
 }
+
+func TestFilesSession(t *testing.T) {
+	storetest.RunSession(t, func(t *testing.T) func() store.Store {
+		dir := t.TempDir()
+		return func() store.Store {
+			s, err := store.OpenFiles(dir, session.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}
+	})
+}

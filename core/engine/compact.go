@@ -148,6 +148,9 @@ func (s *Session) holdLease(ctx context.Context) (release func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("take the session's lease: %w", err)
 	}
+	// The backend caught up with the other hosts: so does the context
+	// the compaction starts from.
+	s.resyncLocked()
 	return release, nil
 }
 

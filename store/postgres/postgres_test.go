@@ -37,6 +37,59 @@ func TestPostgresConformance(t *testing.T) {
 	})
 }
 
+func TestPostgresSession(t *testing.T) {
+	storetest.RunSession(t, func(t *testing.T) func() store.Store {
+		url := pgtest.NewDatabase(t)
+		return func() store.Store {
+			s, err := postgres.Open(context.Background(), url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}
+	})
+}
+
+// TestPublishAcrossHosts: what one host publishes reaches another
+// host's Watch (NOTIFY), as engine events must.
+func TestPublishAcrossHosts(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	a, err := postgres.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := postgres.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := a.Create(ctx, "x/p.jsonl", []byte(storetest.Sample)); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events, err := b.Watch(wctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := `{"kind":"compaction_end","entryId":"abcd1234"}`
+	if err := a.Publish(ctx, "x/p.jsonl", []byte(payload)); err != nil {
+		t.Fatal(err)
+	}
+	for ev := range events {
+		if ev.Kind == store.EventPublished {
+			if ev.Session != "x/p.jsonl" || string(ev.Payload) != payload {
+				t.Fatalf("event %+v (payload %s)", ev, ev.Payload)
+			}
+			return
+		}
+	}
+	t.Fatal("the watch ended before the published event")
+}
+
 // TestDatabaseRestart stops the server mid-use: calls fail with
 // ErrUnavailable and write nothing, then everything resumes by itself,
 // Watch included.
