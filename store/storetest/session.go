@@ -403,4 +403,3 @@ func (b *blockingSummarizer) Summarize(ctx context.Context, req summarize.Reques
 	}
 	return summarize.NewBuiltin(summarize.BuiltinOptions{}).Summarize(ctx, req)
 }
-
