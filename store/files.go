@@ -252,6 +252,19 @@ func (f *Files) Rewrite(_ context.Context, lease Lease, expectLast string, data 
 			return err
 		}
 		defer done()
+		if st.File().Migrated {
+			// A file in an old format is rewritten only by its
+			// migration (Update refuses it): make that first, then the
+			// change applies to the result. Pith appends nothing to such
+			// a file, so its last entry is checked before.
+			if LastID(st.File()) != expectLast {
+				return fmt.Errorf("%s: %w", lease.Session, ErrConflict)
+			}
+			if _, err := st.Migrate(); err != nil {
+				return err
+			}
+			expectLast = LastID(st.File())
+		}
 		return st.Update(func(tx *session.Tx) (*session.File, error) {
 			if LastID(tx.File()) != expectLast {
 				return nil, fmt.Errorf("%s: %w", lease.Session, ErrConflict)
