@@ -37,7 +37,21 @@ type Files struct {
 
 	mu      sync.Mutex
 	watches map[chan Event]struct{} // each Watch's inbox of published events
+	open_   map[string]*openFile     // sessions kept open for appends
 }
+
+// openFile is a session file kept open between appends, so an append
+// reads only what others added since (session.Store catches up under its
+// lock) instead of parsing the whole file again.
+type openFile struct {
+	st   *session.Store
+	done func()
+	refs int
+}
+
+// maxOpenFiles bounds the sessions kept open; beyond it, idle ones are
+// closed.
+const maxOpenFiles = 64
 
 // OpenFiles opens the files store rooted at dir, which must exist.
 func OpenFiles(dir string, opts session.Options) (*Files, error) {
@@ -48,8 +62,16 @@ func OpenFiles(dir string, opts session.Options) (*Files, error) {
 	return &Files{root: root, opts: opts}, nil
 }
 
-// Close releases the directory.
-func (f *Files) Close() error { return f.root.Close() }
+// Close releases the sessions kept open and the directory.
+func (f *Files) Close() error {
+	f.mu.Lock()
+	for n, o := range f.open_ {
+		o.done()
+		delete(f.open_, n)
+	}
+	f.mu.Unlock()
+	return f.root.Close()
+}
 
 // dirOf opens the directory of name (making it with mkdir) and returns
 // it with the file's base name. The caller closes the root.
@@ -92,6 +114,50 @@ func (f *Files) open(name string) (*session.Store, func(), error) {
 		return nil, nil, err
 	}
 	return st, func() { st.Close(); dir.Close() }, nil
+}
+
+// kept is open for a session kept open between calls; done gives it
+// back.
+func (f *Files) kept(name string) (*session.Store, func(), error) {
+	f.mu.Lock()
+	if o := f.open_[name]; o != nil {
+		o.refs++
+		f.mu.Unlock()
+		return o.st, func() { f.giveBack(o) }, nil
+	}
+	f.mu.Unlock()
+	st, done, err := f.open(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if o := f.open_[name]; o != nil { // opened meanwhile: use that one
+		done()
+		o.refs++
+		return o.st, func() { f.giveBack(o) }, nil
+	}
+	if f.open_ == nil {
+		f.open_ = map[string]*openFile{}
+	}
+	if len(f.open_) >= maxOpenFiles {
+		for n, o := range f.open_ {
+			if o.refs == 0 {
+				o.done()
+				delete(f.open_, n)
+				break
+			}
+		}
+	}
+	o := &openFile{st: st, done: done, refs: 1}
+	f.open_[name] = o
+	return st, func() { f.giveBack(o) }, nil
+}
+
+func (f *Files) giveBack(o *openFile) {
+	f.mu.Lock()
+	o.refs--
+	f.mu.Unlock()
 }
 
 // Create writes data to a temp file, fsyncs it and links it under name,
@@ -186,7 +252,7 @@ func (f *Files) Load(_ context.Context, name string) (*session.File, error) {
 // Append appends through session.Store.AppendWith, which checks the last
 // entry under the file's exclusive lock after reading what others wrote.
 func (f *Files) Append(_ context.Context, name, expectLast string, drafts ...session.Draft) ([]*session.Entry, error) {
-	st, done, err := f.open(name)
+	st, done, err := f.kept(name)
 	if err != nil {
 		return nil, err
 	}

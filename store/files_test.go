@@ -58,6 +58,11 @@ func BenchmarkFilesAppend(b *testing.B) {
 	b.Run("one-session", func(b *testing.B) { storetest.BenchAppend(b, filesOpener(b), 1, true) })
 }
 
+func BenchmarkFilesSessionAppend(b *testing.B) {
+	b.Run("one-host", func(b *testing.B) { storetest.BenchSessionAppend(b, filesOpener(b), 1, 2000) })
+	b.Run("three-hosts", func(b *testing.B) { storetest.BenchSessionAppend(b, filesOpener(b), 3, 2000) })
+}
+
 func BenchmarkFilesContext(b *testing.B) {
 	storetest.BenchContext(b, filesOpener(b), 1, 2000)
 }

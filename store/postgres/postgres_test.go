@@ -184,6 +184,11 @@ func BenchmarkPostgresAppend(b *testing.B) {
 	}
 }
 
+func BenchmarkPostgresSessionAppend(b *testing.B) {
+	b.Run("one-host", func(b *testing.B) { storetest.BenchSessionAppend(b, pgOpener(b), 1, 2000) })
+	b.Run("three-hosts", func(b *testing.B) { storetest.BenchSessionAppend(b, pgOpener(b), 3, 2000) })
+}
+
 func BenchmarkPostgresContext(b *testing.B) {
 	for _, hosts := range []int{1, 3} {
 		b.Run(fmt.Sprintf("hosts=%d", hosts), func(b *testing.B) { storetest.BenchContext(b, pgOpener(b), hosts, 2000) })
