@@ -37,7 +37,7 @@ type Files struct {
 
 	mu      sync.Mutex
 	watches map[chan Event]struct{} // each Watch's inbox of published events
-	open_   map[string]*openFile     // sessions kept open for appends
+	open_   map[string]*openFile    // sessions kept open for appends
 }
 
 // openFile is a session file kept open between appends, so an append
