@@ -35,9 +35,9 @@ type Files struct {
 	root *os.Root
 	opts session.Options
 
-	mu      sync.Mutex
-	watches map[chan Event]struct{} // each Watch's inbox of published events
-	open_   map[string]*openFile    // sessions kept open for appends
+	mu        sync.Mutex
+	watches   map[chan Event]struct{} // each Watch's inbox of published events
+	openFiles map[string]*openFile    // sessions kept open for appends
 }
 
 // openFile is a session file kept open between appends, so an append
@@ -65,9 +65,9 @@ func OpenFiles(dir string, opts session.Options) (*Files, error) {
 // Close releases the sessions kept open and the directory.
 func (f *Files) Close() error {
 	f.mu.Lock()
-	for n, o := range f.open_ {
+	for n, o := range f.openFiles {
 		o.done()
-		delete(f.open_, n)
+		delete(f.openFiles, n)
 	}
 	f.mu.Unlock()
 	return f.root.Close()
@@ -120,7 +120,7 @@ func (f *Files) open(name string) (*session.Store, func(), error) {
 // back.
 func (f *Files) kept(name string) (*session.Store, func(), error) {
 	f.mu.Lock()
-	if o := f.open_[name]; o != nil {
+	if o := f.openFiles[name]; o != nil {
 		o.refs++
 		f.mu.Unlock()
 		return o.st, func() { f.giveBack(o) }, nil
@@ -132,25 +132,25 @@ func (f *Files) kept(name string) (*session.Store, func(), error) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if o := f.open_[name]; o != nil { // opened meanwhile: use that one
+	if o := f.openFiles[name]; o != nil { // opened meanwhile: use that one
 		done()
 		o.refs++
 		return o.st, func() { f.giveBack(o) }, nil
 	}
-	if f.open_ == nil {
-		f.open_ = map[string]*openFile{}
+	if f.openFiles == nil {
+		f.openFiles = map[string]*openFile{}
 	}
-	if len(f.open_) >= maxOpenFiles {
-		for n, o := range f.open_ {
+	if len(f.openFiles) >= maxOpenFiles {
+		for n, o := range f.openFiles {
 			if o.refs == 0 {
 				o.done()
-				delete(f.open_, n)
+				delete(f.openFiles, n)
 				break
 			}
 		}
 	}
 	o := &openFile{st: st, done: done, refs: 1}
-	f.open_[name] = o
+	f.openFiles[name] = o
 	return st, func() { f.giveBack(o) }, nil
 }
 
