@@ -18,6 +18,9 @@ import (
 
 func TestMain(m *testing.M) {
 	if url := os.Getenv(envChildURL); url != "" {
+		if os.Getenv(envChildRole) == "compactor" {
+			os.Exit(childCompactor(url))
+		}
 		os.Exit(childAppender(url, os.Getenv(envChildTag)))
 	}
 	pgtest.Main(m)

@@ -237,7 +237,7 @@ func RunSession(t *testing.T, open Opener) {
 		mustCreate(t, a, name, header)
 		ha, hb := mustOpen(t, a, name, "A"), mustOpen(t, b, name, "B")
 		for i := range 8 {
-			if _, err := ha.Append(msg(prose(i, 1200))); err != nil {
+			if _, err := ha.Append(msg(Prose(i, 1200))); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -246,8 +246,8 @@ func RunSession(t *testing.T, open Opener) {
 		}
 		started, finish := make(chan struct{}), make(chan struct{})
 		slow := &blockingSummarizer{started: started, finish: finish}
-		ea := engine.New(ha, engine.Options{Settings: compactSettings(), Summarizer: slow})
-		eb := engine.New(hb, engine.Options{Settings: compactSettings()})
+		ea := engine.New(ha, engine.Options{Settings: CompactSettings(), Summarizer: slow})
+		eb := engine.New(hb, engine.Options{Settings: CompactSettings()})
 		done := make(chan error, 1)
 		go func() {
 			_, err := ea.Compact(ctx, "")
@@ -279,7 +279,7 @@ func RunSession(t *testing.T, open Opener) {
 		mustCreate(t, s, name, header)
 		h := mustOpen(t, s, name, "B")
 		for i := range 8 {
-			if _, err := h.Append(msg(prose(i, 1200))); err != nil {
+			if _, err := h.Append(msg(Prose(i, 1200))); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -288,7 +288,7 @@ func RunSession(t *testing.T, open Opener) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eb := engine.New(h, engine.Options{Settings: compactSettings()})
+		eb := engine.New(h, engine.Options{Settings: CompactSettings()})
 		if _, err := eb.Compact(ctx, ""); !errors.Is(err, engine.ErrCompactingElsewhere) {
 			t.Fatalf("compaction while A's lease runs: %v, want ErrCompactingElsewhere", err)
 		}
@@ -377,13 +377,15 @@ func toolResult(id, output string) session.Draft {
 	return session.Draft{Type: session.TypeMessage, Fields: map[string]any{"message": m}}
 }
 
-func prose(i, n int) string {
+// Prose is n characters of text (n/4 tokens by estimate) for message i.
+func Prose(i, n int) string {
 	s := strings.Repeat(fmt.Sprintf("turn %d works on internal/pkg/file%d.go. ", i, i), n/40+1)
 	return s[:n]
 }
 
-// compactSettings make a few long messages worth compacting.
-func compactSettings() engine.Settings {
+// CompactSettings make a few long messages (Prose of 1200) worth
+// compacting.
+func CompactSettings() engine.Settings {
 	return engine.Settings{Enabled: true, ReserveTokens: 2000, KeepRecentTokens: 300, ContextWindow: 10000}
 }
 
