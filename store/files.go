@@ -20,6 +20,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
 )
 
@@ -551,7 +552,18 @@ func (f *Files) List(_ context.Context) ([]string, error) {
 		return nil
 	})
 	sort.Strings(names)
-	return names, err
+	// A session's prune archive (NAME.pruned.jsonl beside it) has a
+	// session's name but is its companion, not a session.
+	keep := make([]string, 0, len(names))
+	for i, n := range names {
+		if base, ok := strings.CutSuffix(n, compaction.ArchiveSuffix); ok {
+			if j := sort.SearchStrings(names, base); j < len(names) && names[j] == base && j != i {
+				continue
+			}
+		}
+		keep = append(keep, n)
+	}
+	return keep, err
 }
 
 // Watch reports changes to session files seen by fsnotify in the

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"testing"
@@ -101,4 +102,24 @@ func TestFilesSession(t *testing.T) {
 			return s
 		}
 	})
+}
+
+// TestFilesListSkipsArchives: a session's prune archive beside it is not
+// listed as a session; a lone file with such a name is.
+func TestFilesListSkipsArchives(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"a.jsonl", "a.jsonl.pruned.jsonl", "lone.pruned.jsonl", "b.jsonl"} {
+		if err := os.WriteFile(dir+"/"+n, []byte(storetest.Sample), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := store.OpenFiles(dir, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.List(context.Background())
+	if err != nil || fmt.Sprint(got) != "[a.jsonl b.jsonl lone.pruned.jsonl]" {
+		t.Fatalf("List = %v, %v", got, err)
+	}
 }

@@ -54,6 +54,55 @@ func TestPostgresSession(t *testing.T) {
 	})
 }
 
+// TestSessionUnavailable: with the database down, a store.Session's
+// writes fail with ErrUnavailable and write nothing; once it is back the
+// same Session goes on.
+func TestSessionUnavailable(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	s, err := postgres.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Create(ctx, "u.jsonl", []byte(storetest.Sample)); err != nil {
+		t.Fatal(err)
+	}
+	h, err := store.OpenSession(ctx, s, "u.jsonl", store.SessionOptions{Holder: "A", Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	draft := func(text string) session.Draft {
+		return session.Draft{Type: session.TypeMessage, Fields: map[string]any{"message": map[string]any{"role": "user", "content": text, "timestamp": 1}}}
+	}
+	pgtest.Stop(t)
+	restarted := false
+	defer func() {
+		if !restarted {
+			pgtest.Restart(t)
+		}
+	}()
+	if _, err := h.Append(draft("lost"), draft("lost too")); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("append with the database down: %v, want ErrUnavailable", err)
+	}
+	if _, err := h.HoldLease(ctx); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("lease with the database down: %v, want ErrUnavailable", err)
+	}
+	pgtest.Restart(t)
+	restarted = true
+	es, err := h.Append(draft("after"))
+	if err != nil {
+		t.Fatalf("append after the restart: %v", err)
+	}
+	f, err := s.Load(ctx, "u.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.Entries); n != 3 || store.LastID(f) != es[0].ID {
+		t.Fatalf("%d entries, last %s; want the 2 imported and the one appended after the restart", n, store.LastID(f))
+	}
+}
+
 // TestPublishAcrossHosts: what one host publishes reaches another
 // host's Watch (NOTIFY), as engine events must.
 func TestPublishAcrossHosts(t *testing.T) {
