@@ -20,6 +20,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
 )
 
@@ -35,9 +36,23 @@ type Files struct {
 	root *os.Root
 	opts session.Options
 
-	mu      sync.Mutex
-	watches map[chan Event]struct{} // each Watch's inbox of published events
+	mu        sync.Mutex
+	watches   map[chan Event]struct{} // each Watch's inbox of published events
+	openFiles map[string]*openFile    // sessions kept open for appends
 }
+
+// openFile is a session file kept open between appends, so an append
+// reads only what others added since (session.Store catches up under its
+// lock) instead of parsing the whole file again.
+type openFile struct {
+	st   *session.Store
+	done func()
+	refs int
+}
+
+// maxOpenFiles bounds the sessions kept open; beyond it, idle ones are
+// closed.
+const maxOpenFiles = 64
 
 // OpenFiles opens the files store rooted at dir, which must exist.
 func OpenFiles(dir string, opts session.Options) (*Files, error) {
@@ -48,8 +63,16 @@ func OpenFiles(dir string, opts session.Options) (*Files, error) {
 	return &Files{root: root, opts: opts}, nil
 }
 
-// Close releases the directory.
-func (f *Files) Close() error { return f.root.Close() }
+// Close releases the sessions kept open and the directory.
+func (f *Files) Close() error {
+	f.mu.Lock()
+	for n, o := range f.openFiles {
+		o.done()
+		delete(f.openFiles, n)
+	}
+	f.mu.Unlock()
+	return f.root.Close()
+}
 
 // dirOf opens the directory of name (making it with mkdir) and returns
 // it with the file's base name. The caller closes the root.
@@ -92,6 +115,50 @@ func (f *Files) open(name string) (*session.Store, func(), error) {
 		return nil, nil, err
 	}
 	return st, func() { st.Close(); dir.Close() }, nil
+}
+
+// kept is open for a session kept open between calls; done gives it
+// back.
+func (f *Files) kept(name string) (*session.Store, func(), error) {
+	f.mu.Lock()
+	if o := f.openFiles[name]; o != nil {
+		o.refs++
+		f.mu.Unlock()
+		return o.st, func() { f.giveBack(o) }, nil
+	}
+	f.mu.Unlock()
+	st, done, err := f.open(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if o := f.openFiles[name]; o != nil { // opened meanwhile: use that one
+		done()
+		o.refs++
+		return o.st, func() { f.giveBack(o) }, nil
+	}
+	if f.openFiles == nil {
+		f.openFiles = map[string]*openFile{}
+	}
+	if len(f.openFiles) >= maxOpenFiles {
+		for n, o := range f.openFiles {
+			if o.refs == 0 {
+				o.done()
+				delete(f.openFiles, n)
+				break
+			}
+		}
+	}
+	o := &openFile{st: st, done: done, refs: 1}
+	f.openFiles[name] = o
+	return st, func() { f.giveBack(o) }, nil
+}
+
+func (f *Files) giveBack(o *openFile) {
+	f.mu.Lock()
+	o.refs--
+	f.mu.Unlock()
 }
 
 // Create writes data to a temp file, fsyncs it and links it under name,
@@ -186,7 +253,7 @@ func (f *Files) Load(_ context.Context, name string) (*session.File, error) {
 // Append appends through session.Store.AppendWith, which checks the last
 // entry under the file's exclusive lock after reading what others wrote.
 func (f *Files) Append(_ context.Context, name, expectLast string, drafts ...session.Draft) ([]*session.Entry, error) {
-	st, done, err := f.open(name)
+	st, done, err := f.kept(name)
 	if err != nil {
 		return nil, err
 	}
@@ -252,6 +319,19 @@ func (f *Files) Rewrite(_ context.Context, lease Lease, expectLast string, data 
 			return err
 		}
 		defer done()
+		if st.File().Migrated {
+			// A file in an old format is rewritten only by its
+			// migration (Update refuses it): make that first, then the
+			// change applies to the result. Pith appends nothing to such
+			// a file, so its last entry is checked before.
+			if LastID(st.File()) != expectLast {
+				return fmt.Errorf("%s: %w", lease.Session, ErrConflict)
+			}
+			if _, err := st.Migrate(); err != nil {
+				return err
+			}
+			expectLast = LastID(st.File())
+		}
 		return st.Update(func(tx *session.Tx) (*session.File, error) {
 			if LastID(tx.File()) != expectLast {
 				return nil, fmt.Errorf("%s: %w", lease.Session, ErrConflict)
@@ -472,7 +552,18 @@ func (f *Files) List(_ context.Context) ([]string, error) {
 		return nil
 	})
 	sort.Strings(names)
-	return names, err
+	// A session's prune archive (NAME.pruned.jsonl beside it) has a
+	// session's name but is its companion, not a session.
+	keep := make([]string, 0, len(names))
+	for i, n := range names {
+		if base, ok := strings.CutSuffix(n, compaction.ArchiveSuffix); ok {
+			if j := sort.SearchStrings(names, base); j < len(names) && names[j] == base && j != i {
+				continue
+			}
+		}
+		keep = append(keep, n)
+	}
+	return keep, err
 }
 
 // Watch reports changes to session files seen by fsnotify in the

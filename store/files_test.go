@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"testing"
@@ -58,6 +59,11 @@ func BenchmarkFilesAppend(b *testing.B) {
 	b.Run("one-session", func(b *testing.B) { storetest.BenchAppend(b, filesOpener(b), 1, true) })
 }
 
+func BenchmarkFilesSessionAppend(b *testing.B) {
+	b.Run("one-host", func(b *testing.B) { storetest.BenchSessionAppend(b, filesOpener(b), 1, 2000) })
+	b.Run("three-hosts", func(b *testing.B) { storetest.BenchSessionAppend(b, filesOpener(b), 3, 2000) })
+}
+
 func BenchmarkFilesContext(b *testing.B) {
 	storetest.BenchContext(b, filesOpener(b), 1, 2000)
 }
@@ -81,5 +87,39 @@ func TestTailOf(t *testing.T) {
 		if string(tail) != c.tail || n != c.n {
 			t.Errorf("TailOf(%q, %d) = %q, %d; want %q, %d", c.data, c.after, tail, n, c.tail, c.n)
 		}
+	}
+}
+
+func TestFilesSession(t *testing.T) {
+	storetest.RunSession(t, func(t *testing.T) func() store.Store {
+		dir := t.TempDir()
+		return func() store.Store {
+			s, err := store.OpenFiles(dir, session.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}
+	})
+}
+
+// TestFilesListSkipsArchives: a session's prune archive beside it is not
+// listed as a session; a lone file with such a name is.
+func TestFilesListSkipsArchives(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"a.jsonl", "a.jsonl.pruned.jsonl", "lone.pruned.jsonl", "b.jsonl"} {
+		if err := os.WriteFile(dir+"/"+n, []byte(storetest.Sample), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := store.OpenFiles(dir, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.List(context.Background())
+	if err != nil || fmt.Sprint(got) != "[a.jsonl b.jsonl lone.pruned.jsonl]" {
+		t.Fatalf("List = %v, %v", got, err)
 	}
 }

@@ -347,8 +347,9 @@ func (s *Session) applyAppended(ctx context.Context, entries []*session.Entry) (
 	return entries, nil
 }
 
-// HoldLease takes the session's lease for this host and renews it every
-// third of its TTL until release. Nested holds share the lease.
+// HoldLease takes the session's lease for this host, reads what other
+// hosts appended, and renews the lease every third of its TTL until
+// release. Nested holds share the lease.
 func (s *Session) HoldLease(ctx context.Context) (func(), error) {
 	s.mu.Lock()
 	if s.held > 0 {
@@ -366,7 +367,16 @@ func (s *Session) HoldLease(ctx context.Context) (func(), error) {
 	}
 	s.mu.Lock()
 	s.lease, s.held = &l, 1
+	// What is done under the lease starts from the session as it is now.
+	err = s.catchUp(ctx)
+	if err != nil {
+		s.lease, s.held = nil, 0
+	}
 	s.mu.Unlock()
+	if err != nil {
+		s.st.ReleaseLease(context.WithoutCancel(ctx), l)
+		return nil, err
+	}
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go s.renew(l, stop, done)

@@ -157,9 +157,10 @@ func TailOf(data []byte, after int) ([]byte, int) {
 }
 
 // LastID is the id of f's last entry in order, or "" for none: what
-// Append and Rewrite compare expectLast with.
+// Append and Rewrite compare expectLast with. A file in an old format
+// (read through a migration) has "": its ids exist only in memory.
 func LastID(f *session.File) string {
-	if len(f.Entries) == 0 {
+	if len(f.Entries) == 0 || f.Migrated {
 		return ""
 	}
 	return f.Entries[len(f.Entries)-1].ID

@@ -42,10 +42,10 @@ var _ Backend = (*Store)(nil)
 // may compact or prune a session. A session file needs none: its lock and
 // the compaction's commit rules settle concurrent writers.
 type Leaser interface {
-	// HoldLease takes the session's lease for this host and keeps it
-	// renewed until release is called; while it is held, the Backend's
-	// writes commit only if the lease still is. ErrLeaseHeld when another
-	// host holds it.
+	// HoldLease takes the session's lease for this host, catches up with
+	// what other hosts wrote, and keeps the lease renewed until release
+	// is called; while it is held, the Backend's writes commit only if
+	// the lease still is. ErrLeaseHeld when another host holds it.
 	HoldLease(ctx context.Context) (release func(), err error)
 }
 
