@@ -1,6 +1,12 @@
 package server
 
 import (
+	pb "github.com/pith-dev/pith/proto/pith/session/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
 	"context"
 	"errors"
 	"fmt"
@@ -324,4 +330,47 @@ func TestDatabaseRestartUnderServeLoad(t *testing.T) {
 		t.Error("no call failed while the database was down")
 	}
 	t.Logf("%d calls failed Unavailable while the database was down, %d appends found stored after a lost answer", unavailable, found)
+}
+
+// TestSharedStoreTenantTokens: on a shared store a token's prefix holds
+// as on files — by name, and by the id of a session another tenant
+// opened on the same host.
+func TestSharedStoreTenantTokens(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	cfg := testConfig(t.TempDir())
+	cfg.Server.Tokens = []config.Token{
+		{Name: "team-a", SHA256: HashToken("a-token"), Prefix: "team-a/"},
+		{Name: "team-b", SHA256: HashToken("b-token"), Prefix: "team-b/"},
+	}
+	h := startStoreHost(t, cfg, url)
+	ctx := context.Background()
+	dial := func(tok string) *client.Client {
+		c, err := client.Dial(h.addr, client.WithToken(tok))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	a, b := dial("a-token"), dial("b-token")
+	sa, err := a.Create(ctx, "team-a/s.jsonl", "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Create(ctx, "team-a/s.jsonl", "/w"); !errors.Is(err, client.ErrPermissionDenied) {
+		t.Fatalf("team-b opening team-a's session: %v", err)
+	}
+	// A forged call naming team-a's session id with team-b's token.
+	conn, err := grpc.NewClient(h.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	bctx := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer b-token")
+	if _, err := pb.NewSessionServiceClient(conn).GetContext(bctx, &pb.GetContextRequest{SessionId: sa.ID}); status.Code(err) != codes.PermissionDenied {
+		t.Fatalf("team-b reading team-a's session by id: %v", err)
+	}
+	if _, err := b.Create(ctx, "../team-a/s.jsonl", "/w"); !errors.Is(err, client.ErrInvalidArgument) {
+		t.Fatalf("a name leaving the prefix: %v", err)
+	}
 }

@@ -250,6 +250,24 @@ func TestMultiHostOnPostgreSQL(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Every compaction so far reaches every host's watchers.
+	st, err := postgres.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	phase1 := compactionIDs(t, st, shared)
+	waitFor(t, "every host to see every compaction of phase 1", func() string {
+		for i, l := range logs {
+			for _, id := range phase1 {
+				if !l.has(id) {
+					return fmt.Sprintf("watcher %d lacks compaction %s", i, id)
+				}
+			}
+		}
+		return ""
+	})
+
 	// Phase 2: host 0 compacts the shared session and is killed while
 	// its summary request hangs; host 1 takes the session over once the
 	// dead host's lease expired.
@@ -327,11 +345,6 @@ func TestMultiHostOnPostgreSQL(t *testing.T) {
 
 	// Every saved compaction reaches every host's watchers (the events of
 	// the restarted host's stream from its start on).
-	st, err := postgres.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	names, err := st.List(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -380,27 +393,24 @@ func TestMultiHostOnPostgreSQL(t *testing.T) {
 	if len(compactions[shared]) < 2 {
 		t.Errorf("the shared session has %d compactions; the load should have crossed the threshold", len(compactions[shared]))
 	}
-	// Every saved compaction of the shared session reaches every host's
-	// watchers: host 0's first stream until it died, its second from the
-	// restart on.
-	var before, after []string
+	// The later ones too: host 0's second stream sees those after its
+	// restart.
+	var after []string
 	for _, id := range compactions[shared] {
 		if id == takenBy || len(after) > 0 {
 			after = append(after, id)
-		} else {
-			before = append(before, id)
 		}
 	}
-	expect := [][]string{before, compactions[shared], compactions[shared], after[1:]}
-	waitFor(t, "every host to see every compaction of the shared session", func() bool {
+	expect := [][]string{phase1, compactions[shared], compactions[shared], after[1:]}
+	waitFor(t, "every host to see every compaction of the shared session", func() string {
 		for i, l := range logs {
 			for _, id := range expect[i] {
 				if !l.has(id) {
-					return false
+					return fmt.Sprintf("watcher %d lacks compaction %s", i, id)
 				}
 			}
 		}
-		return true
+		return ""
 	})
 	aborted, skipped := 0, 0
 	for _, w := range writers {
@@ -515,12 +525,33 @@ func comparePiContext(t *testing.T, files []string) {
 	}
 }
 
-// waitFor polls cond; the limit only keeps a broken run from hanging.
-func waitFor(t *testing.T, what string, cond func() bool) {
+// compactionIDs lists the compaction entries of a stored session.
+func compactionIDs(t *testing.T, st *postgres.Store, name string) []string {
 	t.Helper()
-	for limit := time.Now().Add(30 * time.Second); !cond(); time.Sleep(50 * time.Millisecond) {
+	f, err := st.Load(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, e := range f.Entries {
+		if e.Type == session.TypeCompaction {
+			ids = append(ids, e.ID)
+		}
+	}
+	return ids
+}
+
+// waitFor polls missing until it says nothing is; the limit only keeps a
+// broken run from hanging.
+func waitFor(t *testing.T, what string, missing func() string) {
+	t.Helper()
+	for limit := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		m := missing()
+		if m == "" {
+			return
+		}
 		if time.Now().After(limit) {
-			t.Fatalf("timed out waiting for %s", what)
+			t.Fatalf("timed out waiting for %s: %s", what, m)
 		}
 	}
 }
