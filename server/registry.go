@@ -61,6 +61,10 @@ func (s *Server) Open(ctx context.Context, rel string, create bool, cwd string) 
 			b.close()
 		}
 	}()
+	if size := b.size(); size > int64(limits.MaxSessionBytes) {
+		// A store tells the size only once the session is read.
+		return nil, false, fmt.Errorf("%w: session %q is %d bytes, over server.maxSessionBytes (%d)", ErrLimit, rel, size, limits.MaxSessionBytes)
+	}
 	store := b.handle()
 	if store.File().Migrated {
 		return nil, false, fmt.Errorf("%s: %w; run `pith migrate --in-place` on it first", rel, session.ErrOldVersion)

@@ -151,20 +151,34 @@ func (s *storeSource) publish(rel string, ev engine.Event) {
 
 func (s *storeSource) publishLoop(ctx context.Context) {
 	defer s.done.Done()
+	send := func(ctx context.Context, p published) {
+		payload, err := json.Marshal(wireOf(s.holder, p.ev))
+		if err == nil {
+			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			err = s.st.Publish(pctx, p.name, payload)
+			cancel()
+		}
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("an engine event did not reach the other hosts", "session", p.name, "kind", p.ev.Kind, "error", err)
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			// The last events of the sessions just closed (a compaction
+			// that ended at shutdown) still go out, briefly.
+			dctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			for {
+				select {
+				case p := <-s.outbox:
+					send(dctx, p)
+				default:
+					return
+				}
+			}
 		case p := <-s.outbox:
-			payload, err := json.Marshal(wireOf(s.holder, p.ev))
-			if err == nil {
-				pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-				err = s.st.Publish(pctx, p.name, payload)
-				cancel()
-			}
-			if err != nil && ctx.Err() == nil {
-				s.log.Warn("an engine event did not reach the other hosts", "session", p.name, "kind", p.ev.Kind, "error", err)
-			}
+			send(ctx, p)
 		}
 	}
 }
@@ -237,6 +251,9 @@ func (b *storeBacking) reopen(accept func(session.Backend) error) (func(), error
 		err = b.h.Reload(ctx)
 		if err == nil {
 			b.reloads.Store(gen)
+			if err := accept(b.h); err != nil {
+				return nil, err
+			}
 			return func() {}, nil
 		}
 		b.rewritten.Store(true) // try again next time
