@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,20 +12,12 @@ import (
 	"os"
 	"path"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
-	"time"
-
-	"github.com/fsnotify/fsnotify"
 
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
 )
-
-// LeaseSuffix names the file beside a session that holds its lease in the
-// files store.
-const LeaseSuffix = ".lease"
 
 // Files is the default store: pi's JSONL files under one directory, read
 // and written through core/session (locking, all-or-nothing appends,
@@ -39,20 +30,8 @@ type Files struct {
 	mu        sync.Mutex
 	watches   map[chan Event]struct{} // each Watch's inbox of published events
 	openFiles map[string]*openFile    // sessions kept open for appends
+	marks     map[string]tailMark     // where Tail stopped reading
 }
-
-// openFile is a session file kept open between appends, so an append
-// reads only what others added since (session.Store catches up under its
-// lock) instead of parsing the whole file again.
-type openFile struct {
-	st   *session.Store
-	done func()
-	refs int
-}
-
-// maxOpenFiles bounds the sessions kept open; beyond it, idle ones are
-// closed.
-const maxOpenFiles = 64
 
 // OpenFiles opens the files store rooted at dir, which must exist.
 func OpenFiles(dir string, opts session.Options) (*Files, error) {
@@ -115,50 +94,6 @@ func (f *Files) open(name string) (*session.Store, func(), error) {
 		return nil, nil, err
 	}
 	return st, func() { st.Close(); dir.Close() }, nil
-}
-
-// kept is open for a session kept open between calls; done gives it
-// back.
-func (f *Files) kept(name string) (*session.Store, func(), error) {
-	f.mu.Lock()
-	if o := f.openFiles[name]; o != nil {
-		o.refs++
-		f.mu.Unlock()
-		return o.st, func() { f.giveBack(o) }, nil
-	}
-	f.mu.Unlock()
-	st, done, err := f.open(name)
-	if err != nil {
-		return nil, nil, err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if o := f.openFiles[name]; o != nil { // opened meanwhile: use that one
-		done()
-		o.refs++
-		return o.st, func() { f.giveBack(o) }, nil
-	}
-	if f.openFiles == nil {
-		f.openFiles = map[string]*openFile{}
-	}
-	if len(f.openFiles) >= maxOpenFiles {
-		for n, o := range f.openFiles {
-			if o.refs == 0 {
-				o.done()
-				delete(f.openFiles, n)
-				break
-			}
-		}
-	}
-	o := &openFile{st: st, done: done, refs: 1}
-	f.openFiles[name] = o
-	return st, func() { f.giveBack(o) }, nil
-}
-
-func (f *Files) giveBack(o *openFile) {
-	f.mu.Lock()
-	o.refs--
-	f.mu.Unlock()
 }
 
 // Create writes data to a temp file, fsyncs it and links it under name,
@@ -230,16 +165,6 @@ func (f *Files) Export(_ context.Context, name string) ([]byte, error) {
 	return data, nil
 }
 
-// Tail reads the file and returns what follows line after.
-func (f *Files) Tail(ctx context.Context, name string, after int) ([]byte, int, error) {
-	data, err := f.Export(ctx, name)
-	if err != nil {
-		return nil, 0, err
-	}
-	tail, n := TailOf(data, after)
-	return tail, n, nil
-}
-
 // Load parses the session.
 func (f *Files) Load(_ context.Context, name string) (*session.File, error) {
 	st, done, err := f.open(name)
@@ -271,33 +196,6 @@ func (f *Files) Append(_ context.Context, name, expectLast string, drafts ...ses
 		}
 		return expectLast, nil
 	}, drafts...)
-}
-
-// AppendLeased is Append under the lease file's lock, after checking
-// lease still holds.
-func (f *Files) AppendLeased(ctx context.Context, lease Lease, expectLast string, drafts ...session.Draft) ([]*session.Entry, error) {
-	var entries []*session.Entry
-	err := f.withLease(lease, func() error {
-		var err error
-		entries, err = f.Append(ctx, lease.Session, expectLast, drafts...)
-		return err
-	})
-	return entries, err
-}
-
-// withLease runs fn holding the lease file's lock, when lease is still
-// the session's, so no takeover interleaves.
-func (f *Files) withLease(lease Lease, fn func() error) error {
-	return f.withLeaseFile(lease.Session, func(h session.Handle) error {
-		holder, expires, err := readLease(h)
-		if err != nil {
-			return err
-		}
-		if holder != lease.Holder || !time.Now().Before(expires) {
-			return fmt.Errorf("%s: %w", lease.Session, ErrLeaseLost)
-		}
-		return fn()
-	})
 }
 
 // Rewrite replaces the file through session.Store.Update, holding the
@@ -393,146 +291,6 @@ func (f *Files) ReadSidecar(_ context.Context, name, suffix string) ([]byte, err
 	return data, nil
 }
 
-// Publish hands the event to every Watch of this Files value: files have
-// no channel between processes, and one host serves a sessions directory.
-func (f *Files) Publish(ctx context.Context, name string, payload []byte) error {
-	if err := CheckName(name); err != nil {
-		return err
-	}
-	if len(payload) > MaxPayload {
-		return fmt.Errorf("%s: %w (%d bytes, at most %d)", name, ErrPayloadTooLarge, len(payload), MaxPayload)
-	}
-	if !json.Valid(payload) {
-		return fmt.Errorf("%s: the event payload is not JSON", name)
-	}
-	ev := Event{Session: name, Kind: EventPublished, Payload: bytes.Clone(payload)}
-	f.mu.Lock()
-	inboxes := make([]chan Event, 0, len(f.watches))
-	for c := range f.watches {
-		inboxes = append(inboxes, c)
-	}
-	f.mu.Unlock()
-	for _, c := range inboxes {
-		select {
-		case c <- ev:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return nil
-}
-
-// subscribe registers a Watch's inbox for published events.
-func (f *Files) subscribe() (chan Event, func()) {
-	c := make(chan Event, 64)
-	f.mu.Lock()
-	if f.watches == nil {
-		f.watches = map[chan Event]struct{}{}
-	}
-	f.watches[c] = struct{}{}
-	f.mu.Unlock()
-	return c, func() {
-		f.mu.Lock()
-		delete(f.watches, c)
-		f.mu.Unlock()
-	}
-}
-
-// withLeaseFile runs fn with the session's lease file open and locked.
-func (f *Files) withLeaseFile(name string, fn func(h session.Handle) error) error {
-	dir, base, err := f.dirOf(name, false)
-	if err != nil {
-		return err
-	}
-	defer dir.Close()
-	if _, err := dir.Lstat(base); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("%s: %w", name, ErrNotFound)
-		}
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	h, err := session.NewRootFS(dir).OpenFile(base+LeaseSuffix, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return fmt.Errorf("%s: lease: %w", name, err)
-	}
-	defer h.Close()
-	if err := h.Lock(true); err != nil {
-		return fmt.Errorf("%s: lease: %w", name, err)
-	}
-	defer h.Unlock()
-	return fn(h)
-}
-
-// readLease reads "holder\nexpiry-unix-nanos\n"; an empty file is no lease.
-func readLease(h session.Handle) (string, time.Time, error) {
-	st, err := h.Stat()
-	if err != nil {
-		return "", time.Time{}, err
-	}
-	buf := make([]byte, min(st.Size(), 4096))
-	if _, err := h.ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
-		return "", time.Time{}, err
-	}
-	holder, rest, ok := strings.Cut(string(buf), "\n")
-	if !ok {
-		return "", time.Time{}, nil
-	}
-	ns, err := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
-	if err != nil {
-		return "", time.Time{}, nil // a torn lease file holds nothing
-	}
-	return holder, time.Unix(0, ns), nil
-}
-
-func writeLease(h session.Handle, holder string, expires time.Time) error {
-	if err := h.Truncate(0); err != nil {
-		return err
-	}
-	w, ok := h.(io.WriterAt)
-	if !ok {
-		return errors.New("lease file cannot be written at an offset")
-	}
-	if _, err := w.WriteAt([]byte(holder+"\n"+strconv.FormatInt(expires.UnixNano(), 10)+"\n"), 0); err != nil {
-		return err
-	}
-	return h.Sync()
-}
-
-// AcquireLease takes or renews the lease under the lease file's lock.
-func (f *Files) AcquireLease(_ context.Context, name, holder string, ttl time.Duration) (Lease, error) {
-	if holder == "" || strings.Contains(holder, "\n") {
-		return Lease{}, errors.New("a lease holder is a non-empty single line")
-	}
-	var l Lease
-	err := f.withLeaseFile(name, func(h session.Handle) error {
-		cur, expires, err := readLease(h)
-		if err != nil {
-			return err
-		}
-		now := time.Now()
-		if cur != "" && cur != holder && now.Before(expires) {
-			return fmt.Errorf("%s: %w (%s, until %s)", name, ErrLeaseHeld, cur, expires.UTC().Format(time.RFC3339))
-		}
-		l = Lease{Session: name, Holder: holder, Expires: now.Add(ttl)}
-		return writeLease(h, holder, l.Expires)
-	})
-	return l, err
-}
-
-// ReleaseLease empties the lease file when lease still holds it.
-func (f *Files) ReleaseLease(_ context.Context, lease Lease) error {
-	return f.withLeaseFile(lease.Session, func(h session.Handle) error {
-		cur, _, err := readLease(h)
-		if err != nil || cur != lease.Holder {
-			return err
-		}
-		if err := h.Truncate(0); err != nil {
-			return err
-		}
-		return h.Sync()
-	})
-}
-
 // List walks the directory for session files.
 func (f *Files) List(_ context.Context) ([]string, error) {
 	var names []string
@@ -564,120 +322,4 @@ func (f *Files) List(_ context.Context) ([]string, error) {
 		keep = append(keep, n)
 	}
 	return keep, err
-}
-
-// Watch reports changes to session files seen by fsnotify in the
-// directory and its subdirectories, also those made later. A rename
-// over a session (a rewrite) shows as a Create of its name, so a Create of
-// a name seen before is reported as a rewrite.
-func (f *Files) Watch(ctx context.Context) (<-chan Event, error) {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return nil, err
-	}
-	base := f.root.Name()
-	known := map[string]bool{}
-	err = fs.WalkDir(f.root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if p != "." && strings.HasPrefix(d.Name(), ".") {
-				return fs.SkipDir
-			}
-			return w.Add(path.Join(base, p))
-		}
-		known[p] = true
-		return nil
-	})
-	if err != nil {
-		w.Close()
-		return nil, err
-	}
-	out := make(chan Event, 64)
-	inbox, unsubscribe := f.subscribe()
-	go func() {
-		defer close(out)
-		defer w.Close()
-		defer unsubscribe()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev := <-inbox:
-				select {
-				case out <- ev:
-				case <-ctx.Done():
-					return
-				}
-			case ev, ok := <-w.Events:
-				if !ok {
-					return
-				}
-				rel, err := relTo(base, ev.Name)
-				if err != nil {
-					continue
-				}
-				if ev.Has(fsnotify.Create) && !strings.HasPrefix(path.Base(rel), ".") {
-					if st, err := f.root.Lstat(rel); err == nil && st.IsDir() {
-						// A new tenant directory: watch it, and report
-						// sessions made in it before the watch began.
-						w.Add(ev.Name)
-						for _, e := range newSessions(f.root, rel, known) {
-							select {
-							case out <- e:
-							case <-ctx.Done():
-								return
-							}
-						}
-						continue
-					}
-				}
-				if CheckName(rel) != nil {
-					continue
-				}
-				kind := ""
-				switch {
-				case ev.Has(fsnotify.Create) && known[rel]:
-					kind = EventRewritten
-				case ev.Has(fsnotify.Create):
-					kind, known[rel] = EventCreated, true
-				case ev.Has(fsnotify.Write):
-					kind = EventAppended
-				default:
-					continue
-				}
-				select {
-				case out <- Event{Session: rel, Kind: kind}:
-				case <-ctx.Done():
-					return
-				}
-			case <-w.Errors:
-			}
-		}
-	}()
-	return out, nil
-}
-
-// newSessions lists the session files under dir not in known (adding
-// them), as created events; nested directories are watched as their
-// Create events arrive.
-func newSessions(root *os.Root, dir string, known map[string]bool) []Event {
-	var evs []Event
-	fs.WalkDir(root.FS(), dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() && CheckName(p) == nil && !known[p] {
-			known[p] = true
-			evs = append(evs, Event{Session: p, Kind: EventCreated})
-		}
-		return nil
-	})
-	return evs
-}
-
-func relTo(base, p string) (string, error) {
-	rel, ok := strings.CutPrefix(p, base+string(os.PathSeparator))
-	if !ok {
-		return "", errors.New("outside")
-	}
-	return strings.ReplaceAll(rel, string(os.PathSeparator), "/"), nil
 }

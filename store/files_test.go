@@ -123,3 +123,62 @@ func TestFilesListSkipsArchives(t *testing.T) {
 		t.Fatalf("List = %v, %v", got, err)
 	}
 }
+
+func BenchmarkFilesSessionRefresh(b *testing.B) {
+	b.Run("2000-entries", func(b *testing.B) { storetest.BenchSessionRefresh(b, filesOpener(b), 2000) })
+	b.Run("20000-entries", func(b *testing.B) { storetest.BenchSessionRefresh(b, filesOpener(b), 20000) })
+}
+
+// TestFilesTailIncremental: Tail, which reads on from where it stopped,
+// agrees with TailOf on the whole file at every step: lines appended by
+// another writer, a torn line and its completion, a rename over the file,
+// a reader behind the mark.
+func TestFilesTailIncremental(t *testing.T) {
+	dir := t.TempDir()
+	s, err := store.OpenFiles(dir, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if err := s.Create(ctx, "t.jsonl", []byte(storetest.Sample)); err != nil {
+		t.Fatal(err)
+	}
+	path := dir + "/t.jsonl"
+	raw := func(b string) {
+		h, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.WriteString(b)
+		h.Close()
+	}
+	check := func(step string, after int) int {
+		t.Helper()
+		data, _ := os.ReadFile(path)
+		want, wantN := store.TailOf(data, after)
+		got, n, err := s.Tail(ctx, "t.jsonl", after)
+		if err != nil || n != wantN || string(got) != string(want) {
+			t.Fatalf("%s: Tail(%d) = %q, %d, %v; want %q, %d", step, after, got, n, err, want, wantN)
+		}
+		return n
+	}
+	n := check("start", 0)
+	raw(`{"type":"custom","id":"c1","parentId":"aaaa0002","timestamp":"2026-01-01T00:00:03.000Z","customType":"x"}` + "\n")
+	n = check("appended", n)
+	raw(`{"type":"custom","id":"c2","par`)
+	check("torn", n)
+	raw(`entId":"c1","timestamp":"2026-01-01T00:00:04.000Z","customType":"x"}` + "\n")
+	n = check("completed", n)
+	check("behind the mark", 2)
+	check("at the start again", 0)
+	data, _ := os.ReadFile(path)
+	if err := os.WriteFile(dir+"/.new", append(data[:len(data)/2:len(data)/2], '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(dir+"/.new", path); err != nil {
+		t.Fatal(err)
+	}
+	check("renamed over", n)
+	check("renamed over, from 0", 0)
+}

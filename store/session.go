@@ -305,15 +305,16 @@ func (s *Session) appendLoop(pick func(t *session.Tree, last *session.Entry, att
 		if !errors.Is(err, ErrConflict) {
 			return nil, err
 		}
-		// Another host appended, or rewrote the session without changing
-		// its last entry (then only a reload finds it).
-		if attempt == 0 {
-			err = s.catchUp(ctx)
-		} else {
-			err = s.reload(ctx)
-		}
-		if err != nil {
+		// Another host appended (catching up finds it), or rewrote the
+		// session without changing its last entry (only a reload does).
+		read := s.lines
+		if err := s.catchUp(ctx); err != nil {
 			return nil, err
+		}
+		if s.lines == read {
+			if err := s.reload(ctx); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return nil, fmt.Errorf("%s: %w (gave up after %d attempts)", s.name, ErrConflict, maxAttempts)

@@ -246,3 +246,8 @@ func BenchmarkPostgresContext(b *testing.B) {
 		b.Run(fmt.Sprintf("hosts=%d", hosts), func(b *testing.B) { storetest.BenchContext(b, pgOpener(b), hosts, 2000) })
 	}
 }
+
+func BenchmarkPostgresSessionRefresh(b *testing.B) {
+	b.Run("2000-entries", func(b *testing.B) { storetest.BenchSessionRefresh(b, pgOpener(b), 2000) })
+	b.Run("20000-entries", func(b *testing.B) { storetest.BenchSessionRefresh(b, pgOpener(b), 20000) })
+}

@@ -258,6 +258,18 @@ func RunSession(t *testing.T, open Opener) {
 		if _, err := eb.Compact(ctx, ""); !errors.Is(err, engine.ErrCompactingElsewhere) {
 			t.Fatalf("B's compaction during A's: %v, want ErrCompactingElsewhere", err)
 		}
+		// B goes on with the conversation meanwhile: its entries hang
+		// below the leaf A prepared from, so they must stay in the context
+		// after A's compaction (A's commit catches up and hangs it below
+		// them).
+		var later []*session.Entry
+		for i := range 2 {
+			es, err := hb.Append(msg(fmt.Sprint("during the compaction ", i)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			later = append(later, es...)
+		}
 		close(finish)
 		if err := <-done; err != nil {
 			t.Fatal(err)
@@ -265,6 +277,25 @@ func RunSession(t *testing.T, open Opener) {
 		f := mustLoad(t, b, name)
 		if n := countType(f, session.TypeCompaction); n != 1 {
 			t.Fatalf("%d compactions, want exactly 1", n)
+		}
+		tree := session.NewTree(f.Entries)
+		var comp *session.Entry
+		for _, e := range f.Entries {
+			if e.Type == session.TypeCompaction {
+				comp = e
+			}
+		}
+		if comp.ParentID != later[1].ID {
+			t.Fatalf("the compaction hangs from %s, want B's newest entry %s", comp.ParentID, later[1].ID)
+		}
+		ctxIDs := map[string]bool{}
+		for _, m := range tree.BuildContext(tree.Last().ID).Messages {
+			ctxIDs[m.EntryID] = true
+		}
+		for _, e := range later {
+			if !ctxIDs[e.ID] {
+				t.Fatalf("B's entry %s, appended during the compaction, is not in the context after it", e.ID)
+			}
 		}
 		// The lease was released: B may compact now, and its commit
 		// rules see A's compaction.
