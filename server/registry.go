@@ -212,7 +212,7 @@ func (s *Server) acquire(ctx context.Context, id string) (*openSession, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := o.reopenIfReplaced(s); err != nil {
+		if err := o.reopenIfReplaced(ctx, s); err != nil {
 			o.release()
 			return nil, err
 		}

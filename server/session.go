@@ -90,11 +90,12 @@ func (o *openSession) closeFiles() error {
 func (o *openSession) replaced() bool { return o.b.replaced() }
 
 // reopenIfReplaced opens the session again when another program replaced
-// it since (pith prune, migrate, an editor; another host's write to a
-// shared store), and rebuilds the engine from it. Call with the op lock
-// held.
-func (o *openSession) reopenIfReplaced(s *Server) error {
-	done, err := o.b.reopen(func(st session.Backend) error {
+// it since (pith prune, migrate, an editor), and rebuilds the engine from
+// it; or, for a shared store's session, reads what other hosts wrote and
+// brings the engine's live context up to date (keeping what the engine
+// remembers between calls). Call with the op lock held.
+func (o *openSession) reopenIfReplaced(ctx context.Context, s *Server) error {
+	done, fresh, err := o.b.reopen(func(st session.Backend) error {
 		if st.File().Header.ID != o.id {
 			return fmt.Errorf("%w: %q (its file now holds another session; open it again)", ErrNoSession, o.id)
 		}
@@ -103,9 +104,12 @@ func (o *openSession) reopenIfReplaced(s *Server) error {
 	if err != nil || done == nil {
 		return err
 	}
-	o.newEngine(s)
-	done()
-	return nil
+	defer done()
+	if fresh {
+		o.newEngine(s)
+		return nil
+	}
+	return o.engine().Resync(ctx)
 }
 
 func (o *openSession) acquire(ctx context.Context) error {

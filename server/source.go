@@ -44,10 +44,12 @@ type backing interface {
 	// handle by something the handle does not follow (a file renamed
 	// over the name by pith prune or an editor).
 	replaced() bool
-	// reopen opens the replacement, lets accept refuse it (another
-	// session now has the name) and swaps it in; done closes the old
-	// handle once the caller rebuilt what used it. Unchanged: done is nil.
-	reopen(accept func(session.Backend) error) (done func(), err error)
+	// reopen brings the handle up to date: opens the replacement (a new
+	// handle: fresh), or reads into the same handle what other hosts
+	// wrote. accept may refuse the result (another session now has the
+	// name). done, nil when nothing changed, runs once the caller brought
+	// the engine up to date (it closes a replaced handle).
+	reopen(accept func(session.Backend) error) (done func(), fresh bool, err error)
 	// close closes the handle and what it holds (a directory handle).
 	close() error
 }

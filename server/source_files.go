@@ -207,24 +207,24 @@ func (b *fileBacking) replacedBy(fi fs.FileInfo) bool {
 	return cur == nil || !os.SameFile(fi, *cur)
 }
 
-func (b *fileBacking) reopen(accept func(session.Backend) error) (func(), error) {
+func (b *fileBacking) reopen(accept func(session.Backend) error) (func(), bool, error) {
 	fi, err := b.sub.Lstat(b.base)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("session %q: the file is gone: %w", b.rel, fs.ErrNotExist)
+			return nil, false, fmt.Errorf("session %q: the file is gone: %w", b.rel, fs.ErrNotExist)
 		}
-		return nil, fmt.Errorf("session %q: %w", b.rel, rootError(err))
+		return nil, false, fmt.Errorf("session %q: %w", b.rel, rootError(err))
 	}
 	if !b.replacedBy(fi) {
-		return nil, nil
+		return nil, false, nil
 	}
 	st, err := session.OpenIn(b.sub, b.base, b.src.storeOptions())
 	if err != nil {
-		return nil, fmt.Errorf("session %q: reopen: %w", b.rel, unprefix(err, b.base))
+		return nil, false, fmt.Errorf("session %q: reopen: %w", b.rel, unprefix(err, b.base))
 	}
 	if err := accept(st); err != nil {
 		st.Close()
-		return nil, err
+		return nil, false, err
 	}
 	if fi2, err := b.sub.Lstat(b.base); err == nil {
 		fi = fi2
@@ -232,7 +232,7 @@ func (b *fileBacking) reopen(accept func(session.Backend) error) (func(), error)
 	old := b.st.Swap(st)
 	b.fi.Store(&fi)
 	b.src.log.Info("session file replaced on disk; reopened", "session", st.File().Header.ID, "path", b.rel)
-	return func() { old.Close() }, nil
+	return func() { old.Close() }, true, nil
 }
 
 func (b *fileBacking) close() error {

@@ -233,10 +233,11 @@ func (b *storeBacking) size() int64 {
 // call must see it. reopen finds out cheaply whether anything changed.
 func (b *storeBacking) replaced() bool { return true }
 
-// reopen reads what other hosts wrote: the new lines, or the whole
-// session after a rewrite or an outage. It reports a change (done not
-// nil) only when something arrived, so the engine is rebuilt only then.
-func (b *storeBacking) reopen(accept func(session.Backend) error) (func(), error) {
+// reopen reads into the handle what other hosts wrote: the new lines, or
+// the whole session after a rewrite or an outage. It reports a change
+// (done not nil) only when something arrived, so the engine resyncs only
+// then.
+func (b *storeBacking) reopen(accept func(session.Backend) error) (func(), bool, error) {
 	before := b.h.File()
 	lines := 0
 	var last string
@@ -252,9 +253,9 @@ func (b *storeBacking) reopen(accept func(session.Backend) error) (func(), error
 		if err == nil {
 			b.reloads.Store(gen)
 			if err := accept(b.h); err != nil {
-				return nil, err
+				return nil, false, err
 			}
-			return func() {}, nil
+			return func() {}, false, nil
 		}
 		b.rewritten.Store(true) // try again next time
 	} else {
@@ -264,16 +265,16 @@ func (b *storeBacking) reopen(accept func(session.Backend) error) (func(), error
 		if errors.Is(err, store.ErrUnavailable) {
 			b.src.unavailable()
 		}
-		return nil, fmt.Errorf("session %q: %w", b.rel, err)
+		return nil, false, fmt.Errorf("session %q: %w", b.rel, err)
 	}
 	after := b.h.File()
 	if after == before && len(after.Entries) == lines && store.LastID(after) == last {
-		return nil, nil
+		return nil, false, nil
 	}
 	if err := accept(b.h); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return func() {}, nil
+	return func() {}, false, nil
 }
 
 func (b *storeBacking) close() error {
