@@ -30,6 +30,14 @@ func newServeCommand() *cobra.Command {
 over the session files under sessions.root, with the configured plugins and
 summarizer, the gRPC health service, and Prometheus metrics on server.metrics.
 
+With sessions.store set to a postgres:// URL (or PITH_SESSIONS__STORE), the
+sessions live in that PostgreSQL database instead, shared by every pith
+serve started with it: any host serves any session by the same name, a
+session is compacted by one host at a time (a lease of sessions.leaseTTL),
+and WatchEvents on any host shows every host's events. The URL's password
+is never printed. The store is chosen at start: a reload changing it is
+refused.
+
 The configuration file is watched and reloaded on change and on SIGHUP: new
 settings apply to the next operation of every open session, plugins are
 restarted, added or stopped, and an invalid file (or a plugin that does not
