@@ -45,6 +45,19 @@ func (s Sessions) StoreDisplay() string {
 	if s.Store == "" {
 		return "files"
 	}
+	// A PostgreSQL URL's user info without a password is the role name,
+	// worth showing; maskURL would hide it as a possible token.
+	if u, err := url.Parse(s.Store); err == nil && u.User != nil {
+		if _, hasPassword := u.User.Password(); !hasPassword {
+			user := u.User
+			u.User = nil
+			masked, err := url.Parse(maskURL(u.String()))
+			if err == nil {
+				masked.User = user
+				return masked.String()
+			}
+		}
+	}
 	return maskURL(s.Store)
 }
 

@@ -68,6 +68,12 @@ func TestSessionsStoreScrub(t *testing.T) {
 			t.Errorf("Scrub(%q) = %q", msg, got)
 		}
 	}
+	if got := (Sessions{Store: "postgres://pith@db/pith?sslmode=disable"}).StoreDisplay(); got != "postgres://pith@db/pith?sslmode=disable" {
+		t.Errorf("StoreDisplay without a password = %q", got)
+	}
+	if got := (Sessions{Store: "postgres://pith@db/pith?password=s3cret"}).StoreDisplay(); strings.Contains(got, "s3cret") || !strings.Contains(got, "pith@db") {
+		t.Errorf("StoreDisplay with a password in the query = %q", got)
+	}
 	if got := (Sessions{}).StoreDisplay(); got != "files" {
 		t.Errorf("default StoreDisplay = %q", got)
 	}
