@@ -148,7 +148,7 @@ func (s *Server) deliver(key any, ev engine.Event) {
 	o := s.keyed[key]
 	s.mu.Unlock()
 	if o != nil {
-		o.broadcast(ev)
+		o.broadcast(ev, true)
 	}
 }
 
@@ -245,7 +245,7 @@ func (s *Server) watch(ctx context.Context, id string) (*openSession, *watcher, 
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		if w, cancel := o.watch(); w != nil {
+		if w, cancel := o.watch(false); w != nil {
 			return o, w, cancel, nil
 		}
 	}

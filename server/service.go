@@ -115,7 +115,7 @@ func (v *service) Compact(req *pb.CompactRequest, stream grpc.ServerStreamingSer
 	// Progress goes out from a goroutine of its own so that a slow client
 	// never holds up the engine. The agent_abort the compaction starts with
 	// is for the agent's WatchEvents stream, not news to this caller.
-	w, cancel := o.watch()
+	w, cancel := o.watch(true)
 	if w == nil {
 		// Cannot happen under the operation lock: eviction takes it.
 		return toStatus(errEvicted)

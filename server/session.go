@@ -54,6 +54,9 @@ type openSession struct {
 type watcher struct {
 	ch      chan engine.Event
 	overrun chan struct{}
+	// local watchers (a Compact call's progress) get this host's engine
+	// events only, not those other hosts published.
+	local bool
 	once    sync.Once
 }
 
@@ -144,7 +147,7 @@ func (o *openSession) newEngine(s *Server) {
 		s.metrics.observeEvent(ev)
 		s.lastRuns.record(o, ev)
 		s.refreshViewer(o.rel)
-		o.broadcast(ev)
+		o.broadcast(ev, false)
 		s.src.publish(o.rel, ev)
 	})
 	o.watchMu.Lock()
@@ -168,11 +171,15 @@ func (o *openSession) unsubscribe() {
 }
 
 // broadcast hands ev to every watcher without blocking; a watcher whose
-// buffer is full is told to end its stream.
-func (o *openSession) broadcast(ev engine.Event) {
+// buffer is full is told to end its stream. remote marks an event another
+// host's engine published.
+func (o *openSession) broadcast(ev engine.Event, remote bool) {
 	o.watchMu.Lock()
 	defer o.watchMu.Unlock()
 	for _, w := range o.watchers {
+		if remote && w.local {
+			continue
+		}
 		select {
 		case w.ch <- ev:
 		default:
@@ -183,8 +190,8 @@ func (o *openSession) broadcast(ev engine.Event) {
 
 // watch registers a watcher; cancel removes it. It returns nil when the
 // session is being closed by the daemon (look it up again).
-func (o *openSession) watch() (*watcher, func()) {
-	w := &watcher{ch: make(chan engine.Event, watchBuffer), overrun: make(chan struct{})}
+func (o *openSession) watch(local bool) (*watcher, func()) {
+	w := &watcher{ch: make(chan engine.Event, watchBuffer), overrun: make(chan struct{}), local: local}
 	o.watchMu.Lock()
 	if o.evicting {
 		o.watchMu.Unlock()
