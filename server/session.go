@@ -57,7 +57,7 @@ type watcher struct {
 	// local watchers (a Compact call's progress) get this host's engine
 	// events only, not those other hosts published.
 	local bool
-	once    sync.Once
+	once  sync.Once
 }
 
 func (o *openSession) engine() *engine.Session { return o.eng.Load() }
