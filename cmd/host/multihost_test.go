@@ -439,7 +439,7 @@ func TestMultiHostOnPostgreSQL(t *testing.T) {
 		}
 		files = append(files, out)
 	}
-	comparePiContext(t, files)
+	compareContexts(t, url, names, files)
 }
 
 // checkEntries: the session is one tree (unique ids, every parent
@@ -480,18 +480,37 @@ func checkEntries(t *testing.T, name string, f *session.File, writers []*turnWri
 	}
 }
 
-// comparePiContext runs pi 0.73.1 (conformance/node_modules) on the files
-// and compares its context with `pith context --json`; without node or
-// the pinned package the comparison is skipped, saying so.
-func comparePiContext(t *testing.T, files []string) {
+// compareContexts checks each exported file: `pith context` of the file
+// equals `pith context --store` of the stored session, and equals pi
+// 0.73.1's context of the file (conformance/node_modules); without node or
+// the pinned package that last comparison is skipped, saying so.
+func compareContexts(t *testing.T, url string, names, files []string) {
 	t.Helper()
+	pith := make([]contextJSON, len(files))
+	for i, file := range files {
+		for j, args := range [][]string{{"context", "--json", file}, {"context", "--json", "--store", url, names[i]}} {
+			stdout, stderr, code := runCLI(t, args...)
+			if code != 0 {
+				t.Fatalf("pith %s: %s", strings.Join(args, " "), stderr)
+			}
+			var got contextJSON
+			if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+				t.Fatal(err)
+			}
+			if j == 0 {
+				pith[i] = got
+			} else if got.LeafID != pith[i].LeafID || strings.Join(got.Roles, ",") != strings.Join(pith[i].Roles, ",") || got.Tokens != pith[i].Tokens {
+				t.Errorf("%s: the exported file's context differs from the stored session's", names[i])
+			}
+		}
+	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Log("node not found: the exported sessions' context is not compared with pi's")
+		t.Log("node not found: the exported sessions' context is compared with the stored sessions', not with pi's")
 		return
 	}
 	if _, err := os.Stat(filepath.Join("..", "..", "conformance", "node_modules", "@mariozechner", "pi-coding-agent")); err != nil {
-		t.Log("pi is not installed (cd conformance && npm ci): the exported sessions' context is not compared with pi's")
+		t.Log("pi is not installed (cd conformance && npm ci): the exported sessions' context is compared with the stored sessions', not with pi's")
 		return
 	}
 	cmd := exec.Command(node, append([]string{filepath.Join("testdata", "pi-context.mjs")}, files...)...)
@@ -509,20 +528,14 @@ func comparePiContext(t *testing.T, files []string) {
 	if err := json.Unmarshal(out, &pis); err != nil || len(pis) != len(files) {
 		t.Fatalf("pi-context.mjs output (%v): %.300s", err, out)
 	}
-	for _, pi := range pis {
-		stdout, stderr, code := runCLI(t, "context", "--json", pi.File)
-		if code != 0 {
-			t.Fatalf("pith context %s: %s", pi.File, stderr)
-		}
-		var got contextJSON
-		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
-			t.Fatal(err)
-		}
+	for i, pi := range pis {
+		got := pith[i]
 		if got.LeafID != pi.LeafID || strings.Join(got.Roles, ",") != strings.Join(pi.Roles, ",") || got.Tokens != pi.Tokens {
 			t.Errorf("%s: pith's context (leaf %s, %d messages, %d tokens) differs from pi's (leaf %s, %d messages, %d tokens)",
 				filepath.Base(pi.File), got.LeafID, len(got.Roles), got.Tokens, pi.LeafID, len(pi.Roles), pi.Tokens)
 		}
 	}
+	t.Logf("%d exported sessions: pith's context equals pi 0.73.1's", len(pis))
 }
 
 // compactionIDs lists the compaction entries of a stored session.
