@@ -18,7 +18,7 @@ func (s *Session) Update(change func(tx *session.Tx) (*session.File, error)) err
 	defer cancel()
 	release, err := s.HoldLease(ctx)
 	if err != nil {
-		return fmt.Errorf("%s: %w", s.name, err)
+		return err
 	}
 	defer release()
 	s.mu.Lock()
