@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -181,4 +182,55 @@ func TestFilesTailIncremental(t *testing.T) {
 	}
 	check("renamed over", n)
 	check("renamed over, from 0", 0)
+}
+
+// FuzzFilesTail writes the pieces of data (split at 0xff bytes) to a
+// session one at a time, as another writer would, and after each asks
+// Tail from a position the fuzzer picks; every answer must equal TailOf
+// on the whole file. A 0xfe byte in a piece replaces the file (a rewrite)
+// with what it holds so far.
+func FuzzFilesTail(f *testing.F) {
+	f.Add([]byte("a\nb\n\xffc\xff\nd\n"), uint8(1))
+	f.Add([]byte("x\n\xfe\xffy\nz"), uint8(0))
+	dir := f.TempDir()
+	s, err := store.OpenFiles(dir, session.Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer s.Close()
+	n := 0
+	f.Fuzz(func(t *testing.T, data []byte, seed uint8) {
+		n++
+		name := fmt.Sprintf("t%d-%d.jsonl", os.Getpid(), n)
+		path := dir + "/" + name
+		if err := os.WriteFile(path, []byte(storetest.Sample), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		pick := int(seed)
+		for _, piece := range bytes.Split(data, []byte{0xff}) {
+			if i := bytes.IndexByte(piece, 0xfe); i >= 0 {
+				cur, _ := os.ReadFile(path)
+				tmp := path + ".tmp"
+				os.WriteFile(tmp, append(cur, piece[:i]...), 0o644)
+				os.Rename(tmp, path)
+				piece = piece[i+1:]
+			}
+			h, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Write(piece)
+			h.Close()
+			whole, _ := os.ReadFile(path)
+			_, lines := store.TailOf(whole, 0)
+			after := (pick * 7) % (lines + 2)
+			pick++
+			want, wantN := store.TailOf(whole, after)
+			got, gotN, err := s.Tail(ctx, name, after)
+			if err != nil || gotN != wantN || !bytes.Equal(got, want) {
+				t.Fatalf("Tail(%d) = %q, %d, %v; want %q, %d", after, got, gotN, err, want, wantN)
+			}
+		}
+	})
 }

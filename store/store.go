@@ -6,6 +6,12 @@
 // A session is addressed by the same safe name in every store (CheckName)
 // and keeps its exact bytes: Export of an imported session is the file it
 // came from.
+//
+// Session (OpenSession) is what the engine works on for a stored session
+// (a session.Backend): the session parsed in memory and caught up through
+// Tail, appends that commit only against the last entry this host saw,
+// compaction and prune under the session's lease, and prune's archive
+// kept in the store in the same step as the rewrite.
 package store
 
 import (

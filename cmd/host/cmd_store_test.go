@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/internal/pgtest"
@@ -203,6 +205,31 @@ func TestStoreCommands(t *testing.T) {
 			if mustCLI(t, "export", "--store", url, name) != before {
 				t.Fatal("prune --restore --store did not give the session back byte for byte")
 			}
+			// Another host holds the lease: compact and prune are refused
+			// (exit 5), nothing written.
+			st, err := openStoreURL(context.Background(), url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			lease, err := st.AcquireLease(context.Background(), name, "other-host", time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			held := mustCLI(t, "export", "--store", url, name)
+			if _, errs, code := runCLI(t, "compact", "--store", url, name, "--config", cfg); code != exitBusy || !strings.Contains(errs, "another host is compacting this session") {
+				t.Fatalf("compact while another host holds the lease: exit %d, %s", code, errs)
+			}
+			if _, errs, code := runCLI(t, "prune", "--store", url, name, "--protect", "0", "--minimum", "1", "--config", cfg); code != exitBusy {
+				t.Fatalf("prune while another host holds the lease: exit %d, %s", code, errs)
+			}
+			if mustCLI(t, "export", "--store", url, name) != held {
+				t.Fatal("a refused compact or prune changed the session")
+			}
+			if err := st.ReleaseLease(context.Background(), lease); err != nil {
+				t.Fatal(err)
+			}
+
 			mustCLI(t, "import", "--store", url, "../../examples/demo-session.jsonl", "t/fresh.jsonl")
 			if out := mustCLI(t, "prune", "--restore", "--store", url, "t/fresh.jsonl", "--config", cfg); !strings.Contains(out, "nothing to restore") {
 				t.Fatalf("restore of a session never pruned: %s", out)

@@ -144,7 +144,7 @@ func (s *Session) holdLease(ctx context.Context) (release func(), err error) {
 	release, err = l.HoldLease(ctx)
 	if errors.Is(err, session.ErrLeaseHeld) {
 		s.log.Debug("another host holds the session's lease", "error", err)
-		return nil, fmt.Errorf("%w (%w)", ErrCompactingElsewhere, err)
+		return nil, elsewhereError{err}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("take the session's lease: %w", err)
@@ -154,6 +154,13 @@ func (s *Session) holdLease(ctx context.Context) (release func(), err error) {
 	s.resyncLocked()
 	return release, nil
 }
+
+// elsewhereError is ErrCompactingElsewhere in one line; it also matches
+// the lease error (with the holder) it comes from.
+type elsewhereError struct{ lease error }
+
+func (e elsewhereError) Error() string   { return ErrCompactingElsewhere.Error() }
+func (e elsewhereError) Unwrap() []error { return []error{ErrCompactingElsewhere, e.lease} }
 
 // pipeline is docs/behaviour.md §9–§10 for one compaction: prepare, ask
 // the plugins, summarize, check, persist, rebuild, notify — each step a

@@ -258,6 +258,21 @@ func RunSession(t *testing.T, open Opener) {
 		if _, err := eb.Compact(ctx, ""); !errors.Is(err, engine.ErrCompactingElsewhere) {
 			t.Fatalf("B's compaction during A's: %v, want ErrCompactingElsewhere", err)
 		}
+		// B's own threshold check finds the context above its threshold:
+		// the automatic compaction is skipped, quietly — no event, no
+		// failure counted.
+		small := CompactSettings()
+		small.ContextWindow = 3000
+		var events []engine.Event
+		eauto := engine.New(hb, engine.Options{Settings: small})
+		eauto.Subscribe(func(ev engine.Event) { events = append(events, ev) })
+		out, err := eauto.CheckThreshold(ctx)
+		if err != nil || !strings.Contains(out.Skipped, "another host is compacting") || out.Compaction != nil {
+			t.Fatalf("B's threshold check during A's compaction: %+v, %v; want it skipped", out, err)
+		}
+		if len(events) != 0 || eauto.AutoCompactionDisabled() {
+			t.Fatalf("a skipped automatic compaction emitted %v (disabled: %v)", events, eauto.AutoCompactionDisabled())
+		}
 		// B goes on with the conversation meanwhile: its entries hang
 		// below the leaf A prepared from, so they must stay in the context
 		// after A's compaction (A's commit catches up and hangs it below
