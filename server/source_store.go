@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/core/engine"
@@ -152,7 +153,7 @@ func (s *storeSource) publish(rel string, ev engine.Event) {
 func (s *storeSource) publishLoop(ctx context.Context) {
 	defer s.done.Done()
 	send := func(ctx context.Context, p published) {
-		payload, err := json.Marshal(wireOf(s.holder, p.ev))
+		payload, err := wireOf(s.holder, p.ev).encode()
 		if err == nil {
 			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			err = s.st.Publish(pctx, p.name, payload)
@@ -318,22 +319,38 @@ type wireEvent struct {
 	EntryID      string `json:"entryId,omitempty"`
 }
 
-// maxWireText bounds each free-text field, so two of them and the rest
-// stay under store.MaxPayload even when every byte is escaped.
-const maxWireText = 512
+// maxWireText bounds each free-text field at first; encode cuts further
+// when escaping made the payload too large for the store.
+const maxWireText = 1024
 
-func cut(s string) string {
-	if len(s) <= maxWireText {
+// cut shortens s to at most n bytes, on a rune boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
 		return s
 	}
-	return s[:maxWireText] + "…"
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 func wireOf(host string, ev engine.Event) wireEvent {
 	return wireEvent{
 		Host: host, Kind: string(ev.Kind), Time: ev.Time.UnixNano(), Reason: string(ev.Reason),
-		Aborted: ev.Aborted, Cancelled: ev.Cancelled, WillRetry: ev.WillRetry, Continue: cut(ev.Continue),
-		Error: cut(ev.Error), Plugin: cut(ev.Plugin), TokensBefore: ev.TokensBefore, TokensAfter: ev.TokensAfter, EntryID: cut(ev.EntryID),
+		Aborted: ev.Aborted, Cancelled: ev.Cancelled, WillRetry: ev.WillRetry, Continue: ev.Continue,
+		Error: ev.Error, Plugin: ev.Plugin, TokensBefore: ev.TokensBefore, TokensAfter: ev.TokensAfter, EntryID: ev.EntryID,
+	}
+}
+
+// encode is the event's JSON within store.MaxPayload: the free text is
+// cut shorter until it fits (a character may take six bytes escaped).
+func (w wireEvent) encode() ([]byte, error) {
+	for n := maxWireText; ; n /= 2 {
+		w.Continue, w.Error, w.Plugin, w.EntryID = cut(w.Continue, n), cut(w.Error, n), cut(w.Plugin, n), cut(w.EntryID, n)
+		b, err := json.Marshal(w)
+		if err != nil || len(b) <= store.MaxPayload || n == 0 {
+			return b, err
+		}
 	}
 }
 

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"encoding/json"
+
 	pb "github.com/pith-dev/pith/proto/pith/session/v1"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -21,6 +23,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/client"
 	"github.com/pith-dev/pith/config"
+	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summarize"
 	"github.com/pith-dev/pith/hooks/pluginhost"
@@ -372,5 +375,28 @@ func TestSharedStoreTenantTokens(t *testing.T) {
 	}
 	if _, err := b.Create(ctx, "../team-a/s.jsonl", "/w"); !errors.Is(err, client.ErrInvalidArgument) {
 		t.Fatalf("a name leaving the prefix: %v", err)
+	}
+}
+
+// TestWireEventFits: an engine event with huge free text, all of it
+// escaped in JSON, still fits the store's payload limit, and the rest of
+// the event survives the trip.
+func TestWireEventFits(t *testing.T) {
+	huge := strings.Repeat("\x01é\"", 20000)
+	ev := engine.Event{Kind: engine.EventCompactionEnd, Time: time.Unix(0, 42), Error: huge, Continue: huge, Plugin: huge, EntryID: huge, TokensBefore: 7}
+	b, err := wireOf("host/1", ev).encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > store.MaxPayload {
+		t.Fatalf("payload of %d bytes, over %d", len(b), store.MaxPayload)
+	}
+	var w wireEvent
+	if err := json.Unmarshal(b, &w); err != nil {
+		t.Fatal(err)
+	}
+	got := w.event()
+	if got.Kind != ev.Kind || !got.Time.Equal(ev.Time) || got.TokensBefore != 7 || !strings.HasPrefix(huge, strings.TrimSuffix(got.Error, "…")) {
+		t.Fatalf("round trip: %+v", got)
 	}
 }
