@@ -14,9 +14,9 @@ import (
 
 // The registry of open sessions: how a name becomes an open session
 // (through the source: confined to sessions.root for the files), how
-// sessions are shared,
-// bounded in number, closed when idle, and reopened when their file was
-// replaced or they were closed behind a client's back.
+// sessions are shared, bounded in number, closed when idle, and reopened
+// when they changed behind their handle or were closed behind a client's
+// back.
 
 // ErrLimit marks a refusal by one of the daemon's limits
 // (ResourceExhausted): a size, or the number of open sessions.
