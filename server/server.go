@@ -382,11 +382,14 @@ func (s *Server) GRPCOptions() []grpc.ServerOption {
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
 			defer s.recoverCall(info.FullMethod, &err)
 			resp, err = h(ctx, req)
+			s.metrics.observeError(info.FullMethod, err)
 			return resp, s.scrubPaths(err)
 		}, s.unaryAuth),
 		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) (err error) {
 			defer s.recoverCall(info.FullMethod, &err)
-			return s.scrubPaths(h(srv, ss))
+			err = h(srv, ss)
+			s.metrics.observeError(info.FullMethod, err)
+			return s.scrubPaths(err)
 		}, s.streamAuth),
 	}
 }
