@@ -3,27 +3,31 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
 
 // HoldLease takes the session's lease for this host, reads what other
 // hosts appended, and renews the lease every third of its TTL until
-// release. Nested holds share the lease.
-func (s *Session) HoldLease(ctx context.Context) (func(), error) {
+// release; the context it returns ends (cause ErrLeaseLost) when a
+// renewal finds the lease taken over, or its TTL passed without one.
+// Nested holds share the lease (and get ctx back as it is).
+func (s *Session) HoldLease(ctx context.Context) (context.Context, func(), error) {
 	s.mu.Lock()
 	if s.held > 0 {
 		s.held++
 		s.mu.Unlock()
-		return s.releaseOnce(nil), nil
+		return ctx, s.releaseOnce(nil), nil
 	}
 	s.mu.Unlock()
 	if s.opts.Holder == "" {
-		return nil, errors.New("store session: no lease holder configured")
+		return nil, nil, errors.New("store session: no lease holder configured")
 	}
+	asked := time.Now()
 	l, err := s.st.AcquireLease(ctx, s.name, s.opts.Holder, s.opts.LeaseTTL)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s.mu.Lock()
 	s.lease, s.held = &l, 1
@@ -35,14 +39,16 @@ func (s *Session) HoldLease(ctx context.Context) (func(), error) {
 	s.mu.Unlock()
 	if err != nil {
 		s.st.ReleaseLease(context.WithoutCancel(ctx), l)
-		return nil, err
+		return nil, nil, err
 	}
+	held, lost := context.WithCancelCause(ctx)
 	stop := make(chan struct{})
 	done := make(chan struct{})
-	go s.renew(l, stop, done)
-	return s.releaseOnce(func() {
+	go s.renew(l, asked.Add(s.opts.LeaseTTL), lost, stop, done)
+	return held, s.releaseOnce(func() {
 		close(stop)
 		<-done
+		lost(context.Canceled)
 		s.mu.Lock()
 		cur := *s.lease
 		s.lease = nil
@@ -71,10 +77,14 @@ func (s *Session) releaseOnce(last func()) func() {
 	}
 }
 
-// renew keeps the lease alive. A lost lease is only logged: the writes
-// made under it fail with ErrLeaseLost in the store, which is what stops
-// the work.
-func (s *Session) renew(l Lease, stop, done chan struct{}) {
+// renew keeps the lease alive until stop. deadline is when the lease ends
+// by this host's clock (measured from before the call that got it, so
+// never later than the store's). A renewal that fails for another reason
+// (the store unreachable) is retried while the lease may still hold; once
+// it is taken over or past its deadline the lease is lost for good:
+// renewing then could take it back after another host used it, so
+// renewal stops and lost is called.
+func (s *Session) renew(l Lease, deadline time.Time, lost context.CancelCauseFunc, stop, done chan struct{}) {
 	defer close(done)
 	t := time.NewTicker(s.opts.LeaseTTL / 3)
 	defer t.Stop()
@@ -84,17 +94,32 @@ func (s *Session) renew(l Lease, stop, done chan struct{}) {
 			return
 		case <-t.C:
 		}
+		if time.Now().After(deadline) {
+			s.leaseLost(lost, "it expired before it could be renewed")
+			return
+		}
+		asked := time.Now()
 		ctx, cancel := s.ctx()
 		nl, err := s.st.AcquireLease(ctx, s.name, l.Holder, s.opts.LeaseTTL)
 		cancel()
-		if err != nil {
-			s.log.Warn("renewing the session's lease failed", "session", s.name, "error", err)
+		switch {
+		case errors.Is(err, ErrLeaseHeld):
+			s.leaseLost(lost, "another host took it over")
+			return
+		case err != nil:
+			s.log.Warn("renewing the session's lease failed; retrying while it holds", "session", s.name, "error", err)
 			continue
 		}
+		deadline = asked.Add(s.opts.LeaseTTL)
 		s.mu.Lock()
 		if s.lease != nil {
 			s.lease.Expires = nl.Expires
 		}
 		s.mu.Unlock()
 	}
+}
+
+func (s *Session) leaseLost(lost context.CancelCauseFunc, why string) {
+	s.log.Warn("lost the session's lease; the work under it stops", "session", s.name, "reason", why)
+	lost(fmt.Errorf("%s: %w (%s)", s.name, ErrLeaseLost, why))
 }

@@ -16,7 +16,7 @@ import (
 func (s *Session) Update(change func(tx *session.Tx) (*session.File, error)) error {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	release, err := s.HoldLease(ctx)
+	_, release, err := s.HoldLease(ctx)
 	if err != nil {
 		return err
 	}

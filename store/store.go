@@ -37,7 +37,7 @@ var (
 	// expired.
 	ErrLeaseHeld = session.ErrLeaseHeld
 	// ErrLeaseLost: the lease expired or was taken over; nothing was written.
-	ErrLeaseLost = errors.New("the session's lease was lost")
+	ErrLeaseLost = session.ErrLeaseLost
 	// ErrUnavailable: the store cannot be reached; nothing was written.
 	// Retrying later is safe.
 	ErrUnavailable = errors.New("the session store is unavailable")

@@ -59,13 +59,15 @@ func exitCode(err error) int {
 		return exitUsage
 	case errors.Is(err, engine.ErrCancelled), errors.Is(err, branch.ErrCancelled):
 		return exitCancelled
+	case errors.Is(err, engine.ErrCompactingElsewhere), errors.Is(err, session.ErrLeaseHeld),
+		errors.Is(err, store.ErrLeaseLost), errors.Is(err, session.ErrConflict):
+		// Before the interrupted case: a compaction stopped by a lost
+		// lease is aborted, but nobody interrupted it.
+		return exitBusy
 	case errors.Is(err, context.Canceled), errors.Is(err, engine.ErrAborted):
 		return exitInterrupted
 	case errors.Is(err, compaction.ErrNothingToCompact), errors.Is(err, branch.ErrNothingToSummarize):
 		return exitNothing
-	case errors.Is(err, engine.ErrCompactingElsewhere), errors.Is(err, session.ErrLeaseHeld),
-		errors.Is(err, store.ErrLeaseLost), errors.Is(err, session.ErrConflict):
-		return exitBusy
 	}
 	return exitFailure
 }

@@ -85,7 +85,7 @@ func (s *Session) summarizer(reason Reason) summary.Summarizer {
 // compact runs one compaction with its start and end events. The caller
 // holds the operation lock.
 func (s *Session) compact(ctx context.Context, st Settings, reason Reason, instructions string) (*Result, error) {
-	release, err := s.holdLease(ctx)
+	ctx, release, err := s.holdLease(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -135,26 +135,27 @@ func (s *Session) compact(ctx context.Context, st Settings, reason Reason, instr
 	return res, nil
 }
 
-// holdLease takes the session's lease for a compaction or prune when the
-// backend is shared between hosts, before any event is emitted: a session
-// another host is compacting is skipped quietly, once.
-func (s *Session) holdLease(ctx context.Context) (release func(), err error) {
+// holdLease takes the session's lease for a compaction when the backend
+// is shared between hosts, before any event is emitted: a session another
+// host is compacting is skipped quietly, once. The context it returns
+// ends when the lease is lost, which aborts the compaction.
+func (s *Session) holdLease(ctx context.Context) (context.Context, func(), error) {
 	l, ok := s.store.(session.Leaser)
 	if !ok {
-		return func() {}, nil
+		return ctx, func() {}, nil
 	}
-	release, err = l.HoldLease(ctx)
+	held, release, err := l.HoldLease(ctx)
 	if errors.Is(err, session.ErrLeaseHeld) {
 		s.log.Debug("another host holds the session's lease", "error", err)
-		return nil, elsewhereError{err}
+		return nil, nil, elsewhereError{err}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("take the session's lease: %w", err)
+		return nil, nil, fmt.Errorf("take the session's lease: %w", err)
 	}
 	// The backend caught up with the other hosts: so does the context
 	// the compaction starts from.
 	s.resyncLocked()
-	return release, nil
+	return held, release, nil
 }
 
 // elsewhereError is ErrCompactingElsewhere in one line; it also matches

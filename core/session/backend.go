@@ -45,8 +45,11 @@ type Leaser interface {
 	// HoldLease takes the session's lease for this host, catches up with
 	// what other hosts wrote, and keeps the lease renewed until release
 	// is called; while it is held, the Backend's writes commit only if
-	// the lease still is. ErrLeaseHeld when another host holds it.
-	HoldLease(ctx context.Context) (release func(), err error)
+	// the lease still is. ErrLeaseHeld when another host holds it. held
+	// is ctx, cancelled with the cause ErrLeaseLost once the lease is
+	// known to be lost (taken over, or expired unrenewed): work done
+	// under it stops rather than finish for nothing.
+	HoldLease(ctx context.Context) (held context.Context, release func(), err error)
 }
 
 // Errors of shared backends that callers branch on.
@@ -57,6 +60,9 @@ var (
 	// ErrLeaseHeld: another holder has the session's lease and it has not
 	// expired.
 	ErrLeaseHeld = errors.New("another host holds the session's lease")
+	// ErrLeaseLost: the lease expired or was taken over; nothing was
+	// written.
+	ErrLeaseLost = errors.New("the session's lease was lost")
 )
 
 // Sidecars are the companions of a session (the prune archive) as an

@@ -84,7 +84,7 @@ func TestSessionUnavailable(t *testing.T) {
 	if _, err := h.Append(draft("lost"), draft("lost too")); !errors.Is(err, store.ErrUnavailable) {
 		t.Fatalf("append with the database down: %v, want ErrUnavailable", err)
 	}
-	if _, err := h.HoldLease(ctx); !errors.Is(err, store.ErrUnavailable) {
+	if _, _, err := h.HoldLease(ctx); !errors.Is(err, store.ErrUnavailable) {
 		t.Fatalf("lease with the database down: %v, want ErrUnavailable", err)
 	}
 	pgtest.Restart(t)

@@ -320,6 +320,80 @@ func RunSession(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("LeaseLostStopsTheWork", func(t *testing.T) {
+		hosts := open(t)
+		a, b := hosts(), hosts()
+		name := "s/lost.jsonl"
+		mustCreate(t, a, name, header)
+		h := mustOpen(t, a, name, "A")
+		held, release, err := h.HoldLease(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer release()
+		// An operator clears A's lease and B takes it: A's next renewal
+		// finds it taken over, and the work under it is told to stop.
+		if err := b.ReleaseLease(ctx, store.Lease{Session: name, Holder: "A"}); err != nil {
+			t.Fatal(err)
+		}
+		lb, err := b.AcquireLease(ctx, name, "B", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-held.Done():
+		case <-time.After(time.Minute):
+			t.Fatal("the lease was taken over, and the context under it did not end")
+		}
+		if cause := context.Cause(held); !errors.Is(cause, store.ErrLeaseLost) {
+			t.Fatalf("cause %v, want ErrLeaseLost", cause)
+		}
+		// A commit under the lost lease is refused; B's lease is intact.
+		if _, err := h.Append(msg("late")); !errors.Is(err, store.ErrLeaseLost) {
+			t.Fatalf("append under the lost lease: %v, want ErrLeaseLost", err)
+		}
+		if _, err := b.AppendLeased(ctx, lb, store.LastID(mustLoad(t, b, name)), msg("B's")); err != nil {
+			t.Fatalf("B's leased append: %v", err)
+		}
+		release()
+		if err := b.ReleaseLease(ctx, lb); err != nil {
+			t.Fatal(err)
+		}
+
+		// The same mid-compaction: A's summary is being made when the
+		// lease goes; the compaction is aborted, nothing saved.
+		if err := h.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 8 {
+			if _, err := h.Append(msg(Prose(i, 1200))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		started := make(chan struct{})
+		slow := &blockingSummarizer{started: started, finish: make(chan struct{})}
+		ea := engine.New(h, engine.Options{Settings: CompactSettings(), Summarizer: slow})
+		done := make(chan error, 1)
+		go func() {
+			_, err := ea.Compact(ctx, "")
+			done <- err
+		}()
+		<-started
+		if err := b.ReleaseLease(ctx, store.Lease{Session: name, Holder: "A"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.AcquireLease(ctx, name, "B", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		err = <-done
+		if !errors.Is(err, engine.ErrAborted) || !errors.Is(err, store.ErrLeaseLost) {
+			t.Fatalf("compaction whose lease was taken over: %v, want ErrAborted and ErrLeaseLost", err)
+		}
+		if n := countType(mustLoad(t, b, name), session.TypeCompaction); n != 0 {
+			t.Fatalf("%d compactions saved under a lost lease", n)
+		}
+	})
+
 	t.Run("LeaseTakeover", func(t *testing.T) {
 		s := open(t)()
 		name := "s/take.jsonl"
