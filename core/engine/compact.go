@@ -90,6 +90,12 @@ func (s *Session) compact(ctx context.Context, st Settings, reason Reason, instr
 		return nil, err
 	}
 	defer release()
+	if reason == ReasonThreshold && !st.above(s.ContextTokens()) {
+		// Taking a shared session's lease caught this host up with the
+		// others: one of them compacted meanwhile, and the context is
+		// under the threshold again. Nothing is due, nothing failed.
+		return nil, errNoLongerDue
+	}
 	tl := &hooks.Timeline{}
 	r := s.startRun(hooks.WithObserver(ctx, tl.Observe))
 	defer s.endRun(r)

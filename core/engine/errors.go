@@ -29,6 +29,9 @@ var (
 	// ErrAlreadyTriggered is returned when an entry that already triggered
 	// an automatic compaction would trigger another one.
 	ErrAlreadyTriggered = errors.New("this entry already triggered a compaction")
+	// errNoLongerDue: a threshold compaction that caught up with other
+	// hosts under the lease found the context under the threshold again.
+	errNoLongerDue = errors.New("another host compacted this session meanwhile; the context is under the threshold")
 	// ErrNotAssistant is returned when AfterTurn or HandleAssistantError get
 	// something that is not an assistant message.
 	ErrNotAssistant = errors.New("not an assistant message")

@@ -548,8 +548,9 @@ func (s *Session) auto(ctx context.Context, st Settings, reason Reason, trigger 
 	case err == nil:
 		s.autoFailures = 0
 		return res, "", nil
-	case errors.Is(err, ErrCompactingElsewhere):
-		// Another host compacts this session; nothing failed here.
+	case errors.Is(err, ErrCompactingElsewhere), errors.Is(err, errNoLongerDue):
+		// Another host compacts (or just compacted) this session; nothing
+		// failed here.
 		if reason == ReasonThreshold {
 			return nil, err.Error(), nil
 		}

@@ -320,6 +320,45 @@ func RunSession(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("ThresholdAfterAnotherHostCompacted", func(t *testing.T) {
+		hosts := open(t)
+		a, b := hosts(), hosts()
+		name := "s/due.jsonl"
+		mustCreate(t, a, name, header)
+		ha, hb := mustOpen(t, a, name, "A"), mustOpen(t, b, name, "B")
+		for i := range 8 {
+			if _, err := ha.Append(msg(Prose(i, 1200))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := hb.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		res, err := engine.New(ha, engine.Options{Settings: CompactSettings()}).Compact(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// B has not read A's compaction yet: its context is above a
+		// threshold between the sizes before and after it. Taking the
+		// lease catches B up, the context is under the threshold again,
+		// and the due compaction is skipped — not counted as a failure.
+		st := CompactSettings()
+		st.ContextWindow = st.ReserveTokens + (res.TokensBefore+res.TokensAfter)/2
+		var events []engine.Event
+		eb := engine.New(hb, engine.Options{Settings: st})
+		eb.Subscribe(func(ev engine.Event) { events = append(events, ev) })
+		out, err := eb.CheckThreshold(ctx)
+		if err != nil || out.Compaction != nil || !strings.Contains(out.Skipped, "compacted this session meanwhile") {
+			t.Fatalf("B's threshold check after A's compaction: %+v, %v; want it skipped", out, err)
+		}
+		if len(events) != 0 {
+			t.Fatalf("a compaction that was no longer due emitted %v", events)
+		}
+		if n := countType(mustLoad(t, b, name), session.TypeCompaction); n != 1 {
+			t.Fatalf("%d compactions, want exactly 1", n)
+		}
+	})
+
 	t.Run("LeaseLostStopsTheWork", func(t *testing.T) {
 		hosts := open(t)
 		a, b := hosts(), hosts()
