@@ -10,13 +10,13 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
+	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summarize"
 	"github.com/pith-dev/pith/server"
 	"github.com/spf13/cobra"
@@ -345,19 +345,11 @@ func boundAddress(lis net.Listener) string {
 
 // writeReadyFile writes addr atomically, so a poller never reads half.
 func writeReadyFile(path, addr string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".ready-*")
+	err := session.WriteAtomic(path, func(w io.Writer) error {
+		_, err := io.WriteString(w, addr+"\n")
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("ready file: %w", err)
-	}
-	_, err = tmp.WriteString(addr + "\n")
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
 		return fmt.Errorf("ready file: %w", err)
 	}
 	return nil
