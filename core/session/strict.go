@@ -50,8 +50,6 @@ var clientRoles = map[string]bool{
 	RoleUser: true, RoleAssistant: true, RoleToolResult: true, RoleBashExecution: true, RoleCustom: true,
 }
 
-// serverFields are assigned by the server; a client's values are dropped.
-var serverFields = map[string]bool{"type": true, "id": true, "parentId": true, "timestamp": true}
 
 // ClientEntry is an entry a client sent, checked and ready to append.
 type ClientEntry struct {
@@ -75,7 +73,7 @@ func ParseClientEntry(raw []byte) (ClientEntry, error) {
 		case key == "type":
 			typeRaw = value
 			return
-		case serverFields[key]:
+		case envelopeFields[key]:
 			return
 		case key == "message":
 			msgRaw = value
