@@ -464,7 +464,7 @@ func (g *generator) customMessage() {
 	o, id := g.startEntry("custom_message")
 	o.str("customType", "sessiongen-note")
 	text := "Context from an extension: " + g.c.slice(g.r, 20+g.r.IntN(g.o.ProseMax))
-	g.textContent(o, text)
+	g.textContent(o, text, 2, g.o.Image*3)
 	o.bool("display", g.r.IntN(3) != 0)
 	if g.r.IntN(2) == 0 {
 		o.objKey("details")
@@ -476,10 +476,11 @@ func (g *generator) customMessage() {
 	g.ctx += len(text) / 4
 }
 
-// textContent writes the "content" of a custom message: the text as a
-// string, or as a text block, sometimes followed by an image.
-func (g *generator) textContent(o *obj, text string) {
-	if g.r.IntN(2) == 0 {
+// textContent writes a message's "content": the text as a string one time
+// in stringOneIn (never when 0), else as a text block followed, with the
+// chance image, by an image block.
+func (g *generator) textContent(o *obj, text string, stringOneIn int, image float64) {
+	if stringOneIn > 0 && g.r.IntN(stringOneIn) == 0 {
 		o.str("content", text)
 		return
 	}
@@ -488,7 +489,7 @@ func (g *generator) textContent(o *obj, text string) {
 	o.str("type", "text")
 	o.str("text", text)
 	o.close()
-	if g.chance(g.o.Image * 3) {
+	if g.chance(image) {
 		g.imageBlock(o)
 	}
 	o.closeArr()
@@ -508,7 +509,7 @@ func (g *generator) customRole() {
 	o.str("role", role)
 	o.str("customType", "sessiongen-hook")
 	text := g.c.slice(g.r, 10+g.r.IntN(g.o.ProseMax))
-	g.textContent(o, text)
+	g.textContent(o, text, 2, g.o.Image*3)
 	o.bool("display", g.r.IntN(2) == 0)
 	o.int("timestamp", g.ms())
 	o.close()
@@ -555,19 +556,7 @@ func (g *generator) user() {
 	if g.r.IntN(8) == 0 {
 		text += "\n" + g.c.slice(g.r, 200+g.r.IntN(2*g.o.ProseMax))
 	}
-	if g.r.IntN(3) == 0 {
-		o.str("content", text)
-	} else {
-		o.arrKey("content")
-		o.elemObj()
-		o.str("type", "text")
-		o.str("text", text)
-		o.close()
-		if g.chance(g.o.Image) {
-			g.imageBlock(o)
-		}
-		o.closeArr()
-	}
+	g.textContent(o, text, 3, g.o.Image)
 	o.int("timestamp", g.ms())
 	o.close()
 	g.end()
@@ -805,20 +794,12 @@ func (g *generator) toolResult(c call) {
 	o.str("role", "toolResult")
 	o.str("toolCallId", c.id)
 	o.str("toolName", c.name)
-	o.arrKey("content")
 	n := g.o.ToolResultMin + g.r.IntN(g.o.ToolResultTypical-g.o.ToolResultMin+1)
 	if g.chance(g.o.Large) {
 		n = g.o.ToolResultTypical + g.r.IntN(g.o.ToolResultMax-g.o.ToolResultTypical+1)
 	}
 	text := g.c.slice(g.r, n)
-	o.elemObj()
-	o.str("type", "text")
-	o.str("text", text)
-	o.close()
-	if g.chance(g.o.Image) {
-		g.imageBlock(o)
-	}
-	o.closeArr()
+	g.textContent(o, text, 0, g.o.Image)
 	if c.name == "edit" && g.r.IntN(2) == 0 {
 		o.objKey("details")
 		o.str("diff", "-"+sentence(g.r, 3)+"\n+"+sentence(g.r, 3))
