@@ -50,7 +50,6 @@ var clientRoles = map[string]bool{
 	RoleUser: true, RoleAssistant: true, RoleToolResult: true, RoleBashExecution: true, RoleCustom: true,
 }
 
-
 // ClientEntry is an entry a client sent, checked and ready to append.
 type ClientEntry struct {
 	Type string
