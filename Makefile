@@ -2,7 +2,8 @@
 GO        ?= go
 BIN       := bin
 STATICCHECK_VERSION := v0.8.2
-PLUGINS   := $(notdir $(wildcard plugins/examples/*))
+# The example plugins written in Go (a folder with a main.go).
+PLUGINS   := $(notdir $(patsubst %/main.go,%,$(wildcard plugins/examples/*/main.go)))
 
 .PHONY: help build test test-short bench bench-vs-pi load lint fmt demo examples conformance proto fuzz clean
 
@@ -27,10 +28,14 @@ build:
 	@mkdir -p $(BIN)/plugins
 	@if [ "$$($(GO) list -f '{{.Stale}}' $(COLD_PROBE) 2>/dev/null)" = true ]; then \
 		echo "make build: first build with this Go cache compiles every dependency (the provider SDKs are large): a few minutes on 2 cores"; fi
-	$(GO) build -o $(BIN)/pith ./cmd/host
-	@for p in $(PLUGINS); do \
-		if [ -f plugins/examples/$$p/main.go ]; then $(GO) build -o $(BIN)/plugins/$$p ./plugins/examples/$$p || exit 1; fi; \
-	done
+	@# One go build for every binary: its scheduler fills the second core with
+	@# the plugins' packages while the provider SDKs compile, where separate
+	@# builds one after another would leave it idle on a cold cache.
+	@rm -rf $(BIN)/.build && mkdir -p $(BIN)/.build
+	$(GO) build -o $(BIN)/.build/ ./cmd/host $(addprefix ./plugins/examples/,$(PLUGINS))
+	@mv -f $(BIN)/.build/host $(BIN)/pith
+	@for p in $(PLUGINS); do mv -f $(BIN)/.build/$$p $(BIN)/plugins/$$p; done
+	@rm -rf $(BIN)/.build
 
 test:
 	$(GO) test ./...
@@ -51,6 +56,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzAPI$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s -parallel 1 ./viewer
 	$(GO) test -run '^$$' -fuzz '^FuzzFilesRoundTrip$$' -fuzztime $(FUZZTIME) -parallel 1 ./store
 	$(GO) test -run '^$$' -fuzz '^FuzzPostgresRoundTrip$$' -fuzztime $(FUZZTIME) -parallel 1 ./store/postgres
+	$(GO) test -run '^$$' -fuzz '^FuzzURL$$' -fuzztime $(FUZZTIME) -parallel 1 ./internal/redact
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -11,8 +11,8 @@ import (
 	"os"
 	"time"
 
+	pb "github.com/pith-dev/pith/internal/gen/pith/session/v1"
 	"github.com/pith-dev/pith/internal/netaddr"
-	pb "github.com/pith-dev/pith/proto/pith/session/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"

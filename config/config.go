@@ -3,9 +3,10 @@ package config
 import (
 	"maps"
 
-	"github.com/pith-dev/pith/hooks"
 	"slices"
 	"time"
+
+	"github.com/pith-dev/pith/hooks"
 )
 
 // Config is the whole configuration of Pith. Keys are camelCase as in pi's

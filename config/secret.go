@@ -1,9 +1,10 @@
 package config
 
 import (
-	"net/url"
 	"regexp"
 	"strings"
+
+	"github.com/pith-dev/pith/internal/redact"
 )
 
 // Masked replaces a secret in anything shown to people.
@@ -73,42 +74,9 @@ func looksSecret(s string) bool {
 	return secretValue.MatchString(strings.TrimSpace(s))
 }
 
-// maskURL hides the password of the user info and secret-looking query
+// maskURL hides the user info and the values of secret-looking query
 // parameters; the rest of the URL stays readable.
-func maskURL(s string) string {
-	if s == "" {
-		return s
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return s
-	}
-	changed := false
-	if u.User != nil {
-		if _, hasPassword := u.User.Password(); hasPassword {
-			u.User = url.UserPassword(u.User.Username(), "xxxxx")
-		} else {
-			u.User = url.User("xxxxx")
-		}
-		changed = true
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k, vs := range q {
-			if secretName(k) {
-				for i := range vs {
-					vs[i] = "xxxxx"
-				}
-				changed = true
-			}
-		}
-		u.RawQuery = q.Encode()
-	}
-	if !changed {
-		return s
-	}
-	return u.String()
-}
+func maskURL(s string) string { return redact.URL(s, secretName) }
 
 // maskArgs masks the values of secret-looking flags: "--token=abc" and
 // "--token abc" both lose "abc".

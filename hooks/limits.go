@@ -221,7 +221,7 @@ var ErrPayloadTooLarge = errors.New("event payload exceeds the wire's maximum me
 
 // MaxEventBytes is the most the bounded fields of one event (path entries,
 // labels, messages) may take together, whatever a plugin's limits say:
-// well under the wire's 256 MiB message limit (hooks/wire checks that it
+// well under the wire's 256 MiB message limit (internal/wire checks that it
 // is), leaving room for the fields that are not cut.
 const MaxEventBytes = 192 << 20
 

@@ -13,8 +13,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"github.com/pith-dev/pith/hooks"
-	"github.com/pith-dev/pith/hooks/wire"
-	pb "github.com/pith-dev/pith/proto/pith/hooks/v1"
+	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
+	"github.com/pith-dev/pith/internal/wire"
 	"google.golang.org/grpc"
 )
 

@@ -2,97 +2,335 @@ package sdk
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"sync"
+	"time"
 
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
 	"github.com/pith-dev/pith/hooks"
-	"github.com/pith-dev/pith/hooks/wire"
+	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
+	"github.com/pith-dev/pith/internal/wire"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 )
 
-// NewPlugin runs p inside the host process through the same adaptation as
-// Serve: every event and result is encoded to protobuf bytes and back, the
-// handler runs under the same panic guard, and only the events p implements
-// are reported. Tests use it (package sdktest) to see exactly what a
-// subprocess would see, minus the process.
-func NewPlugin(info hooks.PluginInfo, p any) hooks.Plugin {
+// InProcessPlugin is a handler served inside the calling process over a
+// real gRPC connection: the server is the one Serve runs (go-plugin's, with
+// the SDK's handler adaptation, panic guard and message limits), listening
+// on a local socket; the caller's side is a go-plugin client with the
+// host's dial options, sending each event through the host's protobuf
+// conversion. Deadlines, status codes, message size limits and the wire
+// conversion therefore behave exactly as with a plugin subprocess. Only
+// the process and the handshake (cookie, TLS) are left out.
+//
+// The host API is the one difference: a subprocess reaches the host
+// through go-plugin's broker, an in-process handler gets the HostAPI of
+// the calling context (hooks.WithHost; the Dispatcher and sdktest put one
+// there) scoped to the event's session and revoked when the call returns,
+// as the host scopes it.
+//
+// Close it when done; package sdktest does so when the test ends.
+type InProcessPlugin struct {
+	info   hooks.PluginInfo
+	events []hooks.EventID
+	rpc    pb.HooksClient
+	conn   plugin.ClientProtocol
+	stop   context.CancelFunc
+	closed chan struct{}
+	grants localGrants
+	once   sync.Once
+}
+
+// describeTimeout bounds the Describe call that ends StartInProcess, as the
+// host's start timeout bounds a subprocess's.
+const describeTimeout = 10 * time.Second
+
+// StartInProcess serves h in this process and connects to it. info is what
+// the Dispatcher reads (name, priority, timeout, failure policy, limits);
+// the events are those h reports in Describe, as for a subprocess. A
+// handler Serve would refuse (CheckHandler) is refused here too.
+func StartInProcess(info hooks.PluginInfo, h Handler) (*InProcessPlugin, error) {
+	if err := CheckHandler(h); err != nil {
+		return nil, err
+	}
 	name := info.Name
 	if name == "" {
 		name = "in-process"
 	}
-	return &inProcess{info: info, srv: newServer(p, config{name: name, version: "0.0.0"})}
-}
-
-type inProcess struct {
-	info hooks.PluginInfo
-	srv  *server
-}
-
-func (ip *inProcess) Info() hooks.PluginInfo { return ip.info }
-
-func (ip *inProcess) Implements(event hooks.EventID) bool { return ip.srv.plugin.Implements(event) }
-
-// over sends req across a simulated wire: marshalled, unmarshalled, served,
-// and the response marshalled and unmarshalled again.
-func over[Req, Resp proto.Message](ctx context.Context, req Req, serve func(context.Context, Req) (Resp, error)) (Resp, error) {
-	var zero Resp
-	in, err := clone(req)
+	ip := &InProcessPlugin{info: info, closed: make(chan struct{})}
+	rc, err := ip.serve(serveConfig(h, config{name: name, version: "0.0.0"}))
 	if err != nil {
-		return zero, fmt.Errorf("encode request: %w", err)
+		return nil, err
 	}
-	out, err := serve(ctx, in)
+	if err := ip.connect(rc); err != nil {
+		_ = ip.Close()
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), describeTimeout)
+	defer cancel()
+	resp, err := ip.rpc.Describe(ctx, &pb.DescribeRequest{ConfiguredName: info.Name})
+	if err != nil {
+		_ = ip.Close()
+		return nil, fmt.Errorf("sdk: in-process plugin %q: describe: %w", name, wire.ErrorFromStatus(err))
+	}
+	ip.events, _ = wire.EventsFromStrings(resp.GetEvents())
+	return ip, nil
+}
+
+// serve starts go-plugin's server for sc in test mode (in this process, on
+// a local socket, no handshake) and returns where it listens.
+func (ip *InProcessPlugin) serve(sc *plugin.ServeConfig) (*plugin.ReattachConfig, error) {
+	newServer := sc.GRPCServer
+	sc.GRPCServer = func(opts []grpc.ServerOption) *grpc.Server {
+		return newServer(append(opts, grpc.ChainUnaryInterceptor(ip.grants.intercept)))
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	ip.stop = stop
+	ch := make(chan *plugin.ReattachConfig, 1)
+	sc.Test = &plugin.ServeTestConfig{Context: ctx, ReattachConfigCh: ch, CloseCh: ip.closed}
+	go plugin.Serve(sc)
+	select {
+	case rc := <-ch:
+		return rc, nil
+	case <-ip.closed:
+		stop()
+		return nil, errors.New("sdk: the in-process plugin server stopped before it served")
+	}
+}
+
+// connect attaches a go-plugin client, configured as the host's, to the
+// server at rc.
+func (ip *InProcessPlugin) connect(rc *plugin.ReattachConfig) error {
+	// The attached "process" is this one: it is gone when the server has
+	// stopped, and stopping it stops the server.
+	rc.ReattachFunc = func() (runner.AttachedRunner, error) { return serverRunner{ip}, nil }
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig: wire.Handshake,
+		// A reattached test-mode client negotiates no version: it takes
+		// its plugin set from Plugins.
+		Plugins:          plugin.PluginSet{wire.PluginName: callerSide{}},
+		Reattach:         rc,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		GRPCDialOptions:  wire.DialOptions(),
+		Logger:           hclog.NewNullLogger(),
+	})
+	conn, err := client.Client()
+	if err != nil {
+		return fmt.Errorf("sdk: connect to the in-process plugin: %w", err)
+	}
+	ip.conn = conn
+	raw, err := conn.Dispense(wire.PluginName)
+	if err != nil {
+		return fmt.Errorf("sdk: connect to the in-process plugin: %w", err)
+	}
+	ip.rpc = raw.(pb.HooksClient)
+	return nil
+}
+
+// closeGrace is how long Close waits for the server to stop at the
+// client's goodbye before stopping it itself.
+const closeGrace = 5 * time.Second
+
+// Close ends the connection and stops the server; calls after it fail. It
+// does not call the handler's Close (sdk.Closer), which the host's Shutdown
+// would: in-process, the test owns the handler value and closes it.
+func (ip *InProcessPlugin) Close() error {
+	ip.once.Do(func() {
+		defer ip.stop()
+		if ip.conn != nil {
+			// go-plugin's goodbye: its controller stops the server, which
+			// then returns quietly (a closed listener would log an error).
+			_ = ip.conn.Close()
+			select {
+			case <-ip.closed:
+				return
+			case <-time.After(closeGrace):
+			}
+		}
+		// No goodbye reached the server: stop it through Serve's context.
+		// (Not both at once: two stops race inside go-plugin.)
+		ip.stop()
+		<-ip.closed
+	})
+	return nil
+}
+
+var _ io.Closer = (*InProcessPlugin)(nil)
+
+// Info implements hooks.Plugin.
+func (ip *InProcessPlugin) Info() hooks.PluginInfo { return ip.info }
+
+// Implements reports the events the handler listed in Describe.
+func (ip *InProcessPlugin) Implements(event hooks.EventID) bool {
+	for _, e := range ip.events {
+		if e == event {
+			return true
+		}
+	}
+	return false
+}
+
+// BoundByContext tells the Dispatcher that a call returns when its context
+// ends, as a subprocess's does: it is a gRPC call with that context.
+func (ip *InProcessPlugin) BoundByContext() bool { return true }
+
+var _ hooks.ContextBound = (*InProcessPlugin)(nil)
+
+// call makes one RPC the way the host does: the size check before sending,
+// the host API granted for the call's session, the status mapped back.
+func call[Req, Resp proto.Message](ctx context.Context, ip *InProcessPlugin, sessionID string, req Req, rpc func(context.Context, Req, ...grpc.CallOption) (Resp, error)) (Resp, error) {
+	var zero Resp
+	if err := wire.CheckSize(req); err != nil {
+		return zero, err
+	}
+	ctx, revoke := ip.grants.grant(ctx, hooks.Scope{SessionID: sessionID, Limits: ip.info.Limits})
+	defer revoke()
+	resp, err := rpc(ctx, req)
 	if err != nil {
 		return zero, wire.ErrorFromStatus(err)
 	}
-	back, err := clone(out)
-	if err != nil {
-		return zero, fmt.Errorf("encode response: %w", err)
-	}
-	return back, nil
+	return resp, nil
 }
 
-func clone[M proto.Message](m M) (M, error) {
-	var zero M
-	b, err := proto.Marshal(m)
-	if err != nil {
-		return zero, err
-	}
-	out := m.ProtoReflect().New().Interface().(M)
-	if err := proto.Unmarshal(b, out); err != nil {
-		return zero, err
-	}
-	return out, nil
-}
-
-func (ip *inProcess) BeforeCompact(ctx context.Context, ev *hooks.BeforeCompactEvent) (*hooks.BeforeCompactResult, error) {
-	resp, err := over(ctx, wire.BeforeCompactEventToProto(ev), ip.srv.BeforeCompact)
+// BeforeCompact implements hooks.Plugin.
+func (ip *InProcessPlugin) BeforeCompact(ctx context.Context, ev *hooks.BeforeCompactEvent) (*hooks.BeforeCompactResult, error) {
+	resp, err := call(ctx, ip, ev.SessionID, wire.BeforeCompactEventToProto(ev), ip.rpc.BeforeCompact)
 	if err != nil {
 		return nil, err
 	}
 	return wire.BeforeCompactResultFromProto(resp), nil
 }
 
-func (ip *inProcess) Compacting(ctx context.Context, ev *hooks.CompactingEvent) (*hooks.CompactingResult, error) {
-	resp, err := over(ctx, wire.CompactingEventToProto(ev), ip.srv.Compacting)
+// Compacting implements hooks.Plugin.
+func (ip *InProcessPlugin) Compacting(ctx context.Context, ev *hooks.CompactingEvent) (*hooks.CompactingResult, error) {
+	resp, err := call(ctx, ip, ev.SessionID, wire.CompactingEventToProto(ev), ip.rpc.Compacting)
 	if err != nil {
 		return nil, err
 	}
 	return wire.CompactingResultFromProto(resp), nil
 }
 
-func (ip *inProcess) Compact(ctx context.Context, ev *hooks.CompactEvent) error {
-	_, err := over(ctx, wire.CompactEventToProto(ev), ip.srv.Compact)
+// Compact implements hooks.Plugin.
+func (ip *InProcessPlugin) Compact(ctx context.Context, ev *hooks.CompactEvent) error {
+	_, err := call(ctx, ip, ev.SessionID, wire.CompactEventToProto(ev), ip.rpc.Compact)
 	return err
 }
 
-func (ip *inProcess) BeforeTree(ctx context.Context, ev *hooks.BeforeTreeEvent) (*hooks.BeforeTreeResult, error) {
-	resp, err := over(ctx, wire.BeforeTreeEventToProto(ev), ip.srv.BeforeTree)
+// BeforeTree implements hooks.Plugin.
+func (ip *InProcessPlugin) BeforeTree(ctx context.Context, ev *hooks.BeforeTreeEvent) (*hooks.BeforeTreeResult, error) {
+	resp, err := call(ctx, ip, ev.SessionID, wire.BeforeTreeEventToProto(ev), ip.rpc.BeforeTree)
 	if err != nil {
 		return nil, err
 	}
 	return wire.BeforeTreeResultFromProto(resp), nil
 }
 
-func (ip *inProcess) Tree(ctx context.Context, ev *hooks.TreeEvent) error {
-	_, err := over(ctx, wire.TreeEventToProto(ev), ip.srv.Tree)
+// Tree implements hooks.Plugin.
+func (ip *InProcessPlugin) Tree(ctx context.Context, ev *hooks.TreeEvent) error {
+	_, err := call(ctx, ip, ev.SessionID, wire.TreeEventToProto(ev), ip.rpc.Tree)
 	return err
+}
+
+// NewPlugin is StartInProcess for callers that cannot handle an error: a
+// plugin that failed to start answers every call with the reason. The
+// result is an *InProcessPlugin (close it) unless the start failed.
+func NewPlugin(info hooks.PluginInfo, p any) hooks.Plugin {
+	ip, err := StartInProcess(info, p)
+	if err != nil {
+		return failedPlugin{info: info, err: err}
+	}
+	return ip
+}
+
+// failedPlugin is a plugin whose start failed.
+type failedPlugin struct {
+	info hooks.PluginInfo
+	err  error
+}
+
+func (f failedPlugin) Info() hooks.PluginInfo { return f.info }
+
+func (f failedPlugin) Implements(hooks.EventID) bool { return true }
+
+func (f failedPlugin) BeforeCompact(context.Context, *hooks.BeforeCompactEvent) (*hooks.BeforeCompactResult, error) {
+	return nil, f.err
+}
+
+func (f failedPlugin) Compacting(context.Context, *hooks.CompactingEvent) (*hooks.CompactingResult, error) {
+	return nil, f.err
+}
+
+func (f failedPlugin) Compact(context.Context, *hooks.CompactEvent) error { return f.err }
+
+func (f failedPlugin) BeforeTree(context.Context, *hooks.BeforeTreeEvent) (*hooks.BeforeTreeResult, error) {
+	return nil, f.err
+}
+
+func (f failedPlugin) Tree(context.Context, *hooks.TreeEvent) error { return f.err }
+
+// callerSide is the go-plugin glue on the calling (host) side: it hands
+// out the Hooks client.
+type callerSide struct{ plugin.NetRPCUnsupportedPlugin }
+
+func (callerSide) GRPCServer(*plugin.GRPCBroker, *grpc.Server) error { return errNotHost }
+
+func (callerSide) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return pb.NewHooksClient(c), nil
+}
+
+// serverRunner is the "process" go-plugin's client attaches to: the
+// in-process server. It has exited when the server has stopped.
+type serverRunner struct{ ip *InProcessPlugin }
+
+func (r serverRunner) Wait(ctx context.Context) error {
+	select {
+	case <-r.ip.closed:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (r serverRunner) Kill(context.Context) error {
+	r.ip.stop()
+	<-r.ip.closed
+	return nil
+}
+
+func (serverRunner) ID() string { return "in-process" }
+
+func (serverRunner) PluginToHost(network, addr string) (string, string, error) {
+	return network, addr, nil
+}
+
+func (serverRunner) HostToPlugin(network, addr string) (string, string, error) {
+	return network, addr, nil
+}
+
+// localGrants carries the caller's host API across the connection with the
+// host's capabilities (wire.Grants): each call sends a fresh token in the
+// host's metadata key, the server side swaps it for the HostAPI it stands
+// for, scoped to the call's session, and the grant is revoked when the
+// call returns.
+type localGrants struct{ wire.Grants }
+
+// grant issues a token for the HostAPI of ctx, if it carries one.
+func (g *localGrants) grant(ctx context.Context, scope hooks.Scope) (context.Context, func()) {
+	host, ok := hooks.HostFromContext(ctx)
+	if !ok {
+		return ctx, func() {}
+	}
+	return g.Grant(ctx, host, scope)
+}
+
+// intercept gives the handler the HostAPI its call's token stands for.
+func (g *localGrants) intercept(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if h, ok := g.Lookup(ctx); ok {
+		ctx = hooks.WithHost(ctx, h)
+	}
+	return handler(ctx, req)
 }

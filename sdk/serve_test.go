@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pith-dev/pith/hooks/wire"
+	"github.com/pith-dev/pith/internal/wire"
 	"github.com/pith-dev/pith/sdk"
 	"github.com/pith-dev/pith/sdk/sdktest"
 )

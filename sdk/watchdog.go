@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/pith-dev/pith/hooks/wire"
+	"github.com/pith-dev/pith/internal/wire"
 )
 
 // watchInterval is how often the watchdog looks for the host: well under

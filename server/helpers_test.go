@@ -13,7 +13,8 @@ import (
 	"github.com/pith-dev/pith/client"
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/engine"
-	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summarize/builtin"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/hooks/pluginhost"
 	"google.golang.org/grpc"
 )
@@ -63,8 +64,8 @@ func startServerWith(t testing.TB, cfg *config.Config, specs []pluginhost.Spec) 
 	srv, err := New(ctx, Options{
 		Config: cfg,
 		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}}),
-		Summarizer: func(*config.Config) (summarize.Summarizer, error) {
-			return summarize.NewBuiltin(summarize.BuiltinOptions{}), nil
+		Summarizer: func(*config.Config) (summary.Summarizer, error) {
+			return builtin.New(builtin.Options{}), nil
 		},
 		Settings:    testSettings,
 		PluginSpecs: func(*config.Config) []pluginhost.Spec { return specs },

@@ -8,7 +8,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
-	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summarize/builtin"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/pluginhost"
 )
@@ -28,11 +29,11 @@ func TestPrepareReloadVeto(t *testing.T) {
 	srv, err := New(context.Background(), Options{
 		Config: old,
 		Logger: hclog.NewNullLogger(),
-		Summarizer: func(c *config.Config) (summarize.Summarizer, error) {
+		Summarizer: func(c *config.Config) (summary.Summarizer, error) {
 			if c.Summarizer.Model == "broken" {
 				return nil, errSummarizer
 			}
-			return summarize.NewBuiltin(summarize.BuiltinOptions{}), nil
+			return builtin.New(builtin.Options{}), nil
 		},
 		Settings:    testSettings,
 		PluginSpecs: specs,

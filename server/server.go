@@ -16,10 +16,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/engine"
-	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/pluginhost"
-	sessionv1 "github.com/pith-dev/pith/proto/pith/session/v1"
+	sessionv1 "github.com/pith-dev/pith/internal/gen/pith/session/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
@@ -43,7 +43,7 @@ type Options struct {
 	Config *config.Config
 	Logger hclog.Logger
 	// Summarizer builds the summarizer a configuration asks for.
-	Summarizer func(*config.Config) (summarize.Summarizer, error)
+	Summarizer func(*config.Config) (summary.Summarizer, error)
 	// Settings derives the engine settings of a configuration.
 	Settings func(*config.Config) engine.Settings
 	// PluginSpecs derives the plugin specs of a configuration.
@@ -313,28 +313,28 @@ func (s *Server) Close(ctx context.Context) error {
 // swapSummarizer forwards to the summarizer of the configuration in force,
 // so engines created before a reload use the new one.
 type swapSummarizer struct {
-	cur atomic.Pointer[summarize.Summarizer]
+	cur atomic.Pointer[summary.Summarizer]
 }
 
-func (w *swapSummarizer) set(s summarize.Summarizer) { w.cur.Store(&s) }
+func (w *swapSummarizer) set(s summary.Summarizer) { w.cur.Store(&s) }
 
-func (w *swapSummarizer) Summarize(ctx context.Context, req summarize.Request) (summarize.Result, error) {
+func (w *swapSummarizer) Summarize(ctx context.Context, req summary.Request) (summary.Result, error) {
 	return (*w.cur.Load()).Summarize(ctx, req)
 }
 
 // Converse forwards a tool conversation (the explore strategy) to the
 // summarizer in force, when it can call tools.
-func (w *swapSummarizer) Converse(ctx context.Context, req summarize.ConverseRequest) (summarize.ConverseResult, error) {
-	tc, err := summarize.AsToolCaller(*w.cur.Load())
+func (w *swapSummarizer) Converse(ctx context.Context, req summary.ConverseRequest) (summary.ConverseResult, error) {
+	tc, err := summary.AsToolCaller(*w.cur.Load())
 	if err != nil {
-		return summarize.ConverseResult{}, err
+		return summary.ConverseResult{}, err
 	}
 	return tc.Converse(ctx, req)
 }
 
-// CallsTools implements summarize.ToolCallChecker.
+// CallsTools implements summary.ToolCallChecker.
 func (w *swapSummarizer) CallsTools() bool {
-	_, err := summarize.AsToolCaller(*w.cur.Load())
+	_, err := summary.AsToolCaller(*w.cur.Load())
 	return err == nil
 }
 

@@ -9,11 +9,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/core/transcript"
 	"github.com/pith-dev/pith/hooks"
-	pb "github.com/pith-dev/pith/proto/pith/session/v1"
+	pb "github.com/pith-dev/pith/internal/gen/pith/session/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -90,7 +90,7 @@ func (v *service) GetContext(ctx context.Context, req *pb.GetContextRequest) (*p
 		AutoCompactionDisabled: eng.AutoCompactionDisabled(),
 	}
 	if req.GetLlm() {
-		resp.Messages = raws2bytes(compaction.ConvertForLLM(msgs))
+		resp.Messages = raws2bytes(transcript.ConvertForLLM(msgs))
 	} else {
 		for i, m := range msgs {
 			resp.Messages[i] = m.Raw

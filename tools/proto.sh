@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates the Go code beside every .proto under proto/ (make proto).
+# Regenerates the Go code of every .proto under proto/ into internal/gen/
+# (make proto): the .proto files are public, the generated Go is not.
 # The generators are pinned here and installed into a private bin directory
 # so the output does not depend on whatever is on the PATH.
 set -euo pipefail

@@ -6,9 +6,9 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/tokens"
+	"github.com/pith-dev/pith/core/transcript"
 	"github.com/pith-dev/pith/internal/entryview"
 	"github.com/spf13/cobra"
 )
@@ -102,7 +102,7 @@ type llmContextJSON struct {
 
 func writeLLMContextJSON(w io.Writer, ctx session.Context, est tokens.ContextEstimate) error {
 	out := llmContextJSON{
-		Messages:      compaction.ConvertForLLM(ctx.Messages),
+		Messages:      transcript.ConvertForLLM(ctx.Messages),
 		Tokens:        est.Tokens,
 		Model:         ctx.Model,
 		ThinkingLevel: ctx.ThinkingLevel,

@@ -17,7 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/server"
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
@@ -154,7 +154,7 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, f serveFlags) error
 		ClientCerts: tlsConfig != nil && tlsConfig.ClientCAs != nil,
 		Config:      cfg,
 		Logger:      log,
-		Summarizer: func(c *config.Config) (summarize.Summarizer, error) {
+		Summarizer: func(c *config.Config) (summary.Summarizer, error) {
 			s, _, err := buildSummarizer(c, providerFlags{}, log.Named("summarizer"))
 			return s, err
 		},

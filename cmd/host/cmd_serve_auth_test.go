@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/pith-dev/pith/client"
-	pb "github.com/pith-dev/pith/proto/pith/session/v1"
+	pb "github.com/pith-dev/pith/internal/gen/pith/session/v1"
 	"github.com/pith-dev/pith/server"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"

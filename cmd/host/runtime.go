@@ -14,7 +14,7 @@ import (
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/explore"
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/pluginhost"
 )
@@ -25,7 +25,7 @@ import (
 type runtime struct {
 	cfg        *config.Config
 	log        hclog.Logger
-	summarizer summarize.Summarizer
+	summarizer summary.Summarizer
 	summName   string
 	plugins    *pluginhost.Host
 	dispatcher *hooks.Dispatcher

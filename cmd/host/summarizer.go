@@ -8,7 +8,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summarize/builtin"
 	"github.com/pith-dev/pith/core/summarize/llm"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/spf13/cobra"
 )
 
@@ -36,7 +38,7 @@ func (p *providerFlags) register(cmd *cobra.Command) {
 //
 // Every request then passes summarize.Windowed: one whose estimated input
 // plus output cap exceeds the summarizer's window is never sent.
-func buildSummarizer(cfg *config.Config, p providerFlags, log hclog.Logger) (summarize.Summarizer, string, error) {
+func buildSummarizer(cfg *config.Config, p providerFlags, log hclog.Logger) (summary.Summarizer, string, error) {
 	s, name, err := buildProvider(cfg, p, log)
 	if err != nil {
 		return nil, "", err
@@ -44,7 +46,7 @@ func buildSummarizer(cfg *config.Config, p providerFlags, log hclog.Logger) (sum
 	return summarize.Windowed{Summarizer: s, Window: cfg.SummarizerContextWindow(), DefaultMaxTokens: llm.DefaultMaxTokens}, name, nil
 }
 
-func buildProvider(cfg *config.Config, p providerFlags, log hclog.Logger) (summarize.Summarizer, string, error) {
+func buildProvider(cfg *config.Config, p providerFlags, log hclog.Logger) (summary.Summarizer, string, error) {
 	s := cfg.Summarizer
 	provider := s.Provider
 	if p.provider != "" {
@@ -62,10 +64,10 @@ func buildProvider(cfg *config.Config, p providerFlags, log hclog.Logger) (summa
 	if p.baseURL != "" {
 		s.BaseURL = p.baseURL
 	}
-	builtin := summarize.NewBuiltin(summarize.BuiltinOptions{})
+	local := builtin.New(builtin.Options{})
 	switch provider {
 	case "", config.ProviderBuiltin:
-		return builtin, "builtin", nil
+		return local, "builtin", nil
 	case config.ProviderRemote:
 		ep := cfg.Compaction.RemoteEndpoint
 		if p.baseURL != "" {
@@ -77,7 +79,7 @@ func buildProvider(cfg *config.Config, p providerFlags, log hclog.Logger) (summa
 		r, err := summarize.NewRemote(summarize.RemoteOptions{
 			URL: ep.URL, Timeout: ep.Timeout, AuthEnv: ep.AuthEnv, AuthHeader: ep.AuthHeader,
 			MaxRetries: ep.Retries, BaseDelay: time.Duration(cfg.Retry.BaseDelayMs) * time.Millisecond,
-			MaxBackoff: cfg.Retry.MaxBackoff, Fallback: builtin, Logger: log,
+			MaxBackoff: cfg.Retry.MaxBackoff, Fallback: local, Logger: log,
 		})
 		if err != nil {
 			return nil, "", err
@@ -103,7 +105,7 @@ func buildProvider(cfg *config.Config, p providerFlags, log hclog.Logger) (summa
 	}
 	// The built-in summarizer is the last fallback: when every model
 	// failed, a deterministic summary still beats no compaction.
-	chain.Candidates = append(chain.Candidates, summarize.Candidate{Name: "builtin (fallback)", Summarizer: builtin})
+	chain.Candidates = append(chain.Candidates, summarize.Candidate{Name: "builtin (fallback)", Summarizer: local})
 	name := cands[0].Provider + "/" + cands[0].Model
 	if m := cfg.Compaction.Model; m != "" && m != cands[0].Model {
 		// The explore strategy's worker runs on its own model, with the
@@ -124,15 +126,15 @@ func buildProvider(cfg *config.Config, p providerFlags, log hclog.Logger) (summa
 // withExplorer is a summarizer whose tool conversations (the explore
 // strategy's worker) go to another model: compaction.model.
 type withExplorer struct {
-	summarize.Summarizer
-	explorer summarize.ToolCaller
+	summary.Summarizer
+	explorer summary.ToolCaller
 }
 
-func (w withExplorer) Converse(ctx context.Context, req summarize.ConverseRequest) (summarize.ConverseResult, error) {
+func (w withExplorer) Converse(ctx context.Context, req summary.ConverseRequest) (summary.ConverseResult, error) {
 	return w.explorer.Converse(ctx, req)
 }
 
-func providerSummarizer(c config.Candidate, maxOutput int) (summarize.Summarizer, error) {
+func providerSummarizer(c config.Candidate, maxOutput int) (summary.Summarizer, error) {
 	if c.Model == "" {
 		return nil, fmt.Errorf("the %s summarizer needs a model (--model or summarizer.model)", c.Provider)
 	}

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"unicode/utf16"
 
-	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/core/transcript"
 	"github.com/tidwall/gjson"
 )
 
@@ -124,7 +124,7 @@ func TestPrepareMatchesPi(t *testing.T) {
 				t.Errorf("modified files %q, pi %q", p.ModifiedFiles, g.ModifiedFiles)
 			}
 			if serializesLikePi(p.Messages) {
-				n, sum := digest(compaction.SerializeConversation(p.Messages))
+				n, sum := digest(transcript.SerializeConversation(p.Messages))
 				if n != g.Serialized.Chars || sum != g.Serialized.SHA256 {
 					t.Errorf("serialized %d chars (%s…), pi %d (%s…)", n, sum[:8], g.Serialized.Chars, g.Serialized.SHA256[:8])
 				}
@@ -174,7 +174,7 @@ func digest(s string) (int, string) {
 	return units(s), hex.EncodeToString(h[:])
 }
 
-// serializesLikePi reports whether compaction.SerializeConversation
+// serializesLikePi reports whether transcript.SerializeConversation
 // renders msgs as the reference does. It does not when a summary message is
 // present (Pith's own frame wording) or when thinking, custom or bash text
 // is long enough for Pith to clip it (docs/behaviour.md §6).
@@ -185,11 +185,11 @@ func serializesLikePi(msgs []session.Message) bool {
 		case session.RoleBranchSummary, session.RoleCompactionSummary:
 			return false
 		case session.RoleCustom:
-			if contentUnits(r.Get("content")) > compaction.MaxPartChars {
+			if contentUnits(r.Get("content")) > transcript.MaxPartChars {
 				return false
 			}
 		case session.RoleBashExecution:
-			if units(r.Get("output").String()) > compaction.MaxPartChars {
+			if units(r.Get("output").String()) > transcript.MaxPartChars {
 				return false
 			}
 		case session.RoleAssistant:
@@ -201,7 +201,7 @@ func serializesLikePi(msgs []session.Message) bool {
 				}
 				return true
 			})
-			if n+parts > compaction.MaxPartChars {
+			if n+parts > transcript.MaxPartChars {
 				return false
 			}
 		}

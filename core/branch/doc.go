@@ -5,7 +5,7 @@
 //
 // The package is pure apart from Navigate's single append to the session
 // Store. It calls no model directly: summaries go through whatever
-// summarize.Summarizer the caller passes, and the two hook events
+// summary.Summarizer the caller passes, and the two hook events
 // (session_before_tree, session_tree) are plain function types the engine
 // adapts its hook dispatcher to.
 //

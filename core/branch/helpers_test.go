@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summary"
 )
 
 // treeLines is a small session with three branches off a1:
@@ -71,24 +71,24 @@ func contextOf(tree *session.Tree, leafID string) []string {
 // fixedSummarizer answers every request with text and records it.
 type fixedSummarizer struct {
 	text   string
-	finish summarize.FinishReason
-	reqs   []summarize.Request
+	finish summary.FinishReason
+	reqs   []summary.Request
 }
 
-func (f *fixedSummarizer) Summarize(_ context.Context, req summarize.Request) (summarize.Result, error) {
+func (f *fixedSummarizer) Summarize(_ context.Context, req summary.Request) (summary.Result, error) {
 	f.reqs = append(f.reqs, req)
 	finish := f.finish
 	if finish == "" {
-		finish = summarize.FinishStop
+		finish = summary.FinishStop
 	}
-	return summarize.Result{Text: f.text, FinishReason: finish}, nil
+	return summary.Result{Text: f.text, FinishReason: finish}, nil
 }
 
 // failingSummarizer fails the test when called.
-func failingSummarizer(t *testing.T) summarize.Summarizer {
-	return summarize.Func(func(context.Context, summarize.Request) (summarize.Result, error) {
+func failingSummarizer(t *testing.T) summary.Summarizer {
+	return summary.Func(func(context.Context, summary.Request) (summary.Result, error) {
 		t.Error("the summarizer was called")
-		return summarize.Result{}, context.Canceled
+		return summary.Result{}, context.Canceled
 	})
 }
 

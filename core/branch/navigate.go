@@ -8,7 +8,8 @@ import (
 	"strings"
 
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summary"
+	"github.com/pith-dev/pith/core/transcript"
 	"github.com/tidwall/gjson"
 )
 
@@ -91,7 +92,7 @@ type NavigateOptions struct {
 	// Label, when non-empty, labels the target.
 	Label string
 	// Summarizer writes the summary; required only when one is generated.
-	Summarizer summarize.Summarizer
+	Summarizer summary.Summarizer
 	// ContextWindow is the summarizer model's window (default 128 000);
 	// ReserveTokens is branchSummary.reserveTokens (default 16 384). The
 	// branch gets ContextWindow − ReserveTokens tokens.
@@ -233,10 +234,10 @@ func navigate(ctx context.Context, store *session.Store, target *session.Entry, 
 	switch {
 	case target.Type == session.TypeMessage && target.Role() == session.RoleUser:
 		position = target.ParentID
-		res.EditorText, res.HasEditorText = contentText(target.Get("message.content")), true
+		res.EditorText, res.HasEditorText = transcript.ContentText(target.Get("message.content"), ""), true
 	case target.Type == session.TypeCustomMessage:
 		position = target.ParentID
-		res.EditorText, res.HasEditorText = contentText(target.Get("content")), true
+		res.EditorText, res.HasEditorText = transcript.ContentText(target.Get("content"), ""), true
 	}
 	res.PositionID = position
 
@@ -383,20 +384,4 @@ type markerFields struct {
 type markerData struct {
 	TargetID string `json:"targetId"`
 	FromID   string `json:"fromId,omitempty"`
-}
-
-// contentText is the editor text of a message content: a string as is, the
-// text blocks joined without a separator.
-func contentText(c gjson.Result) string {
-	if c.Type == gjson.String {
-		return c.Str
-	}
-	var b strings.Builder
-	c.ForEach(func(_, blk gjson.Result) bool {
-		if blk.Get("type").Str == "text" {
-			b.WriteString(blk.Get("text").String())
-		}
-		return true
-	})
-	return b.String()
 }

@@ -7,9 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pith-dev/pith/core/prompts"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summarize"
-	"github.com/pith-dev/pith/prompts"
+	"github.com/pith-dev/pith/core/summarize/builtin"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/tidwall/gjson"
 )
 
@@ -170,14 +172,14 @@ func TestNavigateWithSummary(t *testing.T) {
 				t.Fatalf("%d summarizer calls", len(s.reqs))
 			}
 			req := s.reqs[0]
-			if req.Purpose != summarize.PurposeBranch || req.MaxTokens != SummaryMaxTokens || req.SystemPrompt != prompts.System {
+			if req.Purpose != summary.PurposeBranch || req.MaxTokens != SummaryMaxTokens || req.SystemPrompt != prompts.System {
 				t.Errorf("request %s, %d tokens", req.Purpose, req.MaxTokens)
 			}
 			if !strings.HasPrefix(req.Prompt, "<conversation>\n[User]: second attempt\n\n[Assistant]: writing it\n\n[Assistant tool calls]: write(") ||
 				!strings.HasSuffix(req.Prompt, "\n</conversation>\n\n"+tt.wantPrompt) {
 				t.Errorf("prompt:\n%s", req.Prompt)
 			}
-			tr, ok := req.Source.(*summarize.Transcript)
+			tr, ok := req.Source.(*summary.Transcript)
 			if !ok || len(tr.Messages) != 2 || tr.Instructions != tt.instructions || !slices.Equal(tr.ModifiedFiles, []string{"/repo/z.go"}) {
 				t.Errorf("transcript %+v", req.Source)
 			}
@@ -317,10 +319,10 @@ func TestNavigateAbortMidSummary(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	started := make(chan struct{})
-	blocking := summarize.Func(func(ctx context.Context, _ summarize.Request) (summarize.Result, error) {
+	blocking := summary.Func(func(ctx context.Context, _ summary.Request) (summary.Result, error) {
 		close(started)
 		<-ctx.Done()
-		return summarize.Result{}, ctx.Err()
+		return summary.Result{}, ctx.Err()
 	})
 	done := make(chan error, 1)
 	go func() {
@@ -344,15 +346,15 @@ func TestNavigateAbortMidSummary(t *testing.T) {
 func TestNavigateSummaryFailures(t *testing.T) {
 	tests := []struct {
 		name    string
-		s       summarize.Summarizer
+		s       summary.Summarizer
 		wantErr error
 	}{
 		{name: "empty", s: &fixedSummarizer{text: " \n"}, wantErr: ErrInvalidSummary},
-		{name: "cut off", s: &fixedSummarizer{text: "## Goal\nhalf", finish: summarize.FinishLength}, wantErr: ErrInvalidSummary},
+		{name: "cut off", s: &fixedSummarizer{text: "## Goal\nhalf", finish: summary.FinishLength}, wantErr: ErrInvalidSummary},
 		{name: "over the cap", s: &fixedSummarizer{text: strings.Repeat("word ", 2000)}, wantErr: ErrInvalidSummary},
 		{name: "no summarizer", s: nil, wantErr: ErrNoSummarizer},
-		{name: "provider error", s: summarize.Func(func(context.Context, summarize.Request) (summarize.Result, error) {
-			return summarize.Result{}, summarize.ErrBadResponse
+		{name: "provider error", s: summary.Func(func(context.Context, summary.Request) (summary.Result, error) {
+			return summary.Result{}, summarize.ErrBadResponse
 		}), wantErr: summarize.ErrBadResponse},
 	}
 	for _, tt := range tests {
@@ -414,7 +416,7 @@ func TestNavigateAbortInHook(t *testing.T) {
 // TestNavigateBuiltinSummarizer runs navigations of generated sessions
 // end to end with the deterministic built-in summarizer.
 func TestNavigateBuiltinSummarizer(t *testing.T) {
-	s := summarize.NewBuiltin(summarize.BuiltinOptions{})
+	s := builtin.New(builtin.Options{})
 	done := map[string]bool{}
 	n := 0
 	for _, g := range loadPiCases(t) {

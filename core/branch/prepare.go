@@ -1,9 +1,9 @@
 package branch
 
 import (
-	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/tokens"
+	"github.com/pith-dev/pith/core/transcript"
 	"github.com/tidwall/gjson"
 )
 
@@ -42,7 +42,7 @@ const summaryShare = 0.9
 // tokenBudget ≤ 0 means no limit. entries are in chronological order, as
 // CollectEntriesForBranchSummary returns them.
 func PrepareBranchEntries(entries []*session.Entry, tokenBudget int) Prepared {
-	ops := compaction.NewFileOps()
+	ops := transcript.NewFileOps()
 	for _, e := range entries {
 		if e.Type != session.TypeBranchSummary || e.Get("fromHook").Bool() {
 			continue
@@ -83,7 +83,7 @@ func PrepareBranchEntries(entries []*session.Entry, tokenBudget int) Prepared {
 // addDetails adds the file lists a branch summary stored in its details:
 // readFiles as read, modifiedFiles as edited. Lists that are not arrays are
 // ignored, as are entries that are not non-empty strings.
-func addDetails(ops *compaction.FileOps, details gjson.Result) {
+func addDetails(ops *transcript.FileOps, details gjson.Result) {
 	for _, l := range []struct {
 		key string
 		set map[string]bool

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"unicode/utf16"
 
-	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/tokens"
+	"github.com/pith-dev/pith/core/transcript"
 )
 
 // generatedFiles are the 36 branchy sessions of testdata/generated.
@@ -93,7 +93,7 @@ func checkInvariants(t *testing.T, tree *session.Tree, oldLeaf, target *session.
 		}
 	}
 	// Every assistant tool call in the taken messages is in the lists.
-	ops := compaction.NewFileOps()
+	ops := transcript.NewFileOps()
 	for _, m := range p.Messages {
 		ops.AddMessage(m)
 	}

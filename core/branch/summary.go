@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pith-dev/pith/core/compaction"
-	"github.com/pith-dev/pith/core/summarize"
-	"github.com/pith-dev/pith/prompts"
+	"github.com/pith-dev/pith/core/prompts"
+	"github.com/pith-dev/pith/core/summary"
+	"github.com/pith-dev/pith/core/tokens"
+	"github.com/pith-dev/pith/core/transcript"
 )
 
 // SummaryMaxTokens is the output cap of a branch summary (docs/behaviour.md §11.3).
@@ -23,9 +24,9 @@ var ErrNothingToSummarize = errors.New("nothing to summarize on the branch")
 // summarizer was given.
 var ErrNoSummarizer = errors.New("no summarizer configured")
 
-// ErrInvalidSummary is compaction.ErrInvalidSummary: the summarizer's answer
+// ErrInvalidSummary is summary.ErrInvalidSummary: the summarizer's answer
 // was empty, cut off by the output cap, or over it, and was not saved.
-var ErrInvalidSummary = compaction.ErrInvalidSummary
+var ErrInvalidSummary = summary.ErrInvalidSummary
 
 // SummaryOptions shape a branch summary request.
 type SummaryOptions struct {
@@ -58,9 +59,9 @@ type Details struct {
 // prompt (with "Additional focus: …", or replaced by the custom
 // instructions), the shared system prompt, the 2048-token cap, and the
 // structured Transcript for summarizers that read it.
-func BuildRequest(p Prepared, opts SummaryOptions) (summarize.Request, error) {
+func BuildRequest(p Prepared, opts SummaryOptions) (summary.Request, error) {
 	if len(p.Messages) == 0 {
-		return summarize.Request{}, ErrNothingToSummarize
+		return summary.Request{}, ErrNothingToSummarize
 	}
 	instructions := prompts.Branch
 	switch {
@@ -76,30 +77,30 @@ func BuildRequest(p Prepared, opts SummaryOptions) (summarize.Request, error) {
 	omittedNote := "\n\n" + prompts.Omitted
 	conv := 0
 	if opts.InputBudget > 0 {
-		fixed := compaction.EstimateTextTokens(prompts.System) +
-			compaction.EstimateTextTokens("<conversation>\n\n</conversation>\n\n"+instructions+omittedNote)
+		fixed := tokens.EstimateText(prompts.System) +
+			tokens.EstimateText("<conversation>\n\n</conversation>\n\n"+instructions+omittedNote)
 		// The answer's tokens count against the window too.
 		conv = opts.InputBudget - maxTokens - fixed
 		if conv <= 0 {
-			return summarize.Request{}, fmt.Errorf("branch summary: %w: the prompt alone needs ~%d tokens + %d for the answer, of %d",
-				compaction.ErrInputTooLarge, fixed, maxTokens, opts.InputBudget)
+			return summary.Request{}, fmt.Errorf("branch summary: %w: the prompt alone needs ~%d tokens + %d for the answer, of %d",
+				transcript.ErrInputTooLarge, fixed, maxTokens, opts.InputBudget)
 		}
 	}
-	fitted, err := compaction.FitConversation(p.Messages, conv)
+	fitted, err := transcript.FitConversation(p.Messages, conv)
 	if err != nil {
-		return summarize.Request{}, fmt.Errorf("branch summary: %w", err)
+		return summary.Request{}, fmt.Errorf("branch summary: %w", err)
 	}
 	prompt := "<conversation>\n" + fitted.Text + "\n</conversation>\n\n" + instructions
 	if fitted.OmittedMessages > 0 {
 		prompt += omittedNote
 	}
-	return summarize.Request{
-		Purpose:      summarize.PurposeBranch,
+	return summary.Request{
+		Purpose:      summary.PurposeBranch,
 		SystemPrompt: prompts.System,
 		Prompt:       prompt,
 		MaxTokens:    maxTokens,
 		Reasoning:    opts.Reasoning,
-		Source: &summarize.Transcript{
+		Source: &summary.Transcript{
 			Messages:      p.Messages,
 			Instructions:  opts.CustomInstructions,
 			ReadFiles:     p.ReadFiles,
@@ -117,7 +118,7 @@ func BuildRequest(p Prepared, opts SummaryOptions) (summarize.Request, error) {
 // off by the output cap, or over it → an error wrapping ErrInvalidSummary.
 // ErrNothingToSummarize when p has no message. Cancelling ctx aborts the
 // request; the error then wraps ctx.Err().
-func GenerateSummary(ctx context.Context, s summarize.Summarizer, p Prepared, opts SummaryOptions) (summary string, details Details, err error) {
+func GenerateSummary(ctx context.Context, s summary.Summarizer, p Prepared, opts SummaryOptions) (text string, details Details, err error) {
 	req, err := BuildRequest(p, opts)
 	if err != nil {
 		return "", Details{}, err
@@ -132,12 +133,12 @@ func GenerateSummary(ctx context.Context, s summarize.Summarizer, p Prepared, op
 	if err != nil {
 		return "", Details{}, fmt.Errorf("branch summary: %w", err)
 	}
-	if err := compaction.Validate(res, req.MaxTokens); err != nil {
+	if err := summary.Validate(res, req.MaxTokens); err != nil {
 		return "", Details{}, fmt.Errorf("branch summary: %w", err)
 	}
-	summary = prompts.BranchPreamble + strings.TrimSpace(res.Text) +
-		compaction.FormatFileOperations(p.ReadFiles, p.ModifiedFiles)
-	return summary, Details{ReadFiles: nonNilList(p.ReadFiles), ModifiedFiles: nonNilList(p.ModifiedFiles)}, nil
+	text = prompts.BranchPreamble + strings.TrimSpace(res.Text) +
+		transcript.FormatFileOperations(p.ReadFiles, p.ModifiedFiles)
+	return text, Details{ReadFiles: nonNilList(p.ReadFiles), ModifiedFiles: nonNilList(p.ModifiedFiles)}, nil
 }
 
 func nonNilList(s []string) []string {

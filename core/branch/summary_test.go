@@ -6,9 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pith-dev/pith/core/compaction"
-	"github.com/pith-dev/pith/core/summarize"
-	"github.com/pith-dev/pith/prompts"
+	"github.com/pith-dev/pith/core/prompts"
+	"github.com/pith-dev/pith/core/summary"
+	"github.com/pith-dev/pith/core/tokens"
+	"github.com/pith-dev/pith/core/transcript"
 )
 
 // preparedBranch is branch C of treeLines (u3, a3) prepared without limit.
@@ -32,7 +33,7 @@ func TestBuildRequest(t *testing.T) {
 		{name: "model output limit", opts: SummaryOptions{ModelOutputLimit: 1000}, maxTokens: 1000},
 		{name: "large model output limit", opts: SummaryOptions{ModelOutputLimit: 64000}, maxTokens: SummaryMaxTokens},
 		{name: "fits the window", opts: SummaryOptions{InputBudget: 100000}, maxTokens: SummaryMaxTokens},
-		{name: "prompt alone too large", opts: SummaryOptions{InputBudget: 50}, wantErr: compaction.ErrInputTooLarge},
+		{name: "prompt alone too large", opts: SummaryOptions{InputBudget: 50}, wantErr: transcript.ErrInputTooLarge},
 		{name: "nothing", empty: true, wantErr: ErrNothingToSummarize},
 	}
 	for _, tt := range tests {
@@ -51,7 +52,7 @@ func TestBuildRequest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if req.MaxTokens != tt.maxTokens || req.Purpose != summarize.PurposeBranch {
+			if req.MaxTokens != tt.maxTokens || req.Purpose != summary.PurposeBranch {
 				t.Errorf("max tokens %d (want %d), purpose %s", req.MaxTokens, tt.maxTokens, req.Purpose)
 			}
 			if strings.Contains(req.Prompt, prompts.Omitted) {
@@ -65,9 +66,9 @@ func TestBuildRequest(t *testing.T) {
 // the context was cancelled must not produce a summary.
 func TestGenerateSummaryIgnoresLateAnswer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := summarize.Func(func(context.Context, summarize.Request) (summarize.Result, error) {
+	s := summary.Func(func(context.Context, summary.Request) (summary.Result, error) {
 		cancel()
-		return summarize.Result{Text: "## Goal\nlate", FinishReason: summarize.FinishStop}, nil
+		return summary.Result{Text: "## Goal\nlate", FinishReason: summary.FinishStop}, nil
 	})
 	if _, _, err := GenerateSummary(ctx, s, preparedBranch(t), SummaryOptions{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("error %v, want context.Canceled", err)
@@ -92,7 +93,7 @@ func TestBuildRequestLeavesOutTheMiddle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	need := compaction.EstimateTextTokens(full.SystemPrompt) + compaction.EstimateTextTokens(full.Prompt)
+	need := tokens.EstimateText(full.SystemPrompt) + tokens.EstimateText(full.Prompt)
 	budget := need*2/3 + full.MaxTokens // the answer counts against the window
 	req, err := BuildRequest(p, SummaryOptions{InputBudget: budget})
 	if err != nil {
@@ -101,7 +102,7 @@ func TestBuildRequestLeavesOutTheMiddle(t *testing.T) {
 	if !strings.HasSuffix(req.Prompt, prompts.Branch+"\n\n"+prompts.Omitted) {
 		t.Errorf("prompt does not end with the omission note:\n…%s", req.Prompt[max(0, len(req.Prompt)-300):])
 	}
-	if got := compaction.EstimateTextTokens(req.SystemPrompt) + compaction.EstimateTextTokens(req.Prompt); got+req.MaxTokens > budget {
+	if got := tokens.EstimateText(req.SystemPrompt) + tokens.EstimateText(req.Prompt); got+req.MaxTokens > budget {
 		t.Errorf("request ~%d tokens + %d output, budget %d", got, req.MaxTokens, budget)
 	}
 }

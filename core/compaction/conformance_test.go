@@ -8,11 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/tokens"
+	"github.com/pith-dev/pith/core/transcript"
 	"github.com/tidwall/gjson"
 )
 
@@ -148,11 +150,11 @@ func serializesLikePi(msgs []session.Message) bool {
 		case session.RoleBranchSummary, session.RoleCompactionSummary:
 			return false
 		case session.RoleCustom:
-			if tokens.Units(joinText(r.Get("content"))) > MaxPartChars {
+			if tokens.Units(transcript.ContentText(r.Get("content"), "")) > transcript.MaxPartChars {
 				return false
 			}
 		case session.RoleBashExecution:
-			if !truthy(r.Get("excludeFromContext")) && tokens.Units(r.Get("output").String()) > MaxPartChars {
+			if !r.Get("excludeFromContext").Bool() && tokens.Units(r.Get("output").String()) > transcript.MaxPartChars {
 				return false
 			}
 		case session.RoleAssistant:
@@ -167,7 +169,7 @@ func serializesLikePi(msgs []session.Message) bool {
 			for _, s := range th {
 				n += tokens.Units(s)
 			}
-			if n+len(th)-1 > MaxPartChars {
+			if n+len(th)-1 > transcript.MaxPartChars {
 				return false
 			}
 		}
@@ -289,7 +291,7 @@ func TestPrepareMatchesPi(t *testing.T) {
 						stats.serializedSkipped++
 						continue
 					}
-					n, sum := digest(SerializeConversation(part.msgs))
+					n, sum := digest(transcript.SerializeConversation(part.msgs))
 					if n != part.chars || sum != part.sha {
 						t.Errorf("serialized %d chars (%s…), pi %d (%s…)", n, sum[:8], part.chars, part.sha[:8])
 					}
@@ -309,4 +311,4 @@ func nilIfEmpty(s []string) []string {
 	return s
 }
 
-func itoa(n int) string { return string(jsNumber(float64(n))) }
+func itoa(n int) string { return strconv.Itoa(n) }

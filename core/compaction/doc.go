@@ -1,12 +1,12 @@
 // Package compaction holds the pure algorithms of compaction (docs/behaviour.md §4–§8,
 // §10): choosing the cut point, preparing a compaction from a session path,
-// serializing the conversation for a summarizer and fitting it into the
-// summarizer's window, assembling and validating the summary requests,
+// assembling the summary requests (the conversation's text comes from
+// core/transcript) and validating the answers,
 // pruning old tool output with a restorable archive, and the entry that
 // persists a compaction.
 //
 // The package does no I/O of its own except the pruning archive, and calls
-// no model directly: Generate talks to whatever summarize.Summarizer it is
+// no model directly: Generate talks to whatever summary.Summarizer it is
 // given. Orchestration (triggers, hooks, retries, events) belongs to
 // core/engine.
 //

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/core/summary"
 )
 
 // compactionFields is the body of a compaction entry, in the order pi
@@ -113,8 +114,8 @@ func descends(t *session.Tree, e *session.Entry, ancestorID string) bool {
 // session_before_compact (docs/behaviour.md §13): a non-empty summary no longer than the
 // history cap (0.8 × reserveTokens), and a firstKeptEntryId that is on path
 // within the range being compacted. path is the one prep was made from.
-func ValidateSupplied(path []*session.Entry, prep *Preparation, summary, firstKeptEntryID string) error {
-	if err := Validate(summarizeResult(summary), historyCap(prep.Settings.ReserveTokens)); err != nil {
+func ValidateSupplied(path []*session.Entry, prep *Preparation, text, firstKeptEntryID string) error {
+	if err := summary.Validate(summarizeResult(text), historyCap(prep.Settings.ReserveTokens)); err != nil {
 		return fmt.Errorf("supplied compaction: %w", err)
 	}
 	for i := prep.RangeStart; i < len(path); i++ {
@@ -122,5 +123,5 @@ func ValidateSupplied(path []*session.Entry, prep *Preparation, summary, firstKe
 			return nil
 		}
 	}
-	return fmt.Errorf("supplied compaction: %w: firstKeptEntryId %q is not on the compacted part of the path", ErrInvalidSummary, firstKeptEntryID)
+	return fmt.Errorf("supplied compaction: %w: firstKeptEntryId %q is not on the compacted part of the path", summary.ErrInvalidSummary, firstKeptEntryID)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/tidwall/gjson"
 )
 
@@ -98,7 +99,7 @@ func TestValidateSupplied(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := ValidateSupplied(path, prep, tt.summary, tt.kept)
-			if (err == nil) != tt.ok || (err != nil && !errors.Is(err, ErrInvalidSummary)) {
+			if (err == nil) != tt.ok || (err != nil && !errors.Is(err, summary.ErrInvalidSummary)) {
 				t.Fatalf("err = %v", err)
 			}
 		})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/tokens"
+	"github.com/pith-dev/pith/core/transcript"
 )
 
 // ErrNothingToCompact is returned (wrapped with the reason) when a path has
@@ -65,7 +66,7 @@ type Preparation struct {
 	PreviousSummary string
 	// FileOps are the files touched in the summarized part (plus what the
 	// previous compaction recorded); ReadFiles and ModifiedFiles the lists.
-	FileOps       *FileOps
+	FileOps       *transcript.FileOps
 	ReadFiles     []string
 	ModifiedFiles []string
 	// KeepRecentTokens is the budget actually used for the cut, after
@@ -96,7 +97,7 @@ func Prepare(path []*session.Entry, settings Settings) (*Preparation, error) {
 	if last.Type == session.TypeCompaction {
 		return nil, fmt.Errorf("%w: already compacted", ErrNothingToCompact)
 	}
-	prep := &Preparation{LeafID: last.ID, Settings: settings, FileOps: NewFileOps()}
+	prep := &Preparation{LeafID: last.ID, Settings: settings, FileOps: transcript.NewFileOps()}
 
 	prev := -1
 	for i := len(path) - 1; i >= 0; i-- {

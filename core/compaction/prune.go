@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/core/tokens"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
@@ -80,7 +81,7 @@ func PlanPrune(path []*session.Entry, s PruneSettings) PrunePlan {
 		if seen <= s.Protect {
 			continue
 		}
-		saving := n - EstimateTextTokens(PruneNotice(n))
+		saving := n - tokens.EstimateText(PruneNotice(n))
 		if saving <= 0 {
 			continue
 		}

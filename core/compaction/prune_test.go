@@ -76,7 +76,7 @@ func TestPlanPrune(t *testing.T) {
 				got = append(got, it.EntryID)
 				e := path[indexOf(t, path, it.EntryID)]
 				n := tokens.Estimate(e.MessageRaw())
-				if it.Tokens != n || it.Saving != n-EstimateTextTokens(PruneNotice(n)) {
+				if it.Tokens != n || it.Saving != n-tokens.EstimateText(PruneNotice(n)) {
 					t.Fatalf("item %+v, estimate %d", it, n)
 				}
 				total += it.Saving

@@ -8,14 +8,12 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pith-dev/pith/core/prompts"
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/summarize"
-	"github.com/pith-dev/pith/prompts"
+	"github.com/pith-dev/pith/core/summary"
+	"github.com/pith-dev/pith/core/tokens"
+	"github.com/pith-dev/pith/core/transcript"
 )
-
-// ErrInvalidSummary is returned when a summarizer's answer must not be
-// saved: empty, cut off by the output cap, or over the hard cap (docs/behaviour.md §7).
-var ErrInvalidSummary = errors.New("invalid summary")
 
 // TurnContextSeparator joins the history summary and the turn-prefix
 // summary of a split turn.
@@ -47,13 +45,13 @@ type RequestOptions struct {
 
 // Requests are the summarizer calls of one compaction.
 type Requests struct {
-	History summarize.Request
+	History summary.Request
 	// SkipHistory is true when a split turn has nothing before it: the
 	// history part is then HistoryText and History is not sent.
 	SkipHistory bool
 	HistoryText string
 	// TurnPrefix is set for a split turn with a non-empty prefix.
-	TurnPrefix *summarize.Request
+	TurnPrefix *summary.Request
 	// Omitted* say how much of the history conversation was left out to fit
 	// the input budget (0 when everything fitted).
 	OmittedMessages int
@@ -116,7 +114,7 @@ func BuildSummaryRequests(prep *Preparation, opts RequestOptions) (*Requests, er
 			focus = "\n\nAdditional focus: " + opts.Instructions
 		}
 		omittedNote := "\n\n" + prompts.Omitted
-		fixed := EstimateTextTokens(prompts.System) + EstimateTextTokens("<conversation>\n\n</conversation>\n\n"+tail.String()+omittedNote+focus)
+		fixed := tokens.EstimateText(prompts.System) + tokens.EstimateText("<conversation>\n\n</conversation>\n\n"+tail.String()+omittedNote+focus)
 		maxTokens := clampOutput(historyCap(reserve), opts.ModelOutputLimit)
 		conv, err := fitBudget(prep.MessagesToSummarize, opts.InputBudget, fixed, maxTokens, "history")
 		if err != nil {
@@ -128,13 +126,13 @@ func BuildSummaryRequests(prep *Preparation, opts RequestOptions) (*Requests, er
 		}
 		prompt += focus
 		out.OmittedMessages, out.OmittedTokens = conv.OmittedMessages, conv.OmittedTokens
-		out.History = summarize.Request{
-			Purpose:      summarize.PurposeHistory,
+		out.History = summary.Request{
+			Purpose:      summary.PurposeHistory,
 			SystemPrompt: prompts.System,
 			Prompt:       prompt,
 			MaxTokens:    maxTokens,
 			Reasoning:    opts.Reasoning,
-			Source: &summarize.Transcript{
+			Source: &summary.Transcript{
 				Messages:        prep.MessagesToSummarize,
 				PreviousSummary: prep.PreviousSummary,
 				ContextLines:    opts.ContextLines,
@@ -147,7 +145,7 @@ func BuildSummaryRequests(prep *Preparation, opts RequestOptions) (*Requests, er
 
 	if splitPrefix {
 		omittedNote := "\n\n" + prompts.Omitted
-		fixed := EstimateTextTokens(prompts.System) + EstimateTextTokens("<conversation>\n\n</conversation>\n\n"+prompts.TurnPrefix+omittedNote)
+		fixed := tokens.EstimateText(prompts.System) + tokens.EstimateText("<conversation>\n\n</conversation>\n\n"+prompts.TurnPrefix+omittedNote)
 		maxTokens := clampOutput(turnPrefixCap(reserve), opts.ModelOutputLimit)
 		conv, err := fitBudget(prep.TurnPrefixMessages, opts.InputBudget, fixed, maxTokens, "turn prefix")
 		if err != nil {
@@ -157,13 +155,13 @@ func BuildSummaryRequests(prep *Preparation, opts RequestOptions) (*Requests, er
 		if conv.OmittedMessages > 0 {
 			prompt += omittedNote
 		}
-		out.TurnPrefix = &summarize.Request{
-			Purpose:      summarize.PurposeTurnPrefix,
+		out.TurnPrefix = &summary.Request{
+			Purpose:      summary.PurposeTurnPrefix,
 			SystemPrompt: prompts.System,
 			Prompt:       prompt,
 			MaxTokens:    maxTokens,
 			Reasoning:    opts.Reasoning,
-			Source:       &summarize.Transcript{Messages: prep.TurnPrefixMessages},
+			Source:       &summary.Transcript{Messages: prep.TurnPrefixMessages},
 		}
 	}
 	if opts.ShortSummary {
@@ -175,17 +173,17 @@ func BuildSummaryRequests(prep *Preparation, opts RequestOptions) (*Requests, er
 // fitBudget clips the conversation so that the request's estimated input
 // (fixed + conversation) plus its output cap maxOut fits the window budget:
 // an OpenAI-style API rejects input + max_tokens > window.
-func fitBudget(msgs []session.Message, budget, fixed, maxOut int, what string) (Fitted, error) {
+func fitBudget(msgs []session.Message, budget, fixed, maxOut int, what string) (transcript.Fitted, error) {
 	conv := 0
 	if budget > 0 {
 		conv = budget - maxOut - fixed
 		if conv <= 0 {
-			return Fitted{}, fmt.Errorf("%s summary: %w: the prompt alone needs ~%d tokens + %d for the answer, of %d", what, ErrInputTooLarge, fixed, maxOut, budget)
+			return transcript.Fitted{}, fmt.Errorf("%s summary: %w: the prompt alone needs ~%d tokens + %d for the answer, of %d", what, transcript.ErrInputTooLarge, fixed, maxOut, budget)
 		}
 	}
-	f, err := FitConversation(msgs, conv)
+	f, err := transcript.FitConversation(msgs, conv)
 	if err != nil {
-		return Fitted{}, fmt.Errorf("%s summary: %w", what, err)
+		return transcript.Fitted{}, fmt.Errorf("%s summary: %w", what, err)
 	}
 	return f, nil
 }
@@ -193,14 +191,14 @@ func fitBudget(msgs []session.Message, budget, fixed, maxOut int, what string) (
 // ShortSummaryRequest asks for the 2–3 sentence version of a finished
 // summary. For summarizers that read Source, the summary to shorten is in
 // Transcript.PreviousSummary.
-func ShortSummaryRequest(summary string, maxTokens int, reasoning string) summarize.Request {
-	return summarize.Request{
-		Purpose:      summarize.PurposeShort,
+func ShortSummaryRequest(text string, maxTokens int, reasoning string) summary.Request {
+	return summary.Request{
+		Purpose:      summary.PurposeShort,
 		SystemPrompt: prompts.System,
-		Prompt:       "<summary>\n" + summary + "\n</summary>\n\n" + prompts.Short,
+		Prompt:       "<summary>\n" + text + "\n</summary>\n\n" + prompts.Short,
 		MaxTokens:    maxTokens,
 		Reasoning:    reasoning,
-		Source:       &summarize.Transcript{PreviousSummary: summary},
+		Source:       &summary.Transcript{PreviousSummary: text},
 	}
 }
 
@@ -229,7 +227,7 @@ type Result struct {
 	// compaction itself does not fail for it.
 	ShortSummaryErr error
 	// Usage adds up what the summarizer calls reported.
-	Usage summarize.Usage
+	Usage summary.Usage
 	// OmittedMessages is how many history messages were left out to fit the
 	// summarizer's window.
 	OmittedMessages int
@@ -240,7 +238,7 @@ type Result struct {
 // joins them, appends the file lists, and optionally asks for the short
 // summary. Every answer is validated; an invalid one fails the compaction
 // with ErrInvalidSummary and nothing is returned to save.
-func Generate(ctx context.Context, s summarize.Summarizer, prep *Preparation, opts RequestOptions) (*Result, error) {
+func Generate(ctx context.Context, s summary.Summarizer, prep *Preparation, opts RequestOptions) (*Result, error) {
 	reqs, err := BuildSummaryRequests(prep, opts)
 	if err != nil {
 		return nil, err
@@ -250,7 +248,7 @@ func Generate(ctx context.Context, s summarize.Summarizer, prep *Preparation, op
 
 	var (
 		wg                sync.WaitGroup
-		history, prefix   summarize.Result
+		history, prefix   summary.Result
 		historyErr, prErr error
 	)
 	if !reqs.SkipHistory {
@@ -283,7 +281,7 @@ func Generate(ctx context.Context, s summarize.Summarizer, prep *Preparation, op
 	if reqs.TurnPrefix != nil {
 		summary += TurnContextSeparator + prefix.Text
 	}
-	summary += FormatFileOperations(prep.ReadFiles, prep.ModifiedFiles)
+	summary += transcript.FormatFileOperations(prep.ReadFiles, prep.ModifiedFiles)
 
 	res := &Result{
 		Summary:          summary,
@@ -309,32 +307,16 @@ func Generate(ctx context.Context, s summarize.Summarizer, prep *Preparation, op
 }
 
 // call runs one request and validates the answer.
-func call(ctx context.Context, s summarize.Summarizer, req summarize.Request, what string) (summarize.Result, error) {
+func call(ctx context.Context, s summary.Summarizer, req summary.Request, what string) (summary.Result, error) {
 	res, err := s.Summarize(ctx, req)
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", what, err)
 	}
-	if err := Validate(res, req.MaxTokens); err != nil {
+	if err := summary.Validate(res, req.MaxTokens); err != nil {
 		return res, fmt.Errorf("%s: %w", what, err)
 	}
 	res.Text = strings.TrimSpace(res.Text)
 	return res, nil
-}
-
-// Validate rejects a summary that must not be saved (docs/behaviour.md §7, fixes pi
-// #7048 and #8652): empty, cut off by the output cap, or longer than the
-// cap by estimate.
-func Validate(res summarize.Result, maxTokens int) error {
-	if strings.TrimSpace(res.Text) == "" {
-		return fmt.Errorf("%w: the summarizer returned an empty summary", ErrInvalidSummary)
-	}
-	if res.FinishReason == summarize.FinishLength {
-		return fmt.Errorf("%w: the summary was cut off by the output cap of %d tokens", ErrInvalidSummary, maxTokens)
-	}
-	if n := EstimateTextTokens(res.Text); maxTokens > 0 && n > maxTokens {
-		return fmt.Errorf("%w: the summary is ~%d tokens, over the cap of %d", ErrInvalidSummary, n, maxTokens)
-	}
-	return nil
 }
 
 func firstCause(errs ...error) error {
@@ -354,23 +336,6 @@ func firstCause(errs ...error) error {
 	return cancelled
 }
 
-// FormatFileOperations renders the file lists appended to a summary:
-// "\n\n" then <read-files> and <modified-files> blocks, or "" when both
-// lists are empty.
-func FormatFileOperations(readFiles, modifiedFiles []string) string {
-	var sections []string
-	if len(readFiles) > 0 {
-		sections = append(sections, "<read-files>\n"+strings.Join(readFiles, "\n")+"\n</read-files>")
-	}
-	if len(modifiedFiles) > 0 {
-		sections = append(sections, "<modified-files>\n"+strings.Join(modifiedFiles, "\n")+"\n</modified-files>")
-	}
-	if len(sections) == 0 {
-		return ""
-	}
-	return "\n\n" + strings.Join(sections, "\n\n")
-}
-
 func nonNil(s []string) []string {
 	if s == nil {
 		return []string{}
@@ -378,12 +343,12 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func addUsage(a, b summarize.Usage) summarize.Usage {
-	return summarize.Usage{Input: a.Input + b.Input, Output: a.Output + b.Output,
+func addUsage(a, b summary.Usage) summary.Usage {
+	return summary.Usage{Input: a.Input + b.Input, Output: a.Output + b.Output,
 		CacheRead: a.CacheRead + b.CacheRead, CacheWrite: a.CacheWrite + b.CacheWrite}
 }
 
 // summarizeResult wraps text as a finished summarizer answer.
-func summarizeResult(text string) summarize.Result {
-	return summarize.Result{Text: text, FinishReason: summarize.FinishStop}
+func summarizeResult(text string) summary.Result {
+	return summary.Result{Text: text, FinishReason: summary.FinishStop}
 }

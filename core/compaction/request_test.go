@@ -7,8 +7,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pith-dev/pith/core/summarize"
-	"github.com/pith-dev/pith/prompts"
+	"github.com/pith-dev/pith/core/prompts"
+	"github.com/pith-dev/pith/core/summary"
+	"github.com/pith-dev/pith/core/tokens"
+	"github.com/pith-dev/pith/core/transcript"
 )
 
 // splitPrep builds a preparation whose cut splits a turn, with history
@@ -48,24 +50,24 @@ func TestBuildSummaryRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := reqs.History
-	conv := SerializeConversation(prep.MessagesToSummarize)
+	conv := transcript.SerializeConversation(prep.MessagesToSummarize)
 	want := "<conversation>\n" + conv + "\n</conversation>\n\n<previous-summary>\nPREV\n</previous-summary>\n\n" +
 		"<additional-context>\n- ticket ABC-1\n- keep the audit trail\n</additional-context>\n\n" +
 		prompts.Update + "\n\nAdditional focus: focus on tests"
 	if h.Prompt != want {
 		t.Fatalf("history prompt:\n%s\nwant:\n%s", h.Prompt, want)
 	}
-	if h.SystemPrompt != prompts.System || h.Purpose != summarize.PurposeHistory || h.MaxTokens != 8000 || h.Reasoning != "low" {
+	if h.SystemPrompt != prompts.System || h.Purpose != summary.PurposeHistory || h.MaxTokens != 8000 || h.Reasoning != "low" {
 		t.Fatalf("history request %+v", h)
 	}
-	src, ok := h.Source.(*summarize.Transcript)
+	src, ok := h.Source.(*summary.Transcript)
 	if !ok || len(src.Messages) != len(prep.MessagesToSummarize) || src.PreviousSummary != "PREV" ||
 		len(src.ContextLines) != 2 || src.Instructions != "focus on tests" || len(src.ReadFiles) != 1 || len(src.ModifiedFiles) != 1 {
 		t.Fatalf("history source %+v", h.Source)
 	}
 	p := reqs.TurnPrefix
-	if p == nil || p.MaxTokens != 5000 || p.Purpose != summarize.PurposeTurnPrefix ||
-		p.Prompt != "<conversation>\n"+SerializeConversation(prep.TurnPrefixMessages)+"\n</conversation>\n\n"+prompts.TurnPrefix {
+	if p == nil || p.MaxTokens != 5000 || p.Purpose != summary.PurposeTurnPrefix ||
+		p.Prompt != "<conversation>\n"+transcript.SerializeConversation(prep.TurnPrefixMessages)+"\n</conversation>\n\n"+prompts.TurnPrefix {
 		t.Fatalf("turn prefix request %+v", p)
 	}
 	if reqs.ShortMaxTokens != 512 {
@@ -130,10 +132,10 @@ func TestBuildSummaryRequests(t *testing.T) {
 		if r.OmittedMessages == 0 || !strings.Contains(r.History.Prompt, prompts.Omitted) {
 			t.Fatalf("omitted %d", r.OmittedMessages)
 		}
-		if n := EstimateTextTokens(r.History.SystemPrompt) + EstimateTextTokens(r.History.Prompt); n > 3000 {
+		if n := tokens.EstimateText(r.History.SystemPrompt) + tokens.EstimateText(r.History.Prompt); n > 3000 {
 			t.Fatalf("request is ~%d tokens, budget 3000", n)
 		}
-		if _, err := BuildSummaryRequests(prep, RequestOptions{InputBudget: 500}); !errors.Is(err, ErrInputTooLarge) {
+		if _, err := BuildSummaryRequests(prep, RequestOptions{InputBudget: 500}); !errors.Is(err, transcript.ErrInputTooLarge) {
 			t.Fatalf("err = %v", err)
 		}
 	})
@@ -142,20 +144,20 @@ func TestBuildSummaryRequests(t *testing.T) {
 // fake answers by purpose; it records the requests it saw.
 type fake struct {
 	mu   sync.Mutex
-	seen []summarize.Request
-	fn   func(ctx context.Context, req summarize.Request) (summarize.Result, error)
+	seen []summary.Request
+	fn   func(ctx context.Context, req summary.Request) (summary.Result, error)
 }
 
-func (f *fake) Summarize(ctx context.Context, req summarize.Request) (summarize.Result, error) {
+func (f *fake) Summarize(ctx context.Context, req summary.Request) (summary.Result, error) {
 	f.mu.Lock()
 	f.seen = append(f.seen, req)
 	f.mu.Unlock()
 	return f.fn(ctx, req)
 }
 
-func answer(text string) func(context.Context, summarize.Request) (summarize.Result, error) {
-	return func(_ context.Context, req summarize.Request) (summarize.Result, error) {
-		return summarize.Result{Text: text + ":" + string(req.Purpose), FinishReason: summarize.FinishStop}, nil
+func answer(text string) func(context.Context, summary.Request) (summary.Result, error) {
+	return func(_ context.Context, req summary.Request) (summary.Result, error) {
+		return summary.Result{Text: text + ":" + string(req.Purpose), FinishReason: summary.FinishStop}, nil
 	}
 }
 
@@ -177,7 +179,7 @@ func TestGenerate(t *testing.T) {
 	if len(res.Details.ReadFiles) != 1 || len(res.Details.ModifiedFiles) != 1 {
 		t.Fatalf("details %+v", res.Details)
 	}
-	if got := f.seen[len(f.seen)-1]; got.Purpose != summarize.PurposeShort || !strings.Contains(got.Prompt, want) {
+	if got := f.seen[len(f.seen)-1]; got.Purpose != summary.PurposeShort || !strings.Contains(got.Prompt, want) {
 		t.Fatalf("short request %+v", got)
 	}
 }
@@ -218,23 +220,23 @@ func TestGenerateValidation(t *testing.T) {
 	prep := splitPrep(t, false)
 	tests := []struct {
 		name string
-		res  summarize.Result
+		res  summary.Result
 		msg  string
 	}{
-		{"empty", summarize.Result{Text: "  \n", FinishReason: summarize.FinishStop}, "empty"},
-		{"cut off by the cap", summarize.Result{Text: "## Goal\n- half", FinishReason: summarize.FinishLength}, "cut off"},
-		{"over the hard cap", summarize.Result{Text: text(9000), FinishReason: summarize.FinishStop}, "over the cap"},
+		{"empty", summary.Result{Text: "  \n", FinishReason: summary.FinishStop}, "empty"},
+		{"cut off by the cap", summary.Result{Text: "## Goal\n- half", FinishReason: summary.FinishLength}, "cut off"},
+		{"over the hard cap", summary.Result{Text: text(9000), FinishReason: summary.FinishStop}, "over the cap"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := &fake{fn: func(ctx context.Context, req summarize.Request) (summarize.Result, error) {
-				if req.Purpose == summarize.PurposeHistory {
+			f := &fake{fn: func(ctx context.Context, req summary.Request) (summary.Result, error) {
+				if req.Purpose == summary.PurposeHistory {
 					return tt.res, nil
 				}
-				return summarize.Result{Text: "ok", FinishReason: summarize.FinishStop}, nil
+				return summary.Result{Text: "ok", FinishReason: summary.FinishStop}, nil
 			}}
 			res, err := Generate(context.Background(), f, prep, RequestOptions{})
-			if !errors.Is(err, ErrInvalidSummary) || !strings.Contains(err.Error(), tt.msg) || res != nil {
+			if !errors.Is(err, summary.ErrInvalidSummary) || !strings.Contains(err.Error(), tt.msg) || res != nil {
 				t.Fatalf("res %v err %v", res, err)
 			}
 		})
@@ -244,12 +246,12 @@ func TestGenerateValidation(t *testing.T) {
 func TestGenerateFailureCancelsTheOtherCall(t *testing.T) {
 	prep := splitPrep(t, false)
 	boom := errors.New("provider down")
-	f := &fake{fn: func(ctx context.Context, req summarize.Request) (summarize.Result, error) {
-		if req.Purpose == summarize.PurposeTurnPrefix {
-			return summarize.Result{}, boom
+	f := &fake{fn: func(ctx context.Context, req summary.Request) (summary.Result, error) {
+		if req.Purpose == summary.PurposeTurnPrefix {
+			return summary.Result{}, boom
 		}
 		<-ctx.Done() // the history call only ends when cancelled
-		return summarize.Result{}, ctx.Err()
+		return summary.Result{}, ctx.Err()
 	}}
 	_, err := Generate(context.Background(), f, prep, RequestOptions{})
 	if !errors.Is(err, boom) {
@@ -257,10 +259,10 @@ func TestGenerateFailureCancelsTheOtherCall(t *testing.T) {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	f = &fake{fn: func(ctx context.Context, req summarize.Request) (summarize.Result, error) {
+	f = &fake{fn: func(ctx context.Context, req summary.Request) (summary.Result, error) {
 		cancel()
 		<-ctx.Done()
-		return summarize.Result{}, ctx.Err()
+		return summary.Result{}, ctx.Err()
 	}}
 	if _, err := Generate(ctx, f, prep, RequestOptions{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want cancellation", err)
@@ -269,14 +271,14 @@ func TestGenerateFailureCancelsTheOtherCall(t *testing.T) {
 
 func TestGenerateShortSummaryFailureIsNotFatal(t *testing.T) {
 	prep := splitPrep(t, false)
-	f := &fake{fn: func(ctx context.Context, req summarize.Request) (summarize.Result, error) {
-		if req.Purpose == summarize.PurposeShort {
-			return summarize.Result{Text: "", FinishReason: summarize.FinishStop}, nil
+	f := &fake{fn: func(ctx context.Context, req summary.Request) (summary.Result, error) {
+		if req.Purpose == summary.PurposeShort {
+			return summary.Result{Text: "", FinishReason: summary.FinishStop}, nil
 		}
-		return summarize.Result{Text: "ok", FinishReason: summarize.FinishStop}, nil
+		return summary.Result{Text: "ok", FinishReason: summary.FinishStop}, nil
 	}}
 	res, err := Generate(context.Background(), f, prep, RequestOptions{ShortSummary: true})
-	if err != nil || res.ShortSummary != "" || !errors.Is(res.ShortSummaryErr, ErrInvalidSummary) {
+	if err != nil || res.ShortSummary != "" || !errors.Is(res.ShortSummaryErr, summary.ErrInvalidSummary) {
 		t.Fatalf("res %+v err %v", res, err)
 	}
 }

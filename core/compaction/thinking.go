@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/core/tokens"
 	"github.com/tidwall/gjson"
 )
 
@@ -30,7 +31,7 @@ func planThinking(path []*session.Entry, from, keep int, plan *PrunePlan) {
 		n := 0
 		e.Get("message.content").ForEach(func(_, b gjson.Result) bool {
 			if b.Get("type").Str == "thinking" {
-				n += EstimateTextTokens(b.Get("thinking").String())
+				n += tokens.EstimateText(b.Get("thinking").String())
 			}
 			return true
 		})

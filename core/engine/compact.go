@@ -5,13 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
 	"github.com/hashicorp/go-hclog"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summarize/builtin"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/core/tokens"
 	"github.com/pith-dev/pith/hooks"
 )
@@ -65,7 +67,7 @@ func (s *Session) AbortCompaction() {
 	}
 }
 
-func (s *Session) summarizer(reason Reason) summarize.Summarizer {
+func (s *Session) summarizer(reason Reason) summary.Summarizer {
 	first, second := s.opts.AutoSummarizer, s.opts.Summarizer
 	if reason == ReasonManual {
 		first, second = second, first
@@ -76,7 +78,7 @@ func (s *Session) summarizer(reason Reason) summarize.Summarizer {
 	case second != nil:
 		return second
 	}
-	return summarize.NewBuiltin(summarize.BuiltinOptions{})
+	return builtin.New(builtin.Options{})
 }
 
 // compact runs one compaction with its start and end events. The caller

@@ -9,7 +9,8 @@ import (
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/explore"
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summary"
+	"github.com/pith-dev/pith/core/transcript"
 	"github.com/pith-dev/pith/core/workspace"
 )
 
@@ -53,11 +54,11 @@ func (o *exploreOutcome) extraDrafts() []session.Draft {
 }
 
 // explorer is the tool-calling model of an exploring compaction.
-func (s *Session) explorer(reason Reason) (summarize.ToolCaller, error) {
+func (s *Session) explorer(reason Reason) (summary.ToolCaller, error) {
 	if s.opts.Explorer != nil {
 		return s.opts.Explorer, nil
 	}
-	tc, err := summarize.AsToolCaller(s.summarizer(reason))
+	tc, err := summary.AsToolCaller(s.summarizer(reason))
 	if err != nil {
 		return nil, ErrNoToolModel
 	}
@@ -110,14 +111,14 @@ func (s *Session) exploreGenerate(ctx context.Context, st Settings, reason Reaso
 			Prompt:       ropts.Prompt,
 		},
 	})
-	if errors.Is(err, summarize.ErrNoToolCalling) {
+	if errors.Is(err, summary.ErrNoToolCalling) {
 		return nil, nil, ErrNoToolModel
 	}
 	if err != nil {
 		return nil, nil, err
 	}
 	summary := strings.TrimSpace(res.Summary)
-	if files := compaction.FormatFileOperations(prep.ReadFiles, prep.ModifiedFiles); files != "" {
+	if files := transcript.FormatFileOperations(prep.ReadFiles, prep.ModifiedFiles); files != "" {
 		summary += files
 	}
 	n, err := explore.DryRun(summary, res.AutoRead, prep.RecentMessages, st.Explore.Budgets)

@@ -16,8 +16,8 @@ import (
 
 	"github.com/pith-dev/pith/core/explore"
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/summarize"
 	"github.com/pith-dev/pith/core/summarize/llm"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/hooks"
 )
 
@@ -30,7 +30,7 @@ type workerModel struct {
 	bodies []string
 }
 
-func startWorkerModel(t *testing.T, script ...[][2]string) (*workerModel, summarize.ToolCaller) {
+func startWorkerModel(t *testing.T, script ...[][2]string) (*workerModel, summary.ToolCaller) {
 	t.Helper()
 	wm := &workerModel{script: script}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -54,7 +54,7 @@ func startWorkerModel(t *testing.T, script ...[][2]string) (*workerModel, summar
 	if err != nil {
 		t.Fatal(err)
 	}
-	tc, err := summarize.AsToolCaller(s)
+	tc, err := summary.AsToolCaller(s)
 	if err != nil {
 		t.Fatal(err)
 	}

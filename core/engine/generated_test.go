@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summarize/builtin"
 	"github.com/pith-dev/pith/internal/sessiongen"
 )
 
@@ -29,7 +29,7 @@ func TestGeneratedSessions(t *testing.T) {
 			defer store.Close()
 			st := DefaultSettings()
 			st.KeepRecentTokens = 2000
-			s := New(store, Options{Settings: st, Summarizer: summarize.NewBuiltin(summarize.BuiltinOptions{})})
+			s := New(store, Options{Settings: st, Summarizer: builtin.New(builtin.Options{})})
 			res, err := s.Compact(context.Background(), "")
 			if err != nil {
 				t.Fatal(err)

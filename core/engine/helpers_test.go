@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summary"
 )
 
 // testSettings: threshold 8 000 tokens, a small kept tail, no calibration,
@@ -104,7 +104,7 @@ func compactions(t testing.TB, path string) []*session.Entry {
 // answer is one scripted summarizer reply.
 type answer struct {
 	text   string
-	finish summarize.FinishReason
+	finish summary.FinishReason
 	err    error
 	// block waits for ctx to end (and reports that it started on started).
 	block bool
@@ -118,7 +118,7 @@ type script struct {
 	mu      sync.Mutex
 	queue   []answer
 	calls   int
-	reqs    []summarize.Request
+	reqs    []summary.Request
 	started chan struct{}
 }
 
@@ -126,7 +126,7 @@ func newScript(answers ...answer) *script {
 	return &script{queue: answers, started: make(chan struct{}, 16)}
 }
 
-func (s *script) Summarize(ctx context.Context, req summarize.Request) (summarize.Result, error) {
+func (s *script) Summarize(ctx context.Context, req summary.Request) (summary.Result, error) {
 	s.mu.Lock()
 	s.calls++
 	s.reqs = append(s.reqs, req)
@@ -141,22 +141,22 @@ func (s *script) Summarize(ctx context.Context, req summarize.Request) (summariz
 	}
 	if a.block {
 		<-ctx.Done()
-		return summarize.Result{}, ctx.Err()
+		return summary.Result{}, ctx.Err()
 	}
 	if a.hold != nil {
 		select {
 		case <-a.hold:
 		case <-ctx.Done():
-			return summarize.Result{}, ctx.Err()
+			return summary.Result{}, ctx.Err()
 		}
 	}
 	if a.err != nil {
-		return summarize.Result{}, a.err
+		return summary.Result{}, a.err
 	}
 	if a.finish == "" {
-		a.finish = summarize.FinishStop
+		a.finish = summary.FinishStop
 	}
-	return summarize.Result{Text: a.text, FinishReason: a.finish, Model: "script"}, nil
+	return summary.Result{Text: a.text, FinishReason: a.finish, Model: "script"}, nil
 }
 
 func (s *script) count() int {

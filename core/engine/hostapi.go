@@ -9,7 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/core/jsondepth"
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/core/tokens"
 	"github.com/pith-dev/pith/hooks"
 )
@@ -20,7 +20,7 @@ import (
 type HostAPI struct {
 	// Lookup finds an open session by its header id.
 	Lookup     func(sessionID string) (*session.Store, bool)
-	Summarizer summarize.Summarizer
+	Summarizer summary.Summarizer
 	Logger     hclog.Logger
 	// MaxOutputTokens, when positive, caps a completion's output tokens
 	// whatever a plugin asks (summarizer.maxOutputTokens); each plugin's
@@ -100,8 +100,8 @@ func (h *HostAPI) Complete(ctx context.Context, req hooks.CompleteRequest) (hook
 	if h.MaxOutputTokens > 0 && (req.MaxTokens <= 0 || req.MaxTokens > h.MaxOutputTokens) {
 		req.MaxTokens = h.MaxOutputTokens
 	}
-	res, err := h.Summarizer.Summarize(ctx, summarize.Request{
-		Purpose: summarize.PurposeCompletion, SystemPrompt: req.SystemPrompt, Prompt: req.Prompt, MaxTokens: req.MaxTokens,
+	res, err := h.Summarizer.Summarize(ctx, summary.Request{
+		Purpose: summary.PurposeCompletion, SystemPrompt: req.SystemPrompt, Prompt: req.Prompt, MaxTokens: req.MaxTokens,
 	})
 	if err != nil {
 		return hooks.CompleteResponse{}, err

@@ -13,7 +13,7 @@ import (
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/explore"
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/core/tokens"
 	"github.com/tidwall/gjson"
 )
@@ -28,7 +28,7 @@ const MaxAutoFailures = 3
 
 // GenerateFunc produces the summary of a preparation; compaction.Generate
 // is the default. It is the seam for other strategies (docs/behaviour.md §12).
-type GenerateFunc func(ctx context.Context, s summarize.Summarizer, prep *compaction.Preparation, opts compaction.RequestOptions) (*compaction.Result, error)
+type GenerateFunc func(ctx context.Context, s summary.Summarizer, prep *compaction.Preparation, opts compaction.RequestOptions) (*compaction.Result, error)
 
 // Options configure a Session.
 type Options struct {
@@ -42,13 +42,13 @@ type Options struct {
 	// summarize.Chain of candidates with retries) automatic ones. Either
 	// stands in for the other when nil; with neither, the built-in
 	// deterministic summarizer is used.
-	Summarizer     summarize.Summarizer
-	AutoSummarizer summarize.Summarizer
+	Summarizer     summary.Summarizer
+	AutoSummarizer summary.Summarizer
 	// Generate replaces compaction.Generate.
 	Generate GenerateFunc
 	// Explorer is the tool-calling model of the explore strategy (docs/behaviour.md
 	// §12); nil means the summarizer itself, when it can call tools.
-	Explorer summarize.ToolCaller
+	Explorer summary.ToolCaller
 	// Hooks dispatches the compaction hook events; nil means no plugins.
 	Hooks Hooks
 	// AbortAgent stops the running agent operation; Compact calls it first.
@@ -123,7 +123,7 @@ type Result struct {
 	// FromHook: a plugin supplied the compaction; Plugin names it.
 	FromHook bool
 	Plugin   string
-	Usage    summarize.Usage
+	Usage    summary.Usage
 	// Strategy is the strategy that made the summary (summary or explore).
 	Strategy string
 	// Explore holds the explore strategy's figures; AutoReadEntry is the

@@ -17,5 +17,5 @@
 // initial context before declaring success.
 //
 // It calls no model of its own and writes nothing: the engine gives it a
-// summarize.ToolCaller and persists the Result.
+// summary.ToolCaller and persists the Result.
 package explore

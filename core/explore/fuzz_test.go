@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summary"
 )
 
 // FuzzToolCalls: whatever a model writes as tool name and arguments, a
@@ -28,7 +28,7 @@ func FuzzToolCalls(f *testing.F) {
 	ws := newWorkspace(f, map[string]string{"a.go": "package a\n"})
 	f.Fuzz(func(t *testing.T, tool, args string) {
 		st := &toolState{r: NewRange(msgs), ws: ws, b: DefaultBudgets()}
-		out, _ := st.run(summarize.ToolCall{Name: tool, Arguments: []byte(args)})
+		out, _ := st.run(summary.ToolCall{Name: tool, Arguments: []byte(args)})
 		if strings.Contains(out, "RETAINED-TAIL-SECRET") || strings.Contains(out, "root:x:0:0") {
 			t.Fatalf("out of bounds: %q", out)
 		}

@@ -14,8 +14,8 @@ import (
 
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/summarize"
 	"github.com/pith-dev/pith/core/summarize/llm"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/core/workspace"
 	"github.com/pith-dev/pith/internal/sessiongen"
 )
@@ -49,13 +49,13 @@ func rangeMessages(p *compaction.Preparation) []session.Message {
 // turn is one scripted answer of the model.
 type turn struct {
 	text  string
-	calls []summarize.ToolCall
+	calls []summary.ToolCall
 	// promptTokens, when set, is the usage the server reports.
 	promptTokens int
 }
 
-func call(name string, args string) summarize.ToolCall {
-	return summarize.ToolCall{Name: name, Arguments: json.RawMessage(args)}
+func call(name string, args string) summary.ToolCall {
+	return summary.ToolCall{Name: name, Arguments: json.RawMessage(args)}
 }
 
 // modelServer is a loopback server speaking OpenAI chat completions with
@@ -67,7 +67,7 @@ type modelServer struct {
 	bodies [][]byte
 }
 
-func newModel(t testing.TB, script ...turn) (summarize.ToolCaller, *modelServer) {
+func newModel(t testing.TB, script ...turn) (summary.ToolCaller, *modelServer) {
 	t.Helper()
 	ms := &modelServer{script: script}
 	srv := httptest.NewServer(http.HandlerFunc(ms.serve))
@@ -76,7 +76,7 @@ func newModel(t testing.TB, script ...turn) (summarize.ToolCaller, *modelServer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tc, err := summarize.AsToolCaller(s)
+	tc, err := summary.AsToolCaller(s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/core/workspace"
 )
 
@@ -33,8 +33,8 @@ const (
 )
 
 // Tools returns the tool definitions offered to the worker.
-func Tools() []summarize.Tool {
-	return []summarize.Tool{
+func Tools() []summary.Tool {
+	return []summary.Tool{
 		{
 			Name: ToolSearch,
 			Description: "Search the session log of the range being compacted (items #1..#N of the overview). " +
@@ -121,7 +121,7 @@ var errNoWorkspace = errors.New("no workspace: the session header names no reada
 
 // run executes one tool call and returns the text for the model; isError
 // marks a refusal or a bad call.
-func (s *toolState) run(c summarize.ToolCall) (string, bool) {
+func (s *toolState) run(c summary.ToolCall) (string, bool) {
 	args := c.Arguments
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)

@@ -9,7 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/core/tokens"
 	"github.com/pith-dev/pith/core/workspace"
 )
@@ -62,7 +62,7 @@ type Progress struct {
 
 // Worker runs exploring compactions with one model.
 type Worker struct {
-	Model   summarize.ToolCaller
+	Model   summary.ToolCaller
 	Budgets Budgets
 	// Reasoning is passed with each request.
 	Reasoning string
@@ -83,7 +83,7 @@ type Result struct {
 	AutoRead *workspace.Built
 	// Stats go into the compaction entry's details.
 	Stats Stats
-	Usage summarize.Usage
+	Usage summary.Usage
 }
 
 // Stats are the figures of a run, stored in the compaction's details and
@@ -109,7 +109,7 @@ type Stats struct {
 // conversation is the worker's messages and their running estimate.
 type conversation struct {
 	fixed int // system prompt and tool schemas
-	msgs  []summarize.ChatMessage
+	msgs  []summary.ChatMessage
 	est   []int
 	sum   int
 	// measured is the provider's count of the conversation up to the last
@@ -117,7 +117,7 @@ type conversation struct {
 	measured, measuredAt int
 }
 
-func (c *conversation) add(m summarize.ChatMessage) {
+func (c *conversation) add(m summary.ChatMessage) {
 	n := perMessageTokens + textTokens(m.Text)
 	for _, tc := range m.ToolCalls {
 		n += textTokens(tc.Name) + tokens.StringifiedLen(tc.Arguments)/4 + perMessageTokens
@@ -179,12 +179,12 @@ func (w *Worker) Run(ctx context.Context, in Input) (*Result, error) {
 	for _, t := range tools {
 		conv.fixed += textTokens(t.Name+t.Description) + len(t.Parameters)/4
 	}
-	conv.add(summarize.ChatMessage{Role: summarize.ChatUser, Text: firstMessage(ov, in.Instructions)})
+	conv.add(summary.ChatMessage{Role: summary.ChatUser, Text: firstMessage(ov, in.Instructions)})
 
 	st := &toolState{r: r, ws: in.Workspace, b: b}
-	var usage summarize.Usage
+	var usage summary.Usage
 	warned, shortenAsked := false, false
-	var summary string
+	var written string
 	for turn := 1; ; turn++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -200,14 +200,14 @@ func (w *Worker) Run(ctx context.Context, in Input) (*Result, error) {
 		if remaining > 0 && remaining <= b.FinishWarningRemaining && !warned {
 			warned = true
 			warn(fmt.Sprintf("compact worker budget low: ~%d of %d tokens left at turn %d; told the worker to write the summary", remaining, b.WorkerContextMax, turn))
-			conv.add(summarize.ChatMessage{Role: summarize.ChatUser, Text: finishWarning(remaining, b.WorkerContextMax)})
+			conv.add(summary.ChatMessage{Role: summary.ChatUser, Text: finishWarning(remaining, b.WorkerContextMax)})
 			used = conv.tokens()
 			remaining = b.WorkerContextMax - used
 		}
 		if remaining <= 0 {
 			return nil, fmt.Errorf("%w: ~%d tokens before turn %d, workerContextMaxTokens %d (raise it, or lower the overview budgets)", ErrWorkerBudget, used, turn, b.WorkerContextMax)
 		}
-		res, err := w.Model.Converse(ctx, summarize.ConverseRequest{
+		res, err := w.Model.Converse(ctx, summary.ConverseRequest{
 			SystemPrompt: system,
 			Messages:     conv.msgs,
 			Tools:        tools,
@@ -220,7 +220,7 @@ func (w *Worker) Run(ctx context.Context, in Input) (*Result, error) {
 		stats.Turns = turn
 		stats.Model = res.Model
 		usage = addUsage(usage, res.Usage)
-		conv.add(summarize.ChatMessage{Role: summarize.ChatAssistant, Text: res.Text, ToolCalls: res.ToolCalls})
+		conv.add(summary.ChatMessage{Role: summary.ChatAssistant, Text: res.Text, ToolCalls: res.ToolCalls})
 		if m := res.Usage.Input + res.Usage.CacheRead + res.Usage.CacheWrite + res.Usage.Output; m > 0 {
 			conv.measured, conv.measuredAt = m, len(conv.msgs)
 		}
@@ -243,7 +243,7 @@ func (w *Worker) Run(ctx context.Context, in Input) (*Result, error) {
 					stats.Truncated++
 				}
 			}
-			conv.add(summarize.ChatMessage{Role: summarize.ChatTool, ToolCallID: c.ID, ToolName: c.Name, Text: text, IsError: isErr})
+			conv.add(summary.ChatMessage{Role: summary.ChatTool, ToolCallID: c.ID, ToolName: c.Name, Text: text, IsError: isErr})
 		}
 		stats.WorkerTokens = conv.tokens()
 		if w.Progress != nil {
@@ -254,7 +254,7 @@ func (w *Worker) Run(ctx context.Context, in Input) (*Result, error) {
 		if wroteNow {
 			n := textTokens(st.summary)
 			if n <= b.SummaryMax {
-				summary = st.summary
+				written = st.summary
 				break
 			}
 			if shortenAsked {
@@ -262,24 +262,24 @@ func (w *Worker) Run(ctx context.Context, in Input) (*Result, error) {
 			}
 			shortenAsked = true
 			warn(fmt.Sprintf("compact worker summary is ~%d tokens, over summaryMaxTokens %d; asked once to shorten it", n, b.SummaryMax))
-			conv.add(summarize.ChatMessage{Role: summarize.ChatUser, Text: shortenRequest(n, b)})
+			conv.add(summary.ChatMessage{Role: summary.ChatUser, Text: shortenRequest(n, b)})
 			continue
 		}
 		if len(res.ToolCalls) == 0 {
 			if st.wrote && textTokens(st.summary) <= b.SummaryMax {
-				summary = st.summary
+				written = st.summary
 				break
 			}
-			conv.add(summarize.ChatMessage{Role: summarize.ChatUser, Text: nudgeSummary})
+			conv.add(summary.ChatMessage{Role: summary.ChatUser, Text: nudgeSummary})
 		}
 	}
-	stats.SummaryTokens = textTokens(summary)
+	stats.SummaryTokens = textTokens(written)
 	stats.AutoReadFiles = st.marked
 	for _, ref := range st.refs {
 		stats.References = append(stats.References, ref.Path)
 	}
 
-	out := &Result{Summary: summary, Usage: usage}
+	out := &Result{Summary: written, Usage: usage}
 	if in.Workspace != nil && (len(st.marked) > 0 || len(st.refs) > 0) {
 		out.AutoRead = in.Workspace.BuildMessage(st.marked, st.refs, workspaceBuild(b))
 	}
@@ -343,8 +343,8 @@ func clipUnits(s string, n int) string {
 	return s
 }
 
-func addUsage(a, b summarize.Usage) summarize.Usage {
-	return summarize.Usage{Input: a.Input + b.Input, Output: a.Output + b.Output, CacheRead: a.CacheRead + b.CacheRead, CacheWrite: a.CacheWrite + b.CacheWrite}
+func addUsage(a, b summary.Usage) summary.Usage {
+	return summary.Usage{Input: a.Input + b.Input, Output: a.Output + b.Output, CacheRead: a.CacheRead + b.CacheRead, CacheWrite: a.CacheWrite + b.CacheWrite}
 }
 
 // Details is the compaction entry's details for an exploring compaction:

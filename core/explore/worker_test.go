@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summary"
 )
 
 // smallRange is a hand-made range: a task, a search, a large tool output,
@@ -33,10 +33,10 @@ func TestWorkerExploresAndWritesSummary(t *testing.T) {
 	msgs, retained := smallRange()
 	ws := newWorkspace(t, map[string]string{"core/parse.go": "package core\n\nfunc Parse() {}\n", "docs/parse.md": "# Parser\n"})
 	model, srv := newModel(t,
-		turn{text: "searching", calls: []summarize.ToolCall{call(ToolSearch, `{"query":"deterministic seed"}`)}},
-		turn{calls: []summarize.ToolCall{call(ToolReadItems, `{"from":1,"to":4}`), call(ToolReadFile, `{"path":"core/parse.go"}`)}},
-		turn{calls: []summarize.ToolCall{call(ToolMarkRead, `{"path":"core/parse.go"}`), call(ToolReference, `{"path":"docs/parse.md","note":"parser docs"}`)}},
-		turn{calls: []summarize.ToolCall{call(ToolSummary, `{"text":"## Goal\nFix the flaky parser test."}`)}},
+		turn{text: "searching", calls: []summary.ToolCall{call(ToolSearch, `{"query":"deterministic seed"}`)}},
+		turn{calls: []summary.ToolCall{call(ToolReadItems, `{"from":1,"to":4}`), call(ToolReadFile, `{"path":"core/parse.go"}`)}},
+		turn{calls: []summary.ToolCall{call(ToolMarkRead, `{"path":"core/parse.go"}`), call(ToolReference, `{"path":"docs/parse.md","note":"parser docs"}`)}},
+		turn{calls: []summary.ToolCall{call(ToolSummary, `{"text":"## Goal\nFix the flaky parser test."}`)}},
 	)
 	var progress []Progress
 	w := &Worker{Model: model, Budgets: DefaultBudgets(), Progress: func(p Progress) { progress = append(progress, p) }}
@@ -85,10 +85,10 @@ func TestWorkerFinishWarningOnce(t *testing.T) {
 	b := DefaultBudgets()
 	b.WorkerContextMax, b.FinishWarningRemaining, b.FinalReserve = 8000, 5000, 1000
 	model, srv := newModel(t,
-		turn{calls: []summarize.ToolCall{call(ToolReadItems, `{"from":1,"to":4}`)}},
-		turn{calls: []summarize.ToolCall{call(ToolSearch, `{"query":"parser"}`)}},
-		turn{calls: []summarize.ToolCall{call(ToolSearch, `{"query":"seed"}`)}},
-		turn{calls: []summarize.ToolCall{call(ToolSummary, `{"text":"## Goal\nDone."}`)}},
+		turn{calls: []summary.ToolCall{call(ToolReadItems, `{"from":1,"to":4}`)}},
+		turn{calls: []summary.ToolCall{call(ToolSearch, `{"query":"parser"}`)}},
+		turn{calls: []summary.ToolCall{call(ToolSearch, `{"query":"seed"}`)}},
+		turn{calls: []summary.ToolCall{call(ToolSummary, `{"text":"## Goal\nDone."}`)}},
 	)
 	var warnings []string
 	w := &Worker{Model: model, Budgets: b, Warn: func(s string) { warnings = append(warnings, s) }}
@@ -114,8 +114,8 @@ func TestWorkerTruncatesToProtectFinalReserve(t *testing.T) {
 	b := DefaultBudgets()
 	b.WorkerContextMax, b.FinishWarningRemaining, b.FinalReserve = 12000, 1000, 3000
 	model, srv := newModel(t,
-		turn{calls: []summarize.ToolCall{call(ToolReadItems, `{"from":5,"to":5,"mode":"full"}`)}},
-		turn{calls: []summarize.ToolCall{call(ToolSummary, `{"text":"## Goal\nDone."}`)}},
+		turn{calls: []summary.ToolCall{call(ToolReadItems, `{"from":5,"to":5,"mode":"full"}`)}},
+		turn{calls: []summary.ToolCall{call(ToolSummary, `{"text":"## Goal\nDone."}`)}},
 	)
 	res, err := (&Worker{Model: model, Budgets: b}).Run(context.Background(), Input{Messages: msgs})
 	if err != nil {
@@ -143,8 +143,8 @@ func TestWorkerSummaryTooLong(t *testing.T) {
 	long := `{"text":"` + strings.Repeat("word ", 200) + `"}`
 
 	model, srv := newModel(t,
-		turn{calls: []summarize.ToolCall{call(ToolSummary, long)}},
-		turn{calls: []summarize.ToolCall{call(ToolSummary, `{"text":"## Goal\nShort."}`)}},
+		turn{calls: []summary.ToolCall{call(ToolSummary, long)}},
+		turn{calls: []summary.ToolCall{call(ToolSummary, `{"text":"## Goal\nShort."}`)}},
 	)
 	res, err := (&Worker{Model: model, Budgets: b}).Run(context.Background(), Input{Messages: msgs})
 	if err != nil || res.Summary != "## Goal\nShort." {
@@ -154,7 +154,7 @@ func TestWorkerSummaryTooLong(t *testing.T) {
 		t.Error("no request to shorten")
 	}
 
-	model, _ = newModel(t, turn{calls: []summarize.ToolCall{call(ToolSummary, long)}})
+	model, _ = newModel(t, turn{calls: []summary.ToolCall{call(ToolSummary, long)}})
 	_, err = (&Worker{Model: model, Budgets: b}).Run(context.Background(), Input{Messages: msgs})
 	if !errors.Is(err, ErrSummaryTooLong) {
 		t.Errorf("twice too long: %v", err)
@@ -165,7 +165,7 @@ func TestWorkerMaxTurns(t *testing.T) {
 	msgs, _ := smallRange()
 	b := DefaultBudgets()
 	b.MaxTurns = 3
-	model, srv := newModel(t, turn{calls: []summarize.ToolCall{call(ToolSearch, `{"query":"x"}`)}})
+	model, srv := newModel(t, turn{calls: []summary.ToolCall{call(ToolSearch, `{"query":"x"}`)}})
 	_, err := (&Worker{Model: model, Budgets: b}).Run(context.Background(), Input{Messages: msgs})
 	if !errors.Is(err, ErrMaxTurns) || len(srv.requests(t)) != 3 {
 		t.Errorf("err = %v after %d requests", err, len(srv.requests(t)))
@@ -176,7 +176,7 @@ func TestWorkerHardStop(t *testing.T) {
 	msgs, _ := smallRange()
 	b := DefaultBudgets()
 	// The provider counts far more than chars/4: its own figure decides.
-	model, srv := newModel(t, turn{calls: []summarize.ToolCall{call(ToolSearch, `{"query":"x"}`)}, promptTokens: 60000})
+	model, srv := newModel(t, turn{calls: []summary.ToolCall{call(ToolSearch, `{"query":"x"}`)}, promptTokens: 60000})
 	_, err := (&Worker{Model: model, Budgets: b}).Run(context.Background(), Input{Messages: msgs})
 	if !errors.Is(err, ErrWorkerBudget) || len(srv.requests(t)) != 1 {
 		t.Errorf("err = %v after %d requests", err, len(srv.requests(t)))
@@ -218,7 +218,7 @@ func TestToolsStayInBounds(t *testing.T) {
 		{ToolSearch, `not json`, true, "not the documented JSON"},
 		{"rm_rf", `{}`, true, "unknown tool"},
 	} {
-		got, isErr := st.run(summarize.ToolCall{Name: tc.tool, Arguments: []byte(tc.args)})
+		got, isErr := st.run(summary.ToolCall{Name: tc.tool, Arguments: []byte(tc.args)})
 		if isErr != tc.isErr || !strings.Contains(got, tc.want) {
 			t.Errorf("%s %s = %v %q, want %v %q", tc.tool, tc.args, isErr, got, tc.isErr, tc.want)
 		}
@@ -237,7 +237,7 @@ func TestSearchSnippetSurvivesCaseFolding(t *testing.T) {
 	// the original.
 	text := strings.Repeat("İ", 200) + " needle"
 	st := &toolState{r: NewRange([]session.Message{msg("s0000001", `{"role":"user","content":"`+text+`"}`)}), b: DefaultBudgets()}
-	out, isErr := st.run(summarize.ToolCall{Name: ToolSearch, Arguments: []byte(`{"query":"needle"}`)})
+	out, isErr := st.run(summary.ToolCall{Name: ToolSearch, Arguments: []byte(`{"query":"needle"}`)})
 	if isErr || !strings.Contains(out, "#1 s0000001 user") {
 		t.Errorf("search = %v %q", isErr, out)
 	}

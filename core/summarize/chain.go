@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/core/summary"
 )
 
 // ErrNoCandidates is returned by a Chain that has nothing to try.
@@ -17,7 +18,7 @@ var ErrNoCandidates = errors.New("no summarizer candidates configured")
 // it in logs, errors and Result.Model (usually the model id).
 type Candidate struct {
 	Name       string
-	Summarizer Summarizer
+	Summarizer summary.Summarizer
 }
 
 // Chain tries its candidates in order (docs/behaviour.md §9.5). Each candidate gets up to
@@ -45,9 +46,9 @@ type Chain struct {
 }
 
 // Summarize implements Summarizer.
-func (c *Chain) Summarize(ctx context.Context, req Request) (Result, error) {
+func (c *Chain) Summarize(ctx context.Context, req summary.Request) (summary.Result, error) {
 	if len(c.Candidates) == 0 {
-		return Result{}, ErrNoCandidates
+		return summary.Result{}, ErrNoCandidates
 	}
 	r := newRetrier(c.MaxRetries, c.BaseDelay, c.MaxBackoff, c.Sleep, c.Logger)
 	var failures []CandidateFailure
@@ -61,7 +62,7 @@ func (c *Chain) Summarize(ctx context.Context, req Request) (Result, error) {
 			continue
 		}
 		sum := cand.Summarizer
-		res, err := r.run(ctx, name, func(ctx context.Context) (Result, error) { return sum.Summarize(ctx, req) })
+		res, err := r.run(ctx, name, func(ctx context.Context) (summary.Result, error) { return sum.Summarize(ctx, req) })
 		if err == nil {
 			if cand.Name != "" {
 				res.Model = cand.Name
@@ -72,14 +73,14 @@ func (c *Chain) Summarize(ctx context.Context, req Request) (Result, error) {
 			return res, nil
 		}
 		if ctxErr := ctx.Err(); ctxErr != nil {
-			return Result{}, ctxErr
+			return summary.Result{}, ctxErr
 		}
 		failures = append(failures, CandidateFailure{Name: name, Err: err})
 		if i+1 < len(c.Candidates) {
 			r.log.Warn("summarizer candidate failed; trying the next one", "summarizer", name, "error", err)
 		}
 	}
-	return Result{}, &ChainError{Failures: failures}
+	return summary.Result{}, &ChainError{Failures: failures}
 }
 
 // CandidateFailure is why one candidate of a Chain gave up.
@@ -117,4 +118,48 @@ func (e *ChainError) Unwrap() []error {
 		errs[i] = f.Err
 	}
 	return errs
+}
+
+// Converse implements summary.ToolCaller: the candidates that can call tools are
+// tried in order with the same retry rules as Summarize; the others are
+// passed over.
+func (c *Chain) Converse(ctx context.Context, req summary.ConverseRequest) (summary.ConverseResult, error) {
+	if !c.CallsTools() {
+		return summary.ConverseResult{}, summary.ErrNoToolCalling
+	}
+	r := newRetrier(c.MaxRetries, c.BaseDelay, c.MaxBackoff, c.Sleep, c.Logger)
+	var failures []CandidateFailure
+	for i, cand := range c.Candidates {
+		tc, ok := cand.Summarizer.(summary.ToolCaller)
+		if !ok {
+			continue
+		}
+		name := cand.Name
+		if name == "" {
+			name = fmt.Sprintf("candidate %d", i+1)
+		}
+		res, err := retry(ctx, r, name, func(ctx context.Context) (summary.ConverseResult, error) { return tc.Converse(ctx, req) })
+		if err == nil {
+			if cand.Name != "" {
+				res.Model = cand.Name
+			}
+			return res, nil
+		}
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return summary.ConverseResult{}, ctxErr
+		}
+		failures = append(failures, CandidateFailure{Name: name, Err: err})
+		r.log.Warn("tool-calling candidate failed", "summarizer", name, "error", err)
+	}
+	return summary.ConverseResult{}, &ChainError{Failures: failures}
+}
+
+// CallsTools reports whether any candidate can call tools.
+func (c *Chain) CallsTools() bool {
+	for _, cand := range c.Candidates {
+		if _, ok := cand.Summarizer.(summary.ToolCaller); ok {
+			return true
+		}
+	}
+	return false
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/core/summarize/internal/httpfake"
+	"github.com/pith-dev/pith/core/summary"
 )
 
 // scripted is a Summarizer that answers from a list of outcomes (the last
@@ -24,11 +25,11 @@ type scripted struct {
 }
 
 type outcome struct {
-	res Result
+	res summary.Result
 	err error
 }
 
-func (s *scripted) Summarize(ctx context.Context, _ Request) (Result, error) {
+func (s *scripted) Summarize(ctx context.Context, _ summary.Request) (summary.Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	o := s.outcomes[min(s.calls, len(s.outcomes)-1)]
@@ -43,7 +44,7 @@ func (s *scripted) Calls() int {
 }
 
 func ok(text string) outcome {
-	return outcome{res: Result{Text: text, FinishReason: FinishStop, Model: "raw"}}
+	return outcome{res: summary.Result{Text: text, FinishReason: summary.FinishStop, Model: "raw"}}
 }
 
 func transientErr(after time.Duration) outcome {
@@ -128,7 +129,7 @@ func TestChain(t *testing.T) {
 		{
 			name:       "a cut-off result is returned, not retried",
 			maxRetries: 3,
-			candidates: [][]outcome{{{res: Result{Text: "trunc", FinishReason: FinishLength}}}, {ok("b")}},
+			candidates: [][]outcome{{{res: summary.Result{Text: "trunc", FinishReason: summary.FinishLength}}}, {ok("b")}},
 			wantText:   "trunc", wantModel: "c1",
 			wantCalls: []int{1, 0},
 		},
@@ -207,9 +208,9 @@ func TestChainDefaults(t *testing.T) {
 func TestChainCancellation(t *testing.T) {
 	t.Run("during a candidate call", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
-		first := Func(func(context.Context, Request) (Result, error) {
+		first := summary.Func(func(context.Context, summary.Request) (summary.Result, error) {
 			cancel()
-			return Result{}, &TransientError{Err: errors.New("connection reset")}
+			return summary.Result{}, &TransientError{Err: errors.New("connection reset")}
 		})
 		second := &scripted{outcomes: []outcome{ok("b")}}
 		var sleeps httpfake.SleepRecorder
@@ -280,8 +281,8 @@ func TestChainEmptyAndNil(t *testing.T) {
 
 func TestChainErrorUnwraps(t *testing.T) {
 	chain := &Chain{Candidates: []Candidate{
-		{Name: "a", Summarizer: Func(func(context.Context, Request) (Result, error) {
-			return Result{}, fmt.Errorf("x: %w", ErrMissingCredential)
+		{Name: "a", Summarizer: summary.Func(func(context.Context, summary.Request) (summary.Result, error) {
+			return summary.Result{}, fmt.Errorf("x: %w", ErrMissingCredential)
 		})},
 	}}
 	_, err := chain.Summarize(context.Background(), testRequest)

@@ -1,8 +1,10 @@
-// Package summarize owns the Summarizer interface and the summarizers that
-// need no provider SDK: the built-in deterministic summarizer (the default,
-// no network), the remote endpoint of docs/behaviour.md §7, and the candidate chain with
-// retry and backoff used by automatic compaction (docs/behaviour.md §9.5). The
-// OpenAI-compatible and Anthropic providers live in core/summarize/llm, the
-// only package that links the provider SDKs, so the pure core packages and
-// plugin binaries stay light.
+// Package summarize holds the network-facing implementations of
+// core/summary's Summarizer interface that need no provider SDK: the remote
+// endpoint of docs/behaviour.md §7 and the candidate chain with retry and
+// backoff used by automatic compaction (docs/behaviour.md §9.5), plus the
+// error classification they and the providers share. The built-in
+// deterministic summarizer (the default, no network) is core/summarize/builtin;
+// the OpenAI-compatible and Anthropic providers live in core/summarize/llm,
+// the only package that links the provider SDKs, so the pure core packages
+// and plugin binaries stay light.
 package summarize

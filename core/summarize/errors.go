@@ -242,3 +242,19 @@ func Redact(s string, secrets ...string) string {
 	}
 	return s
 }
+
+// ErrTransient marks an error worth retrying (rate limits, overload, 5xx,
+// connection failures). Providers wrap such errors so that errors.Is finds it.
+var ErrTransient = errors.New("transient summarizer error")
+
+// TransientError is a transient failure that may carry the server's
+// retry-after hint.
+type TransientError struct {
+	Err        error
+	RetryAfter time.Duration // 0 when the server gave none
+}
+
+func (e *TransientError) Error() string { return e.Err.Error() }
+func (e *TransientError) Unwrap() []error {
+	return []error{e.Err, ErrTransient}
+}

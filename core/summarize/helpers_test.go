@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/core/summarize/internal/httpfake"
+	"github.com/pith-dev/pith/core/summary"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -13,8 +14,8 @@ var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 // may ever contain it.
 const testKey = httpfake.TestKey
 
-var testRequest = Request{
-	Purpose:      PurposeHistory,
+var testRequest = summary.Request{
+	Purpose:      summary.PurposeHistory,
 	SystemPrompt: "You only summarize.",
 	Prompt:       "<conversation>\n[User]: fix the parser\n</conversation>",
 	MaxTokens:    1000,

@@ -5,11 +5,13 @@ import (
 	"time"
 )
 
-// httpClientWithTimeout returns a copy of base (or a fresh client) whose
-// every attempt is bounded by timeout. The http.Client timeout (rather than
-// a context deadline) makes an expired attempt distinguishable from the
-// caller's abort: it surfaces as a net.Error with Timeout() true.
-func httpClientWithTimeout(base *http.Client, timeout time.Duration) *http.Client {
+// HTTPClientWithTimeout returns a copy of base (or a fresh client) whose
+// every attempt is bounded by timeout; the remote endpoint and the provider
+// SDKs (core/summarize/llm) all get their client from it. The http.Client
+// timeout (rather than a context deadline) makes an expired attempt
+// distinguishable from the caller's abort: it surfaces as a net.Error with
+// Timeout() true, which Classify counts as transient.
+func HTTPClientWithTimeout(base *http.Client, timeout time.Duration) *http.Client {
 	c := &http.Client{}
 	if base != nil {
 		*c = *base

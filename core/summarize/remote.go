@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/core/summary"
+	"github.com/pith-dev/pith/internal/redact"
 )
 
 // Remote endpoint defaults (docs/behaviour.md §7, remote endpoint mode).
@@ -45,7 +47,7 @@ type RemoteOptions struct {
 	MaxBackoff time.Duration
 	Sleep      SleepFunc
 	// Fallback answers when the endpoint fails for any reason but an abort.
-	Fallback Summarizer
+	Fallback summary.Summarizer
 	// HTTPClient is the client to send with (its Timeout is replaced by
 	// Timeout); nil uses a fresh one.
 	HTTPClient *http.Client
@@ -60,7 +62,7 @@ type remoteSummarizer struct {
 	timeout    time.Duration
 	client     *http.Client
 	retry      retrier
-	fallback   Summarizer
+	fallback   summary.Summarizer
 	log        hclog.Logger
 }
 
@@ -78,10 +80,10 @@ type remoteResponse struct {
 // {"systemPrompt", "prompt"} as JSON and expects {"summary"}, retrying
 // transient failures a bounded number of times, and falls back to
 // opts.Fallback when the endpoint cannot answer.
-func NewRemote(opts RemoteOptions) (Summarizer, error) {
+func NewRemote(opts RemoteOptions) (summary.Summarizer, error) {
 	u, err := url.Parse(opts.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("remote summarizer: invalid endpoint URL %q: want http(s)://host/path", redactURL(opts.URL))
+		return nil, fmt.Errorf("remote summarizer: invalid endpoint URL %q: want http(s)://host/path", redact.URL(opts.URL, nil))
 	}
 	timeout := opts.Timeout
 	if timeout <= 0 {
@@ -102,42 +104,42 @@ func NewRemote(opts RemoteOptions) (Summarizer, error) {
 		authEnv:    opts.AuthEnv,
 		authHeader: header,
 		timeout:    timeout,
-		client:     httpClientWithTimeout(opts.HTTPClient, timeout),
+		client:     HTTPClientWithTimeout(opts.HTTPClient, timeout),
 		retry:      newRetrier(opts.MaxRetries, opts.BaseDelay, opts.MaxBackoff, opts.Sleep, log),
 		fallback:   opts.Fallback,
 		log:        log,
 	}, nil
 }
 
-func (s *remoteSummarizer) Summarize(ctx context.Context, req Request) (Result, error) {
+func (s *remoteSummarizer) Summarize(ctx context.Context, req summary.Request) (summary.Result, error) {
 	res, err := s.summarizeRemote(ctx, req)
 	if err == nil {
 		return res, nil
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
-		return Result{}, ctxErr
+		return summary.Result{}, ctxErr
 	}
 	if s.fallback == nil {
-		return Result{}, err
+		return summary.Result{}, err
 	}
 	s.log.Warn("remote summarizer failed; using the local fallback", "endpoint", s.name, "error", err)
 	res, ferr := s.fallback.Summarize(ctx, req)
 	if ferr != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
-			return Result{}, ctxErr
+			return summary.Result{}, ctxErr
 		}
-		return Result{}, fmt.Errorf("%w; the fallback failed too: %w", err, ferr)
+		return summary.Result{}, fmt.Errorf("%w; the fallback failed too: %w", err, ferr)
 	}
 	return res, nil
 }
 
 // summarizeRemote is the endpoint alone, with its retries.
-func (s *remoteSummarizer) summarizeRemote(ctx context.Context, req Request) (Result, error) {
+func (s *remoteSummarizer) summarizeRemote(ctx context.Context, req summary.Request) (summary.Result, error) {
 	var auth string
 	if s.authEnv != "" {
 		auth = os.Getenv(s.authEnv)
 		if auth == "" {
-			return Result{}, fmt.Errorf("remote summarizer: environment variable %s is not set: %w", s.authEnv, ErrMissingCredential)
+			return summary.Result{}, fmt.Errorf("remote summarizer: environment variable %s is not set: %w", s.authEnv, ErrMissingCredential)
 		}
 	}
 	// The prompt is full of <conversation>-style tags: keep them readable
@@ -146,19 +148,19 @@ func (s *remoteSummarizer) summarizeRemote(ctx context.Context, req Request) (Re
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(remoteRequest{SystemPrompt: req.SystemPrompt, Prompt: req.Prompt}); err != nil {
-		return Result{}, fmt.Errorf("remote summarizer: encode request: %w", err)
+		return summary.Result{}, fmt.Errorf("remote summarizer: encode request: %w", err)
 	}
 	body := buf.Bytes()
-	return s.retry.run(ctx, s.name, func(ctx context.Context) (Result, error) {
+	return s.retry.run(ctx, s.name, func(ctx context.Context) (summary.Result, error) {
 		return s.post(ctx, body, auth)
 	})
 }
 
 // post makes one attempt.
-func (s *remoteSummarizer) post(ctx context.Context, body []byte, auth string) (Result, error) {
+func (s *remoteSummarizer) post(ctx context.Context, body []byte, auth string) (summary.Result, error) {
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(body))
 	if err != nil {
-		return Result{}, fmt.Errorf("remote summarizer: build request: %w", err)
+		return summary.Result{}, fmt.Errorf("remote summarizer: build request: %w", err)
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "application/json")
@@ -168,26 +170,26 @@ func (s *remoteSummarizer) post(ctx context.Context, body []byte, auth string) (
 	resp, err := s.client.Do(hreq)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
-			return Result{}, ctxErr
+			return summary.Result{}, ctxErr
 		}
 		// The auth value lives in a header and never appears here, but a
 		// token could sit in the URL's query: the error names the URL bare.
 		var ue *url.Error
 		if errors.As(err, &ue) {
-			ue.URL = redactURL(ue.URL)
+			ue.URL = redact.URL(ue.URL, nil)
 		}
-		return Result{}, TransportError("remote summarizer", s.timeout, err)
+		return summary.Result{}, TransportError("remote summarizer", s.timeout, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxRemoteResponse+1))
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
-			return Result{}, ctxErr
+			return summary.Result{}, ctxErr
 		}
-		return Result{}, TransportError("remote summarizer: read response", s.timeout, err)
+		return summary.Result{}, TransportError("remote summarizer: read response", s.timeout, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return Result{}, MarkTransient(&APIError{
+		return summary.Result{}, MarkTransient(&APIError{
 			Provider:   "remote summarizer",
 			StatusCode: resp.StatusCode,
 			Message:    Excerpt(data, auth),
@@ -195,31 +197,18 @@ func (s *remoteSummarizer) post(ctx context.Context, body []byte, auth string) (
 		})
 	}
 	if len(data) > maxRemoteResponse {
-		return Result{}, fmt.Errorf("remote summarizer: response larger than %d bytes: %w", maxRemoteResponse, ErrBadResponse)
+		return summary.Result{}, fmt.Errorf("remote summarizer: response larger than %d bytes: %w", maxRemoteResponse, ErrBadResponse)
 	}
 	var out remoteResponse
 	if err := json.Unmarshal(data, &out); err != nil {
-		return Result{}, fmt.Errorf("remote summarizer: response is not the expected JSON object (%v): %q: %w",
+		return summary.Result{}, fmt.Errorf("remote summarizer: response is not the expected JSON object (%v): %q: %w",
 			err, Excerpt(data, auth), ErrBadResponse)
 	}
 	if out.Summary == nil {
-		return Result{}, fmt.Errorf("remote summarizer: response has no \"summary\" field: %w", ErrBadResponse)
+		return summary.Result{}, fmt.Errorf("remote summarizer: response has no \"summary\" field: %w", ErrBadResponse)
 	}
 	if strings.TrimSpace(*out.Summary) == "" {
-		return Result{}, fmt.Errorf("remote summarizer: response has an empty \"summary\": %w", ErrEmptySummary)
+		return summary.Result{}, fmt.Errorf("remote summarizer: response has an empty \"summary\": %w", ErrEmptySummary)
 	}
-	return Result{Text: *out.Summary, FinishReason: FinishStop, Model: s.name}, nil
-}
-
-// redactURL drops userinfo and query from a URL for error text, where a
-// token might hide.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable)"
-	}
-	u.User = nil
-	u.RawQuery = ""
-	u.Fragment = ""
-	return u.String()
+	return summary.Result{Text: *out.Summary, FinishReason: summary.FinishStop, Model: s.name}, nil
 }

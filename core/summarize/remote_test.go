@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/pith-dev/pith/core/summarize/internal/httpfake"
+	"github.com/pith-dev/pith/core/summary"
 )
 
 const remoteAuthEnv = "PITH_TEST_REMOTE_TOKEN"
 
 // newTestRemote builds a remote summarizer against srv with a fake sleep.
-func newTestRemote(t *testing.T, srv *httpfake.Server, mod func(*RemoteOptions)) (Summarizer, *httpfake.SleepRecorder) {
+func newTestRemote(t *testing.T, srv *httpfake.Server, mod func(*RemoteOptions)) (summary.Summarizer, *httpfake.SleepRecorder) {
 	t.Helper()
 	sleeps := &httpfake.SleepRecorder{}
 	opts := RemoteOptions{
@@ -45,7 +46,7 @@ func TestRemoteSuccess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Text != "## Goal\nShip it." || res.FinishReason != FinishStop {
+	if res.Text != "## Goal\nShip it." || res.FinishReason != summary.FinishStop {
 		t.Errorf("result = %+v", res)
 	}
 	if !strings.HasPrefix(res.Model, "remote:http://127.0.0.1:") {
@@ -271,9 +272,9 @@ func TestRemoteAbortDuringBackoff(t *testing.T) {
 			close(sleeping)
 			return SleepContext(ctx, d)
 		},
-		Fallback: Func(func(context.Context, Request) (Result, error) {
+		Fallback: summary.Func(func(context.Context, summary.Request) (summary.Result, error) {
 			fallbackCalls.Add(1)
-			return Result{Text: "local"}, nil
+			return summary.Result{Text: "local"}, nil
 		}),
 	})
 	if err != nil {
@@ -316,17 +317,17 @@ func TestRemoteAbortDuringRequest(t *testing.T) {
 }
 
 func TestRemoteFallback(t *testing.T) {
-	local := Func(func(_ context.Context, req Request) (Result, error) {
-		return Result{Text: "local: " + req.Prompt[:14], FinishReason: FinishStop, Model: "builtin"}, nil
+	local := summary.Func(func(_ context.Context, req summary.Request) (summary.Result, error) {
+		return summary.Result{Text: "local: " + req.Prompt[:14], FinishReason: summary.FinishStop, Model: "builtin"}, nil
 	})
-	failing := Func(func(context.Context, Request) (Result, error) {
-		return Result{}, errors.New("builtin exploded")
+	failing := summary.Func(func(context.Context, summary.Request) (summary.Result, error) {
+		return summary.Result{}, errors.New("builtin exploded")
 	})
 	tests := []struct {
 		name     string
 		authEnv  string // value; "" unsets
 		script   []httpfake.Reply
-		fallback Summarizer
+		fallback summary.Summarizer
 		wantText string
 		wantErr  []string
 	}{

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/core/summary"
 )
 
 // Defaults of docs/behaviour.md §9.5 and §14 (retry.baseDelayMs, the 30 s move-on point).
@@ -78,7 +79,7 @@ func (r retrier) delay(n int, retryAfter time.Duration) time.Duration {
 // run calls fn until it succeeds, fails permanently, runs out of retries, or
 // the next wait would push the cumulative backoff past maxBackoff. A done
 // ctx stops it at once and its error is returned as is.
-func (r retrier) run(ctx context.Context, name string, fn func(context.Context) (Result, error)) (Result, error) {
+func (r retrier) run(ctx context.Context, name string, fn func(context.Context) (summary.Result, error)) (summary.Result, error) {
 	return retry(ctx, r, name, fn)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/core/tokens"
 )
 
@@ -19,13 +20,13 @@ func EstimateTokens(s string) int { return (tokens.Units(s) + 3) / 4 }
 
 // RequestTokens is the estimated input of a request: system prompt plus
 // prompt.
-func RequestTokens(req Request) int {
+func RequestTokens(req summary.Request) int {
 	return EstimateTokens(req.SystemPrompt) + EstimateTokens(req.Prompt)
 }
 
 // Fits reports whether req's estimated input plus req.MaxTokens fits a
 // window of that many tokens (a window ≤ 0 fits everything).
-func Fits(req Request, window int) error {
+func Fits(req summary.Request, window int) error {
 	if window <= 0 {
 		return nil
 	}
@@ -43,7 +44,7 @@ func Fits(req Request, window int) error {
 // without reaching the provider. The requests Pith builds itself are
 // clipped to fit beforehand; this catches the rest.
 type Windowed struct {
-	Summarizer
+	summary.Summarizer
 	// Window is the summarizer model's context window in tokens; ≤ 0 turns
 	// the check off.
 	Window int
@@ -53,13 +54,13 @@ type Windowed struct {
 }
 
 // Summarize sends req to the wrapped summarizer when it fits.
-func (w Windowed) Summarize(ctx context.Context, req Request) (Result, error) {
+func (w Windowed) Summarize(ctx context.Context, req summary.Request) (summary.Result, error) {
 	check := req
 	if check.MaxTokens <= 0 {
 		check.MaxTokens = w.DefaultMaxTokens
 	}
 	if err := Fits(check, w.Window); err != nil {
-		return Result{}, err
+		return summary.Result{}, err
 	}
 	return w.Summarizer.Summarize(ctx, req)
 }
@@ -67,16 +68,16 @@ func (w Windowed) Summarize(ctx context.Context, req Request) (Result, error) {
 // Converse passes a tool conversation (the explore strategy's worker, which
 // keeps to its own budgets) to the wrapped summarizer when it can call
 // tools.
-func (w Windowed) Converse(ctx context.Context, req ConverseRequest) (ConverseResult, error) {
-	tc, err := AsToolCaller(w.Summarizer)
+func (w Windowed) Converse(ctx context.Context, req summary.ConverseRequest) (summary.ConverseResult, error) {
+	tc, err := summary.AsToolCaller(w.Summarizer)
 	if err != nil {
-		return ConverseResult{}, err
+		return summary.ConverseResult{}, err
 	}
 	return tc.Converse(ctx, req)
 }
 
 // CallsTools reports whether the wrapped summarizer can call tools.
 func (w Windowed) CallsTools() bool {
-	_, err := AsToolCaller(w.Summarizer)
+	_, err := summary.AsToolCaller(w.Summarizer)
 	return err == nil
 }

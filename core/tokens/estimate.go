@@ -11,6 +11,10 @@ func Estimate(raw []byte) int {
 	return (Chars(raw) + 3) / 4
 }
 
+// EstimateText is the same ceil(chars/4) estimate for plain text (a
+// summary, a prompt), chars counted in UTF-16 code units.
+func EstimateText(s string) int { return (Units(s) + 3) / 4 }
+
 func unsafeString(b []byte) string {
 	if len(b) == 0 {
 		return ""

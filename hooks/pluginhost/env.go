@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/pith-dev/pith/hooks/wire"
+	"github.com/pith-dev/pith/internal/wire"
 )
 
 // BaseEnv are the host's variables every plugin receives (when set): what

@@ -8,8 +8,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/hooks"
-	"github.com/pith-dev/pith/hooks/wire"
-	pb "github.com/pith-dev/pith/proto/pith/hooks/v1"
+	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
+	"github.com/pith-dev/pith/internal/wire"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -31,7 +31,7 @@ func (s *hostAPIServer) api(ctx context.Context) (hooks.HostAPI, error) {
 	if s.host == nil {
 		return nil, status.Error(codes.Unavailable, "this host offers no host API")
 	}
-	h, ok := s.grants.lookup(ctx)
+	h, ok := s.grants.Lookup(ctx)
 	if !ok {
 		return nil, status.Error(codes.PermissionDenied, "no plugin call in progress grants this host API call")
 	}
@@ -124,7 +124,7 @@ func (s *hostAPIServer) Complete(ctx context.Context, req *pb.CompleteRequest) (
 }
 
 func (s *hostAPIServer) Log(ctx context.Context, req *pb.LogRequest) (*pb.LogResponse, error) {
-	if _, ok := s.grants.lookup(ctx); !ok {
+	if _, ok := s.grants.Lookup(ctx); !ok {
 		return nil, status.Error(codes.PermissionDenied, "no plugin call in progress grants this host API call")
 	}
 	if ok, _, _ := s.relay.admit(len(req.GetMessage())); !ok {

@@ -12,8 +12,8 @@ import (
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/pluginhost"
-	"github.com/pith-dev/pith/hooks/wire"
 	"github.com/pith-dev/pith/internal/sessiongen"
+	"github.com/pith-dev/pith/internal/wire"
 )
 
 // TestTruncatedPathIsPagedThroughTheHost: with a 4 KiB pathEntriesBytes a

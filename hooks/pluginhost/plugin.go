@@ -2,12 +2,11 @@ package pluginhost
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/pith-dev/pith/hooks"
-	"github.com/pith-dev/pith/hooks/wire"
-	pb "github.com/pith-dev/pith/proto/pith/hooks/v1"
+	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
+	"github.com/pith-dev/pith/internal/wire"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -40,10 +39,8 @@ func (s *Supervisor) Implements(event hooks.EventID) bool {
 func invoke[Req, Resp any](ctx context.Context, s *Supervisor, scope *hooks.Scope, req Req, rpc func(*instance) func(context.Context, Req) (Resp, error)) (Resp, error) {
 	var zero Resp
 	if m, ok := any(req).(proto.Message); ok {
-		// Checked before sending: gRPC would fail the call anyway, but as
-		// a transport error that reads like the plugin's.
-		if n := proto.Size(m); n > wire.MaxMessageSize {
-			return zero, fmt.Errorf("%w: %d bytes, the maximum is %d", hooks.ErrPayloadTooLarge, n, wire.MaxMessageSize)
+		if err := wire.CheckSize(m); err != nil {
+			return zero, err
 		}
 	}
 	inst, err := s.acquire(ctx)
@@ -52,7 +49,7 @@ func invoke[Req, Resp any](ctx context.Context, s *Supervisor, scope *hooks.Scop
 	}
 	if scope != nil {
 		var revoke func()
-		ctx, revoke = s.grants.grant(ctx, s.opts.Host, *scope)
+		ctx, revoke = s.grants.Grant(ctx, s.opts.Host, *scope)
 		defer revoke()
 	}
 	resp, err := rpc(inst)(ctx, req)

@@ -15,10 +15,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"github.com/pith-dev/pith/hooks"
-	"github.com/pith-dev/pith/hooks/wire"
 	"github.com/pith-dev/pith/internal/checksum"
+	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
 	"github.com/pith-dev/pith/internal/proctree"
-	pb "github.com/pith-dev/pith/proto/pith/hooks/v1"
+	"github.com/pith-dev/pith/internal/wire"
 	"google.golang.org/grpc"
 )
 

@@ -1,10 +1,16 @@
-// Package archtest enforces the dependency rules of ARCHITECTURE.md
-// ("Dependency direction") as a test: the light core packages and
-// everything a plugin binary links stay free of LLM provider SDKs, the pure
-// core stays free of go-plugin and gRPC, nothing imports cmd/, and the
-// generated hooks protobuf package stays behind its adapter packages.
+// Package archtest enforces the project's dependency direction as a test:
+//   - the core (core/..., except the summarizers that speak HTTP) links no
+//     net/http or crypto/tls;
+//   - plugin binaries — every command that links the SDK, wherever it is —
+//     and the light core packages link no LLM provider SDK;
+//   - the pure core links neither go-plugin nor gRPC;
+//   - the wire adapter (internal/wire) and the generated protobuf Go
+//     (internal/gen) are imported only by the host, SDK and adapter
+//     packages, and no public package's API exposes a type from internal/;
+//   - nothing imports cmd/.
 //
 // The package's code reads the module's import graph from one
-// `go list -deps -json` run and checks rules against it; the test in
-// archtest_test.go holds the rules themselves.
+// `go list -deps -json` run (and, for the API check, the public packages'
+// export data from one `go list -export` run) and checks rules against it;
+// the test in archtest_test.go holds the rules themselves.
 package archtest

@@ -15,7 +15,9 @@ import (
 // Package is one node of the import graph.
 type Package struct {
 	ImportPath string
-	Standard   bool
+	// Name is the package clause's name ("main" for a command).
+	Name     string
+	Standard bool
 	// Imports are the non-test imports: what a binary links.
 	Imports []string
 	// TestImports and XTestImports are what the package's tests import.
@@ -34,7 +36,7 @@ type Graph map[string]*Package
 // their dependencies. -e keeps one broken package from hiding the rest.
 func Load(ctx context.Context, goBin, dir string, patterns ...string) (Graph, error) {
 	args := append([]string{"list", "-e", "-deps",
-		"-json=ImportPath,Standard,Imports,TestImports,XTestImports,Error"}, patterns...)
+		"-json=ImportPath,Name,Standard,Imports,TestImports,XTestImports,Error"}, patterns...)
 	cmd := exec.CommandContext(ctx, goBin, args...)
 	cmd.Dir = dir
 	var stderr bytes.Buffer
@@ -120,6 +122,20 @@ func (g Graph) FindDep(root string, forbidden ...string) []string {
 		}
 	}
 	return nil
+}
+
+// Linkers returns the commands (package main) among the packages of g
+// matching scope whose non-test closure includes target: the binaries
+// that link it. With target the plugin SDK, these are the plugin binaries,
+// wherever they are written.
+func (g Graph) Linkers(target string, scope ...string) []string {
+	var out []string
+	for _, path := range g.Select(scope...) {
+		if p := g[path]; p.Name == "main" && g.FindDep(path, target) != nil {
+			out = append(out, path)
+		}
+	}
+	return out
 }
 
 // DirectImports returns every import of path, its tests' included, sorted

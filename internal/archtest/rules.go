@@ -6,12 +6,13 @@ import (
 	"strings"
 )
 
-// DepRule forbids every package matching From to depend, directly or
-// not, on a package matching any of Forbid. Only non-test imports count:
-// the rule is about what a binary links.
+// DepRule forbids every package matching From, except those matching
+// Except, to depend, directly or not, on a package matching any of Forbid.
+// Only non-test imports count: the rule is about what a binary links.
 type DepRule struct {
 	Name   string
 	From   []string
+	Except []string
 	Forbid []string
 }
 
@@ -20,6 +21,9 @@ type DepRule struct {
 // not written yet) are skipped.
 func (r DepRule) Check(g Graph) (violations, checked []string) {
 	for _, root := range g.Select(r.From...) {
+		if matchAny(r.Except, root) {
+			continue
+		}
 		checked = append(checked, root)
 		if chain := g.FindDep(root, r.Forbid...); chain != nil {
 			violations = append(violations, fmt.Sprintf("%s depends on %s: %s",

@@ -80,6 +80,13 @@ func TestDepRule(t *testing.T) {
 			wantChecked: []string{"m/core/engine"},
 		},
 		{
+			name: "an excepted package is not checked",
+			rule: DepRule{From: []string{"m/core/..."}, Except: []string{"m/core/summarize/...", "m/core/engine"}, Forbid: []string{"net/http"}},
+			// Except spares the roots, not what depends on them.
+			wantViol:    []string{"m/core/branch depends on net/http: m/core/branch → m/core/summarize → net/http"},
+			wantChecked: []string{"m/core/branch", "m/core/compaction", "m/core/session"},
+		},
+		{
 			name:        "a package not written yet is skipped",
 			rule:        DepRule{From: []string{"m/plugins/examples/..."}, Forbid: []string{"sdk/openai/..."}},
 			wantChecked: nil,
@@ -92,6 +99,25 @@ func TestDepRule(t *testing.T) {
 				t.Errorf("Check = %q, %q; want %q, %q", viol, checked, tt.wantViol, tt.wantChecked)
 			}
 		})
+	}
+}
+
+func TestLinkers(t *testing.T) {
+	g := graphOf(
+		"m/plugins/a: m/sdk",
+		"m/internal/testplugins/b: m/internal/helper",
+		"m/internal/helper: m/sdk",
+		"m/sdk: m/hooks",
+		"m/tools/c: fmt",
+		"m/lib: m/sdk",
+	)
+	for _, p := range []string{"m/plugins/a", "m/internal/testplugins/b", "m/tools/c"} {
+		g[p].Name = "main"
+	}
+	got := g.Linkers("m/sdk", "m/...")
+	want := []string{"m/internal/testplugins/b", "m/plugins/a"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Linkers = %q, want %q", got, want)
 	}
 }
 

@@ -25,7 +25,7 @@ const { selfSigned } = require('./cert');
 const NAME = 'node-example';
 const VERSION = require('./package.json').version;
 
-// Must match hooks/wire.Handshake on the host.
+// Must match internal/wire.Handshake on the host.
 const MAGIC_COOKIE_KEY = 'PITH_PLUGIN_MAGIC_COOKIE';
 const MAGIC_COOKIE_VALUE = '5b1c1d0e-pith-hooks-v1-8f3a2c77d9e4';
 const CORE_PROTOCOL_VERSION = 1; // go-plugin's own

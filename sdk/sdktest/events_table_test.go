@@ -6,7 +6,7 @@ import (
 
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/pluginhost"
-	pb "github.com/pith-dev/pith/proto/pith/hooks/v1"
+	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
 	"github.com/pith-dev/pith/sdk"
 	"github.com/pith-dev/pith/sdk/sdktest"
 )
@@ -31,6 +31,7 @@ func TestEveryLayerHandlesEveryEvent(t *testing.T) {
 		"proto Hooks server (sdk)":        reflect.TypeFor[pb.HooksServer](),
 		"proto Hooks client (pluginhost)": reflect.TypeFor[pb.HooksClient](),
 		"sdktest.Harness":                 reflect.TypeFor[*sdktest.Harness](),
+		"sdk.InProcessPlugin":             reflect.TypeFor[*sdk.InProcessPlugin](),
 	}
 	all := hooks.AllEvents()
 	if len(all) != len(eventMethods) {

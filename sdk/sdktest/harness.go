@@ -21,15 +21,18 @@ import (
 type Option func(*options)
 
 type options struct {
-	info hooks.PluginInfo
-	host hooks.HostAPI
-	args []string
-	env  map[string]string
-	spec func(*pluginhost.Spec)
-	sup  pluginhost.Options
+	info       hooks.PluginInfo
+	host       hooks.HostAPI
+	args       []string
+	env        map[string]string
+	inheritEnv []string
+	sha256     string
+	spec       func(*pluginhost.Spec)
+	sup        pluginhost.Options
 }
 
-// WithInfo sets the plugin's name, priority, timeout and failure policy.
+// WithInfo sets the plugin's name, priority, order, timeout, failure policy
+// and limits, as the host's configuration would.
 func WithInfo(info hooks.PluginInfo) Option { return func(o *options) { o.info = info } }
 
 // WithHost replaces the default FakeHost.
@@ -41,7 +44,20 @@ func WithArgs(args ...string) Option { return func(o *options) { o.args = args }
 // WithEnv adds environment variables to a subprocess.
 func WithEnv(env map[string]string) Option { return func(o *options) { o.env = env } }
 
-// WithSpec edits the subprocess's plugin spec (sha256, …) before start.
+// WithInheritEnv passes the named variables of the test's environment on
+// to a subprocess, as the configuration's inheritEnv does; the host gives a
+// plugin a minimal environment and withholds the rest.
+func WithInheritEnv(names ...string) Option { return func(o *options) { o.inheritEnv = names } }
+
+// WithSHA256 makes the host check a subprocess's binary against the hex
+// sha256 checksum before starting it, as the configuration's sha256 does;
+// a mismatch fails the start.
+func WithSHA256(sum string) Option { return func(o *options) { o.sha256 = sum } }
+
+// WithSpec edits the host's spec of a subprocess before start.
+//
+// Deprecated: it exposes the host's internal type. Use WithSHA256,
+// WithInheritEnv, WithArgs, WithEnv and WithInfo.
 func WithSpec(f func(*pluginhost.Spec)) Option { return func(o *options) { o.spec = f } }
 
 // WithSupervisorOptions sets the supervisor's options (backoff, crash
@@ -83,12 +99,19 @@ func (h *Harness) dispatcher(t testing.TB, log hclog.Logger) {
 	h.Dispatcher = d
 }
 
-// InProcess runs the handler value p in the test process, through the same
-// protobuf adaptation and panic guard as a subprocess.
+// InProcess serves the handler value p in the test process and connects to
+// it over a real gRPC connection, as the host connects to a subprocess: the
+// same server, protobuf conversion, panic guard, deadlines, status codes
+// and message size limits. The plugin is stopped when the test ends.
 func InProcess(t testing.TB, p any, opts ...Option) *Harness {
 	t.Helper()
 	o := build(t, opts)
-	h := &Harness{Plugin: sdk.NewPlugin(o.info, p), Host: o.host}
+	ip, err := sdk.StartInProcess(o.info, p)
+	if err != nil {
+		t.Fatalf("sdktest: %v", err)
+	}
+	t.Cleanup(func() { _ = ip.Close() })
+	h := &Harness{Plugin: ip, Host: o.host}
 	h.dispatcher(t, testLogger(t))
 	return h
 }
@@ -99,8 +122,8 @@ func Subprocess(t testing.TB, binary string, opts ...Option) *Harness {
 	t.Helper()
 	o := build(t, opts)
 	spec := pluginhost.Spec{
-		Name: o.info.Name, Path: binary, Args: o.args, Env: o.env,
-		Priority: o.info.Priority, Order: o.info.Order, Timeout: o.info.Timeout, Failure: o.info.Failure,
+		Name: o.info.Name, Path: binary, Args: o.args, Env: o.env, InheritEnv: o.inheritEnv, SHA256: o.sha256,
+		Priority: o.info.Priority, Order: o.info.Order, Timeout: o.info.Timeout, Failure: o.info.Failure, Limits: o.info.Limits,
 	}
 	if o.spec != nil {
 		o.spec(&spec)
@@ -138,40 +161,44 @@ func (h *Harness) timeout() time.Duration {
 	return hooks.DefaultTimeout
 }
 
+// send makes one call with the harness's host API and the plugin's
+// timeout, as the Dispatcher would.
+func send[R any](h *Harness, ctx context.Context, call func(context.Context) (R, error)) (R, error) {
+	ctx, cancel := h.ctx(ctx)
+	defer cancel()
+	return call(ctx)
+}
+
+// notify is send for a notification, which has no result.
+func notify(h *Harness, ctx context.Context, call func(context.Context) error) error {
+	_, err := send(h, ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, call(ctx) })
+	return err
+}
+
 // BeforeCompact sends session_before_compact and returns the plugin's own
 // answer (use Dispatcher to see the combined, validated outcome).
 func (h *Harness) BeforeCompact(ctx context.Context, ev *hooks.BeforeCompactEvent) (*hooks.BeforeCompactResult, error) {
-	ctx, cancel := h.ctx(ctx)
-	defer cancel()
-	return h.Plugin.BeforeCompact(ctx, ev)
+	return send(h, ctx, func(ctx context.Context) (*hooks.BeforeCompactResult, error) { return h.Plugin.BeforeCompact(ctx, ev) })
 }
 
 // Compacting sends session.compacting.
 func (h *Harness) Compacting(ctx context.Context, ev *hooks.CompactingEvent) (*hooks.CompactingResult, error) {
-	ctx, cancel := h.ctx(ctx)
-	defer cancel()
-	return h.Plugin.Compacting(ctx, ev)
+	return send(h, ctx, func(ctx context.Context) (*hooks.CompactingResult, error) { return h.Plugin.Compacting(ctx, ev) })
 }
 
 // Compact sends the session_compact notification.
 func (h *Harness) Compact(ctx context.Context, ev *hooks.CompactEvent) error {
-	ctx, cancel := h.ctx(ctx)
-	defer cancel()
-	return h.Plugin.Compact(ctx, ev)
+	return notify(h, ctx, func(ctx context.Context) error { return h.Plugin.Compact(ctx, ev) })
 }
 
 // BeforeTree sends session_before_tree.
 func (h *Harness) BeforeTree(ctx context.Context, ev *hooks.BeforeTreeEvent) (*hooks.BeforeTreeResult, error) {
-	ctx, cancel := h.ctx(ctx)
-	defer cancel()
-	return h.Plugin.BeforeTree(ctx, ev)
+	return send(h, ctx, func(ctx context.Context) (*hooks.BeforeTreeResult, error) { return h.Plugin.BeforeTree(ctx, ev) })
 }
 
 // Tree sends the session_tree notification.
 func (h *Harness) Tree(ctx context.Context, ev *hooks.TreeEvent) error {
-	ctx, cancel := h.ctx(ctx)
-	defer cancel()
-	return h.Plugin.Tree(ctx, ev)
+	return notify(h, ctx, func(ctx context.Context) error { return h.Plugin.Tree(ctx, ev) })
 }
 
 // Build compiles the main package at pkg (a path or import path, as for go

@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"testing"
 	"time"
 
 	"github.com/pith-dev/pith/core/session"
-	"testing"
-
 	"github.com/pith-dev/pith/internal/pgtest"
 	"github.com/pith-dev/pith/store"
 	"github.com/pith-dev/pith/store/postgres"

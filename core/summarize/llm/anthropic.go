@@ -13,6 +13,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summary"
 )
 
 // DefaultAnthropicBaseURL is the official API root.
@@ -48,7 +49,7 @@ type anthropicSummarizer struct {
 // NewAnthropic returns a summarizer speaking the Anthropic messages API,
 // without streaming. The SDK's own retries are off: the Chain classifies
 // errors and retries itself.
-func NewAnthropic(opts AnthropicOptions) (summarize.Summarizer, error) {
+func NewAnthropic(opts AnthropicOptions) (summary.Summarizer, error) {
 	if strings.TrimSpace(opts.Model) == "" {
 		return nil, errors.New("anthropic summarizer: no model configured")
 	}
@@ -77,7 +78,7 @@ func NewAnthropic(opts AnthropicOptions) (summarize.Summarizer, error) {
 	client := anthropic.NewClient(
 		option.WithoutEnvironmentDefaults(),
 		option.WithBaseURL(base),
-		option.WithHTTPClient(httpClientWithTimeout(opts.HTTPClient, timeout)),
+		option.WithHTTPClient(summarize.HTTPClientWithTimeout(opts.HTTPClient, timeout)),
 		option.WithMaxRetries(0),
 		// An explicit request timeout also stops the SDK from refusing large
 		// max_tokens without streaming (it guesses the answer may take over
@@ -87,10 +88,10 @@ func NewAnthropic(opts AnthropicOptions) (summarize.Summarizer, error) {
 	return &anthropicSummarizer{model: opts.Model, keyEnv: keyEnv, limit: limit, timeout: timeout, svc: client.Messages}, nil
 }
 
-func (s *anthropicSummarizer) Summarize(ctx context.Context, req summarize.Request) (summarize.Result, error) {
+func (s *anthropicSummarizer) Summarize(ctx context.Context, req summary.Request) (summary.Result, error) {
 	key := os.Getenv(s.keyEnv)
 	if key == "" {
-		return summarize.Result{}, fmt.Errorf("anthropic summarizer: environment variable %s is not set: %w", s.keyEnv, summarize.ErrMissingCredential)
+		return summary.Result{}, fmt.Errorf("anthropic summarizer: environment variable %s is not set: %w", s.keyEnv, summarize.ErrMissingCredential)
 	}
 	params := anthropic.MessageNewParams{
 		Model:    anthropic.Model(s.model),
@@ -111,9 +112,9 @@ func (s *anthropicSummarizer) Summarize(ctx context.Context, req summarize.Reque
 	msg, err := s.svc.New(ctx, params, option.WithAPIKey(key))
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
-			return summarize.Result{}, ctxErr
+			return summary.Result{}, ctxErr
 		}
-		return summarize.Result{}, s.convertError(err, key)
+		return summary.Result{}, s.convertError(err, key)
 	}
 	var text strings.Builder
 	sawText := false
@@ -124,17 +125,17 @@ func (s *anthropicSummarizer) Summarize(ctx context.Context, req summarize.Reque
 		}
 	}
 	if !sawText && msg.StopReason == "" {
-		return summarize.Result{}, fmt.Errorf("anthropic summarizer: %s answered without content or stop_reason: %w", s.model, summarize.ErrBadResponse)
+		return summary.Result{}, fmt.Errorf("anthropic summarizer: %s answered without content or stop_reason: %w", s.model, summarize.ErrBadResponse)
 	}
 	model := string(msg.Model)
 	if model == "" {
 		model = s.model
 	}
 	u := msg.Usage
-	return summarize.Result{
+	return summary.Result{
 		Text:         text.String(),
 		FinishReason: anthropicFinish(msg.StopReason),
-		Usage: summarize.Usage{
+		Usage: summary.Usage{
 			Input:      int(u.InputTokens),
 			Output:     int(u.OutputTokens),
 			CacheRead:  int(u.CacheReadInputTokens),
@@ -161,14 +162,14 @@ func (s *anthropicSummarizer) convertError(err error, key string) error {
 }
 
 // anthropicFinish maps a stop_reason.
-func anthropicFinish(reason anthropic.StopReason) summarize.FinishReason {
+func anthropicFinish(reason anthropic.StopReason) summary.FinishReason {
 	switch reason {
 	case anthropic.StopReasonEndTurn, anthropic.StopReasonStopSequence:
-		return summarize.FinishStop
+		return summary.FinishStop
 	case anthropic.StopReasonMaxTokens:
-		return summarize.FinishLength
+		return summary.FinishLength
 	}
-	return summarize.FinishOther
+	return summary.FinishOther
 }
 
 // anthropicThinking is what a request asks of extended thinking.

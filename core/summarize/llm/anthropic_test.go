@@ -5,16 +5,16 @@ import (
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/pith-dev/pith/core/summarize"
 	"github.com/pith-dev/pith/core/summarize/internal/httpfake"
+	"github.com/pith-dev/pith/core/summary"
 )
 
-func newTestAnthropic(t *testing.T, baseURL, model string) summarize.Summarizer {
+func newTestAnthropic(t *testing.T, baseURL, model string) summary.Summarizer {
 	t.Helper()
 	return newTestAnthropicLimit(t, baseURL, model, 0)
 }
 
-func newTestAnthropicLimit(t *testing.T, baseURL, model string, limit int) summarize.Summarizer {
+func newTestAnthropicLimit(t *testing.T, baseURL, model string, limit int) summary.Summarizer {
 	t.Helper()
 	s, err := NewAnthropic(AnthropicOptions{Model: model, BaseURL: baseURL, APIKeyEnv: "PITH_TEST_ANTHROPIC_KEY", MaxOutputTokens: limit})
 	if err != nil {
@@ -33,10 +33,10 @@ func TestAnthropicSuccess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := summarize.Result{
+	want := summary.Result{
 		Text:         "## Goal\nShip the parser.",
-		FinishReason: summarize.FinishStop,
-		Usage:        summarize.Usage{Input: 2095, Output: 503, CacheRead: 1500, CacheWrite: 12},
+		FinishReason: summary.FinishStop,
+		Usage:        summary.Usage{Input: 2095, Output: 503, CacheRead: 1500, CacheWrite: 12},
 		Model:        "claude-sonnet-4-5-20250929",
 	}
 	if res != want {
@@ -64,7 +64,7 @@ func TestAnthropicThinking(t *testing.T) {
 		name       string
 		model      string
 		limit      int
-		req        summarize.Request
+		req        summary.Request
 		wantMax    float64
 		wantType   any // thinking.type; nil: no thinking field
 		wantBudget any
@@ -73,13 +73,13 @@ func TestAnthropicThinking(t *testing.T) {
 		{
 			name:    "no reasoning asked",
 			model:   "claude-sonnet-4-5",
-			req:     summarize.Request{Prompt: "p", MaxTokens: 4000},
+			req:     summary.Request{Prompt: "p", MaxTokens: 4000},
 			wantMax: 4000,
 		},
 		{
 			name:       "budget-based model adds the budget on top",
 			model:      "claude-sonnet-4-5-20250929",
-			req:        summarize.Request{Prompt: "p", MaxTokens: 4000, Reasoning: "medium"},
+			req:        summary.Request{Prompt: "p", MaxTokens: 4000, Reasoning: "medium"},
 			wantMax:    12192,
 			wantType:   "enabled",
 			wantBudget: 8192.0,
@@ -87,7 +87,7 @@ func TestAnthropicThinking(t *testing.T) {
 		{
 			name:       "budget squeezed by the model limit",
 			model:      "claude-opus-4-1",
-			req:        summarize.Request{Prompt: "p", MaxTokens: 30000, Reasoning: "high"},
+			req:        summary.Request{Prompt: "p", MaxTokens: 30000, Reasoning: "high"},
 			wantMax:    32000,
 			wantType:   "enabled",
 			wantBudget: 16384.0,
@@ -96,7 +96,7 @@ func TestAnthropicThinking(t *testing.T) {
 			name:       "budget shrunk to leave the text room",
 			model:      "claude-3-7-sonnet-latest",
 			limit:      4000,
-			req:        summarize.Request{Prompt: "p", MaxTokens: 1000, Reasoning: "medium"},
+			req:        summary.Request{Prompt: "p", MaxTokens: 1000, Reasoning: "medium"},
 			wantMax:    4000,
 			wantType:   "enabled",
 			wantBudget: 2976.0,
@@ -105,13 +105,13 @@ func TestAnthropicThinking(t *testing.T) {
 			name:    "no room for the minimum budget: thinking dropped",
 			model:   "claude-3-7-sonnet-latest",
 			limit:   1500,
-			req:     summarize.Request{Prompt: "p", MaxTokens: 1000, Reasoning: "medium"},
+			req:     summary.Request{Prompt: "p", MaxTokens: 1000, Reasoning: "medium"},
 			wantMax: 1000,
 		},
 		{
 			name:       "adaptive model",
 			model:      "claude-opus-4-6",
-			req:        summarize.Request{Prompt: "p", MaxTokens: 4000, Reasoning: "xhigh"},
+			req:        summary.Request{Prompt: "p", MaxTokens: 4000, Reasoning: "xhigh"},
 			wantMax:    20384,
 			wantType:   "adaptive",
 			wantEffort: "high",
@@ -119,7 +119,7 @@ func TestAnthropicThinking(t *testing.T) {
 		{
 			name:    "model without thinking",
 			model:   "claude-3-5-sonnet-20241022",
-			req:     summarize.Request{Prompt: "p", MaxTokens: 4000, Reasoning: "high"},
+			req:     summary.Request{Prompt: "p", MaxTokens: 4000, Reasoning: "high"},
 			wantMax: 4000,
 		},
 	}
@@ -174,13 +174,13 @@ func TestAnthropicIgnoresAmbientEnvironment(t *testing.T) {
 }
 
 func TestAnthropicFinish(t *testing.T) {
-	tests := map[string]summarize.FinishReason{
-		"end_turn":                      summarize.FinishStop,
-		"stop_sequence":                 summarize.FinishStop,
-		"max_tokens":                    summarize.FinishLength,
-		"refusal":                       summarize.FinishOther,
-		"tool_use":                      summarize.FinishOther,
-		"model_context_window_exceeded": summarize.FinishOther,
+	tests := map[string]summary.FinishReason{
+		"end_turn":                      summary.FinishStop,
+		"stop_sequence":                 summary.FinishStop,
+		"max_tokens":                    summary.FinishLength,
+		"refusal":                       summary.FinishOther,
+		"tool_use":                      summary.FinishOther,
+		"model_context_window_exceeded": summary.FinishOther,
 	}
 	for in, want := range tests {
 		if got := anthropicFinish(anthropic.StopReason(in)); got != want {

@@ -11,17 +11,18 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summary"
 )
 
-// Converse implements summarize.ToolCaller over the messages API with
+// Converse implements summary.ToolCaller over the messages API with
 // tool_use / tool_result blocks. Tool results and a following user text
 // are sent as one user message, as the API wants turns to alternate.
 // Extended thinking is not requested here: with tools it would have to be
 // replayed block for block, signatures included, on every turn.
-func (s *anthropicSummarizer) Converse(ctx context.Context, req summarize.ConverseRequest) (summarize.ConverseResult, error) {
+func (s *anthropicSummarizer) Converse(ctx context.Context, req summary.ConverseRequest) (summary.ConverseResult, error) {
 	key := os.Getenv(s.keyEnv)
 	if key == "" {
-		return summarize.ConverseResult{}, fmt.Errorf("anthropic summarizer: environment variable %s is not set: %w", s.keyEnv, summarize.ErrMissingCredential)
+		return summary.ConverseResult{}, fmt.Errorf("anthropic summarizer: environment variable %s is not set: %w", s.keyEnv, summarize.ErrMissingCredential)
 	}
 	params := anthropic.MessageNewParams{
 		Model:     anthropic.Model(s.model),
@@ -39,11 +40,11 @@ func (s *anthropicSummarizer) Converse(ctx context.Context, req summarize.Conver
 	}
 	for _, m := range req.Messages {
 		switch m.Role {
-		case summarize.ChatUser:
+		case summary.ChatUser:
 			pending = append(pending, anthropic.NewTextBlock(m.Text))
-		case summarize.ChatTool:
+		case summary.ChatTool:
 			pending = append(pending, anthropic.NewToolResultBlock(m.ToolCallID, m.Text, m.IsError))
-		case summarize.ChatAssistant:
+		case summary.ChatAssistant:
 			flush()
 			var blocks []anthropic.ContentBlockParamUnion
 			if strings.TrimSpace(m.Text) != "" {
@@ -61,7 +62,7 @@ func (s *anthropicSummarizer) Converse(ctx context.Context, req summarize.Conver
 			}
 			params.Messages = append(params.Messages, anthropic.NewAssistantMessage(blocks...))
 		default:
-			return summarize.ConverseResult{}, fmt.Errorf("anthropic summarizer: unknown chat role %q", m.Role)
+			return summary.ConverseResult{}, fmt.Errorf("anthropic summarizer: unknown chat role %q", m.Role)
 		}
 	}
 	flush()
@@ -72,7 +73,7 @@ func (s *anthropicSummarizer) Converse(ctx context.Context, req summarize.Conver
 		}
 		if len(t.Parameters) > 0 {
 			if err := json.Unmarshal(t.Parameters, &schema); err != nil {
-				return summarize.ConverseResult{}, fmt.Errorf("anthropic summarizer: tool %s: parameters: %w", t.Name, err)
+				return summary.ConverseResult{}, fmt.Errorf("anthropic summarizer: tool %s: parameters: %w", t.Name, err)
 			}
 		}
 		tool := anthropic.ToolUnionParamOfTool(anthropic.ToolInputSchemaParam{Properties: schema.Properties, Required: schema.Required}, t.Name)
@@ -82,13 +83,13 @@ func (s *anthropicSummarizer) Converse(ctx context.Context, req summarize.Conver
 	msg, err := s.svc.New(ctx, params, option.WithAPIKey(key))
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
-			return summarize.ConverseResult{}, ctxErr
+			return summary.ConverseResult{}, ctxErr
 		}
-		return summarize.ConverseResult{}, s.convertError(err, key)
+		return summary.ConverseResult{}, s.convertError(err, key)
 	}
-	out := summarize.ConverseResult{FinishReason: anthropicFinish(msg.StopReason), Model: string(msg.Model)}
+	out := summary.ConverseResult{FinishReason: anthropicFinish(msg.StopReason), Model: string(msg.Model)}
 	if msg.StopReason == anthropic.StopReasonToolUse {
-		out.FinishReason = summarize.FinishStop
+		out.FinishReason = summary.FinishStop
 	}
 	var text strings.Builder
 	for _, block := range msg.Content {
@@ -96,7 +97,7 @@ func (s *anthropicSummarizer) Converse(ctx context.Context, req summarize.Conver
 		case "text":
 			text.WriteString(block.Text)
 		case "tool_use":
-			out.ToolCalls = append(out.ToolCalls, summarize.ToolCall{ID: block.ID, Name: block.Name, Arguments: block.Input})
+			out.ToolCalls = append(out.ToolCalls, summary.ToolCall{ID: block.ID, Name: block.Name, Arguments: block.Input})
 		}
 	}
 	out.Text = text.String()
@@ -104,7 +105,7 @@ func (s *anthropicSummarizer) Converse(ctx context.Context, req summarize.Conver
 		out.Model = s.model
 	}
 	u := msg.Usage
-	out.Usage = summarize.Usage{
+	out.Usage = summary.Usage{
 		Input:      int(u.InputTokens),
 		Output:     int(u.OutputTokens),
 		CacheRead:  int(u.CacheReadInputTokens),

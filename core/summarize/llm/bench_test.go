@@ -4,15 +4,15 @@ import (
 	"context"
 	"testing"
 
-	"github.com/pith-dev/pith/core/summarize"
 	"github.com/pith-dev/pith/core/summarize/internal/httpfake"
+	"github.com/pith-dev/pith/core/summary"
 )
 
 // The benchmarks measure the client-side cost of one summary request over
 // loopback (request encoding, HTTP round trip, response decoding): the part
 // Pith adds on top of the model's own latency.
 
-func benchmarkSummarizer(b *testing.B, s summarize.Summarizer) {
+func benchmarkSummarizer(b *testing.B, s summary.Summarizer) {
 	b.Helper()
 	b.ReportAllocs()
 	ctx := context.Background()

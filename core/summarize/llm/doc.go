@@ -2,8 +2,9 @@
 // model through its provider's SDK: an OpenAI-compatible chat-completions
 // client (NewOpenAI) and an Anthropic messages client (NewAnthropic).
 //
-// It is kept apart from core/summarize so that the Summarizer interface,
-// the built-in summarizer and the candidate chain stay light: only what
+// It is kept apart from core/summary (the Summarizer interface),
+// core/summarize/builtin and core/summarize (the candidate chain) so that
+// those stay light: only what
 // imports this package (the host's wiring) links the OpenAI and Anthropic
 // SDKs, never a plugin built on sdk. At its boundary every SDK error becomes
 // a *summarize.APIError, possibly wrapped in a *summarize.TransientError,

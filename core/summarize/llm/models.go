@@ -2,7 +2,6 @@ package llm
 
 import (
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -140,18 +139,4 @@ func checkBaseURL(raw string) error {
 		return fmt.Errorf("invalid base URL %q: want http(s)://host[:port]/path", raw)
 	}
 	return nil
-}
-
-// httpClientWithTimeout returns a copy of base (or a fresh client) whose
-// every attempt is bounded by timeout. The http.Client timeout (rather than
-// a context deadline) makes an expired attempt distinguishable from the
-// caller's abort: it surfaces as a net.Error with Timeout() true, which
-// summarize.Classify counts as transient.
-func httpClientWithTimeout(base *http.Client, timeout time.Duration) *http.Client {
-	c := &http.Client{}
-	if base != nil {
-		*c = *base
-	}
-	c.Timeout = timeout
-	return c
 }

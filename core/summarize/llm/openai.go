@@ -15,6 +15,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summary"
 )
 
 // DefaultOpenAIBaseURL is the official API; local servers (Ollama,
@@ -66,7 +67,7 @@ type openAISummarizer struct {
 // system prompt goes as a system message and the prompt as one user
 // message; the answer is not streamed. The SDK's own retries are off: the
 // Chain classifies errors and retries itself.
-func NewOpenAI(opts OpenAIOptions) (summarize.Summarizer, error) {
+func NewOpenAI(opts OpenAIOptions) (summary.Summarizer, error) {
 	if strings.TrimSpace(opts.Model) == "" {
 		return nil, errors.New("openai summarizer: no model configured")
 	}
@@ -101,7 +102,7 @@ func NewOpenAI(opts OpenAIOptions) (summarize.Summarizer, error) {
 	}
 	svc := openai.NewChatCompletionService(
 		option.WithBaseURL(base),
-		option.WithHTTPClient(httpClientWithTimeout(opts.HTTPClient, timeout)),
+		option.WithHTTPClient(summarize.HTTPClientWithTimeout(opts.HTTPClient, timeout)),
 		option.WithMaxRetries(0),
 	)
 	return &openAISummarizer{
@@ -115,10 +116,10 @@ func NewOpenAI(opts OpenAIOptions) (summarize.Summarizer, error) {
 	}, nil
 }
 
-func (s *openAISummarizer) Summarize(ctx context.Context, req summarize.Request) (summarize.Result, error) {
+func (s *openAISummarizer) Summarize(ctx context.Context, req summary.Request) (summary.Result, error) {
 	key, err := s.apiKey()
 	if err != nil {
-		return summarize.Result{}, err
+		return summary.Result{}, err
 	}
 	params := openai.ChatCompletionNewParams{Model: shared.ChatModel(s.model)}
 	if req.SystemPrompt != "" {
@@ -127,7 +128,7 @@ func (s *openAISummarizer) Summarize(ctx context.Context, req summarize.Request)
 	params.Messages = append(params.Messages, openai.UserMessage(req.Prompt))
 	resp, err := s.complete(ctx, &params, key, req.MaxTokens, req.Reasoning)
 	if err != nil {
-		return summarize.Result{}, err
+		return summary.Result{}, err
 	}
 	choice := resp.Choices[0]
 	u := resp.Usage
@@ -136,10 +137,10 @@ func (s *openAISummarizer) Summarize(ctx context.Context, req summarize.Request)
 	if model == "" {
 		model = s.model
 	}
-	return summarize.Result{
+	return summary.Result{
 		Text:         choice.Message.Content,
 		FinishReason: openAIFinish(choice.FinishReason),
-		Usage: summarize.Usage{
+		Usage: summary.Usage{
 			Input:      max(0, int(u.PromptTokens)-cached),
 			Output:     int(u.CompletionTokens),
 			CacheRead:  cached,
@@ -188,14 +189,14 @@ func openAIMaxTokensField(configured, baseURL, model string) (string, error) {
 }
 
 // openAIFinish maps a chat-completions finish_reason.
-func openAIFinish(reason string) summarize.FinishReason {
+func openAIFinish(reason string) summary.FinishReason {
 	switch reason {
 	case "stop":
-		return summarize.FinishStop
+		return summary.FinishStop
 	case "length":
-		return summarize.FinishLength
+		return summary.FinishLength
 	}
-	return summarize.FinishOther
+	return summary.FinishOther
 }
 
 // openAIReasoningFamilies lists the models that accept reasoning_effort and

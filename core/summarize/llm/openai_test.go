@@ -8,6 +8,7 @@ import (
 
 	"github.com/pith-dev/pith/core/summarize"
 	"github.com/pith-dev/pith/core/summarize/internal/httpfake"
+	"github.com/pith-dev/pith/core/summary"
 )
 
 func TestOpenAISuccess(t *testing.T) {
@@ -25,10 +26,10 @@ func TestOpenAISuccess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := summarize.Result{
+	want := summary.Result{
 		Text:         "## Goal\nShip the parser.",
-		FinishReason: summarize.FinishStop,
-		Usage:        summarize.Usage{Input: 93, Output: 46, CacheRead: 1024},
+		FinishReason: summary.FinishStop,
+		Usage:        summary.Usage{Input: 93, Output: 46, CacheRead: 1024},
 		Model:        "gpt-4o-2024-08-06",
 	}
 	if res != want {
@@ -52,7 +53,7 @@ func TestOpenAIRequestBody(t *testing.T) {
 	tests := []struct {
 		name       string
 		opts       OpenAIOptions
-		req        summarize.Request
+		req        summary.Request
 		wantField  string // the max-tokens field expected
 		wantMax    float64
 		wantEffort any // nil: absent
@@ -61,49 +62,49 @@ func TestOpenAIRequestBody(t *testing.T) {
 		{
 			name:      "clamped to the built-in limit",
 			opts:      OpenAIOptions{Model: "gpt-4o-mini"},
-			req:       summarize.Request{Prompt: "p", MaxTokens: 50000},
+			req:       summary.Request{Prompt: "p", MaxTokens: 50000},
 			wantField: "max_tokens", wantMax: 16384,
 		},
 		{
 			name:      "clamped to the configured limit",
 			opts:      OpenAIOptions{Model: "llama3.1:8b", MaxOutputTokens: 2048},
-			req:       summarize.Request{Prompt: "p", SystemPrompt: "s", MaxTokens: 4000},
+			req:       summary.Request{Prompt: "p", SystemPrompt: "s", MaxTokens: 4000},
 			wantField: "max_tokens", wantMax: 2048, wantSystem: true,
 		},
 		{
 			name:      "unknown model is not clamped",
 			opts:      OpenAIOptions{Model: "qwen2.5-coder:32b"},
-			req:       summarize.Request{Prompt: "p", MaxTokens: 40000},
+			req:       summary.Request{Prompt: "p", MaxTokens: 40000},
 			wantField: "max_tokens", wantMax: 40000,
 		},
 		{
 			name:      "no cap asked: default",
 			opts:      OpenAIOptions{Model: "qwen2.5-coder:32b"},
-			req:       summarize.Request{Prompt: "p"},
+			req:       summary.Request{Prompt: "p"},
 			wantField: "max_tokens", wantMax: DefaultMaxTokens,
 		},
 		{
 			name:      "field forced",
 			opts:      OpenAIOptions{Model: "llama3", MaxTokensField: "max_completion_tokens"},
-			req:       summarize.Request{Prompt: "p", MaxTokens: 512},
+			req:       summary.Request{Prompt: "p", MaxTokens: 512},
 			wantField: "max_completion_tokens", wantMax: 512,
 		},
 		{
 			name:      "o-series gets reasoning_effort, minimal raised to low",
 			opts:      OpenAIOptions{Model: "o3-mini"},
-			req:       summarize.Request{Prompt: "p", MaxTokens: 512, Reasoning: "minimal"},
+			req:       summary.Request{Prompt: "p", MaxTokens: 512, Reasoning: "minimal"},
 			wantField: "max_completion_tokens", wantMax: 512, wantEffort: "low",
 		},
 		{
 			name:      "gpt-5 gets reasoning_effort",
 			opts:      OpenAIOptions{Model: "gpt-5-mini"},
-			req:       summarize.Request{Prompt: "p", MaxTokens: 512, Reasoning: "medium"},
+			req:       summary.Request{Prompt: "p", MaxTokens: 512, Reasoning: "medium"},
 			wantField: "max_completion_tokens", wantMax: 512, wantEffort: "medium",
 		},
 		{
 			name:      "reasoning off sends none",
 			opts:      OpenAIOptions{Model: "o3"},
-			req:       summarize.Request{Prompt: "p", MaxTokens: 512, Reasoning: "off"},
+			req:       summary.Request{Prompt: "p", MaxTokens: 512, Reasoning: "off"},
 			wantField: "max_completion_tokens", wantMax: 512,
 		},
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pith-dev/pith/core/summarize"
 	"github.com/pith-dev/pith/core/summarize/internal/httpfake"
+	"github.com/pith-dev/pith/core/summary"
 )
 
 // providerHarness lets the error-path tests run the same scenarios against
@@ -23,7 +24,7 @@ type providerHarness struct {
 	name    string
 	keyEnv  string
 	path    string // the API path the provider must call
-	newSumm func(t *testing.T, baseURL string, timeout time.Duration) summarize.Summarizer
+	newSumm func(t *testing.T, baseURL string, timeout time.Duration) summary.Summarizer
 	// files of the provider's own wire format
 	success, cutOff               string
 	rateLimit, server, badRequest string
@@ -36,7 +37,7 @@ var harnesses = []providerHarness{
 		name:   "openai",
 		keyEnv: "PITH_TEST_OPENAI_KEY",
 		path:   "/v1/chat/completions",
-		newSumm: func(t *testing.T, baseURL string, timeout time.Duration) summarize.Summarizer {
+		newSumm: func(t *testing.T, baseURL string, timeout time.Duration) summary.Summarizer {
 			t.Helper()
 			s, err := NewOpenAI(OpenAIOptions{Model: "gpt-4o", BaseURL: baseURL + "/v1", APIKeyEnv: "PITH_TEST_OPENAI_KEY", Timeout: timeout})
 			if err != nil {
@@ -57,7 +58,7 @@ var harnesses = []providerHarness{
 		name:   "anthropic",
 		keyEnv: "PITH_TEST_ANTHROPIC_KEY",
 		path:   "/v1/messages",
-		newSumm: func(t *testing.T, baseURL string, timeout time.Duration) summarize.Summarizer {
+		newSumm: func(t *testing.T, baseURL string, timeout time.Duration) summary.Summarizer {
 			t.Helper()
 			s, err := NewAnthropic(AnthropicOptions{Model: "claude-sonnet-4-5", BaseURL: baseURL, APIKeyEnv: "PITH_TEST_ANTHROPIC_KEY", Timeout: timeout})
 			if err != nil {
@@ -234,8 +235,8 @@ func TestProviderCutOffIsAResultNotAnError(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.FinishReason != summarize.FinishLength {
-				t.Errorf("FinishReason = %q, want %q", res.FinishReason, summarize.FinishLength)
+			if res.FinishReason != summary.FinishLength {
+				t.Errorf("FinishReason = %q, want %q", res.FinishReason, summary.FinishLength)
 			}
 			if res.Text != "## Goal\nShip the par" {
 				t.Errorf("Text = %q", res.Text)
@@ -288,7 +289,7 @@ func TestProviderThroughChain(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Model != h.name+"-main" || res.FinishReason != summarize.FinishStop {
+			if res.Model != h.name+"-main" || res.FinishReason != summary.FinishStop {
 				t.Errorf("result = %+v", res)
 			}
 			want := []time.Duration{3 * time.Second, 2 * time.Second}
@@ -369,17 +370,17 @@ func TestProviderConcurrent(t *testing.T) {
 func TestNewProviderRejectsBadOptions(t *testing.T) {
 	tests := []struct {
 		name string
-		new  func() (summarize.Summarizer, error)
+		new  func() (summary.Summarizer, error)
 	}{
-		{"openai without model", func() (summarize.Summarizer, error) { return NewOpenAI(OpenAIOptions{}) }},
-		{"openai bad base URL", func() (summarize.Summarizer, error) {
+		{"openai without model", func() (summary.Summarizer, error) { return NewOpenAI(OpenAIOptions{}) }},
+		{"openai bad base URL", func() (summary.Summarizer, error) {
 			return NewOpenAI(OpenAIOptions{Model: "m", BaseURL: "localhost:11434"})
 		}},
-		{"openai bad max tokens field", func() (summarize.Summarizer, error) {
+		{"openai bad max tokens field", func() (summary.Summarizer, error) {
 			return NewOpenAI(OpenAIOptions{Model: "m", MaxTokensField: "n_predict"})
 		}},
-		{"anthropic without model", func() (summarize.Summarizer, error) { return NewAnthropic(AnthropicOptions{}) }},
-		{"anthropic bad base URL", func() (summarize.Summarizer, error) {
+		{"anthropic without model", func() (summary.Summarizer, error) { return NewAnthropic(AnthropicOptions{}) }},
+		{"anthropic bad base URL", func() (summary.Summarizer, error) {
 			return NewAnthropic(AnthropicOptions{Model: "m", BaseURL: "ftp://x"})
 		}},
 	}

@@ -7,24 +7,26 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/core/summarize"
+	"github.com/pith-dev/pith/core/summarize/builtin"
 	"github.com/pith-dev/pith/core/summarize/internal/httpfake"
+	"github.com/pith-dev/pith/core/summary"
 )
 
 // toolConversation is a worker conversation two turns in: the model called
 // two tools, both answered, and a user nudge followed.
-var toolConversation = summarize.ConverseRequest{
+var toolConversation = summary.ConverseRequest{
 	SystemPrompt: "You explore.",
-	Messages: []summarize.ChatMessage{
-		{Role: summarize.ChatUser, Text: "overview"},
-		{Role: summarize.ChatAssistant, Text: "looking", ToolCalls: []summarize.ToolCall{
+	Messages: []summary.ChatMessage{
+		{Role: summary.ChatUser, Text: "overview"},
+		{Role: summary.ChatAssistant, Text: "looking", ToolCalls: []summary.ToolCall{
 			{ID: "call_1", Name: "search_session_log", Arguments: json.RawMessage(`{"query":"parser"}`)},
 			{ID: "call_2", Name: "read_file", Arguments: json.RawMessage(`{"path":"a.go"}`)},
 		}},
-		{Role: summarize.ChatTool, ToolCallID: "call_1", ToolName: "search_session_log", Text: "#3 …"},
-		{Role: summarize.ChatTool, ToolCallID: "call_2", ToolName: "read_file", Text: "no such file", IsError: true},
-		{Role: summarize.ChatUser, Text: "write the summary now"},
+		{Role: summary.ChatTool, ToolCallID: "call_1", ToolName: "search_session_log", Text: "#3 …"},
+		{Role: summary.ChatTool, ToolCallID: "call_2", ToolName: "read_file", Text: "no such file", IsError: true},
+		{Role: summary.ChatUser, Text: "write the summary now"},
 	},
-	Tools: []summarize.Tool{{
+	Tools: []summary.Tool{{
 		Name: "write_summary", Description: "Store the summary.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
 	}},
@@ -40,7 +42,7 @@ func TestOpenAIConverse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tc, err := summarize.AsToolCaller(s)
+	tc, err := summary.AsToolCaller(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +53,7 @@ func TestOpenAIConverse(t *testing.T) {
 	if len(res.ToolCalls) != 1 || res.ToolCalls[0].Name != "write_summary" || string(res.ToolCalls[0].Arguments) != `{"text":"## Goal"}` || res.ToolCalls[0].ID != "call_9" {
 		t.Errorf("tool calls = %+v", res.ToolCalls)
 	}
-	if res.FinishReason != summarize.FinishStop || res.Usage.Input != 120 || res.Model != "m-1" {
+	if res.FinishReason != summary.FinishStop || res.Usage.Input != 120 || res.Model != "m-1" {
 		t.Errorf("result = %+v", res)
 	}
 	body := httpfake.BodyJSON(t, srv.Requests()[0].Body)
@@ -86,7 +88,7 @@ func TestAnthropicConverse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tc, err := summarize.AsToolCaller(s)
+	tc, err := summary.AsToolCaller(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +99,7 @@ func TestAnthropicConverse(t *testing.T) {
 	if res.Text != "reading" || len(res.ToolCalls) != 1 || res.ToolCalls[0].ID != "toolu_1" || string(res.ToolCalls[0].Arguments) != `{"from":1,"to":3}` {
 		t.Errorf("result = %+v", res)
 	}
-	if res.FinishReason != summarize.FinishStop || res.Usage.Input != 200 {
+	if res.FinishReason != summary.FinishStop || res.Usage.Input != 200 {
 		t.Errorf("result = %+v", res)
 	}
 	body := httpfake.BodyJSON(t, srv.Requests()[0].Body)
@@ -128,12 +130,12 @@ func TestAnthropicConverse(t *testing.T) {
 }
 
 func TestChainConverseSkipsBuiltin(t *testing.T) {
-	builtin := summarize.NewBuiltin(summarize.BuiltinOptions{})
-	if _, err := summarize.AsToolCaller(builtin); err == nil {
+	local := builtin.New(builtin.Options{})
+	if _, err := summary.AsToolCaller(local); err == nil {
 		t.Error("the built-in summarizer claims to call tools")
 	}
-	chain := &summarize.Chain{Candidates: []summarize.Candidate{{Name: "builtin", Summarizer: builtin}}}
-	if _, err := summarize.AsToolCaller(chain); err == nil {
+	chain := &summarize.Chain{Candidates: []summarize.Candidate{{Name: "builtin", Summarizer: local}}}
+	if _, err := summary.AsToolCaller(chain); err == nil {
 		t.Error("a chain of the built-in summarizer claims to call tools")
 	}
 }

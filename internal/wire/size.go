@@ -1,0 +1,20 @@
+package wire
+
+import (
+	"fmt"
+
+	"github.com/pith-dev/pith/hooks"
+	"google.golang.org/protobuf/proto"
+)
+
+// CheckSize refuses, before it is sent, a message the wire would refuse
+// (hooks.ErrPayloadTooLarge). gRPC would fail the call anyway, but as a
+// transport error that reads like the plugin's. Every host-side caller of
+// a plugin — the supervisor and the SDK's in-process connection — checks
+// through it.
+func CheckSize(m proto.Message) error {
+	if n := proto.Size(m); n > MaxMessageSize {
+		return fmt.Errorf("%w: %d bytes, the maximum is %d", hooks.ErrPayloadTooLarge, n, MaxMessageSize)
+	}
+	return nil
+}
