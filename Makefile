@@ -72,6 +72,8 @@ examples:
 
 load:
 	PITH_LOAD_SESSIONS=50 PITH_LOAD_DURATION=30s $(GO) test -count=1 -run '^TestLoad$$' -v ./server/
+# PITH_LOAD_STORE=postgres PITH_LOAD_HOSTS=3 make load: the same through
+# three hosts on one PostgreSQL (internal/pgtest).
 
 bench-vs-pi:
 	@scripts/bench-vs-pi.sh

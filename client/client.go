@@ -28,8 +28,14 @@ var (
 	ErrAlreadyExists      = errors.New("already exists")
 	ErrFailedPrecondition = errors.New("failed precondition")
 	ErrCancelled          = errors.New("cancelled")
-	ErrAborted            = errors.New("aborted by a plugin")
-	ErrUnavailable        = errors.New("server unavailable")
+	// ErrAborted: the call lost a race with another host sharing the
+	// session (it appended since this one read, or it is compacting the
+	// session); nothing was written. Retry.
+	ErrAborted = errors.New("aborted")
+	// ErrUnavailable: the daemon, or the store it shares with other
+	// hosts, cannot be reached. An append that failed so may still have
+	// been stored: read the session before appending it again.
+	ErrUnavailable = errors.New("server unavailable")
 	// ErrUnauthenticated: no, an unknown or a revoked credential.
 	ErrUnauthenticated = errors.New("unauthenticated")
 	// ErrResourceExhausted: a size or count limit of the daemon.

@@ -271,12 +271,26 @@ type PluginLimits struct {
 // the numbers live with the code that enforces them (hooks.DefaultLimits).
 func DefaultPluginLimits() PluginLimits { return PluginLimits(hooks.DefaultLimits()) }
 
-// Sessions configures where the daemon keeps session files.
+// Sessions configures where the daemon keeps sessions.
 type Sessions struct {
 	// Root is the directory of session files. A leading ~ is expanded and
 	// a relative path is resolved against the file's directory at load.
 	Root string `koanf:"root"`
+	// Store selects where sessions live: empty (the default) for the
+	// files store under Root, or a postgres:// (postgresql://) URL for a
+	// PostgreSQL database several `pith serve` hosts share. The URL's
+	// password is a secret: it is masked wherever the configuration is
+	// shown. Read once at start: a reload that changes it is refused.
+	Store string `koanf:"store" pith:"url"`
+	// LeaseTTL is how long a host's lease on a shared session (held while
+	// it compacts or prunes it, renewed meanwhile) outlives the host: how
+	// soon another host takes over from one that died. Used with a
+	// PostgreSQL Store; read at start.
+	LeaseTTL time.Duration `koanf:"leaseTTL"`
 }
+
+// PostgreSQL reports whether Store selects a PostgreSQL database.
+func (s Sessions) PostgreSQL() bool { return postgresURL(s.Store) }
 
 // Server configures the `serve` daemon.
 type Server struct {
@@ -352,6 +366,7 @@ const (
 	DefaultShutdownTimeout     = 10 * time.Second
 	DefaultListen              = "127.0.0.1:7420"
 	DefaultSessionsRoot        = "~/.pith/sessions"
+	DefaultLeaseTTL            = 30 * time.Second
 	DefaultMaxOpenSessions     = 1024
 	DefaultIdleTimeout         = 15 * time.Minute
 	DefaultMaxAppendBytes      = 16 << 20
@@ -412,7 +427,7 @@ func Defaults() *Config {
 		},
 		ContextWindow: DefaultContextWindow,
 		Plugins:       []Plugin{},
-		Sessions:      Sessions{Root: DefaultSessionsRoot},
+		Sessions:      Sessions{Root: DefaultSessionsRoot, LeaseTTL: DefaultLeaseTTL},
 		Server: Server{
 			Listen:          DefaultListen,
 			ShutdownTimeout: DefaultShutdownTimeout,

@@ -93,6 +93,7 @@ func secretConfig() *Config {
 		Priority: 100, Timeout: 5 * time.Second, Failure: FailureOpen,
 	}}
 	c.Sessions.Root = "/var/lib/pith/sessions"
+	c.Sessions.Store = "postgres://pith:hunter6@db.internal:5432/pith?sslmode=require&password=hunter7"
 	return c
 }
 
@@ -104,7 +105,7 @@ func TestRenderMasksSecretsGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, secret := range []string{"hunter2", "t0ps3cret", "hunter3", "hunter4", "hunter5", "sk-abcdefghijklmnop"} {
+			for _, secret := range []string{"hunter2", "t0ps3cret", "hunter3", "hunter4", "hunter5", "hunter6", "hunter7", "sk-abcdefghijklmnop"} {
 				if strings.Contains(string(got), secret) {
 					t.Errorf("rendered output shows %q", secret)
 				}

@@ -88,6 +88,7 @@ func (c *Config) Validate() error {
 	if strings.TrimSpace(c.Sessions.Root) == "" {
 		v.add("sessions.root", "must not be empty")
 	}
+	v.store(c.Sessions.Store, c.Sessions.LeaseTTL)
 	if len(v.problems) == 0 {
 		return nil
 	}

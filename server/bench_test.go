@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/client"
+	"github.com/pith-dev/pith/internal/pgtest"
 )
 
 // BenchmarkAppend and BenchmarkGetContext measure one call through the
@@ -30,11 +31,45 @@ func BenchmarkGetContext(b *testing.B) {
 	}
 }
 
+// BenchmarkAppendPostgreSQL and BenchmarkGetContextPostgreSQL are the same
+// calls on a PostgreSQL store (internal/pgtest): each first reads what
+// other hosts appended, and an append is a transaction checking the last
+// entry.
+func BenchmarkAppendPostgreSQL(b *testing.B) {
+	s := benchStoreSession(b)
+	m := userMsg("bench", 100)
+	for b.Loop() {
+		if _, err := s.AppendMessages(context.Background(), m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkGetContextPostgreSQL(b *testing.B) {
+	s := benchStoreSession(b)
+	for b.Loop() {
+		if _, err := s.Context(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func benchSession(b *testing.B) *client.Session {
 	b.Helper()
 	cfg := testConfig(b.TempDir())
 	cfg.Compaction.Enabled = false
-	h := startServer(b, cfg)
+	return fillBenchSession(b, startServer(b, cfg))
+}
+
+func benchStoreSession(b *testing.B) *client.Session {
+	b.Helper()
+	cfg := testConfig(b.TempDir())
+	cfg.Compaction.Enabled = false
+	return fillBenchSession(b, startStoreHost(b, cfg, pgtest.NewDatabase(b)))
+}
+
+func fillBenchSession(b *testing.B, h *harness) *client.Session {
+	b.Helper()
 	s, err := h.client.Create(context.Background(), "bench.jsonl", "/w")
 	if err != nil {
 		b.Fatal(err)

@@ -1,6 +1,7 @@
 // Package server implements the SessionService of `pith serve` (the
 // long-running host for agents): a registry of open sessions, each an
-// engine.Session over a file confined to sessions.root; per-session
+// engine.Session over a file confined to sessions.root or over a session
+// of a store several hosts share (sessions.store); per-session
 // serialization of everything that writes; the configured plugins behind
 // one hooks.Dispatcher per session; hot reload of settings, plugins and
 // summarizer; Prometheus metrics; and a graceful shutdown that lets running
@@ -19,6 +20,11 @@
 //     and session prefix, or a client certificate's subject) travels in the
 //     context; Open checks the prefix on the name, every other call on the
 //     session's name, before touching anything.
+//   - Where sessions live is a source (source.go): the files under
+//     sessions.root (source_files.go) or a shared store (source_store.go,
+//     which reads other hosts' appends before each call and relays engine
+//     events between hosts). The registry knows names, keys and handles.
+//   - Errors get their gRPC codes in one place (status.go).
 //   - sessions.root is opened once as an os.Root and every file operation
 //     goes through it (a session's directory as a sub-root, the store's
 //     OpenIn/CreateIn inside), so no name is checked and then opened again.

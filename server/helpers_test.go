@@ -48,6 +48,8 @@ type harness struct {
 	g      *grpc.Server
 	client *client.Client
 	addr   string
+	// closed, when set, runs after the server stopped (the store it used).
+	closed func()
 }
 
 // startServer runs a Server on a loopback port with a client connected;
@@ -99,6 +101,9 @@ func (h *harness) stop() {
 	defer cancel()
 	_ = h.srv.Close(ctx)
 	h.g.GracefulStop()
+	if h.closed != nil {
+		h.closed()
+	}
 }
 
 type testWriter struct{ t testing.TB }

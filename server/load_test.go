@@ -14,15 +14,21 @@ import (
 
 	"github.com/pith-dev/pith/client"
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/internal/pgtest"
+	"github.com/pith-dev/pith/store/postgres"
 	"go.uber.org/goleak"
 )
 
 // TestLoad drives PITH_LOAD_SESSIONS sessions (default 20) concurrently
 // for PITH_LOAD_DURATION (default 8s) against one in-process server:
 // appends, turns that cross the threshold, manual compactions and context
-// reads. Then every file is read back: no line skipped, every appended
-// message present once. It logs p50/p99 of Append and GetContext as the
-// client sees them (go test -v -run TestLoad).
+// reads. Then every session is read back: no line skipped, every appended
+// message present once. It logs appends/s and p50/p99 of Append and
+// GetContext as the client sees them (go test -v -run TestLoad).
+//
+// PITH_LOAD_STORE=postgres runs it on a PostgreSQL store (internal/pgtest)
+// through PITH_LOAD_HOSTS in-process hosts (default 1), session i on host
+// i mod hosts: the figures of several hosts sharing one database.
 func TestLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load test")
@@ -38,8 +44,26 @@ func TestLoad(t *testing.T) {
 		dur = d
 	}
 	root := t.TempDir()
-	h := startServer(t, testConfig(root))
 	ctx := context.Background()
+	var hosts []*harness
+	readBack := func(path string) (*session.File, error) { return session.Load(filepath.Join(root, path)) }
+	switch os.Getenv("PITH_LOAD_STORE") {
+	case "", "files":
+		hosts = []*harness{startServer(t, testConfig(root))}
+	case "postgres":
+		url := pgtest.NewDatabase(t)
+		for range envInt(t, "PITH_LOAD_HOSTS", 1) {
+			hosts = append(hosts, startStoreHost(t, testConfig(root), url))
+		}
+		st, err := postgres.Open(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		readBack = func(path string) (*session.File, error) { return st.Load(ctx, path) }
+	default:
+		t.Fatalf("PITH_LOAD_STORE: files or postgres, not %q", os.Getenv("PITH_LOAD_STORE"))
+	}
 
 	type result struct {
 		path              string
@@ -57,7 +81,7 @@ func TestLoad(t *testing.T) {
 			defer wg.Done()
 			r := &results[i]
 			r.path = fmt.Sprintf("load/s%03d.jsonl", i)
-			s, err := h.client.Create(ctx, r.path, "/w")
+			s, err := hosts[i%len(hosts)].client.Create(ctx, r.path, "/w")
 			if err != nil {
 				r.err = err
 				return
@@ -107,7 +131,10 @@ func TestLoad(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	h.stop()
+	elapsed := time.Since(deadline.Add(-dur))
+	for _, h := range hosts {
+		h.stop()
+	}
 
 	var appendLat, ctxLat []time.Duration
 	total, compactions := 0, 0
@@ -118,7 +145,7 @@ func TestLoad(t *testing.T) {
 		appendLat = append(appendLat, r.appendLat...)
 		ctxLat = append(ctxLat, r.ctxLat...)
 		compactions += r.compactions
-		f, err := session.Load(filepath.Join(root, r.path))
+		f, err := readBack(r.path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,8 +171,9 @@ func TestLoad(t *testing.T) {
 	if compactions == 0 {
 		t.Error("the load never compacted")
 	}
-	t.Logf("%d sessions × %s: %d messages, %d compactions; Append p50 %s p99 %s (%d calls); GetContext p50 %s p99 %s (%d calls)",
-		n, dur, total, compactions, pct(appendLat, 50), pct(appendLat, 99), len(appendLat), pct(ctxLat, 50), pct(ctxLat, 99), len(ctxLat))
+	t.Logf("%s store, %d host(s), %d sessions × %s: %d messages (%.0f appends/s), %d compactions; Append p50 %s p99 %s (%d calls); GetContext p50 %s p99 %s (%d calls)",
+		firstNonEmpty(os.Getenv("PITH_LOAD_STORE"), "files"), len(hosts), n, dur, total, float64(total)/elapsed.Seconds(), compactions,
+		pct(appendLat, 50), pct(appendLat, 99), len(appendLat), pct(ctxLat, 50), pct(ctxLat, 99), len(ctxLat))
 }
 
 func indexSpace(s string) int {
@@ -175,4 +203,11 @@ func envInt(t *testing.T, name string, def int) int {
 		t.Fatalf("%s: want a positive number, got %q", name, v)
 	}
 	return n
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

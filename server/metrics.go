@@ -2,7 +2,10 @@ package server
 
 import (
 	"net/http"
+	"strings"
 	"time"
+
+	"google.golang.org/grpc/status"
 
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/engine"
@@ -23,6 +26,7 @@ type metrics struct {
 	pluginRestarts *prometheus.CounterVec
 	reloads        *prometheus.CounterVec
 	rpcLatency     *prometheus.HistogramVec
+	rpcErrors      *prometheus.CounterVec
 	openSessions   prometheus.Gauge
 	authFailures   prometheus.Counter
 }
@@ -56,6 +60,10 @@ func newMetrics() *metrics {
 			Help:    "SessionService call latency by method (streams: until the result).",
 			Buckets: prometheus.ExponentialBuckets(0.00005, 4, 11),
 		}, []string{"method"}),
+		rpcErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pith_rpc_errors_total",
+			Help: "SessionService calls that failed, by method and gRPC code (Aborted: lost a race with another host; Unavailable: the shared store is down).",
+		}, []string{"method", "code"}),
 		openSessions: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "pith_open_sessions",
 			Help: "Sessions open in the daemon.",
@@ -65,7 +73,7 @@ func newMetrics() *metrics {
 			Help: "Calls (gRPC and /metrics) refused for missing, unknown or revoked credentials.",
 		}),
 	}
-	m.reg.MustRegister(m.compactions, m.hookLatency, m.hookCalls, m.pluginRestarts, m.reloads, m.rpcLatency, m.openSessions, m.authFailures,
+	m.reg.MustRegister(m.compactions, m.hookLatency, m.hookCalls, m.pluginRestarts, m.reloads, m.rpcLatency, m.rpcErrors, m.openSessions, m.authFailures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -108,6 +116,15 @@ func (m *metrics) observeReload(r config.Result) {
 
 func (m *metrics) since(method string, start time.Time) {
 	m.rpcLatency.WithLabelValues(method).Observe(time.Since(start).Seconds())
+}
+
+// observeError counts a failed call by its method's short name and code.
+func (m *metrics) observeError(fullMethod string, err error) {
+	if err == nil {
+		return
+	}
+	method := fullMethod[strings.LastIndexByte(fullMethod, '/')+1:]
+	m.rpcErrors.WithLabelValues(method, status.Code(err).String()).Inc()
 }
 
 // observePlugin counts plugin restarts, told by the supervisors through

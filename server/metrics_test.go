@@ -32,6 +32,9 @@ func TestMetrics(t *testing.T) {
 	if _, err := s.Compact(ctx, "", nil); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := h.client.Open(ctx, "../outside.jsonl"); err == nil {
+		t.Fatal("a name outside the root was opened")
+	}
 	h.srv.ObserveReload(config.Result{Applied: true})
 	h.srv.ObserveReload(config.Result{Err: io.EOF})
 
@@ -45,6 +48,7 @@ func TestMetrics(t *testing.T) {
 		`pith_rpc_duration_seconds_count{method="Append"} 8`,
 		`pith_rpc_duration_seconds_count{method="GetContext"} 1`,
 		`pith_open_sessions 1`,
+		`pith_rpc_errors_total{code="InvalidArgument",method="OpenSession"} 1`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %q", want)

@@ -4,20 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path"
 	"strings"
 	"time"
 
+	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/hooks"
 )
 
 // The registry of open sessions: how a name becomes an open session
-// (confined to sessions.root through os.Root), how sessions are shared,
-// bounded in number, closed when idle, and reopened when their file was
-// replaced or they were closed behind a client's back.
+// (through the source: confined to sessions.root for the files), how
+// sessions are shared, bounded in number, closed when idle, and reopened
+// when they changed behind their handle or were closed behind a client's
+// back.
 
 // ErrLimit marks a refusal by one of the daemon's limits
 // (ResourceExhausted): a size, or the number of open sessions.
@@ -27,50 +26,9 @@ var ErrLimit = errors.New("limit reached")
 // idleness or the count limit; the caller looks it up again.
 var errEvicted = errors.New("the session was closed meanwhile")
 
-// sessionsRoot returns the handle on sessions.root, opening it (and, with
-// create, making the directory: it is the operator's, not a client's) on
-// first use or after a reload moved it.
-func (s *Server) sessionsRoot(create bool) (*os.Root, error) {
-	p := s.cfg.Load().Sessions.Root
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil, ErrShuttingDown
-	}
-	if s.root != nil && s.rootPath == p {
-		return s.root, nil
-	}
-	if create {
-		if err := os.MkdirAll(p, 0o755); err != nil {
-			return nil, fmt.Errorf("sessions.root cannot be created: %w", errors.Unwrap(err))
-		}
-	}
-	r, err := os.OpenRoot(p)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("no sessions yet (sessions.root does not exist): %w", fs.ErrNotExist)
-		}
-		return nil, fmt.Errorf("sessions.root cannot be opened: %w", errors.Unwrap(err))
-	}
-	// A root replaced by a reload stays open: sessions opened through it
-	// hold their own directory handles, and an Open running now may still
-	// use it. Close releases them all.
-	if s.root != nil {
-		s.oldRoots = append(s.oldRoots, s.root)
-	}
-	s.root, s.rootPath = r, p
-	return r, nil
-}
-
-func (s *Server) storeOptions() session.Options {
-	// SingleLink: a hard link could name a file outside the root; such a
-	// file is read but never written.
-	return session.Options{Logger: s.log.Named("session"), SingleLink: true}
-}
-
-// Open opens the session file at rel (relative to sessions.root, in the
-// name grammar of checkName), creating it with cwd when create is set. A
-// file already open is shared.
+// Open opens the session at rel (relative to sessions.root, in the name
+// grammar of checkName) from the source, creating it with cwd when create
+// is set. A session already open is shared.
 func (s *Server) Open(ctx context.Context, rel string, create bool, cwd string) (*openSession, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, false, err
@@ -81,86 +39,56 @@ func (s *Server) Open(ctx context.Context, rel string, create bool, cwd string) 
 	if err := authorize(ctx, rel); err != nil {
 		return nil, false, err
 	}
-	root, err := s.sessionsRoot(create)
-	if err != nil {
-		return nil, false, err
-	}
-	dir, base := path.Split(rel)
-	dir = strings.TrimSuffix(dir, "/")
-	if dir == "" {
-		dir = "."
-	}
-	if create && dir != "." {
-		if err := root.MkdirAll(dir, 0o755); err != nil {
-			return nil, false, fmt.Errorf("session %q: create its directory: %w", rel, rootError(err))
+	limits := s.cfg.Load().Server
+	// seen shares a session already open under another name of it, and
+	// refuses one over the size limit before it is parsed.
+	seen := func(key any, size int64) (*openSession, error) {
+		if o := s.byKey(key); o != nil {
+			return o, nil
 		}
-	}
-	sub, err := root.OpenRoot(dir)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, false, fmt.Errorf("session %q: no directory %q: %w", rel, dir, fs.ErrNotExist)
+		if size > int64(limits.MaxSessionBytes) {
+			return nil, fmt.Errorf("%w: session %q is %d bytes, over server.maxSessionBytes (%d)", ErrLimit, rel, size, limits.MaxSessionBytes)
 		}
-		return nil, false, fmt.Errorf("session %q: %w", rel, rootError(err))
+		return nil, nil
+	}
+	b, shared, created, err := s.src.open(ctx, rel, create, cwd, seen)
+	if err != nil || shared != nil {
+		return shared, false, err
 	}
 	keep := false
 	defer func() {
 		if !keep {
-			sub.Close()
+			b.close()
 		}
 	}()
-	limits := s.cfg.Load().Server
-	if fi, err := sub.Lstat(base); err == nil {
-		if o := s.byKey(keyOf(fi, rel)); o != nil {
-			return o, false, nil
-		}
-		if fi.Mode().IsRegular() && fi.Size() > int64(limits.MaxSessionBytes) {
-			return nil, false, fmt.Errorf("%w: session %q is %d bytes, over server.maxSessionBytes (%d)", ErrLimit, rel, fi.Size(), limits.MaxSessionBytes)
-		}
+	if size := b.size(); size > int64(limits.MaxSessionBytes) {
+		// A store tells the size only once the session is read.
+		return nil, false, fmt.Errorf("%w: session %q is %d bytes, over server.maxSessionBytes (%d)", ErrLimit, rel, size, limits.MaxSessionBytes)
 	}
-	// Parse outside the registry lock: a large file takes a while, and
-	// every other call looks sessions up under that lock.
-	store, created, err := openStore(sub, base, create, cwd, s.storeOptions())
-	if err != nil {
-		if strings.Contains(err.Error(), "path escapes from parent") {
-			err = ErrOutsideRoot
-		}
-		return nil, false, fmt.Errorf("session %q: %w", rel, unprefix(err, base))
-	}
-	fi, err := sub.Lstat(base)
-	if err != nil {
-		store.Close()
-		return nil, false, fmt.Errorf("session %q: %w", rel, rootError(err))
-	}
+	store := b.handle()
 	if store.File().Migrated {
-		store.Close()
 		return nil, false, fmt.Errorf("%s: %w; run `pith migrate --in-place` on it first", rel, session.ErrOldVersion)
 	}
-	key := keyOf(fi, rel)
+	key := b.key()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		store.Close()
 		return nil, false, ErrShuttingDown
 	}
-	if o, ok := s.byFile[key]; ok {
+	if o, ok := s.keyed[key]; ok {
 		// Opened by a concurrent call meanwhile: share that one.
-		store.Close()
 		o.touch()
 		return o, false, nil
 	}
 	id := store.File().Header.ID
 	if _, ok := s.sessions[id]; ok {
-		store.Close()
 		// The other path is not named: it may be another tenant's.
 		return nil, false, fmt.Errorf("%w: session %s is already open under another path", errConflict, id)
 	}
 	if len(s.sessions) >= limits.MaxOpenSessions && !s.evictLRULocked() {
-		store.Close()
 		return nil, false, fmt.Errorf("%w: %d sessions are open and busy (server.maxOpenSessions); close one or try again", ErrLimit, len(s.sessions))
 	}
-	o := &openSession{id: id, rel: rel, sub: sub, base: base, key: key, op: make(chan struct{}, 1), watchers: map[int]*watcher{}}
-	o.store.Store(store)
-	o.fi.Store(&fi)
+	o := &openSession{id: id, rel: rel, b: b, op: make(chan struct{}, 1), watchers: map[int]*watcher{}}
 	o.disp, err = hooks.NewDispatcher(hooks.Options{
 		Logger: s.log.Named("hooks"),
 		Host:   s.hostAPI,
@@ -170,13 +98,12 @@ func (s *Server) Open(ctx context.Context, rel string, create bool, cwd string) 
 		},
 	}, s.pluginSet...)
 	if err != nil {
-		store.Close()
 		return nil, false, err
 	}
 	o.newEngine(s)
 	o.touch()
 	s.sessions[id] = o
-	s.byFile[key] = o
+	s.keyed[key] = o
 	delete(s.evicted, id)
 	s.metrics.openSessions.Inc()
 	keep = true
@@ -204,34 +131,29 @@ type relError struct {
 func (e *relError) Error() string { return e.msg }
 func (e *relError) Unwrap() error { return e.err }
 
-// openStore opens name in dir, or with create makes it first when it is
-// missing.
-func openStore(dir *os.Root, name string, create bool, cwd string, opts session.Options) (store *session.Store, created bool, err error) {
-	store, err = session.OpenIn(dir, name, opts)
-	if !create || !errors.Is(err, fs.ErrNotExist) {
-		return store, false, err
-	}
-	store, err = session.CreateIn(dir, name, cwd, opts)
-	if errors.Is(err, fs.ErrExist) {
-		// Another process created it first.
-		store, err = session.OpenIn(dir, name, opts)
-		return store, false, err
-	}
-	return store, err == nil, err
-}
-
-func (s *Server) byKey(k fileKey) *openSession {
+func (s *Server) byKey(k any) *openSession {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	o := s.byFile[k]
+	o := s.keyed[k]
 	if o != nil {
 		o.touch()
 	}
 	return o
 }
 
+// deliver hands an engine event another host published to the watchers
+// of the session open here under key; none open, nobody here watches it.
+func (s *Server) deliver(key any, ev engine.Event) {
+	s.mu.Lock()
+	o := s.keyed[key]
+	s.mu.Unlock()
+	if o != nil {
+		o.broadcast(ev, true)
+	}
+}
+
 // lookupStore is the HostAPI's view of the open sessions.
-func (s *Server) lookupStore(id string) (*session.Store, bool) {
+func (s *Server) lookupStore(id string) (session.Backend, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	o, ok := s.sessions[id]
@@ -290,7 +212,7 @@ func (s *Server) acquire(ctx context.Context, id string) (*openSession, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := o.reopenIfReplaced(s); err != nil {
+		if err := o.reopenIfReplaced(ctx, s); err != nil {
 			o.release()
 			return nil, err
 		}
@@ -323,7 +245,7 @@ func (s *Server) watch(ctx context.Context, id string) (*openSession, *watcher, 
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		if w, cancel := o.watch(); w != nil {
+		if w, cancel := o.watch(false); w != nil {
 			return o, w, cancel, nil
 		}
 	}
@@ -374,7 +296,7 @@ func (s *Server) dropLocked(o *openSession, remember bool) {
 		return
 	}
 	delete(s.sessions, o.id)
-	delete(s.byFile, o.key)
+	delete(s.keyed, o.b.key())
 	s.metrics.openSessions.Dec()
 	if !remember {
 		return
@@ -461,13 +383,13 @@ func (s *Server) checkGrowth(o *openSession, n, items int) error {
 	if n > lim.MaxAppendBytes {
 		return fmt.Errorf("%w: %d bytes in one call, over server.maxAppendBytes (%d)", ErrLimit, n, lim.MaxAppendBytes)
 	}
-	fi, err := o.sub.Lstat(o.base)
-	if err != nil {
+	size := o.b.size()
+	if size < 0 {
 		return nil // the write itself reports a missing file
 	}
 	// Each entry gains its envelope (type, id, parentId, timestamp).
 	const envelope = 128
-	if after := fi.Size() + int64(n) + int64(items*envelope); after > int64(lim.MaxSessionBytes) {
+	if after := size + int64(n) + int64(items*envelope); after > int64(lim.MaxSessionBytes) {
 		return fmt.Errorf("%w: the session would grow to %d bytes, over server.maxSessionBytes (%d)", ErrLimit, after, lim.MaxSessionBytes)
 	}
 	return nil

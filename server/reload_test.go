@@ -47,6 +47,8 @@ func TestPrepareReloadVeto(t *testing.T) {
 	missing.Plugins = []config.Plugin{{Name: "ghost", Path: filepath.Join(t.TempDir(), "no-such-plugin"), Priority: 1, Timeout: config.DefaultPluginTimeout, Failure: "open"}}
 	broken := old.Clone()
 	broken.Summarizer.Model = "broken"
+	moved := old.Clone()
+	moved.Sessions.Store = "postgres://pith:hunter2@db.internal/pith"
 	tests := []struct {
 		name string
 		next *config.Config
@@ -54,6 +56,7 @@ func TestPrepareReloadVeto(t *testing.T) {
 	}{
 		{"plugin that does not start", missing, nil},
 		{"summarizer that cannot be built", broken, errSummarizer},
+		{"another sessions.store", moved, ErrRestartNeeded},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

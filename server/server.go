@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/pluginhost"
 	sessionv1 "github.com/pith-dev/pith/internal/gen/pith/session/v1"
+	"github.com/pith-dev/pith/store"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
@@ -33,6 +33,9 @@ var (
 	ErrNoSession = errors.New("no open session with that id")
 	// ErrShuttingDown refuses calls once Close has begun.
 	ErrShuttingDown = errors.New("the server is shutting down")
+	// ErrRestartNeeded refuses a reload changing what only a restart can
+	// change (sessions.store).
+	ErrRestartNeeded = errors.New("this change needs a restart")
 )
 
 // Options configure a Server. Config and the three builders are required;
@@ -60,6 +63,10 @@ type Options struct {
 	// ClientCerts demands a verified client certificate on every call
 	// (the listener's TLS has server.tls.clientCAFile).
 	ClientCerts bool
+	// Store, when set, is where sessions live (sessions.store: a database
+	// several hosts share) instead of the files under sessions.root. The
+	// caller opens and closes it.
+	Store store.Store
 }
 
 // Server is the SessionService: a registry of open sessions over the
@@ -89,15 +96,16 @@ type Server struct {
 
 	mu       sync.Mutex // guards the fields below and pluginSet
 	sessions map[string]*openSession
-	byFile   map[fileKey]*openSession
+	// keyed finds an open session by its source's key, so two names of
+	// one session share it.
+	keyed map[any]*openSession
 	// evicted remembers where sessions closed for idleness or the count
 	// limit live, so that a call naming one reopens it transparently.
 	evicted map[string]string
-	// root is sessions.root, opened once: every file operation under it
-	// goes through this handle (os.Root), never through a path.
-	root     *os.Root
-	rootPath string
-	oldRoots []*os.Root
+	// src is where sessions live; files is it when it is the files
+	// under sessions.root (the viewer reads those), else nil.
+	src      source
+	files    *filesSource
 	closed   bool
 	shutdown chan struct{}
 	janitor  chan struct{} // closed when the idle janitor has stopped
@@ -110,6 +118,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Config == nil || opts.Summarizer == nil || opts.Settings == nil || opts.PluginSpecs == nil {
 		return nil, errors.New("server: Config, Summarizer, Settings and PluginSpecs are required")
 	}
+
 	log := opts.Logger
 	if log == nil {
 		log = hclog.NewNullLogger()
@@ -120,12 +129,22 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		metrics:  newMetrics(),
 		health:   health.NewServer(),
 		sessions: map[string]*openSession{},
-		byFile:   map[fileKey]*openSession{},
+		keyed:    map[any]*openSession{},
 		evicted:  map[string]string{},
 		shutdown: make(chan struct{}),
 		janitor:  make(chan struct{}),
 	}
 	s.cfg.Store(opts.Config)
+	if opts.Store != nil {
+		src, err := newStoreSource(opts.Store, opts.Config.Sessions.LeaseTTL, log, s.deliver)
+		if err != nil {
+			return nil, err
+		}
+		s.src = src
+	} else {
+		s.files = newFilesSource(func() string { return s.cfg.Load().Sessions.Root }, log)
+		s.src = s.files
+	}
 	sum, err := opts.Summarizer(opts.Config)
 	if err != nil {
 		return nil, fmt.Errorf("summarizer: %w", err)
@@ -180,6 +199,13 @@ func (s *Server) Config() *config.Config { return s.cfg.Load() }
 // reconciles the plugins with the new configuration. A plugin that fails to
 // start rejects the configuration and the previous plugin set is put back.
 func (s *Server) PrepareReload(ctx context.Context, old, next *config.Config) error {
+	if old.Sessions.Store != next.Sessions.Store {
+		// The open sessions, their handles and the other hosts' view all
+		// hang on the store: switching under them would split a session
+		// in two. The whole new configuration is refused, so the one in
+		// force keeps describing the store in use.
+		return fmt.Errorf("%w: sessions.store cannot change while pith serve runs (%s in use); restart pith serve to switch stores", ErrRestartNeeded, old.Sessions.StoreDisplay())
+	}
 	sum, err := s.opts.Summarizer(next)
 	if err != nil {
 		return fmt.Errorf("summarizer: %w", err)
@@ -215,7 +241,7 @@ func (s *Server) PrepareReload(ctx context.Context, old, next *config.Config) er
 func (s *Server) ApplyConfig(ch config.Change) {
 	s.cfg.Store(ch.New)
 	// The listeners and the transport are built once, at start.
-	for _, k := range []string{"server.listen", "server.metrics", "server.tls"} {
+	for _, k := range []string{"server.listen", "server.metrics", "server.tls", "sessions.leaseTTL"} {
 		if ch.Has(k) {
 			s.log.Warn("this change takes effect at the next start of pith serve", "key", k)
 		}
@@ -299,14 +325,9 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	s.plugins.StopAll(stopCtx)
 	<-s.janitor
-	s.mu.Lock()
-	for _, r := range append(s.oldRoots, s.root) {
-		if r != nil {
-			r.Close()
-		}
+	if err := s.src.close(); err != nil {
+		errs = append(errs, err)
 	}
-	s.root, s.oldRoots = nil, nil
-	s.mu.Unlock()
 	return errors.Join(errs...)
 }
 
@@ -361,11 +382,14 @@ func (s *Server) GRPCOptions() []grpc.ServerOption {
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
 			defer s.recoverCall(info.FullMethod, &err)
 			resp, err = h(ctx, req)
+			s.metrics.observeError(info.FullMethod, err)
 			return resp, s.scrubPaths(err)
 		}, s.unaryAuth),
 		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) (err error) {
 			defer s.recoverCall(info.FullMethod, &err)
-			return s.scrubPaths(h(srv, ss))
+			err = h(srv, ss)
+			s.metrics.observeError(info.FullMethod, err)
+			return s.scrubPaths(err)
 		}, s.streamAuth),
 	}
 }

@@ -5,14 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"syscall"
 	"time"
 
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/transcript"
-	"github.com/pith-dev/pith/hooks"
 	pb "github.com/pith-dev/pith/internal/gen/pith/session/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -29,6 +26,10 @@ type service struct {
 
 func (v *service) OpenSession(ctx context.Context, req *pb.OpenSessionRequest) (*pb.OpenSessionResponse, error) {
 	o, created, err := v.s.Open(ctx, req.GetPath(), req.GetCreate(), req.GetCwd())
+	if err == nil && !created && o.replaced() {
+		// Open already, and changed since: the answer shows it as it is.
+		o, err = v.s.getFresh(ctx, o.id)
+	}
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -114,7 +115,7 @@ func (v *service) Compact(req *pb.CompactRequest, stream grpc.ServerStreamingSer
 	// Progress goes out from a goroutine of its own so that a slow client
 	// never holds up the engine. The agent_abort the compaction starts with
 	// is for the agent's WatchEvents stream, not news to this caller.
-	w, cancel := o.watch()
+	w, cancel := o.watch(true)
 	if w == nil {
 		// Cannot happen under the operation lock: eviction takes it.
 		return toStatus(errEvicted)
@@ -272,55 +273,6 @@ func (v *service) CloseSession(ctx context.Context, req *pb.CloseSessionRequest)
 		return nil, toStatus(err)
 	}
 	return &pb.CloseSessionResponse{}, nil
-}
-
-// toStatus maps an error onto the gRPC code a client can branch on.
-func toStatus(err error) error {
-	if err == nil {
-		return nil
-	}
-	if _, ok := status.FromError(err); ok {
-		return err
-	}
-	code := codes.Internal
-	switch {
-	case errors.Is(err, ErrUnauthenticated):
-		code = codes.Unauthenticated
-	case errors.Is(err, ErrLimit):
-		code = codes.ResourceExhausted
-	case errors.Is(err, session.ErrNotRegular), errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.ENOTDIR):
-		// A directory, FIFO or symlink where a session file should be, or
-		// a file where a directory should be.
-		code = codes.InvalidArgument
-	case errors.Is(err, session.ErrHardLinked):
-		code = codes.PermissionDenied
-	case errors.Is(err, session.ErrReadOnly):
-		code = codes.FailedPrecondition
-	case errors.Is(err, ErrOutsideRoot), errors.Is(err, ErrForbidden):
-		code = codes.PermissionDenied
-	case errors.Is(err, ErrInvalidPath), errors.Is(err, errInvalid), errors.Is(err, session.ErrInvalidClientInput), errors.Is(err, engine.ErrNotAssistant):
-		code = codes.InvalidArgument
-	case errors.Is(err, ErrNoSession), errors.Is(err, fs.ErrNotExist):
-		code = codes.NotFound
-	case errors.Is(err, ErrShuttingDown), errors.Is(err, errEvicted):
-		code = codes.Unavailable
-	case errors.Is(err, errConflict), errors.Is(err, fs.ErrExist):
-		code = codes.AlreadyExists
-	case errors.Is(err, context.DeadlineExceeded):
-		code = codes.DeadlineExceeded
-	case errors.Is(err, context.Canceled), errors.Is(err, engine.ErrAborted):
-		code = codes.Canceled
-	case errors.Is(err, engine.ErrCancelled), errors.Is(err, hooks.ErrPluginFailed):
-		// A plugin's veto, or a `failure: closed` plugin that failed: the
-		// operation was refused as things stand, not broken.
-		code = codes.FailedPrecondition
-	case errors.Is(err, engine.ErrNothingToCompact), errors.Is(err, session.ErrOldVersion),
-		errors.Is(err, engine.ErrAutoCompactionDisabled), errors.Is(err, engine.ErrStillAboveThreshold):
-		code = codes.FailedPrecondition
-	case errors.Is(err, fs.ErrPermission):
-		code = codes.PermissionDenied
-	}
-	return status.Error(code, err.Error())
 }
 
 // checkMessage refuses what is not an agent message (strictly: see

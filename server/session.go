@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,19 +24,13 @@ var errWatchOverrun = errors.New("the event stream fell behind; watch again")
 // errInvalid marks a caller's mistake (InvalidArgument).
 var errInvalid = errors.New("invalid request")
 
-// openSession is one session file open in the daemon.
+// openSession is one session open in the daemon.
 type openSession struct {
 	// rel is the name the session was opened by, relative to
-	// sessions.root; base is the file's name in sub, the handle on its
-	// directory through which every file operation goes.
-	id, rel, base string
-	sub           *os.Root
-	key           fileKey
-	// fi is the file as opened; a different file at the name means it was
-	// replaced on disk (prune, migrate, an editor).
-	fi    atomic.Pointer[fs.FileInfo]
-	store atomic.Pointer[session.Store]
-	disp  *hooks.Dispatcher
+	// sessions.root; b is where its bytes are.
+	id, rel string
+	b       backing
+	disp    *hooks.Dispatcher
 	// lastUsed (unix nanoseconds) orders sessions for eviction.
 	lastUsed atomic.Int64
 
@@ -62,12 +54,15 @@ type openSession struct {
 type watcher struct {
 	ch      chan engine.Event
 	overrun chan struct{}
-	once    sync.Once
+	// local watchers (a Compact call's progress) get this host's engine
+	// events only, not those other hosts published.
+	local bool
+	once  sync.Once
 }
 
 func (o *openSession) engine() *engine.Session { return o.eng.Load() }
 
-func (o *openSession) st() *session.Store { return o.store.Load() }
+func (o *openSession) st() session.Backend { return o.b.handle() }
 
 func (o *openSession) touch() { o.lastUsed.Store(time.Now().UnixNano()) }
 
@@ -84,64 +79,40 @@ func (o *openSession) markEvicting() bool {
 }
 
 // closeFiles closes the session for good: the engine stops talking to
-// watchers and the file and its directory handle are released. Callers
-// hold the op lock, or the deadline to wait for it has passed. A second
-// call does nothing.
+// watchers and its storage is released. Callers hold the op lock, or the
+// deadline to wait for it has passed. A second call does nothing.
 func (o *openSession) closeFiles() error {
 	if !o.closed.CompareAndSwap(false, true) {
 		return nil
 	}
 	o.unsubscribe()
-	err := o.st().Close()
-	if cerr := o.sub.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return o.b.close()
 }
 
-// replaced reports whether the name now holds another file than the one
-// open (or none).
-func (o *openSession) replaced() bool {
-	fi, err := o.sub.Lstat(o.base)
-	return err != nil || o.replacedBy(fi)
-}
+// replaced reports whether the session was replaced behind its handle.
+func (o *openSession) replaced() bool { return o.b.replaced() }
 
-func (o *openSession) replacedBy(fi fs.FileInfo) bool {
-	cur := o.fi.Load()
-	return cur == nil || !os.SameFile(fi, *cur)
-}
-
-// reopenIfReplaced opens the session's file again when another program
-// replaced it since (pith prune, migrate, an editor), and rebuilds the
-// engine from it. Call with the op lock held.
-func (o *openSession) reopenIfReplaced(s *Server) error {
-	fi, err := o.sub.Lstat(o.base)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("session %q: the file is gone: %w", o.rel, fs.ErrNotExist)
+// reopenIfReplaced opens the session again when another program replaced
+// it since (pith prune, migrate, an editor), and rebuilds the engine from
+// it; or, for a shared store's session, reads what other hosts wrote and
+// brings the engine's live context up to date (keeping what the engine
+// remembers between calls). Call with the op lock held.
+func (o *openSession) reopenIfReplaced(ctx context.Context, s *Server) error {
+	done, fresh, err := o.b.reopen(func(st session.Backend) error {
+		if st.File().Header.ID != o.id {
+			return fmt.Errorf("%w: %q (its file now holds another session; open it again)", ErrNoSession, o.id)
 		}
-		return fmt.Errorf("session %q: %w", o.rel, rootError(err))
+		return nil
+	})
+	if err != nil || done == nil {
+		return err
 	}
-	if !o.replacedBy(fi) {
+	defer done()
+	if fresh {
+		o.newEngine(s)
 		return nil
 	}
-	store, err := session.OpenIn(o.sub, o.base, s.storeOptions())
-	if err != nil {
-		return fmt.Errorf("session %q: reopen: %w", o.rel, unprefix(err, o.base))
-	}
-	if store.File().Header.ID != o.id {
-		store.Close()
-		return fmt.Errorf("%w: %q (its file now holds another session; open it again)", ErrNoSession, o.id)
-	}
-	if fi2, err := o.sub.Lstat(o.base); err == nil {
-		fi = fi2
-	}
-	old := o.store.Swap(store)
-	o.fi.Store(&fi)
-	o.newEngine(s)
-	old.Close()
-	s.log.Info("session file replaced on disk; reopened", "session", o.id, "path", o.rel)
-	return nil
+	return o.engine().Resync(ctx)
 }
 
 func (o *openSession) acquire(ctx context.Context) error {
@@ -176,7 +147,8 @@ func (o *openSession) newEngine(s *Server) {
 		s.metrics.observeEvent(ev)
 		s.lastRuns.record(o, ev)
 		s.refreshViewer(o.rel)
-		o.broadcast(ev)
+		o.broadcast(ev, false)
+		s.src.publish(o.rel, ev)
 	})
 	o.watchMu.Lock()
 	old := o.unsub
@@ -199,11 +171,15 @@ func (o *openSession) unsubscribe() {
 }
 
 // broadcast hands ev to every watcher without blocking; a watcher whose
-// buffer is full is told to end its stream.
-func (o *openSession) broadcast(ev engine.Event) {
+// buffer is full is told to end its stream. remote marks an event another
+// host's engine published.
+func (o *openSession) broadcast(ev engine.Event, remote bool) {
 	o.watchMu.Lock()
 	defer o.watchMu.Unlock()
 	for _, w := range o.watchers {
+		if remote && w.local {
+			continue
+		}
 		select {
 		case w.ch <- ev:
 		default:
@@ -214,8 +190,8 @@ func (o *openSession) broadcast(ev engine.Event) {
 
 // watch registers a watcher; cancel removes it. It returns nil when the
 // session is being closed by the daemon (look it up again).
-func (o *openSession) watch() (*watcher, func()) {
-	w := &watcher{ch: make(chan engine.Event, watchBuffer), overrun: make(chan struct{})}
+func (o *openSession) watch(local bool) (*watcher, func()) {
+	w := &watcher{ch: make(chan engine.Event, watchBuffer), overrun: make(chan struct{}), local: local}
 	o.watchMu.Lock()
 	if o.evicting {
 		o.watchMu.Unlock()
@@ -281,7 +257,7 @@ func (o *openSession) appendEntries(ctx context.Context, raws []json.RawMessage)
 // leafSettings is the model and thinking level in force at the leaf (docs/behaviour.md
 // §2), from the tree's incremental cache: constant time per GetContext
 // however long the session is.
-func leafSettings(store *session.Store) (provider, model, thinking string) {
+func leafSettings(store session.Backend) (provider, model, thinking string) {
 	st := store.Tree().Settings(store.Leaf())
 	return st.Provider, st.Model, st.ThinkingLevel
 }

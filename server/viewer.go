@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -122,6 +123,10 @@ func viewerCaller(r *http.Request) caller {
 	return c
 }
 
+// errViewerFiles: the viewer reads the files under sessions.root; pith
+// serve refuses server.viewer with a shared store.
+var errViewerFiles = errors.New("the viewer shows the files under sessions.root only, not a shared sessions.store")
+
 func (v *Viewer) authorize(r *http.Request, name string) error {
 	if err := checkName(name); err != nil {
 		return err
@@ -138,16 +143,16 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 	if err := checkName(name); err != nil {
 		return viewer.Source{}, err
 	}
-	root, err := v.s.sessionsRoot(false)
+	if v.s.files == nil {
+		return viewer.Source{}, errViewerFiles
+	}
+	root, base, err := v.s.files.sessionsRoot(false)
 	if err != nil {
 		return viewer.Source{}, err
 	}
 	if _, err := root.Stat(name); err != nil {
 		return viewer.Source{}, rootError(err)
 	}
-	v.s.mu.Lock()
-	base := v.s.rootPath
-	v.s.mu.Unlock()
 	load := func() (*session.File, error) {
 		f, err := root.Open(name)
 		if err != nil {
@@ -176,7 +181,10 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 
 // list names the sessions under the root the caller may see.
 func (v *Viewer) list(r *http.Request) ([]string, error) {
-	root, err := v.s.sessionsRoot(false)
+	if v.s.files == nil {
+		return nil, errViewerFiles
+	}
+	root, _, err := v.s.files.sessionsRoot(false)
 	if err != nil {
 		return nil, nil // no root yet: no sessions
 	}

@@ -12,18 +12,12 @@ import (
 	"os"
 	"path"
 	"sort"
-	"strconv"
 	"strings"
-	"time"
+	"sync"
 
-	"github.com/fsnotify/fsnotify"
-
+	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
 )
-
-// LeaseSuffix names the file beside a session that holds its lease in the
-// files store.
-const LeaseSuffix = ".lease"
 
 // Files is the default store: pi's JSONL files under one directory, read
 // and written through core/session (locking, all-or-nothing appends,
@@ -32,6 +26,11 @@ const LeaseSuffix = ".lease"
 type Files struct {
 	root *os.Root
 	opts session.Options
+
+	mu        sync.Mutex
+	watches   map[chan Event]struct{} // each Watch's inbox of published events
+	openFiles map[string]*openFile    // sessions kept open for appends
+	marks     map[string]tailMark     // where Tail stopped reading
 }
 
 // OpenFiles opens the files store rooted at dir, which must exist.
@@ -43,8 +42,16 @@ func OpenFiles(dir string, opts session.Options) (*Files, error) {
 	return &Files{root: root, opts: opts}, nil
 }
 
-// Close releases the directory.
-func (f *Files) Close() error { return f.root.Close() }
+// Close releases the sessions kept open and the directory.
+func (f *Files) Close() error {
+	f.mu.Lock()
+	for n, o := range f.openFiles {
+		o.done()
+		delete(f.openFiles, n)
+	}
+	f.mu.Unlock()
+	return f.root.Close()
+}
 
 // dirOf opens the directory of name (making it with mkdir) and returns
 // it with the file's base name. The caller closes the root.
@@ -158,16 +165,6 @@ func (f *Files) Export(_ context.Context, name string) ([]byte, error) {
 	return data, nil
 }
 
-// Tail reads the file and returns what follows line after.
-func (f *Files) Tail(ctx context.Context, name string, after int) ([]byte, int, error) {
-	data, err := f.Export(ctx, name)
-	if err != nil {
-		return nil, 0, err
-	}
-	tail, n := TailOf(data, after)
-	return tail, n, nil
-}
-
 // Load parses the session.
 func (f *Files) Load(_ context.Context, name string) (*session.File, error) {
 	st, done, err := f.open(name)
@@ -181,7 +178,7 @@ func (f *Files) Load(_ context.Context, name string) (*session.File, error) {
 // Append appends through session.Store.AppendWith, which checks the last
 // entry under the file's exclusive lock after reading what others wrote.
 func (f *Files) Append(_ context.Context, name, expectLast string, drafts ...session.Draft) ([]*session.Entry, error) {
-	st, done, err := f.open(name)
+	st, done, err := f.kept(name)
 	if err != nil {
 		return nil, err
 	}
@@ -202,127 +199,96 @@ func (f *Files) Append(_ context.Context, name, expectLast string, drafts ...ses
 }
 
 // Rewrite replaces the file through session.Store.Update, holding the
-// lease file's lock so no takeover interleaves.
-func (f *Files) Rewrite(_ context.Context, lease Lease, expectLast string, data []byte) error {
+// lease file's lock so no takeover interleaves; sidecar appends are cut
+// back by Update when the session is not rewritten.
+func (f *Files) Rewrite(_ context.Context, lease Lease, expectLast string, data []byte, sidecars ...SidecarChange) error {
 	parsed, err := session.Parse(bytes.Clone(data))
 	if err != nil {
 		return fmt.Errorf("%s: %w", lease.Session, err)
 	}
-	return f.withLeaseFile(lease.Session, func(h session.Handle) error {
-		holder, expires, err := readLease(h)
-		if err != nil {
+	for _, sc := range sidecars {
+		if err := CheckSidecar(lease.Session, sc.Suffix); err != nil {
 			return err
 		}
-		if holder != lease.Holder || !time.Now().Before(expires) {
-			return fmt.Errorf("%s: %w", lease.Session, ErrLeaseLost)
-		}
+	}
+	return f.withLease(lease, func() error {
 		st, done, err := f.open(lease.Session)
 		if err != nil {
 			return err
 		}
 		defer done()
+		if st.File().Migrated {
+			// A file in an old format is rewritten only by its
+			// migration (Update refuses it): make that first, then the
+			// change applies to the result. Pith appends nothing to such
+			// a file, so its last entry is checked before.
+			if LastID(st.File()) != expectLast {
+				return fmt.Errorf("%s: %w", lease.Session, ErrConflict)
+			}
+			if _, err := st.Migrate(); err != nil {
+				return err
+			}
+			expectLast = LastID(st.File())
+		}
 		return st.Update(func(tx *session.Tx) (*session.File, error) {
 			if LastID(tx.File()) != expectLast {
 				return nil, fmt.Errorf("%s: %w", lease.Session, ErrConflict)
+			}
+			for _, sc := range sidecars {
+				if sc.Keep >= 0 {
+					cur, err := tx.ReadSidecar(sc.Suffix)
+					if err != nil {
+						return nil, err
+					}
+					if int64(len(cur)) > sc.Keep {
+						if err := tx.TruncateSidecar(sc.Suffix, sc.Keep); err != nil {
+							return nil, err
+						}
+					}
+				}
+				if len(sc.Append) > 0 {
+					if err := tx.AppendSidecar(sc.Suffix, sc.Append); err != nil {
+						return nil, err
+					}
+				}
 			}
 			return parsed, nil
 		})
 	})
 }
 
-// withLeaseFile runs fn with the session's lease file open and locked.
-func (f *Files) withLeaseFile(name string, fn func(h session.Handle) error) error {
+// ReadSidecar reads the file name+suffix beside the session, a regular
+// file only.
+func (f *Files) ReadSidecar(_ context.Context, name, suffix string) ([]byte, error) {
+	if err := CheckSidecar(name, suffix); err != nil {
+		return nil, err
+	}
 	dir, base, err := f.dirOf(name, false)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer dir.Close()
 	if _, err := dir.Lstat(base); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("%s: %w", name, ErrNotFound)
+			return nil, fmt.Errorf("%s: %w", name, ErrNotFound)
 		}
-		return fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	h, err := session.NewRootFS(dir).OpenFile(base+LeaseSuffix, os.O_RDWR|os.O_CREATE, 0o644)
+	st, err := dir.Lstat(base + suffix)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
-		return fmt.Errorf("%s: lease: %w", name, err)
+		return nil, fmt.Errorf("%s%s: %w", name, suffix, err)
 	}
-	defer h.Close()
-	if err := h.Lock(true); err != nil {
-		return fmt.Errorf("%s: lease: %w", name, err)
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s%s: not a regular file", name, suffix)
 	}
-	defer h.Unlock()
-	return fn(h)
-}
-
-// readLease reads "holder\nexpiry-unix-nanos\n"; an empty file is no lease.
-func readLease(h session.Handle) (string, time.Time, error) {
-	st, err := h.Stat()
+	data, err := dir.ReadFile(base + suffix)
 	if err != nil {
-		return "", time.Time{}, err
+		return nil, fmt.Errorf("%s%s: %w", name, suffix, err)
 	}
-	buf := make([]byte, min(st.Size(), 4096))
-	if _, err := h.ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
-		return "", time.Time{}, err
-	}
-	holder, rest, ok := strings.Cut(string(buf), "\n")
-	if !ok {
-		return "", time.Time{}, nil
-	}
-	ns, err := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
-	if err != nil {
-		return "", time.Time{}, nil // a torn lease file holds nothing
-	}
-	return holder, time.Unix(0, ns), nil
-}
-
-func writeLease(h session.Handle, holder string, expires time.Time) error {
-	if err := h.Truncate(0); err != nil {
-		return err
-	}
-	w, ok := h.(io.WriterAt)
-	if !ok {
-		return errors.New("lease file cannot be written at an offset")
-	}
-	if _, err := w.WriteAt([]byte(holder+"\n"+strconv.FormatInt(expires.UnixNano(), 10)+"\n"), 0); err != nil {
-		return err
-	}
-	return h.Sync()
-}
-
-// AcquireLease takes or renews the lease under the lease file's lock.
-func (f *Files) AcquireLease(_ context.Context, name, holder string, ttl time.Duration) (Lease, error) {
-	if holder == "" || strings.Contains(holder, "\n") {
-		return Lease{}, errors.New("a lease holder is a non-empty single line")
-	}
-	var l Lease
-	err := f.withLeaseFile(name, func(h session.Handle) error {
-		cur, expires, err := readLease(h)
-		if err != nil {
-			return err
-		}
-		now := time.Now()
-		if cur != "" && cur != holder && now.Before(expires) {
-			return fmt.Errorf("%s: %w (%s, until %s)", name, ErrLeaseHeld, cur, expires.UTC().Format(time.RFC3339))
-		}
-		l = Lease{Session: name, Holder: holder, Expires: now.Add(ttl)}
-		return writeLease(h, holder, l.Expires)
-	})
-	return l, err
-}
-
-// ReleaseLease empties the lease file when lease still holds it.
-func (f *Files) ReleaseLease(_ context.Context, lease Lease) error {
-	return f.withLeaseFile(lease.Session, func(h session.Handle) error {
-		cur, _, err := readLease(h)
-		if err != nil || cur != lease.Holder {
-			return err
-		}
-		if err := h.Truncate(0); err != nil {
-			return err
-		}
-		return h.Sync()
-	})
+	return data, nil
 }
 
 // List walks the directory for session files.
@@ -344,113 +310,16 @@ func (f *Files) List(_ context.Context) ([]string, error) {
 		return nil
 	})
 	sort.Strings(names)
-	return names, err
-}
-
-// Watch reports changes to session files seen by fsnotify in the
-// directory and its subdirectories, also those made later. A rename
-// over a session (a rewrite) shows as a Create of its name, so a Create of
-// a name seen before is reported as a rewrite.
-func (f *Files) Watch(ctx context.Context) (<-chan Event, error) {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return nil, err
-	}
-	base := f.root.Name()
-	known := map[string]bool{}
-	err = fs.WalkDir(f.root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if p != "." && strings.HasPrefix(d.Name(), ".") {
-				return fs.SkipDir
-			}
-			return w.Add(path.Join(base, p))
-		}
-		known[p] = true
-		return nil
-	})
-	if err != nil {
-		w.Close()
-		return nil, err
-	}
-	out := make(chan Event, 64)
-	go func() {
-		defer close(out)
-		defer w.Close()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev, ok := <-w.Events:
-				if !ok {
-					return
-				}
-				rel, err := relTo(base, ev.Name)
-				if err != nil {
-					continue
-				}
-				if ev.Has(fsnotify.Create) && !strings.HasPrefix(path.Base(rel), ".") {
-					if st, err := f.root.Lstat(rel); err == nil && st.IsDir() {
-						// A new tenant directory: watch it, and report
-						// sessions made in it before the watch began.
-						w.Add(ev.Name)
-						for _, e := range newSessions(f.root, rel, known) {
-							select {
-							case out <- e:
-							case <-ctx.Done():
-								return
-							}
-						}
-						continue
-					}
-				}
-				if CheckName(rel) != nil {
-					continue
-				}
-				kind := ""
-				switch {
-				case ev.Has(fsnotify.Create) && known[rel]:
-					kind = EventRewritten
-				case ev.Has(fsnotify.Create):
-					kind, known[rel] = EventCreated, true
-				case ev.Has(fsnotify.Write):
-					kind = EventAppended
-				default:
-					continue
-				}
-				select {
-				case out <- Event{Session: rel, Kind: kind}:
-				case <-ctx.Done():
-					return
-				}
-			case <-w.Errors:
+	// A session's prune archive (NAME.pruned.jsonl beside it) has a
+	// session's name but is its companion, not a session.
+	keep := make([]string, 0, len(names))
+	for i, n := range names {
+		if base, ok := strings.CutSuffix(n, compaction.ArchiveSuffix); ok {
+			if j := sort.SearchStrings(names, base); j < len(names) && names[j] == base && j != i {
+				continue
 			}
 		}
-	}()
-	return out, nil
-}
-
-// newSessions lists the session files under dir not in known (adding
-// them), as created events; nested directories are watched as their
-// Create events arrive.
-func newSessions(root *os.Root, dir string, known map[string]bool) []Event {
-	var evs []Event
-	fs.WalkDir(root.FS(), dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() && CheckName(p) == nil && !known[p] {
-			known[p] = true
-			evs = append(evs, Event{Session: p, Kind: EventCreated})
-		}
-		return nil
-	})
-	return evs
-}
-
-func relTo(base, p string) (string, error) {
-	rel, ok := strings.CutPrefix(p, base+string(os.PathSeparator))
-	if !ok {
-		return "", errors.New("outside")
+		keep = append(keep, n)
 	}
-	return strings.ReplaceAll(rel, string(os.PathSeparator), "/"), nil
+	return keep, err
 }

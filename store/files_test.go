@@ -1,6 +1,8 @@
 package store_test
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"testing"
@@ -58,6 +60,11 @@ func BenchmarkFilesAppend(b *testing.B) {
 	b.Run("one-session", func(b *testing.B) { storetest.BenchAppend(b, filesOpener(b), 1, true) })
 }
 
+func BenchmarkFilesSessionAppend(b *testing.B) {
+	b.Run("one-host", func(b *testing.B) { storetest.BenchSessionAppend(b, filesOpener(b), 1, 2000) })
+	b.Run("three-hosts", func(b *testing.B) { storetest.BenchSessionAppend(b, filesOpener(b), 3, 2000) })
+}
+
 func BenchmarkFilesContext(b *testing.B) {
 	storetest.BenchContext(b, filesOpener(b), 1, 2000)
 }
@@ -82,4 +89,148 @@ func TestTailOf(t *testing.T) {
 			t.Errorf("TailOf(%q, %d) = %q, %d; want %q, %d", c.data, c.after, tail, n, c.tail, c.n)
 		}
 	}
+}
+
+func TestFilesSession(t *testing.T) {
+	storetest.RunSession(t, func(t *testing.T) func() store.Store {
+		dir := t.TempDir()
+		return func() store.Store {
+			s, err := store.OpenFiles(dir, session.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}
+	})
+}
+
+// TestFilesListSkipsArchives: a session's prune archive beside it is not
+// listed as a session; a lone file with such a name is.
+func TestFilesListSkipsArchives(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"a.jsonl", "a.jsonl.pruned.jsonl", "lone.pruned.jsonl", "b.jsonl"} {
+		if err := os.WriteFile(dir+"/"+n, []byte(storetest.Sample), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := store.OpenFiles(dir, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.List(context.Background())
+	if err != nil || fmt.Sprint(got) != "[a.jsonl b.jsonl lone.pruned.jsonl]" {
+		t.Fatalf("List = %v, %v", got, err)
+	}
+}
+
+func BenchmarkFilesSessionRefresh(b *testing.B) {
+	b.Run("2000-entries", func(b *testing.B) { storetest.BenchSessionRefresh(b, filesOpener(b), 2000) })
+	b.Run("20000-entries", func(b *testing.B) { storetest.BenchSessionRefresh(b, filesOpener(b), 20000) })
+}
+
+// TestFilesTailIncremental: Tail, which reads on from where it stopped,
+// agrees with TailOf on the whole file at every step: lines appended by
+// another writer, a torn line and its completion, a rename over the file,
+// a reader behind the mark.
+func TestFilesTailIncremental(t *testing.T) {
+	dir := t.TempDir()
+	s, err := store.OpenFiles(dir, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if err := s.Create(ctx, "t.jsonl", []byte(storetest.Sample)); err != nil {
+		t.Fatal(err)
+	}
+	path := dir + "/t.jsonl"
+	raw := func(b string) {
+		h, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.WriteString(b)
+		h.Close()
+	}
+	check := func(step string, after int) int {
+		t.Helper()
+		data, _ := os.ReadFile(path)
+		want, wantN := store.TailOf(data, after)
+		got, n, err := s.Tail(ctx, "t.jsonl", after)
+		if err != nil || n != wantN || string(got) != string(want) {
+			t.Fatalf("%s: Tail(%d) = %q, %d, %v; want %q, %d", step, after, got, n, err, want, wantN)
+		}
+		return n
+	}
+	n := check("start", 0)
+	raw(`{"type":"custom","id":"c1","parentId":"aaaa0002","timestamp":"2026-01-01T00:00:03.000Z","customType":"x"}` + "\n")
+	n = check("appended", n)
+	raw(`{"type":"custom","id":"c2","par`)
+	check("torn", n)
+	raw(`entId":"c1","timestamp":"2026-01-01T00:00:04.000Z","customType":"x"}` + "\n")
+	n = check("completed", n)
+	check("behind the mark", 2)
+	check("at the start again", 0)
+	data, _ := os.ReadFile(path)
+	if err := os.WriteFile(dir+"/.new", append(data[:len(data)/2:len(data)/2], '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(dir+"/.new", path); err != nil {
+		t.Fatal(err)
+	}
+	check("renamed over", n)
+	check("renamed over, from 0", 0)
+}
+
+// FuzzFilesTail writes the pieces of data (split at 0xff bytes) to a
+// session one at a time, as another writer would, and after each asks
+// Tail from a position the fuzzer picks; every answer must equal TailOf
+// on the whole file. A 0xfe byte in a piece replaces the file (a rewrite)
+// with what it holds so far.
+func FuzzFilesTail(f *testing.F) {
+	f.Add([]byte("a\nb\n\xffc\xff\nd\n"), uint8(1))
+	f.Add([]byte("x\n\xfe\xffy\nz"), uint8(0))
+	dir := f.TempDir()
+	s, err := store.OpenFiles(dir, session.Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer s.Close()
+	n := 0
+	f.Fuzz(func(t *testing.T, data []byte, seed uint8) {
+		n++
+		name := fmt.Sprintf("t%d-%d.jsonl", os.Getpid(), n)
+		path := dir + "/" + name
+		if err := os.WriteFile(path, []byte(storetest.Sample), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		pick := int(seed)
+		for _, piece := range bytes.Split(data, []byte{0xff}) {
+			if i := bytes.IndexByte(piece, 0xfe); i >= 0 {
+				cur, _ := os.ReadFile(path)
+				tmp := path + ".tmp"
+				os.WriteFile(tmp, append(cur, piece[:i]...), 0o644)
+				os.Rename(tmp, path)
+				piece = piece[i+1:]
+			}
+			h, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Write(piece)
+			h.Close()
+			whole, _ := os.ReadFile(path)
+			_, lines := store.TailOf(whole, 0)
+			after := (pick * 7) % (lines + 2)
+			pick++
+			want, wantN := store.TailOf(whole, after)
+			got, gotN, err := s.Tail(ctx, name, after)
+			if err != nil || gotN != wantN || !bytes.Equal(got, want) {
+				t.Fatalf("Tail(%d) = %q, %d, %v; want %q, %d", after, got, gotN, err, want, wantN)
+			}
+		}
+	})
 }

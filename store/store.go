@@ -6,11 +6,20 @@
 // A session is addressed by the same safe name in every store (CheckName)
 // and keeps its exact bytes: Export of an imported session is the file it
 // came from.
+//
+// Session (OpenSession) is what the engine works on for a stored session
+// (a session.Backend): the session parsed in memory and caught up through
+// Tail, appends that commit only against the last entry this host saw,
+// compaction and prune under the session's lease, and prune's archive
+// kept in the store in the same step as the rewrite.
 package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pith-dev/pith/core/session"
@@ -21,17 +30,24 @@ var (
 	ErrExists   = errors.New("the session already exists")
 	ErrNotFound = errors.New("no such session")
 	// ErrConflict: the session's last entry is no longer the one the
-	// writer saw; nothing was written. Read it again and retry.
-	ErrConflict = errors.New("the session changed since it was read; read it again and retry")
+	// writer saw; nothing was written. Read it again and retry. (The
+	// engine branches on it too, hence core/session's.)
+	ErrConflict = session.ErrConflict
 	// ErrLeaseHeld: another holder has the session's lease and it has not
 	// expired.
-	ErrLeaseHeld = errors.New("another host holds the session's lease")
+	ErrLeaseHeld = session.ErrLeaseHeld
 	// ErrLeaseLost: the lease expired or was taken over; nothing was written.
 	ErrLeaseLost = errors.New("the session's lease was lost")
 	// ErrUnavailable: the store cannot be reached; nothing was written.
 	// Retrying later is safe.
 	ErrUnavailable = errors.New("the session store is unavailable")
+	// ErrPayloadTooLarge refuses a Publish payload over MaxPayload.
+	ErrPayloadTooLarge = errors.New("the event payload is too large")
 )
+
+// MaxPayload bounds a Publish payload: PostgreSQL's NOTIFY carries at
+// most 8000 bytes, and the event around the payload needs some.
+const MaxPayload = 7000
 
 // Store keeps sessions. Every method is safe for concurrent use, also
 // from several processes (or hosts, for a shared database).
@@ -53,10 +69,22 @@ type Store interface {
 	// commits only when the session's last entry (in order; "" for none)
 	// is still expectLast — ErrConflict otherwise.
 	Append(ctx context.Context, name, expectLast string, drafts ...session.Draft) ([]*session.Entry, error)
+	// AppendLeased is Append that also commits only while lease is held
+	// (ErrLeaseLost otherwise, nothing written): a compaction's commit.
+	AppendLeased(ctx context.Context, lease Lease, expectLast string, drafts ...session.Draft) ([]*session.Entry, error)
 	// Rewrite replaces the session with data (prune, restore, migrate)
-	// while the lease is held and the session's last entry is still
-	// expectLast; ErrLeaseLost or ErrConflict otherwise, nothing written.
-	Rewrite(ctx context.Context, lease Lease, expectLast string, data []byte) error
+	// and applies the sidecar changes, in one step, while the lease is
+	// held and the session's last entry is still expectLast; ErrLeaseLost
+	// or ErrConflict otherwise, nothing written.
+	Rewrite(ctx context.Context, lease Lease, expectLast string, data []byte, sidecars ...SidecarChange) error
+	// ReadSidecar returns the session's companion with the suffix (the
+	// prune archive: compaction.ArchiveSuffix); nil when there is none.
+	ReadSidecar(ctx context.Context, name, suffix string) ([]byte, error)
+	// Publish delivers an EventPublished with payload (at most
+	// MaxPayload bytes) about the session to every Watch: how a host
+	// tells the others what its engine did (compaction started, saved…).
+	// The files store delivers it to the Watches of this Store value.
+	Publish(ctx context.Context, name string, payload []byte) error
 	// AcquireLease gives holder the session's lease for ttl, or renews it
 	// when holder has it; ErrLeaseHeld while another holder's is unexpired.
 	// One holder at a time runs a session's compaction or prune.
@@ -83,12 +111,32 @@ const (
 	EventCreated   = "created"
 	EventAppended  = "appended"
 	EventRewritten = "rewritten"
+	// EventPublished carries a Publish payload; nothing changed.
+	EventPublished = "published"
 )
 
-// Event says a session changed.
+// Event says a session changed, or carries what a host published.
 type Event struct {
-	Session string
-	Kind    string
+	Session string          `json:"session"`
+	Kind    string          `json:"kind"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// SidecarChange is what a Rewrite does to one sidecar: cut it to Keep
+// bytes (a torn record's repair; negative keeps all), then append Append.
+type SidecarChange struct {
+	Suffix string
+	Keep   int64
+	Append []byte
+}
+
+// CheckSidecar refuses a sidecar suffix that would not name a session
+// companion: it starts with a dot and name+suffix is a valid name.
+func CheckSidecar(name, suffix string) error {
+	if !strings.HasPrefix(suffix, ".") || strings.Contains(suffix, "/") || CheckName(name+suffix) != nil {
+		return fmt.Errorf("%w: sidecar suffix %q", ErrInvalidName, suffix)
+	}
+	return nil
 }
 
 // TailOf is Tail over a whole session's bytes.
@@ -115,9 +163,10 @@ func TailOf(data []byte, after int) ([]byte, int) {
 }
 
 // LastID is the id of f's last entry in order, or "" for none: what
-// Append and Rewrite compare expectLast with.
+// Append and Rewrite compare expectLast with. A file in an old format
+// (read through a migration) has "": its ids exist only in memory.
 func LastID(f *session.File) string {
-	if len(f.Entries) == 0 {
+	if len(f.Entries) == 0 || f.Migrated {
 		return ""
 	}
 	return f.Entries[len(f.Entries)-1].ID

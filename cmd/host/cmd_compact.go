@@ -10,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/engine"
@@ -31,13 +30,14 @@ type compactFlags struct {
 	asJSON           bool
 	config           string
 	verbose          bool
+	store            string
 	provider         providerFlags
 }
 
 func newCompactCommand() *cobra.Command {
 	var f compactFlags
 	cmd := &cobra.Command{
-		Use:   "compact FILE",
+		Use:   "compact FILE | --store URL NAME",
 		Short: "Compact a session: summarize old history and keep the recent part",
 		Long: `Prepares a compaction on the path from the root to the current leaf (the last
 entry), summarizes the old part (the built-in summarizer by default: no
@@ -51,7 +51,11 @@ writes the summary, and chooses workspace files to put back into the new
 context (a custom_message entry after the compaction). Its turns are shown as
 they happen.
 
---dry-run shows the preparation without summarizing or writing anything.`,
+--dry-run shows the preparation without summarizing or writing anything.
+
+With --store, NAME is a session of that store (a postgres:// URL or a
+sessions directory); the compaction runs under the session's lease, so it
+is refused while a host is compacting or pruning the same session.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
@@ -74,6 +78,7 @@ they happen.
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object")
 	fl.StringVar(&f.config, "config", "", "configuration file: settings, summarizer and plugins (default $PITH_CONFIG)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log what the engine and the plugins do")
+	addStoreFlag(cmd, &f.store)
 	f.provider.register(cmd)
 	return cmd
 }
@@ -123,9 +128,9 @@ func (f compactFlags) apply(s engine.Settings, changed func(string) bool) (engin
 func runCompact(ctx context.Context, stdout, stderr io.Writer, path string, f compactFlags, changed func(string) bool) error {
 	log := cliLogger(stderr, f.verbose)
 	if f.dryRun {
-		return dryRunCompact(stdout, path, f, changed, log)
+		return dryRunCompact(ctx, stdout, stderr, path, f, changed)
 	}
-	rt, err := newRuntime(ctx, path, f.config, f.provider, engine.CompactEvents, log)
+	rt, err := newRuntime(ctx, path, f.store, f.config, f.provider, engine.CompactEvents, log)
 	if err != nil {
 		return err
 	}
@@ -162,7 +167,7 @@ func runCompact(ctx context.Context, stdout, stderr io.Writer, path string, f co
 	return printCompaction(stdout, res, f.asJSON)
 }
 
-func dryRunCompact(stdout io.Writer, path string, f compactFlags, changed func(string) bool, log hclog.Logger) error {
+func dryRunCompact(ctx context.Context, stdout, stderr io.Writer, path string, f compactFlags, changed func(string) bool) error {
 	cfg, err := config.Load(configPath(f.config))
 	if err != nil {
 		return err
@@ -171,12 +176,10 @@ func dryRunCompact(stdout io.Writer, path string, f compactFlags, changed func(s
 	if err != nil {
 		return err
 	}
-	file, err := session.Load(path)
+	_, tree, err := loadFromTo(ctx, stderr, f.store, path)
 	if err != nil {
 		return err
 	}
-	session.LogWarnings(log, path, file.Warnings)
-	tree := session.NewTree(file.Entries)
 	keep := s.KeepRecentTokens
 	if s.Explore.Enabled {
 		keep = s.Explore.RetainedTokens // as the engine compacts with explore

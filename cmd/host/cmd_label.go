@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -9,9 +10,12 @@ import (
 )
 
 func newLabelCommand() *cobra.Command {
-	var clear bool
+	var (
+		clear    bool
+		storeURL string
+	)
 	cmd := &cobra.Command{
-		Use:   "label FILE ID [LABEL]",
+		Use:   "label FILE ID [LABEL] | --store URL NAME ID [LABEL]",
 		Short: "Label an entry (or clear its label with --clear)",
 		Long: `Appends a label entry naming ID, as pi does: the label shows in pith tree,
 and plugins see labels on the path (the example guard refuses to compact
@@ -28,11 +32,15 @@ while a no-compact label is on it). --clear removes the label.`,
 			case !clear:
 				label = args[2]
 			}
-			store, err := session.Open(path, session.Options{Logger: warnLogger(cmd.ErrOrStderr())})
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			store, err := openBackend(ctx, storeURL, path, warnLogger(cmd.ErrOrStderr()))
 			if err != nil {
 				return err
 			}
-			defer store.Close()
+			defer store.close()
 			if !store.Tree().Has(target) {
 				return fmt.Errorf("%s: no entry with id %q", path, target)
 			}
@@ -53,5 +61,6 @@ while a no-compact label is on it). --clear removes the label.`,
 		},
 	}
 	cmd.Flags().BoolVar(&clear, "clear", false, "remove the entry's label")
+	addStoreFlag(cmd, &storeURL)
 	return cmd
 }

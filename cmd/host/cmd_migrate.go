@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -10,21 +11,27 @@ import (
 
 func newMigrateCommand() *cobra.Command {
 	var (
-		out     string
-		inPlace bool
+		out      string
+		inPlace  bool
+		storeURL string
 	)
 	cmd := &cobra.Command{
-		Use:   "migrate FILE",
+		Use:   "migrate FILE | --store URL NAME",
 		Short: "Write a session file in the current format (v3)",
 		Long: `Upgrades a v1 or v2 session to v3: ids and parent links for v1 entries,
 firstKeptEntryIndex → firstKeptEntryId, hookMessage → custom. Reading never
 changes a file; this command writes the result to --out, over FILE with
---in-place, or to standard output. Files are written atomically.`,
+--in-place, or to standard output. Files are written atomically. With
+--store, NAME is a session of that store, and --in-place rewrites it there
+under its lease.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
 			if out != "" && inPlace {
 				return errors.New("--out and --in-place cannot be used together")
+			}
+			if inPlace && storeURL != "" {
+				return migrateStored(cmd, storeURL, path)
 			}
 			if inPlace {
 				// A change of the session like any other: under its lock,
@@ -46,7 +53,7 @@ changes a file; this command writes the result to --out, over FILE with
 				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d entries from an older version written as version 3 in place\n", path, n)
 				return nil
 			}
-			f, _, err := loadSession(path, cmd.ErrOrStderr())
+			f, _, err := loadFrom(cmd, storeURL, path)
 			if err != nil {
 				return err
 			}
@@ -66,5 +73,37 @@ changes a file; this command writes the result to --out, over FILE with
 	}
 	cmd.Flags().StringVar(&out, "out", "", "write the result to this file")
 	cmd.Flags().BoolVar(&inPlace, "in-place", false, "replace FILE with the result")
+	addStoreFlag(cmd, &storeURL)
 	return cmd
+}
+
+// migrateStored rewrites the session name of the store in the current
+// format, through the Backend's one rewrite (under the lease).
+func migrateStored(cmd *cobra.Command, storeURL, name string) error {
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	b, err := openBackend(ctx, storeURL, name, warnLogger(cmd.ErrOrStderr()))
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	n, changed := 0, false
+	err = b.Update(func(tx *session.Tx) (*session.File, error) {
+		if !tx.File().Migrated {
+			return nil, nil
+		}
+		n, changed = len(tx.File().Entries), true
+		return tx.File(), nil
+	})
+	if err != nil {
+		return err
+	}
+	if !changed {
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: already version 3; nothing was changed\n", name)
+		return nil
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d entries from an older version written as version 3 in place\n", name, n)
+	return nil
 }

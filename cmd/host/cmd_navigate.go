@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,13 +25,14 @@ type navigateFlags struct {
 	dryRun       bool
 	config       string
 	verbose      bool
+	store        string
 	provider     providerFlags
 }
 
 func newNavigateCommand() *cobra.Command {
 	var f navigateFlags
 	cmd := &cobra.Command{
-		Use:   "navigate FILE --to ID",
+		Use:   "navigate FILE --to ID | --store URL NAME --to ID",
 		Short: "Move the session's leaf to another entry, optionally summarizing the branch left behind",
 		Long: `Moves the current leaf (the last entry) to the entry --to. With --summarize
 (or branchSummary.enabled: true in the configuration, unless --no-summarize),
@@ -50,12 +52,12 @@ the file (in Pith or pi) continues from the new position. Plugins of
 				return errors.New("--to ID is required")
 			}
 			if f.dryRun {
-				return dryRunNavigate(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], f)
+				return dryRunNavigate(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], f)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			log := cliLogger(cmd.ErrOrStderr(), f.verbose)
-			rt, err := newRuntime(ctx, args[0], f.config, f.provider, engine.NavigateEvents, log)
+			rt, err := newRuntime(ctx, args[0], f.store, f.config, f.provider, engine.NavigateEvents, log)
 			if err != nil {
 				return err
 			}
@@ -88,6 +90,7 @@ the file (in Pith or pi) continues from the new position. Plugins of
 	fl.BoolVar(&f.dryRun, "dry-run", false, "show what would be summarized; change nothing")
 	fl.StringVar(&f.config, "config", "", "configuration file: budgets, summarizer and plugins (default $PITH_CONFIG)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log what the engine and the plugins do")
+	addStoreFlag(cmd, &f.store)
 	f.provider.register(cmd)
 	return cmd
 }
@@ -95,12 +98,15 @@ the file (in Pith or pi) continues from the new position. Plugins of
 // dryRunNavigate prints what navigating from the current leaf (the last
 // entry) to --to would summarize, under the configured budget (by default
 // 128000 − 16384).
-func dryRunNavigate(w, stderr io.Writer, path string, f navigateFlags) error {
+func dryRunNavigate(ctx context.Context, w, stderr io.Writer, path string, f navigateFlags) error {
 	cfg, err := config.Load(configPath(f.config))
 	if err != nil {
 		return err
 	}
-	_, tree, err := loadSession(path, stderr)
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	_, tree, err := loadFromTo(ctx, stderr, f.store, path)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,18 +12,17 @@ import (
 
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/compaction"
-	"github.com/pith-dev/pith/core/session"
 	"github.com/spf13/cobra"
 )
 
 func newPruneCommand() *cobra.Command {
 	var (
 		dryRun, restore, asJSON bool
-		cfgPath                 string
+		cfgPath, storeURL       string
 		s                       = compaction.DefaultPruneSettings()
 	)
 	cmd := &cobra.Command{
-		Use:   "prune FILE",
+		Use:   "prune FILE | --store URL NAME",
 		Short: "Replace old tool outputs by a short notice, keeping the originals in a sidecar archive",
 		Long: `Prunes tool outputs past the newest --protect tokens when that saves
 at least --minimum tokens; results of protected tools (skill, read) are never
@@ -30,7 +30,12 @@ pruned, nor are entries whose id is not unique. Every original is first
 appended to FILE.pruned.jsonl with its position and SHA-256, then the session
 is rewritten atomically, keeping lines other writers append meanwhile, so
 nothing is lost: --restore checks every record and puts every pruned output
-back byte for byte.`,
+back byte for byte.
+
+With --store, NAME is a session of that store: the archive is kept in the
+store beside it (NAME.pruned.jsonl in a sessions directory, a row in
+PostgreSQL), written in the same step as the rewrite, under the session's
+lease.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
@@ -53,19 +58,26 @@ back byte for byte.`,
 			if !fl.Changed("thinking") {
 				s.Thinking = cfg.Pruning.Thinking
 			}
-			store, err := session.Open(path, session.Options{Logger: warnLogger(cmd.ErrOrStderr())})
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			store, err := openBackend(ctx, storeURL, path, warnLogger(cmd.ErrOrStderr()))
 			if err != nil {
 				return err
 			}
-			defer store.Close()
+			defer store.close()
 			archive := store.SidecarPath(compaction.ArchiveSuffix)
 			if restore {
-				_, statErr := os.Stat(archive)
+				missing, err := archiveMissing(ctx, store, path)
+				if err != nil {
+					return err
+				}
 				res, err := compaction.Restore(store)
 				if err != nil {
 					return err
 				}
-				if errors.Is(statErr, fs.ErrNotExist) {
+				if missing {
 					return report(out, asJSON, map[string]any{"restored": 0, "refused": 0},
 						fmt.Sprintf("nothing to restore: %s was never pruned (no %s)", path, archive))
 				}
@@ -108,7 +120,19 @@ back byte for byte.`,
 	fl.StringSliceVar(&s.ProtectedTools, "protected-tools", s.ProtectedTools, "tools whose results are never pruned (default: pruning.protectedTools)")
 	fl.IntVar(&s.Thinking, "thinking", 0, "also prune the thinking of all but the newest N assistant messages; 0: keep all (default: pruning.thinking)")
 	fl.StringVar(&cfgPath, "config", "", "configuration file whose pruning.* block gives the defaults (default $PITH_CONFIG)")
+	addStoreFlag(cmd, &storeURL)
 	return cmd
+}
+
+// archiveMissing reports whether the session was never pruned: it has no
+// archive, beside the file or in the store.
+func archiveMissing(ctx context.Context, s *openedSession, name string) (bool, error) {
+	if s.stored == nil {
+		_, err := os.Stat(s.SidecarPath(compaction.ArchiveSuffix))
+		return errors.Is(err, fs.ErrNotExist), nil
+	}
+	data, err := s.stored.ReadSidecar(ctx, name, compaction.ArchiveSuffix)
+	return data == nil, err
 }
 
 func report(w io.Writer, asJSON bool, obj map[string]any, text string) error {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
 	"github.com/pith-dev/pith/core/session"
@@ -103,21 +104,72 @@ team/s1.jsonl), keeping its exact bytes; an existing NAME is refused.
 	return cmd
 }
 
-// addStoreFlag gives a read-only command --store: with it, the FILE
-// argument is a session's name in that store, so operators inspect a
-// shared session with the same tools.
+// addStoreFlag gives a command --store: with it, the FILE argument is a
+// session's name in that store, so operators inspect and change a shared
+// session with the same tools.
 func addStoreFlag(cmd *cobra.Command, url *string) {
-	cmd.Flags().StringVar(url, "store", "", "read the session NAME from this store (a postgres:// URL or a sessions directory) instead of FILE")
+	cmd.Flags().StringVar(url, "store", "", "work on the session NAME in this store (a postgres:// URL or a sessions directory) instead of FILE")
+}
+
+// openedSession is a session a command changes: a file, or a session of
+// a --store.
+type openedSession struct {
+	session.Backend
+	// stored is the store of a --store session, nil for a file.
+	stored store.Store
+	close  func()
+}
+
+// cliHolder names this command in a store's leases.
+func cliHolder() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("pith-cli@%s/%d", host, os.Getpid())
+}
+
+// openBackend opens the session file arg, or with storeURL the session
+// named arg in that store: the one way every changing command opens a
+// session. close releases it; call it on every path.
+func openBackend(ctx context.Context, storeURL, arg string, log hclog.Logger) (*openedSession, error) {
+	if storeURL == "" {
+		st, err := session.Open(arg, session.Options{Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		return &openedSession{Backend: st, close: func() { st.Close() }}, nil
+	}
+	st, err := openStoreURL(ctx, storeURL)
+	if err != nil {
+		return nil, err
+	}
+	h, err := store.OpenSession(ctx, st, arg, store.SessionOptions{Holder: cliHolder(), Logger: log})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return &openedSession{Backend: h, stored: st, close: func() { st.Close() }}, nil
+}
+
+// migrateHint is how to migrate the session of arg in place.
+func migrateHint(storeURL, arg string) string {
+	if storeURL != "" {
+		return "run `pith migrate --in-place --store URL " + arg + "` first"
+	}
+	return "run `pith migrate --in-place " + arg + "` first"
 }
 
 // loadFrom is loadSession for a file, or a Load from the store storeURL.
 func loadFrom(cmd *cobra.Command, storeURL, arg string) (*session.File, *session.Tree, error) {
-	if storeURL == "" {
-		return loadSession(arg, cmd.ErrOrStderr())
-	}
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	return loadFromTo(ctx, cmd.ErrOrStderr(), storeURL, arg)
+}
+
+// loadFromTo is loadFrom with warnings written to stderr.
+func loadFromTo(ctx context.Context, stderr io.Writer, storeURL, arg string) (*session.File, *session.Tree, error) {
+	if storeURL == "" {
+		return loadSession(arg, stderr)
 	}
 	st, err := openStoreURL(ctx, storeURL)
 	if err != nil {
@@ -128,6 +180,6 @@ func loadFrom(cmd *cobra.Command, storeURL, arg string) (*session.File, *session
 	if err != nil {
 		return nil, nil, err
 	}
-	session.LogWarnings(warnLogger(cmd.ErrOrStderr()), arg, f.Warnings)
+	session.LogWarnings(warnLogger(stderr), arg, f.Warnings)
 	return f, session.NewTree(f.Entries), nil
 }

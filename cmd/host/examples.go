@@ -17,22 +17,30 @@ var examples = map[string]string{
   pith tree --json session.jsonl | jq '.[] | select(.label)'`,
 	"pith migrate": `  # upgrade an old pi session file to version 3
   pith migrate --out new.jsonl old.jsonl
-  pith migrate --in-place old.jsonl`,
+  pith migrate --in-place old.jsonl
+  # a session stored in PostgreSQL, rewritten there under its lease
+  pith migrate --in-place --store postgres://pith@db.internal/pith team-a/task-42.jsonl`,
 	"pith compact": `  # see what would be summarized and kept
   pith compact --dry-run session.jsonl
   # compact with the built-in summarizer (no network)
   pith compact session.jsonl
   # with a local OpenAI-compatible server and the plugins of a config file
-  pith compact --provider openai --base-url http://127.0.0.1:11434/v1 --model qwen3 --config pith.yaml session.jsonl`,
+  pith compact --provider openai --base-url http://127.0.0.1:11434/v1 --model qwen3 --config pith.yaml session.jsonl
+  # a session shared by several hosts, under its lease (exit 5 while another host compacts it)
+  pith compact --store postgres://pith@db.internal/pith team-a/task-42.jsonl`,
 	"pith prune": `  pith prune --dry-run session.jsonl
   pith prune session.jsonl
   # put every pruned tool output back
-  pith prune --restore session.jsonl`,
+  pith prune --restore session.jsonl
+  # a stored session: the originals are kept in the store beside it
+  pith prune --store postgres://pith@db.internal/pith team-a/task-42.jsonl`,
 	"pith navigate": `  # move the leaf, summarizing the branch left behind
   pith navigate --to 3f2a9c1b --summarize session.jsonl
-  pith navigate --to 3f2a9c1b --dry-run session.jsonl`,
+  pith navigate --to 3f2a9c1b --dry-run session.jsonl
+  pith navigate --store postgres://pith@db.internal/pith --to 3f2a9c1b team-a/task-42.jsonl`,
 	"pith label": `  pith label session.jsonl 3f2a9c1b no-compact
-  pith label --clear session.jsonl 3f2a9c1b`,
+  pith label --clear session.jsonl 3f2a9c1b
+  pith label --store /var/lib/pith/sessions team-a/task-42.jsonl 3f2a9c1b no-compact`,
 	"pith config": `  pith config validate pith.yaml
   pith config show --config pith.yaml --format json`,
 	"pith config validate": `  pith config validate pith.yaml

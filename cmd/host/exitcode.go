@@ -9,6 +9,8 @@ import (
 	"github.com/pith-dev/pith/core/branch"
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/engine"
+	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/store"
 	"github.com/spf13/cobra"
 )
 
@@ -21,6 +23,7 @@ const (
 	exitUsage       = 2   // bad flags or arguments, invalid configuration
 	exitNothing     = 3   // nothing to compact (or summarize)
 	exitCancelled   = 4   // a plugin cancelled the compaction or navigation
+	exitBusy        = 5   // another host is compacting or pruning the stored session, or changed it meanwhile: try again
 	exitInterrupted = 130 // SIGINT or SIGTERM: stopped, nothing half-written
 )
 
@@ -30,6 +33,8 @@ const exitCodesHelp = `Exit codes:
   2    usage error (flags, arguments) or invalid configuration
   3    nothing to compact or summarize
   4    cancelled by a plugin
+  5    a stored session is busy: another host is compacting or pruning it,
+       or changed it meanwhile (nothing was written; try again)
   130  interrupted (SIGINT/SIGTERM)`
 
 // usageError marks an error found before a command ran: a flag or an
@@ -58,6 +63,9 @@ func exitCode(err error) int {
 		return exitInterrupted
 	case errors.Is(err, compaction.ErrNothingToCompact), errors.Is(err, branch.ErrNothingToSummarize):
 		return exitNothing
+	case errors.Is(err, engine.ErrCompactingElsewhere), errors.Is(err, session.ErrLeaseHeld),
+		errors.Is(err, store.ErrLeaseLost), errors.Is(err, session.ErrConflict):
+		return exitBusy
 	}
 	return exitFailure
 }

@@ -15,7 +15,9 @@ import (
 	"github.com/pith-dev/pith/core/branch"
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/engine"
+	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/sdk/sdktest"
+	"github.com/pith-dev/pith/store"
 	"github.com/spf13/cobra"
 )
 
@@ -33,6 +35,9 @@ func TestExitCodeMapping(t *testing.T) {
 		{fmt.Errorf("b: %w", branch.ErrNothingToSummarize), 3},
 		{fmt.Errorf("%w by plugin %q", engine.ErrCancelled, "guard"), 4},
 		{branch.ErrCancelled, 4},
+		{fmt.Errorf("x: %w (%w)", engine.ErrCompactingElsewhere, session.ErrLeaseHeld), 5},
+		{fmt.Errorf("label: %w", session.ErrConflict), 5},
+		{fmt.Errorf("compaction: %w", store.ErrLeaseLost), 5},
 		{fmt.Errorf("summarize: %w", context.Canceled), 130},
 		{&exitError{code: 130, err: errors.New("interrupted")}, 130},
 	} {

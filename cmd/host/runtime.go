@@ -29,7 +29,7 @@ type runtime struct {
 	summName   string
 	plugins    *pluginhost.Host
 	dispatcher *hooks.Dispatcher
-	store      *session.Store
+	store      *openedSession
 	engine     *engine.Session
 }
 
@@ -54,7 +54,7 @@ func cliLogger(w io.Writer, verbose bool) hclog.Logger {
 // newRuntime opens the session and starts the configured plugins that may
 // handle one of the events the command fires. close stops every plugin and
 // closes the file; call it on every path.
-func newRuntime(ctx context.Context, path, cfgPath string, p providerFlags, fires []hooks.EventID, log hclog.Logger) (*runtime, error) {
+func newRuntime(ctx context.Context, path, storeURL, cfgPath string, p providerFlags, fires []hooks.EventID, log hclog.Logger) (*runtime, error) {
 	cfg, err := config.Load(configPath(cfgPath))
 	if err != nil {
 		return nil, err
@@ -64,20 +64,20 @@ func newRuntime(ctx context.Context, path, cfgPath string, p providerFlags, fire
 	if err != nil {
 		return nil, err
 	}
-	rt.store, err = session.Open(path, session.Options{Logger: log})
+	rt.store, err = openBackend(ctx, storeURL, path, log)
 	if err != nil {
 		return nil, err
 	}
 	if rt.store.File().Migrated {
 		rt.close()
-		return nil, fmt.Errorf("%s: %w; run `pith migrate --in-place %s` first", path, session.ErrOldVersion, path)
+		return nil, fmt.Errorf("%s: %w; %s", path, session.ErrOldVersion, migrateHint(storeURL, path))
 	}
-	if rt.store.ReadOnly() {
+	if ro, ok := rt.store.Backend.(interface{ ReadOnly() bool }); ok && ro.ReadOnly() {
 		// compact and navigate write; say so before any summary is paid for.
 		rt.close()
 		return nil, fmt.Errorf("%s: %w; %w", path, session.ErrReadOnly, session.ErrUnchanged)
 	}
-	host := &engine.HostAPI{Lookup: engine.SingleSession(rt.store), Summarizer: rt.summarizer, Logger: log.Named("plugin"), MaxOutputTokens: cfg.Summarizer.MaxOutputTokens}
+	host := &engine.HostAPI{Lookup: engine.SingleSession(rt.store.Backend), Summarizer: rt.summarizer, Logger: log.Named("plugin"), MaxOutputTokens: cfg.Summarizer.MaxOutputTokens}
 	var plugins []hooks.Plugin
 	specs := neededPlugins(pluginSpecs(cfg), fires, log)
 	if len(specs) > 0 {
@@ -105,7 +105,7 @@ func newRuntime(ctx context.Context, path, cfgPath string, p providerFlags, fire
 		return nil, err
 	}
 	settings := engineSettings(cfg)
-	rt.engine = engine.New(rt.store, engine.Options{
+	rt.engine = engine.New(rt.store.Backend, engine.Options{
 		Settings:       settings,
 		Summarizer:     rt.summarizer,
 		AutoSummarizer: rt.summarizer,
@@ -153,7 +153,7 @@ func (rt *runtime) close() {
 		rt.plugins.StopAll(ctx)
 	}
 	if rt.store != nil {
-		rt.store.Close()
+		rt.store.close()
 	}
 }
 

@@ -181,7 +181,7 @@ type NavigateResult struct {
 //
 // The Store must not be used by anything else while Navigate runs; the
 // engine serializes operations on a session.
-func Navigate(ctx context.Context, store *session.Store, targetID string, opts NavigateOptions) (*NavigateResult, error) {
+func Navigate(ctx context.Context, store session.Backend, targetID string, opts NavigateOptions) (*NavigateResult, error) {
 	target := store.Tree().Get(targetID)
 	if target == nil {
 		return nil, fmt.Errorf("navigate to %q: %w in %s", targetID, ErrUnknownEntry, store.Path())
@@ -193,7 +193,7 @@ func Navigate(ctx context.Context, store *session.Store, targetID string, opts N
 	return res, nil
 }
 
-func navigate(ctx context.Context, store *session.Store, target *session.Entry, opts NavigateOptions) (*NavigateResult, error) {
+func navigate(ctx context.Context, store session.Backend, target *session.Entry, opts NavigateOptions) (*NavigateResult, error) {
 	tree, targetID := store.Tree(), target.ID
 	oldLeafID := ""
 	if l := store.Leaf(); l != nil {

@@ -208,7 +208,7 @@ func RestoreFile(file *session.File, archive []byte) (*session.File, RestoreResu
 // Restore puts every pruned original of the archive back into the session,
 // in one change under its lock (see RestoreFile). Nothing is written when
 // nothing needs restoring.
-func Restore(store *session.Store) (RestoreResult, error) {
+func Restore(store session.Backend) (RestoreResult, error) {
 	var res RestoreResult
 	err := store.Update(func(tx *session.Tx) (*session.File, error) {
 		arch, err := tx.ReadSidecar(ArchiveSuffix)

@@ -61,7 +61,7 @@ var ErrDiscarded = errors.New("compaction discarded")
 // extra entries (the explore strategy's auto-read custom_message) follow
 // the compaction in the same single write, so a failure leaves none of
 // them; the context is then rebuilt from the last one.
-func Persist(store *session.Store, prep *Preparation, res *Result, fromHook bool, preserveData json.RawMessage, extra ...session.Draft) (*session.Entry, session.Context, error) {
+func Persist(store session.Backend, prep *Preparation, res *Result, fromHook bool, preserveData json.RawMessage, extra ...session.Draft) (*session.Entry, session.Context, error) {
 	if res.FirstKeptEntryID == "" || !store.Tree().Has(res.FirstKeptEntryID) {
 		return nil, session.Context{}, fmt.Errorf("compaction: first kept entry %q is not in the session", res.FirstKeptEntryID)
 	}

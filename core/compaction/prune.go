@@ -218,7 +218,7 @@ func ApplyPrune(file *session.File, plan PrunePlan, now time.Time) (*session.Fil
 // originals not archived yet are appended all or nothing, then the
 // session is rewritten; if the rewrite fails, the archive is cut back. It
 // returns the plan it applied (empty: nothing was worth pruning).
-func Prune(store *session.Store, s PruneSettings, now time.Time) (PrunePlan, error) {
+func Prune(store session.Backend, s PruneSettings, now time.Time) (PrunePlan, error) {
 	var applied PrunePlan
 	err := store.Update(func(tx *session.Tx) (*session.File, error) {
 		plan := PlanPrune(tx.Tree().Path(tx.Leaf()), s)

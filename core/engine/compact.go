@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -84,6 +85,11 @@ func (s *Session) summarizer(reason Reason) summary.Summarizer {
 // compact runs one compaction with its start and end events. The caller
 // holds the operation lock.
 func (s *Session) compact(ctx context.Context, st Settings, reason Reason, instructions string) (*Result, error) {
+	release, err := s.holdLease(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	tl := &hooks.Timeline{}
 	r := s.startRun(hooks.WithObserver(ctx, tl.Observe))
 	defer s.endRun(r)
@@ -129,12 +135,41 @@ func (s *Session) compact(ctx context.Context, st Settings, reason Reason, instr
 	return res, nil
 }
 
-// pipeline is docs/behaviour.md §9–§10 for one compaction: prepare, the hooks,
-// summarize, check, persist, rebuild, notify.
+// holdLease takes the session's lease for a compaction or prune when the
+// backend is shared between hosts, before any event is emitted: a session
+// another host is compacting is skipped quietly, once.
+func (s *Session) holdLease(ctx context.Context) (release func(), err error) {
+	l, ok := s.store.(session.Leaser)
+	if !ok {
+		return func() {}, nil
+	}
+	release, err = l.HoldLease(ctx)
+	if errors.Is(err, session.ErrLeaseHeld) {
+		s.log.Debug("another host holds the session's lease", "error", err)
+		return nil, elsewhereError{err}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("take the session's lease: %w", err)
+	}
+	// The backend caught up with the other hosts: so does the context
+	// the compaction starts from.
+	s.resyncLocked()
+	return release, nil
+}
+
+// elsewhereError is ErrCompactingElsewhere in one line; it also matches
+// the lease error (with the holder) it comes from.
+type elsewhereError struct{ lease error }
+
+func (e elsewhereError) Error() string   { return ErrCompactingElsewhere.Error() }
+func (e elsewhereError) Unwrap() []error { return []error{ErrCompactingElsewhere, e.lease} }
+
+// pipeline is docs/behaviour.md §9–§10 for one compaction: prepare, ask
+// the plugins, summarize, check, persist, rebuild, notify — each step a
+// function below.
 func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions string, tl *hooks.Timeline) (*Result, error) {
 	ctx := r.ctx
-	leaf := s.store.Leaf()
-	path := s.store.Tree().Path(leaf)
+	path := s.store.Tree().Path(s.store.Leaf())
 	prep, err := compaction.Prepare(path, st.compaction())
 	if err != nil {
 		return nil, err
@@ -142,105 +177,146 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 	// Persist decides at commit time from what was appended after these.
 	prep.FileEntries = len(s.store.Tree().Entries)
 
-	var (
-		supplied *hooks.Compaction
-		plugin   string
-	)
-	if handles(s.opts.Hooks, hooks.EventBeforeCompact) {
-		lim := compactionLimits(path, prep, st)
-		out, err := s.opts.Hooks.BeforeCompact(ctx, beforeCompactEvent(s.sessionID, path, prep, instructions, reason), lim)
-		if err != nil {
-			return nil, s.hookFailed(ctx, hooks.EventBeforeCompact, reason, err)
-		}
-		switch {
-		case out.Cancelled:
-			msg := fmt.Sprintf("%v by plugin %q", ErrCancelled, out.Plugin)
-			if out.CancelReason != "" {
-				msg += ": " + out.CancelReason
-			}
-			return nil, &cancelError{msg: msg, plugin: out.Plugin}
-		case out.Compaction != nil:
-			// Checked again here: Hooks need not be a validating Dispatcher.
-			if verr := hooks.ValidateCompaction(out.Compaction, lim); verr != nil {
-				s.hookError(reason, out.Plugin, hooks.EventBeforeCompact, fmt.Errorf("compaction rejected, using the built-in one: %w", verr))
-			} else {
-				supplied, plugin = out.Compaction, out.Plugin
-			}
-		}
+	sum, err := s.beforeCompact(ctx, st, reason, instructions, path, prep)
+	if err != nil {
+		return nil, err
 	}
-
-	var (
-		gen      *compaction.Result
-		preserve json.RawMessage
-		explored *exploreOutcome
-		injected []session.Draft
-	)
-	if supplied != nil {
-		gen = &compaction.Result{
-			Summary:          supplied.Summary,
-			ShortSummary:     supplied.ShortSummary,
-			FirstKeptEntryID: supplied.FirstKeptEntryID,
-			TokensBefore:     supplied.TokensBefore,
-			RawDetails:       supplied.Details,
-		}
-		if gen.TokensBefore == 0 {
-			gen.TokensBefore = prep.TokensBefore
-		}
-		preserve = supplied.PreserveData
-	} else {
-		ropts := compaction.RequestOptions{
-			Instructions:     instructions,
-			ModelOutputLimit: st.SummarizerOutputLimit,
-			InputBudget:      st.SummarizerContextWindow,
-			Reasoning:        st.Reasoning,
-			ShortSummary:     st.ShortSummary,
-		}
-		if handles(s.opts.Hooks, hooks.EventCompacting) {
-			out, err := s.opts.Hooks.Compacting(ctx, &hooks.CompactingEvent{
-				SessionID:          s.sessionID,
-				Messages:           rawMessages(prep.MessagesToSummarize),
-				TurnPrefixMessages: rawMessages(prep.TurnPrefixMessages),
-				Reason:             reason,
-				FirstKeptEntryID:   prep.FirstKeptEntryID,
-				IsSplitTurn:        prep.IsSplitTurn(),
-				TokensBefore:       prep.TokensBefore,
-				ReadFiles:          nonNil(prep.ReadFiles),
-				ModifiedFiles:      nonNil(prep.ModifiedFiles),
-			})
-			if err != nil {
-				return nil, s.hookFailed(ctx, hooks.EventCompacting, reason, err)
-			}
-			ropts.ContextLines, ropts.Prompt, preserve = out.Context, out.Prompt, out.PreserveData
-			injected = injectedDrafts(out.Messages)
-		}
-		if st.Explore.Enabled {
-			gen, explored, err = s.exploreGenerate(ctx, st, reason, prep, ropts)
-		} else {
-			generate := s.opts.Generate
-			if generate == nil {
-				generate = compaction.Generate
-			}
-			gen, err = generate(ctx, s.summarizer(reason), prep, ropts)
-		}
-		if err != nil {
+	if sum.supplied == nil {
+		if err := s.generate(ctx, st, reason, instructions, prep, &sum); err != nil {
 			return nil, err
 		}
-		if gen.ShortSummaryErr != nil {
-			s.log.Warn("no short summary", "error", gen.ShortSummaryErr)
-		}
+	}
+	extra, err := s.extras(st, reason, path, prep, &sum)
+	if err != nil {
+		return nil, err
 	}
 
-	after := estimateAfter(path, gen, s.inContext)
-	// Plugins' messages come first after the compaction, then the files.
-	extra := append(injected, explored.extraDrafts()...)
-	for _, d := range injected {
+	if !s.commit(r) {
+		return nil, ctx.Err()
+	}
+	recordRun(sum.gen, reason, tl.Steps())
+	entry, err := s.persist(prep, &sum, extra)
+	if err != nil {
+		return nil, err
+	}
+	s.notifyCompacted(ctx, reason, entry, sum.supplied != nil)
+	return s.result(reason, prep, &sum, entry), nil
+}
+
+// draftSummary is what a compaction saves, as the steps of pipeline make it.
+type draftSummary struct {
+	// supplied is a plugin's whole compaction (session_before_compact),
+	// plugin its name; nil when the summarizer makes it.
+	supplied *hooks.Compaction
+	plugin   string
+	gen      *compaction.Result
+	// preserve is the plugins' data for the entry; injected their
+	// messages to put after it (session.compacting).
+	preserve json.RawMessage
+	injected []session.Draft
+	explored *exploreOutcome
+}
+
+// beforeCompact asks the plugins (session_before_compact), which may
+// cancel the compaction or supply one; a supplied one that fails the
+// checks is reported and the built-in one is made instead.
+func (s *Session) beforeCompact(ctx context.Context, st Settings, reason Reason, instructions string, path []*session.Entry, prep *compaction.Preparation) (draftSummary, error) {
+	var sum draftSummary
+	if !handles(s.opts.Hooks, hooks.EventBeforeCompact) {
+		return sum, nil
+	}
+	lim := compactionLimits(path, prep, st)
+	out, err := s.opts.Hooks.BeforeCompact(ctx, beforeCompactEvent(s.sessionID, path, prep, instructions, reason), lim)
+	if err != nil {
+		return sum, s.hookFailed(ctx, hooks.EventBeforeCompact, reason, err)
+	}
+	switch {
+	case out.Cancelled:
+		msg := fmt.Sprintf("%v by plugin %q", ErrCancelled, out.Plugin)
+		if out.CancelReason != "" {
+			msg += ": " + out.CancelReason
+		}
+		return sum, &cancelError{msg: msg, plugin: out.Plugin}
+	case out.Compaction != nil:
+		// Checked again here: Hooks need not be a validating Dispatcher.
+		if verr := hooks.ValidateCompaction(out.Compaction, lim); verr != nil {
+			s.hookError(reason, out.Plugin, hooks.EventBeforeCompact, fmt.Errorf("compaction rejected, using the built-in one: %w", verr))
+			return sum, nil
+		}
+		c := out.Compaction
+		sum.supplied, sum.plugin, sum.preserve = c, out.Plugin, c.PreserveData
+		sum.gen = &compaction.Result{
+			Summary:          c.Summary,
+			ShortSummary:     c.ShortSummary,
+			FirstKeptEntryID: c.FirstKeptEntryID,
+			TokensBefore:     cmp.Or(c.TokensBefore, prep.TokensBefore),
+			RawDetails:       c.Details,
+		}
+	}
+	return sum, nil
+}
+
+// generate makes the summary: the plugins' session.compacting first
+// (context lines, prompt, data, messages), then the summarizer or the
+// explore worker.
+func (s *Session) generate(ctx context.Context, st Settings, reason Reason, instructions string, prep *compaction.Preparation, sum *draftSummary) error {
+	ropts := compaction.RequestOptions{
+		Instructions:     instructions,
+		ModelOutputLimit: st.SummarizerOutputLimit,
+		InputBudget:      st.SummarizerContextWindow,
+		Reasoning:        st.Reasoning,
+		ShortSummary:     st.ShortSummary,
+	}
+	if handles(s.opts.Hooks, hooks.EventCompacting) {
+		out, err := s.opts.Hooks.Compacting(ctx, &hooks.CompactingEvent{
+			SessionID:          s.sessionID,
+			Messages:           rawMessages(prep.MessagesToSummarize),
+			TurnPrefixMessages: rawMessages(prep.TurnPrefixMessages),
+			Reason:             reason,
+			FirstKeptEntryID:   prep.FirstKeptEntryID,
+			IsSplitTurn:        prep.IsSplitTurn(),
+			TokensBefore:       prep.TokensBefore,
+			ReadFiles:          nonNil(prep.ReadFiles),
+			ModifiedFiles:      nonNil(prep.ModifiedFiles),
+		})
+		if err != nil {
+			return s.hookFailed(ctx, hooks.EventCompacting, reason, err)
+		}
+		ropts.ContextLines, ropts.Prompt, sum.preserve = out.Context, out.Prompt, out.PreserveData
+		sum.injected = injectedDrafts(out.Messages)
+	}
+	var err error
+	if st.Explore.Enabled {
+		sum.gen, sum.explored, err = s.exploreGenerate(ctx, st, reason, prep, ropts)
+	} else {
+		generate := s.opts.Generate
+		if generate == nil {
+			generate = compaction.Generate
+		}
+		sum.gen, err = generate(ctx, s.summarizer(reason), prep, ropts)
+	}
+	if err != nil {
+		return err
+	}
+	if sum.gen.ShortSummaryErr != nil {
+		s.log.Warn("no short summary", "error", sum.gen.ShortSummaryErr)
+	}
+	return nil
+}
+
+// extras are the entries that follow the compaction — the plugins'
+// messages first, then the files read back (explore's own choice, or the
+// most recently used ones) — and the check that an automatic compaction
+// actually gets below the threshold with them.
+func (s *Session) extras(st Settings, reason Reason, path []*session.Entry, prep *compaction.Preparation, sum *draftSummary) ([]session.Draft, error) {
+	after := estimateAfter(path, sum.gen, s.inContext)
+	extra := append(sum.injected, sum.explored.extraDrafts()...)
+	for _, d := range sum.injected {
 		after += injectedTokens(d)
 	}
-	if explored != nil && explored.autoRead != nil {
-		after += explored.autoRead.Tokens
+	if sum.explored != nil && sum.explored.autoRead != nil {
+		after += sum.explored.autoRead.Tokens
 	} else if rh := s.rehydrate(st, prep); rh != nil {
-		// The explore strategy reads its files itself; the others get the
-		// most recently used files back.
 		extra = append(extra, rh.Draft)
 		after += rh.Tokens
 	}
@@ -248,12 +324,13 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 		return nil, fmt.Errorf("%w: ~%d tokens after compaction, threshold %d (contextWindow %d − reserveTokens %d); lower compaction.keepRecentTokens or use a model with a larger window",
 			ErrStillAboveThreshold, after, st.threshold(), st.ContextWindow, st.ReserveTokens)
 	}
+	return extra, nil
+}
 
-	if !s.commit(r) {
-		return nil, ctx.Err()
-	}
-	recordRun(gen, reason, tl.Steps())
-	entry, built, err := compaction.Persist(s.store, prep, gen, supplied != nil, preserve, extra...)
+// persist saves the compaction and its extras in one write and makes the
+// context rebuilt from them the live one.
+func (s *Session) persist(prep *compaction.Preparation, sum *draftSummary, extra []session.Draft) (*session.Entry, error) {
+	entry, built, err := compaction.Persist(s.store, prep, sum.gen, sum.supplied != nil, sum.preserve, extra...)
 	if err != nil {
 		return nil, err
 	}
@@ -269,15 +346,25 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 	s.mu.Lock()
 	s.live = lc
 	s.mu.Unlock()
+	return entry, nil
+}
 
-	if handles(s.opts.Hooks, hooks.EventCompact) {
-		// The entry is saved: the notification runs to its deadline even
-		// if the operation is cancelled now.
-		ev := &hooks.CompactEvent{SessionID: s.sessionID, CompactionEntry: entry.Raw, FromExtension: supplied != nil}
-		if err := s.opts.Hooks.Compact(context.WithoutCancel(ctx), ev); err != nil {
-			s.hookError(reason, pluginOf(err), hooks.EventCompact, err)
-		}
+// notifyCompacted tells the plugins (session_compact). The entry is
+// saved: the notification runs to its deadline even if the operation is
+// cancelled now.
+func (s *Session) notifyCompacted(ctx context.Context, reason Reason, entry *session.Entry, fromHook bool) {
+	if !handles(s.opts.Hooks, hooks.EventCompact) {
+		return
 	}
+	ev := &hooks.CompactEvent{SessionID: s.sessionID, CompactionEntry: entry.Raw, FromExtension: fromHook}
+	if err := s.opts.Hooks.Compact(context.WithoutCancel(ctx), ev); err != nil {
+		s.hookError(reason, pluginOf(err), hooks.EventCompact, err)
+	}
+}
+
+// result describes the saved compaction.
+func (s *Session) result(reason Reason, prep *compaction.Preparation, sum *draftSummary, entry *session.Entry) *Result {
+	gen := sum.gen
 	out := &Result{
 		Reason:             reason,
 		Entry:              entry,
@@ -285,24 +372,24 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 		ShortSummary:       gen.ShortSummary,
 		FirstKeptEntryID:   gen.FirstKeptEntryID,
 		TokensBefore:       gen.TokensBefore,
-		TokensAfter:        lc.acct.tokens(),
+		TokensAfter:        s.ContextTokens(),
 		MessagesSummarized: len(prep.MessagesToSummarize) + len(prep.TurnPrefixMessages),
-		SplitTurn:          prep.IsSplitTurn() && supplied == nil,
-		FromHook:           supplied != nil,
-		Plugin:             plugin,
+		SplitTurn:          prep.IsSplitTurn() && sum.supplied == nil,
+		FromHook:           sum.supplied != nil,
+		Plugin:             sum.plugin,
 		Usage:              gen.Usage,
 		Strategy:           StrategySummary,
 	}
-	if explored != nil {
-		out.Strategy, out.Explore = StrategyExplore, &explored.stats
+	if ex := sum.explored; ex != nil {
+		out.Strategy, out.Explore = StrategyExplore, &ex.stats
 		for _, c := range s.store.Tree().Children(entry.ID) {
-			if explored.autoRead != nil && c.Type == "custom_message" {
+			if ex.autoRead != nil && c.Type == "custom_message" {
 				out.AutoReadEntry = c
 			}
 		}
-		s.log.Info(explored.describe())
+		s.log.Info(ex.describe())
 	}
-	return out, nil
+	return out
 }
 
 // recordRun writes the compaction's reason and the hook calls made so far

@@ -32,6 +32,10 @@ var (
 	// ErrNotAssistant is returned when AfterTurn or HandleAssistantError get
 	// something that is not an assistant message.
 	ErrNotAssistant = errors.New("not an assistant message")
+	// ErrCompactingElsewhere: the session is shared between hosts and
+	// another host holds its lease (it is compacting or pruning it); an
+	// automatic compaction is skipped, not counted as a failure.
+	ErrCompactingElsewhere = errors.New("another host is compacting this session")
 )
 
 // AutoCompactionError is the error of a failed automatic compaction. Its

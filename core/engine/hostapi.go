@@ -19,7 +19,7 @@ import (
 // summarizer, so a plugin needs no credentials of its own.
 type HostAPI struct {
 	// Lookup finds an open session by its header id.
-	Lookup     func(sessionID string) (*session.Store, bool)
+	Lookup     func(sessionID string) (session.Backend, bool)
 	Summarizer summary.Summarizer
 	Logger     hclog.Logger
 	// MaxOutputTokens, when positive, caps a completion's output tokens
@@ -31,9 +31,9 @@ type HostAPI struct {
 var _ hooks.HostAPI = (*HostAPI)(nil)
 
 // SingleSession is a Lookup for a host with one open session.
-func SingleSession(store *session.Store) func(string) (*session.Store, bool) {
+func SingleSession(store session.Backend) func(string) (session.Backend, bool) {
 	id := store.File().Header.ID
-	return func(sid string) (*session.Store, bool) {
+	return func(sid string) (session.Backend, bool) {
 		return store, sid == "" || sid == id
 	}
 }

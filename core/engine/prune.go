@@ -2,9 +2,11 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/pith-dev/pith/core/compaction"
+	"github.com/pith-dev/pith/core/session"
 )
 
 // PruneResult describes one tool-output pruning.
@@ -51,6 +53,11 @@ func (s *Session) autoPrune(st Settings) *PruneResult {
 		return nil
 	}
 	res, err := s.prune(p.PruneSettings)
+	if errors.Is(err, session.ErrLeaseHeld) {
+		// Another host is compacting or pruning this shared session.
+		s.log.Debug("automatic pruning skipped", "error", err)
+		return nil
+	}
 	if err != nil {
 		s.log.Warn("automatic pruning failed", "error", err)
 		s.emit(Event{Kind: EventPruned, Error: fmt.Sprintf("automatic pruning failed: %v", err)})
@@ -76,7 +83,7 @@ func (s *Session) prune(ps compaction.PruneSettings) (*PruneResult, error) {
 	if len(plan.Items) == 0 {
 		return nil, nil
 	}
-	archive := compaction.ArchivePath(s.store.Path())
+	archive := s.store.SidecarPath(compaction.ArchiveSuffix)
 
 	saving := make(map[string]int, len(plan.Items))
 	for _, it := range plan.Items {

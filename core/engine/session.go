@@ -135,7 +135,7 @@ type Result struct {
 
 // Session orchestrates one open session file. Create it with New.
 type Session struct {
-	store     *session.Store
+	store     session.Backend
 	opts      Options
 	log       hclog.Logger
 	sessionID string
@@ -165,7 +165,7 @@ type Session struct {
 
 // New makes a Session over an open store, building the live context from
 // the store's current leaf.
-func New(store *session.Store, opts Options) *Session {
+func New(store session.Backend, opts Options) *Session {
 	s := &Session{store: store, opts: opts, log: opts.Logger, op: make(chan struct{}, 1), runs: make(map[*run]struct{}), excluded: make(map[string]bool)}
 	if s.log == nil {
 		s.log = hclog.NewNullLogger()
@@ -201,7 +201,7 @@ func (s *Session) Settings() Settings {
 func (s *Session) Subscribe(fn func(Event)) (unsubscribe func()) { return s.subs.add(fn) }
 
 // Store is the session file.
-func (s *Session) Store() *session.Store { return s.store }
+func (s *Session) Store() session.Backend { return s.store }
 
 // Messages returns the live context. The slice is a snapshot: later turns
 // and compactions do not change it.
@@ -278,6 +278,7 @@ func (s *Session) AppendEntries(ctx context.Context, drafts ...session.Draft) ([
 	defer s.release()
 	entries, err := s.store.Append(drafts...)
 	if err != nil {
+		s.resyncOnConflict(err)
 		return nil, err
 	}
 	s.mu.Lock()
@@ -293,6 +294,43 @@ func (s *Session) AppendEntries(ctx context.Context, drafts ...session.Draft) ([
 		s.pushLocked(m, true)
 	}
 	return entries, nil
+}
+
+// resyncOnConflict rebuilds the live context after an append refused
+// because another host appended to a shared session first: the backend
+// has caught up, and the caller's retry must see what the other host
+// wrote. The caller holds the operation lock.
+func (s *Session) resyncOnConflict(err error) {
+	if errors.Is(err, session.ErrConflict) {
+		s.resyncLocked()
+	}
+}
+
+// Resync rebuilds the live context from the backend's entries and leaf:
+// for a host that learns another host changed the shared session (after
+// the backend read it, e.g. store.Session.Refresh).
+func (s *Session) Resync(ctx context.Context) error {
+	if err := s.acquire(ctx); err != nil {
+		return err
+	}
+	defer s.release()
+	s.resyncLocked()
+	return nil
+}
+
+func (s *Session) resyncLocked() {
+	lc := buildLive(s.store.Tree(), s.store.Leaf())
+	kept := lc.messages[:0]
+	for _, m := range lc.messages {
+		if s.inContext(m) {
+			kept = append(kept, m)
+		}
+	}
+	lc.messages = kept
+	lc.countTools()
+	s.mu.Lock()
+	s.live = lc
+	s.mu.Unlock()
 }
 
 func (s *Session) pushLocked(m session.Message, fresh bool) {
@@ -331,6 +369,7 @@ func (s *Session) AfterTurn(ctx context.Context, msg json.RawMessage) (*Outcome,
 	st := s.Settings()
 	entries, err := s.store.Append(d)
 	if err != nil {
+		s.resyncOnConflict(err)
 		return nil, err
 	}
 	return s.afterAppend(ctx, st, entries[0], msg)
@@ -494,6 +533,11 @@ func (s *Session) auto(ctx context.Context, st Settings, reason Reason, trigger 
 	case err == nil:
 		s.autoFailures = 0
 		return res, "", nil
+	case errors.Is(err, ErrCompactingElsewhere):
+		// Another host compacts this session; nothing failed here.
+		if reason == ReasonThreshold {
+			return nil, err.Error(), nil
+		}
 	case errors.Is(err, ErrAborted), errors.Is(err, ErrCancelled):
 		// A person or a plugin decided; nothing failed.
 	default:

@@ -3,6 +3,9 @@
 // in-memory migration from v1 and v2 files, the append-only Store with its
 // advisory lock, the entry tree (paths, children, common ancestors) and
 // BuildContext, which turns a path into the messages sent to a model.
+// Backend is the open session the engine, compaction and navigation work
+// on: a Store (a file) is one, a session of a shared store (package
+// store) another.
 //
 // Entries are decoded lazily. Parsing reads only each line's envelope (type,
 // id, parentId) and keeps the line's exact bytes, so an entry that nobody

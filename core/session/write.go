@@ -385,8 +385,14 @@ func undoAppend(h Handle, size int64, cause error) error {
 // Store read it, and the sidecar files next to it. Sidecar appends are
 // undone when the change is not written.
 type Tx struct {
-	s    *Store
+	s    *Store // nil for a Tx of another Backend (NewTx)
 	undo []sidecarAppend
+	// The session and its sidecars, for a Tx made by NewTx.
+	file *File
+	tree *Tree
+	leaf *Entry
+	path string
+	side Sidecars
 }
 
 // sidecarAppend is an append to undo when the session is not rewritten.
@@ -397,19 +403,42 @@ type sidecarAppend struct {
 
 // File is the session file as the Store read it; bytes other writers
 // appended since are carried over by the rewrite.
-func (tx *Tx) File() *File { return tx.s.file }
+func (tx *Tx) File() *File {
+	if tx.s == nil {
+		return tx.file
+	}
+	return tx.s.file
+}
 
 // Tree is the index of File.
-func (tx *Tx) Tree() *Tree { return tx.s.tree }
+func (tx *Tx) Tree() *Tree {
+	if tx.s == nil {
+		return tx.tree
+	}
+	return tx.s.tree
+}
 
 // Leaf is the Store's leaf.
-func (tx *Tx) Leaf() *Entry { return tx.s.leaf }
+func (tx *Tx) Leaf() *Entry {
+	if tx.s == nil {
+		return tx.leaf
+	}
+	return tx.s.leaf
+}
 
 // Path is the session's path for messages.
-func (tx *Tx) Path() string { return tx.s.path }
+func (tx *Tx) Path() string {
+	if tx.s == nil {
+		return tx.path
+	}
+	return tx.s.path
+}
 
 // ReadSidecar returns the sidecar with the suffix; nil when there is none.
 func (tx *Tx) ReadSidecar(suffix string) ([]byte, error) {
+	if tx.s == nil {
+		return tx.side.Read(suffix)
+	}
 	name := tx.s.name + suffix
 	h, err := openRegular(tx.s.fsys, name, os.O_RDONLY)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -433,6 +462,9 @@ func (tx *Tx) ReadSidecar(suffix string) ([]byte, error) {
 // TruncateSidecar cuts the sidecar back to size and fsyncs it: a torn
 // record at its end (a crash mid-append) is removed before the next one.
 func (tx *Tx) TruncateSidecar(suffix string, size int64) error {
+	if tx.s == nil {
+		return tx.side.Truncate(suffix, size)
+	}
 	h, err := openRegular(tx.s.fsys, tx.s.name+suffix, os.O_RDWR)
 	if err != nil {
 		return fmt.Errorf("%s: %w", tx.s.SidecarPath(suffix), err)
@@ -452,6 +484,9 @@ func (tx *Tx) TruncateSidecar(suffix string, size int64) error {
 // all or nothing. If the Update this Tx belongs to does not write the
 // session, the sidecar is cut back again.
 func (tx *Tx) AppendSidecar(suffix string, data []byte) error {
+	if tx.s == nil {
+		return tx.side.Append(suffix, data)
+	}
 	name := tx.s.name + suffix
 	var h Handle
 	if _, err := tx.s.fsys.Lstat(name); err == nil {

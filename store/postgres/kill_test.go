@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/internal/pgtest"
 	"github.com/pith-dev/pith/store"
 	"github.com/pith-dev/pith/store/postgres"
@@ -133,4 +135,108 @@ func TestKillMidAppend(t *testing.T) {
 		}
 	}
 	t.Logf("%d whole batches from two killed appenders", len(counts))
+}
+
+// envChildRole picks the child's job: "" appends (childAppender),
+// "compactor" runs childCompactor.
+const envChildRole = "PITH_TEST_PG_CHILD_ROLE"
+
+// childCompactor compacts c.jsonl through store.Session with a summarizer
+// that says "summarizing" on stdout and then never returns: a host killed
+// mid-compaction, holding the session's lease (TTL 2 s, renewed).
+func childCompactor(url string) int {
+	ctx := context.Background()
+	s, err := postgres.Open(ctx, url)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	h, err := store.OpenSession(ctx, s, "c.jsonl", store.SessionOptions{Holder: "doomed", LeaseTTL: 2 * time.Second})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	hang := summary.Func(func(ctx context.Context, _ summary.Request) (summary.Result, error) {
+		fmt.Println("summarizing")
+		<-ctx.Done()
+		return summary.Result{}, ctx.Err()
+	})
+	_, err = engine.New(h, engine.Options{Settings: storetest.CompactSettings(), Summarizer: hang}).Compact(ctx, "")
+	fmt.Fprintln(os.Stderr, "the compaction returned:", err)
+	return 1
+}
+
+// TestKillMidCompaction kills -9 a host in the middle of a compaction (its
+// summary being made, the lease held): another host is refused with
+// ErrCompactingElsewhere until the lease expires, then compacts; exactly
+// one compaction is saved and nothing else changed.
+func TestKillMidCompaction(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	s, err := postgres.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Create(ctx, "c.jsonl", []byte(storetest.Sample)); err != nil {
+		t.Fatal(err)
+	}
+	h, err := store.OpenSession(ctx, s, "c.jsonl", store.SessionOptions{Holder: "survivor", LeaseTTL: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 8 {
+		m := map[string]any{"role": "user", "content": storetest.Prose(i, 1200), "timestamp": 1}
+		if _, err := h.Append(session.Draft{Type: session.TypeMessage, Fields: map[string]any{"message": m}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries := len(h.File().Entries)
+
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envChildURL+"="+url, envChildRole+"=compactor")
+	cmd.Stderr = os.Stderr
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "summarizing\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("child: %q, %v", line, err)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	killed := time.Now()
+
+	eng := engine.New(h, engine.Options{Settings: storetest.CompactSettings()})
+	refused := 0
+	for {
+		_, err := eng.Compact(ctx, "")
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, engine.ErrCompactingElsewhere) {
+			t.Fatalf("compaction after the kill: %v", err)
+		}
+		refused++
+		if time.Since(killed) > time.Minute {
+			t.Fatal("the dead host's lease was never taken over")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	f, err := s.Load(ctx, "c.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	compactions := 0
+	for _, e := range f.Entries {
+		if e.Type == session.TypeCompaction {
+			compactions++
+		}
+	}
+	if compactions != 1 || len(f.Entries) < entries+1 {
+		t.Fatalf("%d compactions and %d entries (had %d), want exactly one compaction added", compactions, len(f.Entries), entries)
+	}
+	t.Logf("taken over %v after the kill, %d attempts refused meanwhile", time.Since(killed).Round(100*time.Millisecond), refused)
 }

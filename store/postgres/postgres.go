@@ -330,6 +330,29 @@ func lockSession(ctx context.Context, tx pgx.Tx, name string) (int64, string, bo
 
 // Append adds drafts in one transaction that checks the last entry.
 func (s *Store) Append(ctx context.Context, name, expectLast string, drafts ...session.Draft) ([]*session.Entry, error) {
+	return s.append(ctx, name, nil, expectLast, drafts)
+}
+
+// AppendLeased is Append whose transaction also checks the lease.
+func (s *Store) AppendLeased(ctx context.Context, lease store.Lease, expectLast string, drafts ...session.Draft) ([]*session.Entry, error) {
+	return s.append(ctx, lease.Session, &lease, expectLast, drafts)
+}
+
+// checkLease locks the lease row for the transaction when lease still
+// holds it, so a takeover waits for the commit; clock_timestamp, not
+// now(): the transaction may have begun before the lease ran out.
+func checkLease(ctx context.Context, tx pgx.Tx, lease store.Lease) error {
+	var held bool
+	if err := tx.QueryRow(ctx, `SELECT true FROM pith_leases WHERE session = $1 AND holder = $2 AND expires_at > clock_timestamp() FOR UPDATE`, lease.Session, lease.Holder).Scan(&held); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return err
+	}
+	if !held {
+		return own("%s: %w", lease.Session, store.ErrLeaseLost)
+	}
+	return nil
+}
+
+func (s *Store) append(ctx context.Context, name string, lease *store.Lease, expectLast string, drafts []session.Draft) ([]*session.Entry, error) {
 	if err := store.CheckName(name); err != nil {
 		return nil, err
 	}
@@ -342,6 +365,11 @@ func (s *Store) Append(ctx context.Context, name, expectLast string, drafts ...s
 		seq, last, old, err := lockSession(ctx, tx, name)
 		if err != nil {
 			return err
+		}
+		if lease != nil {
+			if err := checkLease(ctx, tx, *lease); err != nil {
+				return err
+			}
 		}
 		if old {
 			// Its ids exist only in memory; an entry pointing at them
@@ -418,10 +446,15 @@ func (s *Store) freshID(ctx context.Context, tx pgx.Tx, name string, pending map
 
 // Rewrite replaces the session's lines while the lease holds (checked on
 // the database's clock, in the same transaction).
-func (s *Store) Rewrite(ctx context.Context, lease store.Lease, expectLast string, data []byte) error {
+func (s *Store) Rewrite(ctx context.Context, lease store.Lease, expectLast string, data []byte, sidecars ...store.SidecarChange) error {
 	name := lease.Session
 	if err := store.CheckName(name); err != nil {
 		return err
+	}
+	for _, sc := range sidecars {
+		if err := store.CheckSidecar(name, sc.Suffix); err != nil {
+			return err
+		}
 	}
 	rows, newLast, _, err := parse(name, data, false)
 	if err != nil {
@@ -432,15 +465,8 @@ func (s *Store) Rewrite(ctx context.Context, lease store.Lease, expectLast strin
 		if err != nil {
 			return err
 		}
-		// The lease row stays locked until commit, so a takeover waits
-		// for this rewrite; clock_timestamp, not now(): the transaction
-		// may have begun before the lease ran out.
-		var held bool
-		if err := tx.QueryRow(ctx, `SELECT true FROM pith_leases WHERE session = $1 AND holder = $2 AND expires_at > clock_timestamp() FOR UPDATE`, name, lease.Holder).Scan(&held); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		if err := checkLease(ctx, tx, lease); err != nil {
 			return err
-		}
-		if !held {
-			return own("%s: %w", name, store.ErrLeaseLost)
 		}
 		if last != expectLast {
 			return own("%s: %w", name, store.ErrConflict)
@@ -454,8 +480,64 @@ func (s *Store) Rewrite(ctx context.Context, lease store.Lease, expectLast strin
 		if _, err := tx.Exec(ctx, `UPDATE pith_sessions SET last_seq = $2, last_id = $3, old_format = false WHERE name = $1`, name, int64(len(rows)), []byte(newLast)); err != nil {
 			return err
 		}
+		for _, sc := range sidecars {
+			if _, err := tx.Exec(ctx, `
+				INSERT INTO pith_sidecars (session, suffix, data) VALUES ($1, $2, $4)
+				ON CONFLICT (session, suffix) DO UPDATE SET data =
+					CASE WHEN $3 >= 0 THEN substring(pith_sidecars.data FROM 1 FOR $3::int) ELSE pith_sidecars.data END || excluded.data`,
+				name, sc.Suffix, sc.Keep, nonNil(sc.Append)); err != nil {
+				return err
+			}
+		}
 		return notify(ctx, tx, name, store.EventRewritten)
 	})
+}
+
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// ReadSidecar returns the sidecar row's bytes; nil when there is none.
+func (s *Store) ReadSidecar(ctx context.Context, name, suffix string) ([]byte, error) {
+	if err := store.CheckSidecar(name, suffix); err != nil {
+		return nil, err
+	}
+	var data []byte
+	err := s.pool.QueryRow(ctx, `SELECT data FROM pith_sidecars WHERE session = $1 AND suffix = $2`, name, suffix).Scan(&data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, classify(err)
+	}
+	return data, nil
+}
+
+// Publish sends the payload with NOTIFY on the sessions channel, so every
+// host's Watch gets it.
+func (s *Store) Publish(ctx context.Context, name string, payload []byte) error {
+	if err := store.CheckName(name); err != nil {
+		return err
+	}
+	if len(payload) > store.MaxPayload {
+		return fmt.Errorf("%s: %w (%d bytes, at most %d)", name, store.ErrPayloadTooLarge, len(payload), store.MaxPayload)
+	}
+	if !json.Valid(payload) {
+		return fmt.Errorf("%s: the event payload is not JSON", name)
+	}
+	msg, err := json.Marshal(store.Event{Session: name, Kind: store.EventPublished, Payload: payload})
+	if err != nil {
+		return err
+	}
+	if len(msg) >= 8000 {
+		// A long name and an escaped payload can still pass the limit.
+		return fmt.Errorf("%s: %w (%d bytes with the event around it)", name, store.ErrPayloadTooLarge, len(msg))
+	}
+	_, err = s.pool.Exec(ctx, "SELECT pg_notify($1, $2)", channel, string(msg))
+	return classify(err)
 }
 
 // AcquireLease takes the lease row when it is free, expired or already

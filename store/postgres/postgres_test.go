@@ -17,6 +17,9 @@ import (
 
 func TestMain(m *testing.M) {
 	if url := os.Getenv(envChildURL); url != "" {
+		if os.Getenv(envChildRole) == "compactor" {
+			os.Exit(childCompactor(url))
+		}
 		os.Exit(childAppender(url, os.Getenv(envChildTag)))
 	}
 	pgtest.Main(m)
@@ -34,6 +37,108 @@ func TestPostgresConformance(t *testing.T) {
 			return s
 		}
 	})
+}
+
+func TestPostgresSession(t *testing.T) {
+	storetest.RunSession(t, func(t *testing.T) func() store.Store {
+		url := pgtest.NewDatabase(t)
+		return func() store.Store {
+			s, err := postgres.Open(context.Background(), url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}
+	})
+}
+
+// TestSessionUnavailable: with the database down, a store.Session's
+// writes fail with ErrUnavailable and write nothing; once it is back the
+// same Session goes on.
+func TestSessionUnavailable(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	s, err := postgres.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Create(ctx, "u.jsonl", []byte(storetest.Sample)); err != nil {
+		t.Fatal(err)
+	}
+	h, err := store.OpenSession(ctx, s, "u.jsonl", store.SessionOptions{Holder: "A", Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	draft := func(text string) session.Draft {
+		return session.Draft{Type: session.TypeMessage, Fields: map[string]any{"message": map[string]any{"role": "user", "content": text, "timestamp": 1}}}
+	}
+	pgtest.Stop(t)
+	restarted := false
+	defer func() {
+		if !restarted {
+			pgtest.Restart(t)
+		}
+	}()
+	if _, err := h.Append(draft("lost"), draft("lost too")); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("append with the database down: %v, want ErrUnavailable", err)
+	}
+	if _, err := h.HoldLease(ctx); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("lease with the database down: %v, want ErrUnavailable", err)
+	}
+	pgtest.Restart(t)
+	restarted = true
+	es, err := h.Append(draft("after"))
+	if err != nil {
+		t.Fatalf("append after the restart: %v", err)
+	}
+	f, err := s.Load(ctx, "u.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.Entries); n != 3 || store.LastID(f) != es[0].ID {
+		t.Fatalf("%d entries, last %s; want the 2 imported and the one appended after the restart", n, store.LastID(f))
+	}
+}
+
+// TestPublishAcrossHosts: what one host publishes reaches another
+// host's Watch (NOTIFY), as engine events must.
+func TestPublishAcrossHosts(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	a, err := postgres.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := postgres.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := a.Create(ctx, "x/p.jsonl", []byte(storetest.Sample)); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events, err := b.Watch(wctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := `{"kind":"compaction_end","entryId":"abcd1234"}`
+	if err := a.Publish(ctx, "x/p.jsonl", []byte(payload)); err != nil {
+		t.Fatal(err)
+	}
+	for ev := range events {
+		if ev.Kind == store.EventPublished {
+			if ev.Session != "x/p.jsonl" || string(ev.Payload) != payload {
+				t.Fatalf("event %+v (payload %s)", ev, ev.Payload)
+			}
+			return
+		}
+	}
+	t.Fatal("the watch ended before the published event")
 }
 
 // TestDatabaseRestart stops the server mid-use: calls fail with
@@ -130,8 +235,18 @@ func BenchmarkPostgresAppend(b *testing.B) {
 	}
 }
 
+func BenchmarkPostgresSessionAppend(b *testing.B) {
+	b.Run("one-host", func(b *testing.B) { storetest.BenchSessionAppend(b, pgOpener(b), 1, 2000) })
+	b.Run("three-hosts", func(b *testing.B) { storetest.BenchSessionAppend(b, pgOpener(b), 3, 2000) })
+}
+
 func BenchmarkPostgresContext(b *testing.B) {
 	for _, hosts := range []int{1, 3} {
 		b.Run(fmt.Sprintf("hosts=%d", hosts), func(b *testing.B) { storetest.BenchContext(b, pgOpener(b), hosts, 2000) })
 	}
+}
+
+func BenchmarkPostgresSessionRefresh(b *testing.B) {
+	b.Run("2000-entries", func(b *testing.B) { storetest.BenchSessionRefresh(b, pgOpener(b), 2000) })
+	b.Run("20000-entries", func(b *testing.B) { storetest.BenchSessionRefresh(b, pgOpener(b), 20000) })
 }

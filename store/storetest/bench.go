@@ -105,3 +105,101 @@ func BenchContext(b *testing.B, open func() store.Store, hosts, n int) {
 	b.ReportMetric(float64(durs[len(durs)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(durs[len(durs)*99/100].Microseconds()), "p99-µs")
 }
+
+// BenchSessionAppend appends b.N messages through store.Session handles,
+// one per host, to one session that already holds base entries: the
+// engine's append path (no reload; a conflict catches up through Tail and
+// the writer retries, as a client would). Reports appends/s.
+func BenchSessionAppend(b *testing.B, open func() store.Store, hosts, base int) {
+	ctx := context.Background()
+	hs := make([]*store.Session, hosts)
+	name := fmt.Sprintf("bench/sess-%d.jsonl", time.Now().UnixNano())
+	for i := range hs {
+		st := open()
+		if i == 0 {
+			if err := st.Create(ctx, name, []byte(header)); err != nil {
+				b.Fatal(err)
+			}
+			last := ""
+			for n := 0; n < base; n += 50 {
+				drafts := make([]session.Draft, 50)
+				for j := range drafts {
+					drafts[j] = msg(fmt.Sprintf("message %d with some text to make it a realistic line of a session", n+j))
+				}
+				es, err := st.Append(ctx, name, last, drafts...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				last = es[len(es)-1].ID
+			}
+		}
+		h, err := store.OpenSession(ctx, st, name, store.SessionOptions{Holder: fmt.Sprint("bench-", i)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		hs[i] = h
+	}
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	per := (b.N + hosts - 1) / hosts
+	for _, h := range hs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < per; {
+				_, err := h.Append(msg("bench"))
+				if errors.Is(err, store.ErrConflict) {
+					continue
+				}
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				i++
+			}
+		}()
+	}
+	wg.Wait()
+	b.ReportMetric(float64(per*hosts)/time.Since(start).Seconds(), "appends/s")
+}
+
+// BenchSessionRefresh is store.Session.Refresh on a session of base
+// entries that nobody changes: what a host pays per request to learn
+// whether another host wrote (one Tail). Reports p50 and p99.
+func BenchSessionRefresh(b *testing.B, open func() store.Store, base int) {
+	ctx := context.Background()
+	st := open()
+	name := fmt.Sprintf("bench/refresh-%d.jsonl", time.Now().UnixNano())
+	if err := st.Create(ctx, name, []byte(header)); err != nil {
+		b.Fatal(err)
+	}
+	last := ""
+	for n := 0; n < base; n += 50 {
+		drafts := make([]session.Draft, 50)
+		for j := range drafts {
+			drafts[j] = msg(fmt.Sprintf("message %d with some text to make it a realistic line of a session", n+j))
+		}
+		es, err := st.Append(ctx, name, last, drafts...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		last = es[len(es)-1].ID
+	}
+	h, err := store.OpenSession(ctx, st, name, store.SessionOptions{Holder: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	durs := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		if err := h.Refresh(ctx); err != nil {
+			b.Fatal(err)
+		}
+		durs = append(durs, time.Since(t0))
+	}
+	slices.Sort(durs)
+	b.ReportMetric(float64(durs[len(durs)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(durs[len(durs)*99/100].Microseconds()), "p99-µs")
+}

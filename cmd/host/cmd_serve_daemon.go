@@ -1,0 +1,307 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/config"
+	"github.com/pith-dev/pith/core/summary"
+	"github.com/pith-dev/pith/server"
+	"github.com/pith-dev/pith/store"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+)
+
+// daemon is the state of one `pith serve` run.
+type daemon struct {
+	log     hclog.InterceptLogger
+	configs *config.Store
+	watcher *config.Watcher // nil without a configuration file
+	cfg     *config.Config  // the configuration at start
+	// sessions is the shared store sessions.store names; nil for the
+	// files under sessions.root.
+	sessions store.Store
+	srv      *server.Server
+	grpc     *grpc.Server
+	lis      net.Listener
+	https    []*http.Server // metrics and viewer
+	viewer   string         // the viewer's URL, when it runs
+	// undos run in reverse order when runServe returns.
+	undos []func()
+}
+
+func (d *daemon) onExit(fn func()) { d.undos = append(d.undos, fn) }
+
+func (d *daemon) undo() {
+	for i := len(d.undos) - 1; i >= 0; i-- {
+		d.undos[i]()
+	}
+}
+
+// loadConfig loads the configuration and, with a file, prepares its
+// watcher (run by watchConfig once the server exists).
+func (d *daemon) loadConfig(f serveFlags) error {
+	path := configPath(f.config)
+	if path == "" {
+		cfg, err := config.Load("")
+		if err != nil {
+			return err
+		}
+		d.configs = config.NewStore(cfg)
+	} else {
+		var err error
+		d.configs, d.watcher, err = config.Open(path, config.WatcherOptions{
+			Logger: d.log.Named("config"),
+			// d.srv is set before the watcher runs.
+			OnReload: func(ctx context.Context, old, next *config.Config) error { return d.srv.PrepareReload(ctx, old, next) },
+			Observe:  func(r config.Result) { d.srv.ObserveReload(r) },
+		})
+		if err != nil {
+			return err
+		}
+		d.onExit(func() { d.watcher.Close() })
+	}
+	d.cfg = d.configs.Snapshot()
+	if !f.verbose && d.cfg.Logging.Level != "" {
+		d.log.SetLevel(hclog.LevelFromString(d.cfg.Logging.Level))
+	}
+	return nil
+}
+
+// endpoints are the addresses the daemon serves on, and its TLS.
+type endpoints struct {
+	listen, metrics, viewer string
+	tls                     *tls.Config
+}
+
+// endpoints resolves the addresses (flags over configuration) and checks
+// them by the exposure rule the configuration's own addresses passed.
+func (d *daemon) endpoints(f serveFlags) (endpoints, error) {
+	e := endpoints{
+		listen:  firstNonEmpty(f.listen, d.cfg.Server.Listen),
+		metrics: firstNonEmpty(f.metrics, d.cfg.Server.Metrics),
+		viewer:  firstNonEmpty(f.viewer, d.cfg.Server.Viewer),
+	}
+	for _, addr := range []string{e.listen, e.metrics, e.viewer} {
+		if p := d.cfg.Server.ExposureProblem(addr); p != "" {
+			return e, errors.New(p)
+		}
+	}
+	if e.viewer != "" && d.cfg.Sessions.PostgreSQL() {
+		return e, errors.New("server.viewer shows the files under sessions.root only; turn it off with sessions.store set to PostgreSQL")
+	}
+	if d.cfg.Server.TLS.Enabled() {
+		var err error
+		if e.tls, err = server.TLSConfig(d.cfg.Server.TLS); err != nil {
+			return e, err
+		}
+	}
+	return e, nil
+}
+
+// openSessions connects to the store sessions.store names, if any: a
+// PostgreSQL database several hosts share (its schema migrated here). The
+// URL's password never reaches the log or the error.
+func (d *daemon) openSessions(ctx context.Context) error {
+	if d.cfg.Sessions.Store == "" {
+		return nil
+	}
+	st, err := openStoreURL(ctx, d.cfg.Sessions.Store)
+	if err != nil {
+		return fmt.Errorf("sessions.store %s: %s", d.cfg.Sessions.StoreDisplay(), d.cfg.Sessions.Scrub(err.Error()))
+	}
+	d.sessions = st
+	d.onExit(func() { st.Close() })
+	return nil
+}
+
+// startServer builds the SessionService: summarizer, plugins, engine
+// settings, sessions, subscribed to configuration changes.
+func (d *daemon) startServer(ctx context.Context, e endpoints) error {
+	log := d.log
+	srv, err := server.New(ctx, server.Options{
+		RequireAuth: !config.Loopback(e.listen),
+		ClientCerts: e.tls != nil && e.tls.ClientCAs != nil,
+		Config:      d.cfg,
+		Logger:      log,
+		Store:       d.sessions,
+		Summarizer: func(c *config.Config) (summary.Summarizer, error) {
+			s, _, err := buildSummarizer(c, providerFlags{}, log.Named("summarizer"))
+			return s, err
+		},
+		Settings:    engineSettings,
+		PluginSpecs: pluginSpecs,
+		HostVersion: version,
+	})
+	if err != nil {
+		return err
+	}
+	d.srv = srv
+	// Registered first, so it runs last: after the listeners stopped.
+	d.onExit(d.closeServer)
+	d.onExit(d.configs.Subscribe(srv.ApplyConfig))
+	return nil
+}
+
+// closeServer closes the server (once): running operations finish within
+// server.shutdownTimeout, plugins stop, sessions close.
+func (d *daemon) closeServer() {
+	sctx, cancel := context.WithTimeout(context.Background(), d.cfg.Server.ShutdownTimeout)
+	defer cancel()
+	if err := d.srv.Close(sctx); err != nil {
+		d.log.Error("shutdown", "error", err)
+	}
+}
+
+// serve opens the listeners and serves gRPC, then /metrics and the viewer
+// when configured. The channel gets the gRPC server's end.
+func (d *daemon) serve(e endpoints) (<-chan error, error) {
+	lis, err := listenOn(e.listen)
+	if err != nil {
+		return nil, err
+	}
+	d.lis = lis
+	gopts := d.srv.GRPCOptions()
+	if e.tls != nil {
+		gopts = append(gopts, grpc.Creds(credentials.NewTLS(e.tls)))
+	}
+	d.grpc = grpc.NewServer(gopts...)
+	d.srv.Register(d.grpc)
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- d.grpc.Serve(lis) }()
+	d.onExit(d.grpc.Stop) // after a graceful stop: does nothing
+	if e.metrics != "" {
+		if err := d.serveMetrics(e.metrics, e.tls); err != nil {
+			return nil, err
+		}
+	}
+	if e.viewer != "" {
+		if err := d.serveViewer(e.viewer, e.tls); err != nil {
+			return nil, err
+		}
+	}
+	return serveErr, nil
+}
+
+func (d *daemon) serveMetrics(addr string, tlsConfig *tls.Config) error {
+	ml, err := listenOn(addr)
+	if err != nil {
+		return fmt.Errorf("metrics listener: %w", err)
+	}
+	handler := d.srv.MetricsHandler()
+	scheme := "http"
+	if !config.Loopback(addr) {
+		// Reachable from elsewhere: the same TLS and credentials as
+		// the gRPC calls (ExposureProblem guarantees they exist).
+		handler = d.srv.MetricsAuth(handler)
+		ml = tls.NewListener(ml, tlsConfig)
+		scheme = "https"
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", handler)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ml) }()
+	d.https = append(d.https, hs)
+	d.log.Info("metrics", "address", scheme+"://"+ml.Addr().String()+"/metrics")
+	return nil
+}
+
+func (d *daemon) serveViewer(addr string, tlsConfig *tls.Config) error {
+	vl, err := listenOn(addr)
+	if err != nil {
+		return fmt.Errorf("viewer listener: %w", err)
+	}
+	exposed := !config.Loopback(addr)
+	scheme := "http"
+	if exposed {
+		// Reachable from elsewhere: TLS, and the credentials the gRPC
+		// calls need (ExposureProblem guarantees they exist).
+		vl = tls.NewListener(vl, tlsConfig)
+		scheme = "https"
+	}
+	vh := d.srv.NewViewer(exposed)
+	d.onExit(func() { vh.Close() })
+	hs := &http.Server{Handler: vh, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(vl) }()
+	d.https = append(d.https, hs)
+	d.viewer = fmt.Sprintf("%s://%s/", scheme, boundAddress(vl))
+	return nil
+}
+
+// watchConfig runs the configuration watcher and SIGHUP reloads until
+// runServe returns.
+func (d *daemon) watchConfig(ctx context.Context) {
+	if d.watcher == nil {
+		return
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = d.watcher.Run(wctx)
+	}()
+	stopSignal := d.watcher.ReloadOnSignal(wctx)
+	d.onExit(func() {
+		stopSignal()
+		cancel()
+		<-done
+	})
+}
+
+// announce tells the operator and the scripts waiting for the daemon
+// where it serves: stdout, --ready-file and the log.
+func (d *daemon) announce(stdout io.Writer, readyFile, addr string) error {
+	fmt.Fprintf(stdout, "listening on %s\n", addr)
+	if d.viewer != "" {
+		fmt.Fprintf(stdout, "viewer on %s\n", d.viewer)
+		d.log.Info("viewer", "url", d.viewer)
+	}
+	if readyFile != "" {
+		if err := writeReadyFile(readyFile, addr); err != nil {
+			return err
+		}
+	}
+	where := []any{"sessions", d.cfg.Sessions.Root}
+	if d.sessions != nil {
+		where = []any{"store", d.cfg.Sessions.StoreDisplay()}
+	}
+	d.log.Info("serving", append(append([]any{"address", addr}, where...), "plugins", len(d.cfg.Plugins))...)
+	return nil
+}
+
+// shutdown stops gracefully: the server refuses new calls, ends the event
+// streams and waits for running operations; then gRPC stops (forcibly
+// after server.shutdownTimeout) and the HTTP servers get a second.
+func (d *daemon) shutdown() {
+	d.log.Info("shutting down", "timeout", d.cfg.Server.ShutdownTimeout)
+	// Close refuses new calls, ends the event streams and waits for the
+	// running operations; then no handler is left for GracefulStop.
+	d.closeServer()
+	stopped := make(chan struct{})
+	go func() {
+		d.grpc.GracefulStop()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(d.cfg.Server.ShutdownTimeout):
+		d.grpc.Stop()
+	}
+	for _, hs := range d.https {
+		// The viewer's event streams never end on their own: after a
+		// second, cut them.
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		if hs.Shutdown(sctx) != nil {
+			_ = hs.Close()
+		}
+		cancel()
+	}
+	d.log.Info("stopped")
+}

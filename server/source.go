@@ -1,0 +1,55 @@
+package server
+
+import (
+	"context"
+
+	"github.com/pith-dev/pith/core/engine"
+	"github.com/pith-dev/pith/core/session"
+)
+
+// A source is where the daemon's sessions live: the files under
+// sessions.root (filesSource, the default) or a shared store
+// (sessions.store). The registry deals only in names, keys and open
+// handles; everything that depends on where the bytes are — confinement
+// to a directory, inode identity, a file replaced on disk, a database's
+// connections — stays behind these two interfaces.
+type source interface {
+	// open opens the session named rel (a name CheckName accepted), or
+	// with create makes it first (header with cwd) when it is missing.
+	// Before it parses anything it calls seen with the session's key and
+	// current size (-1: not known cheaply) when the session exists: seen
+	// returns the session already open under that key, or an error (a
+	// size limit) that open returns as it is. So a session is parsed once
+	// however many names reach it.
+	open(ctx context.Context, rel string, create bool, cwd string, seen func(key any, size int64) (*openSession, error)) (opened backing, shared *openSession, created bool, err error)
+	// publish tells the other hosts sharing the source about an event of
+	// the session rel's engine, without blocking; a source no other host
+	// shares does nothing.
+	publish(rel string, ev engine.Event)
+	// close releases what the source holds; open handles are closed by
+	// their own backing first.
+	close() error
+}
+
+// backing is one open session's storage, owned by one openSession.
+type backing interface {
+	// handle is what the engine works on.
+	handle() session.Backend
+	// key identifies the session: two names that reach one session (a
+	// symlinked directory) have one key.
+	key() any
+	// size is the session's size in bytes now, -1 when not known cheaply.
+	size() int64
+	// replaced reports whether the session was replaced behind the
+	// handle by something the handle does not follow (a file renamed
+	// over the name by pith prune or an editor).
+	replaced() bool
+	// reopen brings the handle up to date: opens the replacement (a new
+	// handle: fresh), or reads into the same handle what other hosts
+	// wrote. accept may refuse the result (another session now has the
+	// name). done, nil when nothing changed, runs once the caller brought
+	// the engine up to date (it closes a replaced handle).
+	reopen(accept func(session.Backend) error) (done func(), fresh bool, err error)
+	// close closes the handle and what it holds (a directory handle).
+	close() error
+}

@@ -1,0 +1,244 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/core/engine"
+	"github.com/pith-dev/pith/core/session"
+)
+
+// filesSource is the default source: pi's JSONL files under sessions.root,
+// every one reached through an os.Root on the root and a sub-root on its
+// directory, so no name is checked and then opened again by path.
+type filesSource struct {
+	// rootPath is sessions.root in force (a reload may move it).
+	rootPath func() string
+	log      hclog.Logger
+
+	mu sync.Mutex // guards the fields below
+	// root is sessions.root, opened once: every file operation under it
+	// goes through this handle (os.Root), never through a path.
+	root     *os.Root
+	rootAt   string
+	oldRoots []*os.Root
+	closed   bool
+}
+
+func newFilesSource(rootPath func() string, log hclog.Logger) *filesSource {
+	return &filesSource{rootPath: rootPath, log: log}
+}
+
+func (f *filesSource) storeOptions() session.Options {
+	// SingleLink: a hard link could name a file outside the root; such a
+	// file is read but never written.
+	return session.Options{Logger: f.log.Named("session"), SingleLink: true}
+}
+
+// sessionsRoot returns the handle on sessions.root, opening it (and, with
+// create, making the directory: it is the operator's, not a client's) on
+// first use or after a reload moved it. The path it was opened at comes
+// with it.
+func (f *filesSource) sessionsRoot(create bool) (*os.Root, string, error) {
+	p := f.rootPath()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil, "", ErrShuttingDown
+	}
+	if f.root != nil && f.rootAt == p {
+		return f.root, p, nil
+	}
+	if create {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return nil, "", fmt.Errorf("sessions.root cannot be created: %w", errors.Unwrap(err))
+		}
+	}
+	r, err := os.OpenRoot(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, "", fmt.Errorf("no sessions yet (sessions.root does not exist): %w", fs.ErrNotExist)
+		}
+		return nil, "", fmt.Errorf("sessions.root cannot be opened: %w", errors.Unwrap(err))
+	}
+	// A root replaced by a reload stays open: sessions opened through it
+	// hold their own directory handles, and an open running now may still
+	// use it. close releases them all.
+	if f.root != nil {
+		f.oldRoots = append(f.oldRoots, f.root)
+	}
+	f.root, f.rootAt = r, p
+	return r, p, nil
+}
+
+func (f *filesSource) open(_ context.Context, rel string, create bool, cwd string, seen func(key any, size int64) (*openSession, error)) (backing, *openSession, bool, error) {
+	root, _, err := f.sessionsRoot(create)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	dir, base := path.Split(rel)
+	dir = strings.TrimSuffix(dir, "/")
+	if dir == "" {
+		dir = "."
+	}
+	if create && dir != "." {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			return nil, nil, false, fmt.Errorf("session %q: create its directory: %w", rel, rootError(err))
+		}
+	}
+	sub, err := root.OpenRoot(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, false, fmt.Errorf("session %q: no directory %q: %w", rel, dir, fs.ErrNotExist)
+		}
+		return nil, nil, false, fmt.Errorf("session %q: %w", rel, rootError(err))
+	}
+	keep := false
+	defer func() {
+		if !keep {
+			sub.Close()
+		}
+	}()
+	if fi, err := sub.Lstat(base); err == nil {
+		size := int64(-1)
+		if fi.Mode().IsRegular() {
+			size = fi.Size()
+		}
+		if o, err := seen(keyOf(fi, rel), size); o != nil || err != nil {
+			return nil, o, false, err
+		}
+	}
+	// Parse outside the registry lock: a large file takes a while, and
+	// every other call looks sessions up under that lock.
+	st, created, err := openStore(sub, base, create, cwd, f.storeOptions())
+	if err != nil {
+		if strings.Contains(err.Error(), "path escapes from parent") {
+			err = ErrOutsideRoot
+		}
+		return nil, nil, false, fmt.Errorf("session %q: %w", rel, unprefix(err, base))
+	}
+	fi, err := sub.Lstat(base)
+	if err != nil {
+		st.Close()
+		return nil, nil, false, fmt.Errorf("session %q: %w", rel, rootError(err))
+	}
+	b := &fileBacking{src: f, rel: rel, sub: sub, base: base, k: keyOf(fi, rel)}
+	b.st.Store(st)
+	b.fi.Store(&fi)
+	keep = true
+	return b, nil, created, nil
+}
+
+// publish does nothing: every writer of these files that emits engine
+// events is this process.
+func (f *filesSource) publish(string, engine.Event) {}
+
+func (f *filesSource) close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	for _, r := range append(f.oldRoots, f.root) {
+		if r != nil {
+			r.Close()
+		}
+	}
+	f.root, f.oldRoots = nil, nil
+	return nil
+}
+
+// openStore opens name in dir, or with create makes it first when it is
+// missing.
+func openStore(dir *os.Root, name string, create bool, cwd string, opts session.Options) (store *session.Store, created bool, err error) {
+	store, err = session.OpenIn(dir, name, opts)
+	if !create || !errors.Is(err, fs.ErrNotExist) {
+		return store, false, err
+	}
+	store, err = session.CreateIn(dir, name, cwd, opts)
+	if errors.Is(err, fs.ErrExist) {
+		// Another process created it first.
+		store, err = session.OpenIn(dir, name, opts)
+		return store, false, err
+	}
+	return store, err == nil, err
+}
+
+// fileBacking is one session file open in the daemon.
+type fileBacking struct {
+	src *filesSource
+	// rel is the name the session was opened by, relative to
+	// sessions.root; base is the file's name in sub, the handle on its
+	// directory through which every file operation goes.
+	rel, base string
+	sub       *os.Root
+	k         fileKey
+	// fi is the file as opened; a different file at the name means it was
+	// replaced on disk (prune, migrate, an editor).
+	fi atomic.Pointer[fs.FileInfo]
+	st atomic.Pointer[session.Store]
+}
+
+func (b *fileBacking) handle() session.Backend { return b.st.Load() }
+
+func (b *fileBacking) key() any { return b.k }
+
+func (b *fileBacking) size() int64 {
+	fi, err := b.sub.Lstat(b.base)
+	if err != nil {
+		return -1 // the write itself reports a missing file
+	}
+	return fi.Size()
+}
+
+func (b *fileBacking) replaced() bool {
+	fi, err := b.sub.Lstat(b.base)
+	return err != nil || b.replacedBy(fi)
+}
+
+func (b *fileBacking) replacedBy(fi fs.FileInfo) bool {
+	cur := b.fi.Load()
+	return cur == nil || !os.SameFile(fi, *cur)
+}
+
+func (b *fileBacking) reopen(accept func(session.Backend) error) (func(), bool, error) {
+	fi, err := b.sub.Lstat(b.base)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, false, fmt.Errorf("session %q: the file is gone: %w", b.rel, fs.ErrNotExist)
+		}
+		return nil, false, fmt.Errorf("session %q: %w", b.rel, rootError(err))
+	}
+	if !b.replacedBy(fi) {
+		return nil, false, nil
+	}
+	st, err := session.OpenIn(b.sub, b.base, b.src.storeOptions())
+	if err != nil {
+		return nil, false, fmt.Errorf("session %q: reopen: %w", b.rel, unprefix(err, b.base))
+	}
+	if err := accept(st); err != nil {
+		st.Close()
+		return nil, false, err
+	}
+	if fi2, err := b.sub.Lstat(b.base); err == nil {
+		fi = fi2
+	}
+	old := b.st.Swap(st)
+	b.fi.Store(&fi)
+	b.src.log.Info("session file replaced on disk; reopened", "session", st.File().Header.ID, "path", b.rel)
+	return func() { old.Close() }, true, nil
+}
+
+func (b *fileBacking) close() error {
+	err := b.st.Load().Close()
+	if cerr := b.sub.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,98 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"syscall"
+
+	"github.com/pith-dev/pith/core/engine"
+	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/store"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Every error leaving the SessionService gets its code here, and only
+// here, so a client branches on the same code for the same cause whatever
+// the call. The store's errors:
+//
+//   - store.ErrConflict → Aborted: the session changed since it was read;
+//     read it again and retry.
+//   - store.ErrLeaseHeld, store.ErrLeaseLost → Aborted: another host holds
+//     the session's compaction lease; retry later.
+//   - store.ErrUnavailable → Unavailable: the database cannot be reached;
+//     retrying later is safe after reading the session (an append whose
+//     commit reply was lost may have landed).
+//   - store.ErrNotFound → NotFound, store.ErrExists → AlreadyExists.
+
+// toStatus maps an error onto the gRPC code a client can branch on.
+func toStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	code := codes.Internal
+	switch {
+	case errors.Is(err, store.ErrUnavailable):
+		// The shared store is down or unreachable. Nothing was written
+		// by this call, except for an append whose commit reply was lost:
+		// then the entries may be in the store, and the session is
+		// re-read before its next call, so the client sees them in
+		// GetContext; it must look there before appending again.
+		code = codes.Unavailable
+		err = fmt.Errorf("%w; nothing was changed unless a GetContext now shows it: read the session before retrying", err)
+	case errors.Is(err, store.ErrConflict):
+		// Another host (or client) appended since this one read the
+		// session: read it again and retry.
+		code = codes.Aborted
+	case errors.Is(err, store.ErrLeaseHeld), errors.Is(err, store.ErrLeaseLost), errors.Is(err, engine.ErrCompactingElsewhere):
+		// Another host compacts or prunes the session now: a conflict
+		// in time, retry later (its result arrives as an event).
+		code = codes.Aborted
+	case errors.Is(err, store.ErrNotFound):
+		code = codes.NotFound
+	case errors.Is(err, store.ErrExists):
+		code = codes.AlreadyExists
+	case errors.Is(err, ErrUnauthenticated):
+		code = codes.Unauthenticated
+	case errors.Is(err, ErrLimit):
+		code = codes.ResourceExhausted
+	case errors.Is(err, session.ErrNotRegular), errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.ENOTDIR):
+		// A directory, FIFO or symlink where a session file should be, or
+		// a file where a directory should be.
+		code = codes.InvalidArgument
+	case errors.Is(err, session.ErrHardLinked):
+		code = codes.PermissionDenied
+	case errors.Is(err, session.ErrReadOnly):
+		code = codes.FailedPrecondition
+	case errors.Is(err, ErrOutsideRoot), errors.Is(err, ErrForbidden):
+		code = codes.PermissionDenied
+	case errors.Is(err, ErrInvalidPath), errors.Is(err, errInvalid), errors.Is(err, session.ErrInvalidClientInput), errors.Is(err, engine.ErrNotAssistant):
+		code = codes.InvalidArgument
+	case errors.Is(err, ErrNoSession), errors.Is(err, fs.ErrNotExist):
+		code = codes.NotFound
+	case errors.Is(err, ErrShuttingDown), errors.Is(err, errEvicted):
+		code = codes.Unavailable
+	case errors.Is(err, errConflict), errors.Is(err, fs.ErrExist):
+		code = codes.AlreadyExists
+	case errors.Is(err, context.DeadlineExceeded):
+		code = codes.DeadlineExceeded
+	case errors.Is(err, context.Canceled), errors.Is(err, engine.ErrAborted):
+		code = codes.Canceled
+	case errors.Is(err, engine.ErrCancelled), errors.Is(err, hooks.ErrPluginFailed):
+		// A plugin's veto, or a `failure: closed` plugin that failed: the
+		// operation was refused as things stand, not broken.
+		code = codes.FailedPrecondition
+	case errors.Is(err, engine.ErrNothingToCompact), errors.Is(err, session.ErrOldVersion),
+		errors.Is(err, engine.ErrAutoCompactionDisabled), errors.Is(err, engine.ErrStillAboveThreshold):
+		code = codes.FailedPrecondition
+	case errors.Is(err, fs.ErrPermission):
+		code = codes.PermissionDenied
+	}
+	return status.Error(code, err.Error())
+}

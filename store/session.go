@@ -1,0 +1,349 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/pith-dev/pith/core/session"
+)
+
+// SessionOptions tune OpenSession.
+type SessionOptions struct {
+	// Holder names this host in leases (unique per host and process, e.g.
+	// hostname/pid); required for compaction and prune.
+	Holder string
+	// LeaseTTL is how long a lease lasts unrenewed: how soon another host
+	// may take over a session whose compacting host died. Default 30s.
+	LeaseTTL time.Duration
+	// Timeout bounds each call to the store; default 30s.
+	Timeout time.Duration
+	Logger  hclog.Logger
+}
+
+// DefaultLeaseTTL is SessionOptions.LeaseTTL's default.
+const DefaultLeaseTTL = 30 * time.Second
+
+// maxAttempts bounds the retries of a write whose parent is fixed or
+// chosen at commit time, each after reading what other hosts appended.
+const maxAttempts = 20
+
+// Session is an open session of a Store that the engine works on (a
+// session.Backend): the parsed entries in memory, caught up with what
+// other hosts append through Tail, and writes that commit only against
+// the last entry this host saw. A Session is safe for concurrent use; the
+// engine serializes its operations anyway.
+//
+// The leaf follows the session: when other hosts appended, it moves to
+// the last entry, as a fresh load would put it (navigation appends a
+// marker, so the last entry is the leaf pi and every host see).
+type Session struct {
+	st   Store
+	name string
+	opts SessionOptions
+	log  hclog.Logger
+
+	mu    sync.Mutex
+	file  *session.File
+	tree  *session.Tree
+	leaf  *session.Entry
+	lines int    // complete lines read
+	lease *Lease // held by HoldLease, nil otherwise
+	held  int    // nesting of HoldLease
+}
+
+var (
+	_ session.Backend = (*Session)(nil)
+	_ session.Leaser  = (*Session)(nil)
+)
+
+// OpenSession reads the session name from st.
+func OpenSession(ctx context.Context, st Store, name string, opts SessionOptions) (*Session, error) {
+	if opts.LeaseTTL <= 0 {
+		opts.LeaseTTL = DefaultLeaseTTL
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 30 * time.Second
+	}
+	s := &Session{st: st, name: name, opts: opts, log: opts.Logger}
+	if s.log == nil {
+		s.log = hclog.NewNullLogger()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.reload(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ctx is the context of one call to the store: Backend's methods have
+// none, and a store that hangs must not hang the engine.
+func (s *Session) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), s.opts.Timeout)
+}
+
+// Name is the session's name in the store.
+func (s *Session) Name() string { return s.name }
+
+// Path is the session's name, for messages.
+func (s *Session) Path() string { return s.name }
+
+// SidecarPath names the companion with suffix in the store.
+func (s *Session) SidecarPath(suffix string) string { return s.name + suffix }
+
+// File returns the session as read so far.
+func (s *Session) File() *session.File {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.file
+}
+
+// Tree returns the entry index.
+func (s *Session) Tree() *session.Tree {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tree
+}
+
+// Leaf returns the current leaf, nil in an empty session.
+func (s *Session) Leaf() *session.Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.leaf
+}
+
+// SetLeaf moves the leaf in memory ("" moves it before the first entry).
+func (s *Session) SetLeaf(id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id == "" {
+		s.leaf = nil
+		return nil
+	}
+	e := s.tree.Get(id)
+	if e == nil {
+		return fmt.Errorf("%s: no entry with id %q", s.name, id)
+	}
+	s.leaf = e
+	return nil
+}
+
+// Refresh reads what other hosts appended since; after a rewrite
+// (EventRewritten) call Reload instead.
+func (s *Session) Refresh(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.catchUp(ctx)
+}
+
+// Reload reads the whole session again.
+func (s *Session) Reload(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reload(ctx)
+}
+
+// reload reads the whole session; the leaf stays where it was when that
+// entry is still there and nothing was added, else it is the last entry.
+// The caller holds s.mu.
+func (s *Session) reload(ctx context.Context) error {
+	data, err := s.st.Export(ctx, s.name)
+	if err != nil {
+		return err
+	}
+	complete := bytes.LastIndexByte(data, '\n') + 1
+	if complete == 0 {
+		complete = len(data) // not even the header is finished
+	}
+	f, err := session.Parse(data[:complete])
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.name, err)
+	}
+	f.TornTail = complete < len(data)
+	session.LogWarnings(s.log, s.name, f.Warnings)
+	var oldLast, oldLeaf string
+	if s.tree != nil {
+		if l := s.tree.Last(); l != nil {
+			oldLast = l.ID
+		}
+		if s.leaf != nil {
+			oldLeaf = s.leaf.ID
+		}
+	}
+	s.file, s.tree = f, session.NewTree(f.Entries)
+	s.lines = bytes.Count(data[:complete], []byte("\n"))
+	s.leaf = s.tree.Last()
+	if e := s.tree.Get(oldLeaf); e != nil && LastID(f) == oldLast {
+		s.leaf = e
+	}
+	return nil
+}
+
+// catchUp adds the lines appended after the ones read. The caller holds
+// s.mu.
+func (s *Session) catchUp(ctx context.Context) error {
+	data, n, err := s.st.Tail(ctx, s.name, s.lines)
+	if err != nil {
+		return err
+	}
+	if n < s.lines {
+		return s.reload(ctx) // rewritten shorter: line numbers changed
+	}
+	complete := bytes.LastIndexByte(data, '\n') + 1
+	s.file.TornTail = complete < len(data)
+	if complete == 0 {
+		return nil
+	}
+	added := false
+	rest := data[:complete]
+	for len(rest) > 0 {
+		i := bytes.IndexByte(rest, '\n')
+		l := rest[:i]
+		rest = rest[i+1:]
+		s.lines++
+		if len(bytes.TrimSpace(l)) == 0 {
+			continue
+		}
+		e, err := session.ParseEntry(bytes.Clone(l))
+		if err != nil {
+			session.LogWarnings(s.log, s.name, []session.Warning{{Line: s.lines, Reason: err.Error()}})
+			continue
+		}
+		e.Line = s.lines
+		s.file.Entries = append(s.file.Entries, e)
+		s.tree.Add(e)
+		added = true
+	}
+	if added {
+		s.leaf = s.tree.Last()
+	}
+	return nil
+}
+
+// Append writes drafts below Draft.Parent or the leaf, committing only
+// if the session's last entry is still the one this host saw. When
+// another host appended meanwhile, a draft under the leaf fails with
+// ErrConflict (the caller's view of the session is stale: it is caught
+// up, read it again); a draft with an explicit Parent is the caller's
+// fixed choice and is retried after catching up.
+func (s *Session) Append(drafts ...session.Draft) ([]*session.Entry, error) {
+	if len(drafts) == 0 {
+		return nil, nil
+	}
+	fixed := drafts[0].Parent != nil
+	return s.appendLoop(func(t *session.Tree, _ *session.Entry, attempt int) (string, error) {
+		if !fixed {
+			if attempt > 0 {
+				return "", fmt.Errorf("%s: %w", s.name, ErrConflict)
+			}
+			if s.leaf == nil {
+				return "", nil
+			}
+			return s.leaf.ID, nil
+		}
+		p := *drafts[0].Parent
+		if p != "" && !t.Has(p) {
+			return "", fmt.Errorf("%s: no entry with id %q", s.name, p)
+		}
+		return p, nil
+	}, false, drafts)
+}
+
+// AppendWith chooses the first parent with parent against the session as
+// caught up just before the write, and repeats that on a conflict: the
+// compaction's commit, whose rules (see compaction.Persist) then hold
+// against what every host appended.
+func (s *Session) AppendWith(parent func(t *session.Tree, last *session.Entry) (string, error), drafts ...session.Draft) ([]*session.Entry, error) {
+	if parent == nil {
+		return s.Append(drafts...)
+	}
+	return s.appendLoop(func(t *session.Tree, last *session.Entry, _ int) (string, error) {
+		return parent(t, last)
+	}, true, drafts)
+}
+
+// appendLoop writes drafts under the parent pick chooses, expecting the
+// last entry read; on ErrConflict it catches up and asks pick again.
+// catchUpFirst reads other hosts' appends before the first attempt. Under
+// a lease the write also checks the lease.
+func (s *Session) appendLoop(pick func(t *session.Tree, last *session.Entry, attempt int) (string, error), catchUpFirst bool, drafts []session.Draft) ([]*session.Entry, error) {
+	if len(drafts) == 0 {
+		return nil, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ctx, cancel := s.ctx()
+	defer cancel()
+	if catchUpFirst {
+		if err := s.catchUp(ctx); err != nil {
+			return nil, err
+		}
+	}
+	d := append([]session.Draft(nil), drafts...)
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		pid, err := pick(s.tree, s.tree.Last(), attempt)
+		if err != nil {
+			return nil, err
+		}
+		d[0].Parent = &pid
+		expect := LastID(s.file)
+		var entries []*session.Entry
+		if s.lease != nil {
+			entries, err = s.st.AppendLeased(ctx, *s.lease, expect, d...)
+		} else {
+			entries, err = s.st.Append(ctx, s.name, expect, d...)
+		}
+		if err == nil {
+			return s.applyAppended(ctx, entries)
+		}
+		if !errors.Is(err, ErrConflict) {
+			return nil, err
+		}
+		// Another host appended (catching up finds it), or rewrote the
+		// session without changing its last entry (only a reload does).
+		read := s.lines
+		if err := s.catchUp(ctx); err != nil {
+			return nil, err
+		}
+		if s.lines == read {
+			if err := s.reload(ctx); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return nil, fmt.Errorf("%s: %w (gave up after %d attempts)", s.name, ErrConflict, maxAttempts)
+}
+
+// applyAppended adds the entries this host just wrote and moves the leaf
+// to the last: directly when they follow the lines read, else by
+// catching up (a torn line was fenced off before them).
+func (s *Session) applyAppended(ctx context.Context, entries []*session.Entry) ([]*session.Entry, error) {
+	last := entries[len(entries)-1]
+	if entries[0].Line == s.lines+1 && !s.file.TornTail {
+		for _, e := range entries {
+			s.file.Entries = append(s.file.Entries, e)
+			s.tree.Add(e)
+		}
+		s.lines = last.Line
+		s.leaf = last
+		return entries, nil
+	}
+	if err := s.catchUp(ctx); err != nil {
+		return nil, fmt.Errorf("%s: appended, but reading it back failed: %w", s.name, err)
+	}
+	for i, e := range entries {
+		if got := s.tree.Get(e.ID); got != nil {
+			entries[i] = got
+		}
+	}
+	if e := s.tree.Get(last.ID); e != nil {
+		s.leaf = e
+	}
+	return entries, nil
+}

@@ -1,0 +1,454 @@
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pith-dev/pith/core/compaction"
+	"github.com/pith-dev/pith/core/engine"
+	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/core/summarize/builtin"
+	"github.com/pith-dev/pith/core/summary"
+	"github.com/pith-dev/pith/store"
+)
+
+// RunSession runs the tests of store.Session, the engine's view of a
+// stored session, and of the store methods only it uses (leased appends,
+// sidecars, Publish). Every "host" is its own Store value on the same
+// storage.
+func RunSession(t *testing.T, open Opener) {
+	ctx := context.Background()
+
+	t.Run("AppendConflict", func(t *testing.T) {
+		hosts := open(t)
+		a, b := hosts(), hosts()
+		mustCreate(t, a, "s/c.jsonl", header)
+		ha, hb := mustOpen(t, a, "s/c.jsonl", "A"), mustOpen(t, b, "s/c.jsonl", "B")
+		first, err := ha.Append(msg("from A"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// B has not seen A's entry: its leaf-based append must not fork.
+		if _, err := hb.Append(msg("from B, stale")); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("stale append: %v, want ErrConflict", err)
+		}
+		// The conflict caught B up; the retry lands below A's entry.
+		got, err := hb.Append(msg("from B"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[0].ParentID != first[0].ID {
+			t.Fatalf("B's retry hangs from %q, want A's %q", got[0].ParentID, first[0].ID)
+		}
+		// A fixed parent is the caller's choice: retried after catching up.
+		p := first[0].ID
+		fixed := msg("fixed parent")
+		fixed.Parent = &p
+		e, err := ha.Append(fixed)
+		if err != nil || e[0].ParentID != p {
+			t.Fatalf("fixed-parent append: %v, %+v", err, e)
+		}
+		f := mustLoad(t, a, "s/c.jsonl")
+		if len(f.Entries) != 3 || roots(f) != 1 {
+			t.Fatalf("entries %d, roots %d; want 3 entries in one tree", len(f.Entries), roots(f))
+		}
+		// Both handles agree with the store after catching up.
+		for _, h := range []*store.Session{ha, hb} {
+			if err := h.Refresh(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if len(h.File().Entries) != 3 || h.Leaf().ID != e[0].ID {
+				t.Fatalf("%d entries, leaf %s; want 3, %s", len(h.File().Entries), h.Leaf().ID, e[0].ID)
+			}
+		}
+	})
+
+	t.Run("ConcurrentHandles", func(t *testing.T) {
+		hosts := open(t)
+		mustCreate(t, hosts(), "s/cc.jsonl", header)
+		const writers, each = 3, 15
+		var wg sync.WaitGroup
+		errs := make(chan error, writers)
+		for w := range writers {
+			h := mustOpen(t, hosts(), "s/cc.jsonl", fmt.Sprint("H", w))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < each; {
+					_, err := h.Append(msg(fmt.Sprintf("w%d-%d", w, i)))
+					if errors.Is(err, store.ErrConflict) {
+						continue // caught up: retry, as a client would
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+					i++
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		f := mustLoad(t, hosts(), "s/cc.jsonl")
+		if len(f.Entries) != writers*each {
+			t.Fatalf("%d entries, want %d", len(f.Entries), writers*each)
+		}
+		// One chain: every entry's parent is the one before it.
+		for i, e := range f.Entries[1:] {
+			if e.ParentID != f.Entries[i].ID {
+				t.Fatalf("entry %d hangs from %s, not the entry before it: a fork", i+2, e.ParentID)
+			}
+		}
+	})
+
+	t.Run("LeasedAppend", func(t *testing.T) {
+		s := open(t)()
+		mustCreate(t, s, "s/l.jsonl", header)
+		l, err := s.AcquireLease(ctx, "s/l.jsonl", "A", 300*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.AppendLeased(ctx, l, "", msg("under the lease")); err != nil {
+			t.Fatal(err)
+		}
+		waitExpired(t, s, "s/l.jsonl", "B")
+		last := store.LastID(mustLoad(t, s, "s/l.jsonl"))
+		if _, err := s.AppendLeased(ctx, l, last, msg("after losing it")); !errors.Is(err, store.ErrLeaseLost) {
+			t.Fatalf("append with a lost lease: %v, want ErrLeaseLost", err)
+		}
+		if n := len(mustLoad(t, s, "s/l.jsonl").Entries); n != 1 {
+			t.Fatalf("%d entries after a refused append, want 1", n)
+		}
+	})
+
+	t.Run("Sidecars", func(t *testing.T) {
+		s := open(t)()
+		mustCreate(t, s, "s/sc.jsonl", Sample)
+		if got, err := s.ReadSidecar(ctx, "s/sc.jsonl", ".pruned.jsonl"); err != nil || got != nil {
+			t.Fatalf("no sidecar yet: %q, %v", got, err)
+		}
+		if _, err := s.ReadSidecar(ctx, "s/sc.jsonl", "/../x"); !errors.Is(err, store.ErrInvalidName) {
+			t.Fatalf("bad suffix: %v, want ErrInvalidName", err)
+		}
+		l, err := s.AcquireLease(ctx, "s/sc.jsonl", "A", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := store.LastID(mustLoad(t, s, "s/sc.jsonl"))
+		// A conflicting rewrite writes no sidecar either.
+		if err := s.Rewrite(ctx, l, "nope", []byte(Sample), store.SidecarChange{Suffix: ".pruned.jsonl", Keep: -1, Append: []byte("r1\n")}); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("rewrite: %v, want ErrConflict", err)
+		}
+		if got, _ := s.ReadSidecar(ctx, "s/sc.jsonl", ".pruned.jsonl"); len(got) != 0 {
+			t.Fatalf("a refused rewrite left the sidecar %q", got)
+		}
+		for _, sc := range []store.SidecarChange{
+			{Suffix: ".pruned.jsonl", Keep: -1, Append: []byte("r1\ntorn")},
+			{Suffix: ".pruned.jsonl", Keep: 3, Append: []byte("r2\n")},
+		} {
+			if err := s.Rewrite(ctx, l, last, []byte(Sample), sc); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, _ := s.ReadSidecar(ctx, "s/sc.jsonl", ".pruned.jsonl"); string(got) != "r1\nr2\n" {
+			t.Fatalf("sidecar %q, want the torn record cut and r2 appended", got)
+		}
+	})
+
+	t.Run("Publish", func(t *testing.T) {
+		s := open(t)()
+		mustCreate(t, s, "s/p.jsonl", header)
+		wctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		events, err := s.Watch(wctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		payload := []byte(`{"kind":"compaction_start","reason":"threshold"}`)
+		if err := s.Publish(ctx, "s/p.jsonl", payload); err != nil {
+			t.Fatal(err)
+		}
+		for ev := range events {
+			if ev.Kind == store.EventPublished && ev.Session == "s/p.jsonl" {
+				if !bytes.Equal(ev.Payload, payload) {
+					t.Fatalf("payload %s, want %s", ev.Payload, payload)
+				}
+				break
+			}
+		}
+		big := []byte(`"` + strings.Repeat("x", store.MaxPayload) + `"`)
+		if err := s.Publish(ctx, "s/p.jsonl", big); !errors.Is(err, store.ErrPayloadTooLarge) {
+			t.Fatalf("big payload: %v, want ErrPayloadTooLarge", err)
+		}
+		if err := s.Publish(ctx, "s/p.jsonl", []byte("not json")); err == nil {
+			t.Fatal("a payload that is not JSON was published")
+		}
+	})
+
+	t.Run("PruneAndRestore", func(t *testing.T) {
+		s := open(t)()
+		mustCreate(t, s, "s/pr.jsonl", header)
+		h := mustOpen(t, s, "s/pr.jsonl", "A")
+		for i := range 6 {
+			if _, err := h.Append(toolResult(fmt.Sprint("call", i), strings.Repeat(fmt.Sprintf("line %d of output\n", i), 800))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before, err := s.Export(ctx, "s/pr.jsonl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := compaction.Prune(h, compaction.PruneSettings{Protect: 4000, Minimum: 100}, time.UnixMilli(1700000000000))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(plan.Items) == 0 {
+			t.Fatal("nothing pruned")
+		}
+		arch, err := s.ReadSidecar(ctx, "s/pr.jsonl", compaction.ArchiveSuffix)
+		if err != nil || bytes.Count(arch, []byte("\n")) != len(plan.Items) {
+			t.Fatalf("archive has %d records (%v), want %d", bytes.Count(arch, []byte("\n")), err, len(plan.Items))
+		}
+		if h.Tree().Get(plan.Items[0].EntryID).Get("message.prunedAt").Int() == 0 {
+			t.Fatal("the handle still has the unpruned entry")
+		}
+		res, err := compaction.Restore(h)
+		if err != nil || res.Restored != len(plan.Items) {
+			t.Fatalf("restore: %+v, %v", res, err)
+		}
+		after, err := s.Export(ctx, "s/pr.jsonl")
+		if err != nil || !bytes.Equal(after, before) {
+			t.Fatalf("restore did not give back the session byte for byte (%v)", err)
+		}
+	})
+
+	t.Run("CompactionUnderLease", func(t *testing.T) {
+		hosts := open(t)
+		a, b := hosts(), hosts()
+		name := "s/cmp.jsonl"
+		mustCreate(t, a, name, header)
+		ha, hb := mustOpen(t, a, name, "A"), mustOpen(t, b, name, "B")
+		for i := range 8 {
+			if _, err := ha.Append(msg(Prose(i, 1200))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := hb.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		started, finish := make(chan struct{}), make(chan struct{})
+		slow := &blockingSummarizer{started: started, finish: finish}
+		ea := engine.New(ha, engine.Options{Settings: CompactSettings(), Summarizer: slow})
+		eb := engine.New(hb, engine.Options{Settings: CompactSettings()})
+		done := make(chan error, 1)
+		go func() {
+			_, err := ea.Compact(ctx, "")
+			done <- err
+		}()
+		<-started
+		// A's summary is being made under its lease: B is told, quietly.
+		if _, err := eb.Compact(ctx, ""); !errors.Is(err, engine.ErrCompactingElsewhere) {
+			t.Fatalf("B's compaction during A's: %v, want ErrCompactingElsewhere", err)
+		}
+		// B's own threshold check finds the context above its threshold:
+		// the automatic compaction is skipped, quietly — no event, no
+		// failure counted.
+		small := CompactSettings()
+		small.ContextWindow = 3000
+		var events []engine.Event
+		eauto := engine.New(hb, engine.Options{Settings: small})
+		eauto.Subscribe(func(ev engine.Event) { events = append(events, ev) })
+		out, err := eauto.CheckThreshold(ctx)
+		if err != nil || !strings.Contains(out.Skipped, "another host is compacting") || out.Compaction != nil {
+			t.Fatalf("B's threshold check during A's compaction: %+v, %v; want it skipped", out, err)
+		}
+		if len(events) != 0 || eauto.AutoCompactionDisabled() {
+			t.Fatalf("a skipped automatic compaction emitted %v (disabled: %v)", events, eauto.AutoCompactionDisabled())
+		}
+		// B goes on with the conversation meanwhile: its entries hang
+		// below the leaf A prepared from, so they must stay in the context
+		// after A's compaction (A's commit catches up and hangs it below
+		// them).
+		var later []*session.Entry
+		for i := range 2 {
+			es, err := hb.Append(msg(fmt.Sprint("during the compaction ", i)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			later = append(later, es...)
+		}
+		close(finish)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		f := mustLoad(t, b, name)
+		if n := countType(f, session.TypeCompaction); n != 1 {
+			t.Fatalf("%d compactions, want exactly 1", n)
+		}
+		tree := session.NewTree(f.Entries)
+		var comp *session.Entry
+		for _, e := range f.Entries {
+			if e.Type == session.TypeCompaction {
+				comp = e
+			}
+		}
+		if comp.ParentID != later[1].ID {
+			t.Fatalf("the compaction hangs from %s, want B's newest entry %s", comp.ParentID, later[1].ID)
+		}
+		ctxIDs := map[string]bool{}
+		for _, m := range tree.BuildContext(tree.Last().ID).Messages {
+			ctxIDs[m.EntryID] = true
+		}
+		for _, e := range later {
+			if !ctxIDs[e.ID] {
+				t.Fatalf("B's entry %s, appended during the compaction, is not in the context after it", e.ID)
+			}
+		}
+		// The lease was released: B may compact now, and its commit
+		// rules see A's compaction.
+		if _, err := eb.Compact(ctx, ""); err != nil && !errors.Is(err, compaction.ErrNothingToCompact) {
+			t.Fatalf("B's compaction after A's: %v", err)
+		}
+	})
+
+	t.Run("LeaseTakeover", func(t *testing.T) {
+		s := open(t)()
+		name := "s/take.jsonl"
+		mustCreate(t, s, name, header)
+		h := mustOpen(t, s, name, "B")
+		for i := range 8 {
+			if _, err := h.Append(msg(Prose(i, 1200))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Host A took the lease and died: nobody renews or releases it.
+		dead, err := s.AcquireLease(ctx, name, "A", 400*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eb := engine.New(h, engine.Options{Settings: CompactSettings()})
+		if _, err := eb.Compact(ctx, ""); !errors.Is(err, engine.ErrCompactingElsewhere) {
+			t.Fatalf("compaction while A's lease runs: %v, want ErrCompactingElsewhere", err)
+		}
+		waitExpired(t, s, name, "probe")
+		if _, err := eb.Compact(ctx, ""); err != nil {
+			t.Fatalf("compaction after A's lease expired: %v", err)
+		}
+		// A's late commit is refused.
+		last := store.LastID(mustLoad(t, s, name))
+		if _, err := s.AppendLeased(ctx, dead, last, msg("zombie")); !errors.Is(err, store.ErrLeaseLost) {
+			t.Fatalf("the dead host's commit: %v, want ErrLeaseLost", err)
+		}
+		if n := countType(mustLoad(t, s, name), session.TypeCompaction); n != 1 {
+			t.Fatalf("%d compactions, want 1", n)
+		}
+	})
+}
+
+func mustCreate(t *testing.T, s store.Store, name, data string) {
+	t.Helper()
+	if err := s.Create(context.Background(), name, []byte(data)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustOpen(t *testing.T, s store.Store, name, holder string) *store.Session {
+	t.Helper()
+	h, err := store.OpenSession(context.Background(), s, name, store.SessionOptions{Holder: holder, LeaseTTL: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func mustLoad(t *testing.T, s store.Store, name string) *session.File {
+	t.Helper()
+	f, err := s.Load(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func roots(f *session.File) int {
+	n := 0
+	for _, e := range f.Entries {
+		if e.ParentID == "" {
+			n++
+		}
+	}
+	return n
+}
+
+func countType(f *session.File, typ string) int {
+	n := 0
+	for _, e := range f.Entries {
+		if e.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// waitExpired polls until probe can take the session's lease (the
+// holder's has expired), then releases it again.
+func waitExpired(t *testing.T, s store.Store, name, probe string) {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		l, err := s.AcquireLease(ctx, name, probe, time.Millisecond)
+		if err == nil {
+			s.ReleaseLease(ctx, l)
+			return
+		}
+		if !errors.Is(err, store.ErrLeaseHeld) || time.Now().After(deadline) {
+			t.Fatalf("waiting for the lease to expire: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func toolResult(id, output string) session.Draft {
+	m := map[string]any{"role": "toolResult", "toolCallId": id, "toolName": "bash",
+		"content": []any{map[string]any{"type": "text", "text": output}}, "isError": false, "timestamp": 1}
+	return session.Draft{Type: session.TypeMessage, Fields: map[string]any{"message": m}}
+}
+
+// Prose is n characters of text (n/4 tokens by estimate) for message i.
+func Prose(i, n int) string {
+	s := strings.Repeat(fmt.Sprintf("turn %d works on internal/pkg/file%d.go. ", i, i), n/40+1)
+	return s[:n]
+}
+
+// CompactSettings make a few long messages (Prose of 1200) worth
+// compacting.
+func CompactSettings() engine.Settings {
+	return engine.Settings{Enabled: true, ReserveTokens: 2000, KeepRecentTokens: 300, ContextWindow: 10000}
+}
+
+// blockingSummarizer is the built-in summarizer, held until finish is
+// closed once it started: a compaction caught in the middle.
+type blockingSummarizer struct {
+	started, finish chan struct{}
+	once            sync.Once
+}
+
+func (b *blockingSummarizer) Summarize(ctx context.Context, req summary.Request) (summary.Result, error) {
+	b.once.Do(func() { close(b.started) })
+	select {
+	case <-b.finish:
+	case <-ctx.Done():
+		return summary.Result{}, ctx.Err()
+	}
+	return builtin.New(builtin.Options{}).Summarize(ctx, req)
+}
