@@ -417,35 +417,29 @@ func (w *Watcher) Next() (Event, error) {
 // Close ends the subscription.
 func (w *Watcher) Close() { w.cancel() }
 
+// sentinels are the errors a status code matches.
+var sentinels = map[codes.Code]error{
+	codes.NotFound:           ErrNotFound,
+	codes.InvalidArgument:    ErrInvalidArgument,
+	codes.PermissionDenied:   ErrPermissionDenied,
+	codes.AlreadyExists:      ErrAlreadyExists,
+	codes.FailedPrecondition: ErrFailedPrecondition,
+	codes.Canceled:           ErrCancelled,
+	codes.DeadlineExceeded:   ErrCancelled,
+	codes.Aborted:            ErrAborted,
+	codes.Unavailable:        ErrUnavailable,
+	codes.Unauthenticated:    ErrUnauthenticated,
+	codes.ResourceExhausted:  ErrResourceExhausted,
+}
+
 // wrap turns a gRPC error into one line that matches a sentinel.
 func wrap(op string, err error) error {
 	st, ok := status.FromError(err)
 	if !ok {
 		return fmt.Errorf("%s: %w", op, err)
 	}
-	var sentinel error
-	switch st.Code() {
-	case codes.NotFound:
-		sentinel = ErrNotFound
-	case codes.InvalidArgument:
-		sentinel = ErrInvalidArgument
-	case codes.PermissionDenied:
-		sentinel = ErrPermissionDenied
-	case codes.AlreadyExists:
-		sentinel = ErrAlreadyExists
-	case codes.FailedPrecondition:
-		sentinel = ErrFailedPrecondition
-	case codes.Canceled, codes.DeadlineExceeded:
-		sentinel = ErrCancelled
-	case codes.Aborted:
-		sentinel = ErrAborted
-	case codes.Unavailable:
-		sentinel = ErrUnavailable
-	case codes.Unauthenticated:
-		sentinel = ErrUnauthenticated
-	case codes.ResourceExhausted:
-		sentinel = ErrResourceExhausted
-	default:
+	sentinel, ok := sentinels[st.Code()]
+	if !ok {
 		return fmt.Errorf("%s: %s", op, st.Message())
 	}
 	return fmt.Errorf("%s: %w: %s", op, sentinel, st.Message())

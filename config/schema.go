@@ -115,6 +115,17 @@ func (d *decoder) addf(key, format string, args ...any) {
 	d.problems = append(d.problems, Problem{Key: key, Reason: fmt.Sprintf(format, args...)})
 }
 
+// decodeScalar sets a scalar through set when conv takes raw, else reports
+// what the key must be.
+func decodeScalar[T any](d *decoder, raw any, path, want string, conv func(any) (T, bool), set func(T)) {
+	x, ok := conv(raw)
+	if !ok {
+		d.addf(path, "must be %s, got %s", want, describe(raw))
+		return
+	}
+	set(x)
+}
+
 // decode sets v from raw. v keeps its value (a default) when raw is nil or
 // cannot be decoded.
 func (d *decoder) decode(raw any, v reflect.Value, path string) {
@@ -132,26 +143,11 @@ func (d *decoder) decode(raw any, v reflect.Value, path string) {
 	case t.Kind() == reflect.Map:
 		d.decodeMap(raw, v, path)
 	case t.Kind() == reflect.String:
-		s, ok := scalarString(raw)
-		if !ok {
-			d.addf(path, "must be a string, got %s", describe(raw))
-			return
-		}
-		v.SetString(s)
+		decodeScalar(d, raw, path, "a string", scalarString, v.SetString)
 	case t.Kind() == reflect.Int:
-		n, ok := toInt(raw)
-		if !ok {
-			d.addf(path, "must be an integer, got %s", describe(raw))
-			return
-		}
-		v.SetInt(n)
+		decodeScalar(d, raw, path, "an integer", toInt, v.SetInt)
 	case t.Kind() == reflect.Bool:
-		b, ok := toBool(raw)
-		if !ok {
-			d.addf(path, "must be true or false, got %s", describe(raw))
-			return
-		}
-		v.SetBool(b)
+		decodeScalar(d, raw, path, "true or false", toBool, v.SetBool)
 	default:
 		// The schema uses only the kinds above; reaching here is a bug in
 		// the Config type, not in the user's file.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/checksum"
 )
 
 // ErrInvalid is wrapped by every error that reports problems in the
@@ -58,7 +59,6 @@ var (
 	envNamePattern    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	headerPattern     = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 	pluginNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-	sha256Pattern     = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
 )
 
 var (
@@ -311,7 +311,7 @@ func (v *validator) plugins(ps []Plugin) {
 		key := func(k string) string { return fmt.Sprintf("plugins[%d].%s", i, k) }
 		v.uniqueName(key("name"), p.Name, "plugins", i, first)
 		v.executable(key("path"), p.Path)
-		if p.SHA256 != "" && !sha256Pattern.MatchString(p.SHA256) {
+		if p.SHA256 != "" && !isSHA256(p.SHA256) {
 			v.add(key("sha256"), "must be 64 hex digits, got %d characters", len(p.SHA256))
 		}
 		if p.Timeout <= 0 {
@@ -414,7 +414,7 @@ func (v *validator) server(s *Server) {
 		v.uniqueName(key("name"), t.Name, "server.tokens", i, first)
 		// The value is not echoed: it may be the token itself, pasted by
 		// mistake.
-		if !sha256Pattern.MatchString(t.SHA256) {
+		if !isSHA256(t.SHA256) {
 			v.add(key("sha256"), "must be the 64 hex digits of the token's SHA-256 (`pith serve hash-token`), never the token itself")
 		}
 		if t.Prefix != "" && !SafePrefix(t.Prefix) {
@@ -468,4 +468,12 @@ func (v *validator) uniqueName(key, name, path string, i int, first map[string]i
 			first[name] = i
 		}
 	}
+}
+
+// isSHA256 is checksum.Parse's rule for an expected sum, so a value
+// accepted here is never refused when the plugin starts or a token is
+// matched.
+func isSHA256(s string) bool {
+	_, err := checksum.Parse(s)
+	return err == nil
 }

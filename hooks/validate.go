@@ -3,6 +3,7 @@ package hooks
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf16"
 )
@@ -49,7 +50,7 @@ func ValidateCompaction(c *Compaction, lim CompactionLimits) error {
 	if c.FirstKeptEntryID == "" {
 		return fmt.Errorf("%w: compaction has no firstKeptEntryId", ErrInvalidResult)
 	}
-	if lim.AllowedFirstKeptIDs != nil && !contains(lim.AllowedFirstKeptIDs, c.FirstKeptEntryID) {
+	if lim.AllowedFirstKeptIDs != nil && !slices.Contains(lim.AllowedFirstKeptIDs, c.FirstKeptEntryID) {
 		return fmt.Errorf("%w: firstKeptEntryId %q is not an entry of the compacted range on the path", ErrInvalidResult, c.FirstKeptEntryID)
 	}
 	if c.TokensBefore < 0 {
@@ -92,13 +93,4 @@ func checkJSON(field string, raw json.RawMessage) error {
 		return fmt.Errorf("%w: %s is not valid JSON", ErrInvalidResult, field)
 	}
 	return nil
-}
-
-func contains(ids []string, id string) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }

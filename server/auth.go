@@ -3,15 +3,14 @@ package server
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/subtle"
 	"crypto/tls"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/pith-dev/pith/config"
+	"github.com/pith-dev/pith/internal/checksum"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -145,11 +144,11 @@ func matchToken(tokens []config.Token, tok string) (config.Token, bool) {
 	var found config.Token
 	ok := false
 	for _, t := range tokens {
-		want, err := hex.DecodeString(t.SHA256)
-		if err != nil || len(want) != len(sum) {
+		want, err := checksum.Parse(t.SHA256)
+		if err != nil {
 			continue
 		}
-		if subtle.ConstantTimeCompare(want, sum[:]) == 1 && !ok {
+		if checksum.Equal(sum[:], want) && !ok {
 			found, ok = t, true
 		}
 	}
@@ -159,8 +158,7 @@ func matchToken(tokens []config.Token, tok string) (config.Token, bool) {
 // HashToken is the SHA-256 of a bearer token as server.tokens[].sha256
 // holds it.
 func HashToken(tok string) string {
-	sum := sha256.Sum256([]byte(tok))
-	return hex.EncodeToString(sum[:])
+	return checksum.Sum([]byte(tok))
 }
 
 // exemptFromAuth are the methods anyone who can connect may call: the

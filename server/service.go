@@ -122,14 +122,17 @@ func (v *service) Compact(req *pb.CompactRequest, stream grpc.ServerStreamingSer
 	}
 	done := make(chan error, 1)
 	stop := make(chan struct{})
+	progress := func(ev engine.Event) error {
+		if ev.Kind == engine.EventAgentAbort {
+			return nil
+		}
+		return stream.Send(&pb.CompactResponse{Kind: &pb.CompactResponse_Progress{Progress: eventProto(o.id, ev)}})
+	}
 	go func() {
 		for {
 			select {
 			case ev := <-w.ch:
-				if ev.Kind == engine.EventAgentAbort {
-					continue
-				}
-				if err := stream.Send(&pb.CompactResponse{Kind: &pb.CompactResponse_Progress{Progress: eventProto(o.id, ev)}}); err != nil {
+				if err := progress(ev); err != nil {
 					done <- err
 					return
 				}
@@ -138,10 +141,7 @@ func (v *service) Compact(req *pb.CompactRequest, stream grpc.ServerStreamingSer
 				for {
 					select {
 					case ev := <-w.ch:
-						if ev.Kind == engine.EventAgentAbort {
-							continue
-						}
-						if err := stream.Send(&pb.CompactResponse{Kind: &pb.CompactResponse_Progress{Progress: eventProto(o.id, ev)}}); err != nil {
+						if err := progress(ev); err != nil {
 							done <- err
 							return
 						}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +18,7 @@ import (
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/pluginhost"
+	"github.com/pith-dev/pith/internal/checksum"
 	"github.com/spf13/cobra"
 )
 
@@ -243,23 +242,15 @@ func checksumStatus(spec pluginhost.Spec) string {
 	if spec.SHA256 == "" {
 		return checksumNotConfigured
 	}
-	want, err := hex.DecodeString(spec.SHA256)
-	if err != nil {
+	_, err := checksum.VerifyFile(spec.Path, spec.SHA256)
+	switch {
+	case err == nil:
+		return checksumVerified
+	case errors.Is(err, checksum.ErrMismatch), errors.Is(err, checksum.ErrMalformed):
 		return checksumMismatch
-	}
-	f, err := os.Open(spec.Path)
-	if err != nil {
+	default:
 		return checksumUnreadable
 	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return checksumUnreadable
-	}
-	if !strings.EqualFold(hex.EncodeToString(h.Sum(nil)), hex.EncodeToString(want)) {
-		return checksumMismatch
-	}
-	return checksumVerified
 }
 
 // reportPluginChecks prints the results and returns the command's error.

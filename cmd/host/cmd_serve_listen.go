@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/pith-dev/pith/core/session"
 )
 
 func listenOn(addr string) (net.Listener, error) {
@@ -49,19 +51,11 @@ func boundAddress(lis net.Listener) string {
 
 // writeReadyFile writes addr atomically, so a poller never reads half.
 func writeReadyFile(path, addr string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".ready-*")
+	err := session.WriteAtomic(path, func(w io.Writer) error {
+		_, err := io.WriteString(w, addr+"\n")
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("ready file: %w", err)
-	}
-	_, err = tmp.WriteString(addr + "\n")
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
 		return fmt.Errorf("ready file: %w", err)
 	}
 	return nil

@@ -2,14 +2,13 @@ package compaction
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/internal/checksum"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
@@ -35,7 +34,6 @@ type ArchiveRecord struct {
 // Marshal is the record's archive line, newline included; SHA256 is
 // computed from Original.
 func (r ArchiveRecord) Marshal() []byte {
-	sum := sha256.Sum256(r.Original)
 	var b bytes.Buffer
 	b.WriteString(`{"pos":`)
 	b.WriteString(strconv.Itoa(r.Pos))
@@ -48,7 +46,7 @@ func (r ArchiveRecord) Marshal() []byte {
 	b.WriteString(`,"prunedAt":`)
 	b.WriteString(strconv.FormatInt(r.PrunedAt, 10))
 	b.WriteString(`,"sha256":"`)
-	b.WriteString(hex.EncodeToString(sum[:]))
+	b.WriteString(checksum.Sum(r.Original))
 	b.WriteString(`","entry":`)
 	b.Write(r.Original)
 	b.WriteString("}\n")
@@ -84,9 +82,8 @@ func ParseArchiveRecord(line []byte) (ArchiveRecord, error) {
 		return ArchiveRecord{}, fmt.Errorf("%w: bad position %s", ErrBadRecord, pos.Raw)
 	}
 	r.Pos = int(pos.Int())
-	h := sha256.Sum256(r.Original)
-	r.SHA256 = hex.EncodeToString(h[:])
-	if sum.String() != r.SHA256 {
+	r.SHA256 = checksum.Sum(r.Original)
+	if checksum.Verify(r.Original, sum.String()) != nil {
 		return ArchiveRecord{}, fmt.Errorf("%w: the SHA-256 of its original does not match (the record was changed or torn)", ErrBadRecord)
 	}
 	return r, nil

@@ -133,7 +133,7 @@ func BenchmarkStoreAppend(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer store.Close()
-	d, err := messageDraft(assistantMsg("Done: the parser now accepts trailing commas in internal/parse/list.go.", 50000, 120))
+	d, err := session.MessageDraft(assistantMsg("Done: the parser now accepts trailing commas in internal/parse/list.go.", 50000, 120))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -252,7 +252,7 @@ func (s *Session) emit(ev Event) {
 func (s *Session) AppendMessages(ctx context.Context, msgs ...json.RawMessage) ([]*session.Entry, error) {
 	drafts := make([]session.Draft, len(msgs))
 	for i, m := range msgs {
-		d, err := messageDraft(m)
+		d, err := session.MessageDraft(m)
 		if err != nil {
 			return nil, fmt.Errorf("append message %d: %w", i+1, err)
 		}
@@ -344,21 +344,6 @@ func (s *Session) pushLocked(m session.Message, fresh bool) {
 	}
 }
 
-func messageDraft(raw json.RawMessage) (session.Draft, error) {
-	m := gjson.ParseBytes(raw)
-	if !m.IsObject() || !json.Valid(raw) {
-		return session.Draft{}, errors.New("a message must be a JSON object")
-	}
-	if m.Get("role").Str == "" {
-		return session.Draft{}, errors.New(`the message has no "role"`)
-	}
-	fields := make([]byte, 0, len(raw)+12)
-	fields = append(fields, `{"message":`...)
-	fields = append(fields, raw...)
-	fields = append(fields, '}')
-	return session.Draft{Type: session.TypeMessage, Fields: json.RawMessage(fields)}, nil
-}
-
 // AfterTurn records an assistant message — appends it to the session and
 // the live context — and runs what it calls for (docs/behaviour.md §9): overflow
 // recovery when it is a context overflow, a threshold compaction when the
@@ -373,7 +358,7 @@ func (s *Session) AfterTurn(ctx context.Context, msg json.RawMessage) (*Outcome,
 	if gjson.GetBytes(msg, "role").Str != session.RoleAssistant {
 		return nil, ErrNotAssistant
 	}
-	d, err := messageDraft(msg)
+	d, err := session.MessageDraft(msg)
 	if err != nil {
 		return nil, err
 	}

@@ -19,4 +19,10 @@
 // warning about a file; parentId loops are found (Tree.Cycles) and
 // reported; and ParseClientEntry is the strict parser for entries a client
 // of pith serve appends (duplicate keys, types, envelope).
+//
+// One JSON scanner (jsonscan.go) reads every line, walk and client entry;
+// the strict parser is a policy plugged into it, not a second parser. What
+// is appended is checked in one place whatever its source: MessageDraft for
+// agent messages, and every Draft's fields when its line is built (a JSON
+// object that leaves type, id, parentId and timestamp to the Store).
 package session

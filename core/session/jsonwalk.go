@@ -46,13 +46,7 @@ func ArrayElements(raw []byte, fn func(value []byte) bool) bool {
 	if p.i >= len(raw) || raw[p.i] != '[' {
 		return false
 	}
-	p.i++
-	p.ws()
-	if p.i < len(raw) && raw[p.i] == ']' {
-		return true
-	}
-	for {
-		p.ws()
+	for more := p.firstElement(); more; more = p.nextElement() {
 		start := p.i
 		p.value(1)
 		if p.err != "" {
@@ -61,12 +55,8 @@ func ArrayElements(raw []byte, fn func(value []byte) bool) bool {
 		if !fn(raw[start:p.i]) {
 			return true
 		}
-		p.ws()
-		if p.i >= len(raw) || raw[p.i] != ',' {
-			return p.i < len(raw) && raw[p.i] == ']'
-		}
-		p.i++
 	}
+	return p.err == ""
 }
 
 // StringValue decodes a raw JSON string; ok is false for any other value.

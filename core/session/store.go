@@ -446,6 +446,11 @@ func buildLine(d Draft, id, parent, ts string) ([]byte, error) {
 		fields = bytes.TrimSpace(b.Bytes())
 	}
 	fields = bytes.TrimSpace(fields)
+	if len(fields) > 0 {
+		if err := checkFields(fields); err != nil {
+			return nil, err
+		}
+	}
 	if bytes.ContainsAny(fields, "\r\n") {
 		// A raw draft may be pretty-printed; a JSONL entry must stay one line.
 		var c bytes.Buffer
@@ -453,9 +458,6 @@ func buildLine(d Draft, id, parent, ts string) ([]byte, error) {
 			return nil, err
 		}
 		fields = c.Bytes()
-	}
-	if len(fields) > 0 && (fields[0] != '{' || fields[len(fields)-1] != '}') {
-		return nil, errors.New("fields must be a JSON object")
 	}
 	var b bytes.Buffer
 	b.WriteString(`{"type":`)

@@ -50,9 +50,6 @@ var clientRoles = map[string]bool{
 	RoleUser: true, RoleAssistant: true, RoleToolResult: true, RoleBashExecution: true, RoleCustom: true,
 }
 
-// serverFields are assigned by the server; a client's values are dropped.
-var serverFields = map[string]bool{"type": true, "id": true, "parentId": true, "timestamp": true}
-
 // ClientEntry is an entry a client sent, checked and ready to append.
 type ClientEntry struct {
 	Type string
@@ -75,7 +72,7 @@ func ParseClientEntry(raw []byte) (ClientEntry, error) {
 		case key == "type":
 			typeRaw = value
 			return
-		case serverFields[key]:
+		case envelopeFields[key]:
 			return
 		case key == "message":
 			msgRaw = value
@@ -191,180 +188,110 @@ func parseStrict(raw []byte, maxDepth int, member func(key string, member, value
 		}
 		return invalid("invalid UTF-8 at byte %d", n)
 	}
-	p := strictParser{scanner: scanner{s: raw}, maxDepth: maxDepth, at: -1}
+	sp := strictPolicy{p: scanner{s: raw, shallower: jsondepth.Max - maxDepth}}
+	p := &sp.p
+	p.keys = sp.keysAt
 	p.ws()
 	if p.i >= len(raw) || raw[p.i] != '{' {
 		return invalid("not a JSON object")
 	}
-	p.object(0, member)
+	check := sp.keysAt(0)
+	p.object(0, func(key []byte, esc bool) bool {
+		if check(key, esc) {
+			return true // refused
+		}
+		if member != nil {
+			keyAt, valueAt := p.keyAt(key), p.i
+			p.value(1)
+			if p.err == "" {
+				member(string(keyText(key, esc)), p.s[keyAt:p.i], p.s[valueAt:p.i])
+			}
+			return true
+		}
+		return false
+	})
 	if p.err == "" {
 		p.ws()
 		if p.i != len(raw) {
 			p.fail("text after the object")
 		}
 	}
-	if p.err != "" {
-		if p.at >= 0 {
-			return invalid("%s at byte %d", p.err, p.at)
+	switch {
+	case p.err == "":
+		return nil
+	case p.refused:
+		return invalid("%s at byte %d", p.err, p.errAt)
+	default:
+		return invalid("malformed JSON: %s (at byte %d)", p.err, p.errAt)
+	}
+}
+
+// strictPolicy is the scanner with the strict parser's key checks: its
+// keysAt gives every object the scanner opens a callback that refuses a
+// duplicate or lone-surrogate key. Its depth limit is the scanner's
+// (shallower), its recursion bounded by it.
+type strictPolicy struct {
+	p scanner
+	// keys holds the keys seen so far in the object open at each depth.
+	keys []keySet
+}
+
+// keysAt starts the key set of an object opened at depth and returns the
+// check of its keys, which reports true when it refused one (the scan has
+// failed then).
+func (sp *strictPolicy) keysAt(depth int) func(key []byte, esc bool) bool {
+	for len(sp.keys) <= depth {
+		sp.keys = append(sp.keys, keySet{})
+	}
+	sp.keys[depth].reset()
+	return func(key []byte, esc bool) bool {
+		p := &sp.p
+		if esc && !wellPairedSurrogates(key) {
+			p.refuse(p.keyAt(key), "a key with a lone surrogate escape")
+			return true
 		}
-		return invalid("malformed JSON: %s (at byte %d)", p.err, p.i)
-	}
-	return nil
-}
-
-// strictParser is the scanner with duplicate-key detection and a
-// configurable depth. Its recursion is bounded by maxDepth.
-type strictParser struct {
-	scanner
-	maxDepth int
-	at       int // where a strictness error (not a syntax error) was found, or -1
-}
-
-func (p *strictParser) strict(at int, format string, args ...any) {
-	if p.err == "" {
-		p.err, p.at = fmt.Sprintf(format, args...), at
-	}
-}
-
-func (p *strictParser) value(depth int) {
-	p.ws()
-	if p.i < len(p.s) {
-		switch p.s[p.i] {
-		case '{':
-			p.object(depth, nil)
-			return
-		case '[':
-			p.array(depth)
-			return
+		k := string(keyText(key, esc))
+		if !sp.keys[depth].add(k) {
+			p.refuse(p.keyAt(key), "duplicate key "+strconv.Quote(k))
+			return true
 		}
+		return false
 	}
-	p.scanner.value(depth) // a scalar, or the syntax error
 }
 
-func (p *strictParser) deep(depth int) bool {
-	if depth >= p.maxDepth {
-		p.strict(p.i, "nested deeper than %d levels", jsondepth.Max)
+// keySet is the keys of one object: a list while it is short, a map past
+// a few keys, where a map beats a scan.
+type keySet struct {
+	list []string
+	set  map[string]bool
+}
+
+func (ks *keySet) reset() {
+	ks.list, ks.set = ks.list[:0], nil
+}
+
+// add records k and reports whether it is new.
+func (ks *keySet) add(k string) bool {
+	if ks.set != nil {
+		if ks.set[k] {
+			return false
+		}
+		ks.set[k] = true
 		return true
 	}
-	return false
-}
-
-func (p *strictParser) array(depth int) {
-	if p.deep(depth) {
-		return
-	}
-	p.i++ // [
-	p.ws()
-	if p.i < len(p.s) && p.s[p.i] == ']' {
-		p.i++
-		return
-	}
-	for p.err == "" {
-		p.value(depth + 1)
-		p.ws()
-		if p.i >= len(p.s) {
-			p.fail("unterminated array")
-			return
-		}
-		switch p.s[p.i] {
-		case ',':
-			p.i++
-		case ']':
-			p.i++
-			return
-		default:
-			p.fail("expected , or ] in an array")
-			return
+	for _, x := range ks.list {
+		if x == k {
+			return false
 		}
 	}
-}
-
-// object parses an object, refusing a key seen before in it.
-func (p *strictParser) object(depth int, member func(key string, member, value []byte)) {
-	if p.deep(depth) {
-		return
-	}
-	p.i++ // {
-	p.ws()
-	if p.i < len(p.s) && p.s[p.i] == '}' {
-		p.i++
-		return
-	}
-	var keys []string
-	var seen map[string]bool // past a few keys a map beats a scan
-	for p.err == "" {
-		p.ws()
-		if p.i >= len(p.s) || p.s[p.i] != '"' {
-			p.fail("expected a key in an object")
-			return
-		}
-		keyAt := p.i
-		content, esc := p.str()
-		if p.err != "" {
-			return
-		}
-		key := string(content)
-		if esc {
-			if !wellPairedSurrogates(content) {
-				p.strict(keyAt, "a key with a lone surrogate escape")
-				return
-			}
-			key = decodeEscaped(content)
-		}
-		dup := false
-		if seen != nil {
-			dup = seen[key]
-			seen[key] = true
-		} else {
-			for _, k := range keys {
-				if k == key {
-					dup = true
-					break
-				}
-			}
-			keys = append(keys, key)
-			if len(keys) > 8 {
-				seen = make(map[string]bool, 2*len(keys))
-				for _, k := range keys {
-					seen[k] = true
-				}
-			}
-		}
-		if dup {
-			p.strict(keyAt, "duplicate key %s", strconv.Quote(key))
-			return
-		}
-		p.ws()
-		if p.i >= len(p.s) || p.s[p.i] != ':' {
-			p.fail("expected : after a key")
-			return
-		}
-		p.i++
-		p.ws()
-		valueAt := p.i
-		p.value(depth + 1)
-		if p.err != "" {
-			return
-		}
-		if member != nil {
-			member(key, p.s[keyAt:p.i], p.s[valueAt:p.i])
-		}
-		p.ws()
-		if p.i >= len(p.s) {
-			p.fail("unterminated object")
-			return
-		}
-		switch p.s[p.i] {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
-			return
-		default:
-			p.fail("expected , or } in an object")
-			return
+	ks.list = append(ks.list, k)
+	if len(ks.list) > 8 {
+		ks.set = make(map[string]bool, 2*len(ks.list))
+		for _, x := range ks.list {
+			ks.set[x] = true
 		}
 	}
+	return true
 }
 
 // wellPairedSurrogates reports whether every \uD800–\uDFFF escape in a

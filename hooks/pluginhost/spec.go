@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/checksum"
 )
 
 // Spec is one configured plugin (docs/behaviour.md §14's plugin list entry).
@@ -48,7 +49,7 @@ func (s Spec) Validate() error {
 		return fmt.Errorf("plugin %q has no path", s.Name)
 	}
 	if s.SHA256 != "" {
-		if _, err := decodeSHA256(s.SHA256); err != nil {
+		if _, err := checksum.Parse(s.SHA256); err != nil {
 			return fmt.Errorf("plugin %q: %w", s.Name, err)
 		}
 	}

@@ -3,7 +3,6 @@ package pluginhost
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/checksum"
 	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
 	"github.com/pith-dev/pith/internal/proctree"
 	"github.com/pith-dev/pith/internal/wire"
@@ -466,43 +466,21 @@ func (s *Supervisor) restart(delay time.Duration) {
 	}
 }
 
-func decodeSHA256(s string) ([]byte, error) {
-	b, err := hex.DecodeString(s)
-	if err != nil || len(b) != sha256.Size {
-		return nil, fmt.Errorf("sha256 %q is not 64 hex digits", s)
-	}
-	return b, nil
-}
-
-func fileSHA256(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return nil, err
-	}
-	return h.Sum(nil), nil
-}
-
 // launch starts one instance: checksum, process, handshake, HostAPI on the
 // broker, Describe.
 func (s *Supervisor) launch(ctx context.Context) (*instance, error) {
 	spec := s.spec
 	var secure *plugin.SecureConfig
 	if spec.SHA256 != "" {
-		want, err := decodeSHA256(spec.SHA256)
-		if err != nil {
+		want, err := checksum.VerifyFile(spec.Path, spec.SHA256)
+		var mismatch *checksum.MismatchError
+		switch {
+		case errors.As(err, &mismatch):
+			return nil, fmt.Errorf("plugin %q: %w: %s has sha256 %x, the configuration says %x; not started", spec.Name, ErrChecksumMismatch, spec.Path, mismatch.Got, mismatch.Want)
+		case errors.Is(err, checksum.ErrMalformed):
 			return nil, fmt.Errorf("plugin %q: %w", spec.Name, err)
-		}
-		got, err := fileSHA256(spec.Path)
-		if err != nil {
+		case err != nil:
 			return nil, fmt.Errorf("plugin %q: checksum %s: %w", spec.Name, spec.Path, err)
-		}
-		if !bytesEqual(got, want) {
-			return nil, fmt.Errorf("plugin %q: %w: %s has sha256 %x, the configuration says %x; not started", spec.Name, ErrChecksumMismatch, spec.Path, got, want)
 		}
 		// go-plugin checks again right before exec, narrowing the window
 		// in which the file could be swapped.
@@ -595,17 +573,6 @@ func (s *Supervisor) launch(ctx context.Context) (*instance, error) {
 	s.desc.Store(&Description{Name: resp.GetName(), Version: resp.GetVersion(), Events: events})
 	s.log.Debug("plugin started", "pid", inst.pid, "version", resp.GetVersion(), "events", events)
 	return inst, nil
-}
-
-func bytesEqual(a, b []byte) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	var d byte
-	for i := range a {
-		d |= a[i] ^ b[i]
-	}
-	return d == 0
 }
 
 // hostPlugin is the go-plugin glue on the host side.

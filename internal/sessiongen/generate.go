@@ -183,15 +183,28 @@ func (g *generator) header() {
 // entry starts an entry line with pi's key order for most types
 // (type, id, parentId, timestamp) and records it on the path.
 func (g *generator) entry(typ string, k kind) (*obj, string) {
+	o, id := g.startEntry(typ)
+	g.envelope(o, id, k)
+	return o, id
+}
+
+// startEntry starts an entry line with its type and picks its id; the
+// caller writes the envelope (envelope) where pi's key order puts it.
+func (g *generator) startEntry(typ string) (*obj, string) {
 	g.tick()
 	g.malformed()
 	id := g.newID()
 	o := g.begin()
 	o.str("type", typ)
+	return o, id
+}
+
+// envelope writes id, parentId and timestamp and records the entry on the
+// path.
+func (g *generator) envelope(o *obj, id string, k kind) {
 	g.ids2(o, id)
 	o.str("timestamp", g.isoNow())
 	g.push(id, k)
-	return o, id
 }
 
 // ids2 writes id and parentId, which v1 files do not have.
@@ -430,11 +443,7 @@ func (g *generator) sessionInfo() {
 // customEntry writes a `custom` entry (extension state, never sent) with
 // pi's key order: type, customType, data, id, parentId, timestamp.
 func (g *generator) customEntry() {
-	g.tick()
-	g.malformed()
-	id := g.newID()
-	o := g.begin()
-	o.str("type", "custom")
+	o, id := g.startEntry("custom")
 	o.str("customType", "sessiongen-state")
 	o.objKey("data")
 	o.int("counter", int64(g.n))
@@ -445,46 +454,45 @@ func (g *generator) customEntry() {
 	o.elemRaw("null")
 	o.closeArr()
 	o.close()
-	g.ids2(o, id)
-	o.str("timestamp", g.isoNow())
-	g.push(id, kMeta)
+	g.envelope(o, id, kMeta)
 	g.end()
 }
 
 // customMessage writes a custom_message entry (sent as a user-side message)
 // with pi's key order: type, customType, content, display, details, id, ...
 func (g *generator) customMessage() {
-	g.tick()
-	g.malformed()
-	id := g.newID()
-	o := g.begin()
-	o.str("type", "custom_message")
+	o, id := g.startEntry("custom_message")
 	o.str("customType", "sessiongen-note")
 	text := "Context from an extension: " + g.c.slice(g.r, 20+g.r.IntN(g.o.ProseMax))
-	if g.r.IntN(2) == 0 {
-		o.str("content", text)
-	} else {
-		o.arrKey("content")
-		o.elemObj()
-		o.str("type", "text")
-		o.str("text", text)
-		o.close()
-		if g.chance(g.o.Image * 3) {
-			g.imageBlock(o)
-		}
-		o.closeArr()
-	}
+	g.textContent(o, text, 2, g.o.Image*3)
 	o.bool("display", g.r.IntN(3) != 0)
 	if g.r.IntN(2) == 0 {
 		o.objKey("details")
 		o.str("source", "sessiongen")
 		o.close()
 	}
-	g.ids2(o, id)
-	o.str("timestamp", g.isoNow())
-	g.push(id, kOther)
+	g.envelope(o, id, kOther)
 	g.end()
 	g.ctx += len(text) / 4
+}
+
+// textContent writes a message's "content": the text as a string one time
+// in stringOneIn (never when 0), else as a text block followed, with the
+// chance image, by an image block.
+func (g *generator) textContent(o *obj, text string, stringOneIn int, image float64) {
+	if stringOneIn > 0 && g.r.IntN(stringOneIn) == 0 {
+		o.str("content", text)
+		return
+	}
+	o.arrKey("content")
+	o.elemObj()
+	o.str("type", "text")
+	o.str("text", text)
+	o.close()
+	if g.chance(image) {
+		g.imageBlock(o)
+	}
+	o.closeArr()
 }
 
 func (g *generator) ms() int64 { return g.now.UnixMilli() }
@@ -501,19 +509,7 @@ func (g *generator) customRole() {
 	o.str("role", role)
 	o.str("customType", "sessiongen-hook")
 	text := g.c.slice(g.r, 10+g.r.IntN(g.o.ProseMax))
-	if g.r.IntN(2) == 0 {
-		o.str("content", text)
-	} else {
-		o.arrKey("content")
-		o.elemObj()
-		o.str("type", "text")
-		o.str("text", text)
-		o.close()
-		if g.chance(g.o.Image * 3) {
-			g.imageBlock(o)
-		}
-		o.closeArr()
-	}
+	g.textContent(o, text, 2, g.o.Image*3)
 	o.bool("display", g.r.IntN(2) == 0)
 	o.int("timestamp", g.ms())
 	o.close()
@@ -560,19 +556,7 @@ func (g *generator) user() {
 	if g.r.IntN(8) == 0 {
 		text += "\n" + g.c.slice(g.r, 200+g.r.IntN(2*g.o.ProseMax))
 	}
-	if g.r.IntN(3) == 0 {
-		o.str("content", text)
-	} else {
-		o.arrKey("content")
-		o.elemObj()
-		o.str("type", "text")
-		o.str("text", text)
-		o.close()
-		if g.chance(g.o.Image) {
-			g.imageBlock(o)
-		}
-		o.closeArr()
-	}
+	g.textContent(o, text, 3, g.o.Image)
 	o.int("timestamp", g.ms())
 	o.close()
 	g.end()
@@ -810,20 +794,12 @@ func (g *generator) toolResult(c call) {
 	o.str("role", "toolResult")
 	o.str("toolCallId", c.id)
 	o.str("toolName", c.name)
-	o.arrKey("content")
 	n := g.o.ToolResultMin + g.r.IntN(g.o.ToolResultTypical-g.o.ToolResultMin+1)
 	if g.chance(g.o.Large) {
 		n = g.o.ToolResultTypical + g.r.IntN(g.o.ToolResultMax-g.o.ToolResultTypical+1)
 	}
 	text := g.c.slice(g.r, n)
-	o.elemObj()
-	o.str("type", "text")
-	o.str("text", text)
-	o.close()
-	if g.chance(g.o.Image) {
-		g.imageBlock(o)
-	}
-	o.closeArr()
+	g.textContent(o, text, 0, g.o.Image)
 	if c.name == "edit" && g.r.IntN(2) == 0 {
 		o.objKey("details")
 		o.str("diff", "-"+sentence(g.r, 3)+"\n+"+sentence(g.r, 3))

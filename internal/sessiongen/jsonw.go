@@ -30,6 +30,11 @@ var safe = func() (t [2][256]bool) {
 	return t
 }()
 
+// shortEscape is the two-character escape of a byte that has one ('"' for
+// '"', 'n' for a newline, …), or 0. '/' has one too, used only where safe
+// says so (escASCII).
+var shortEscape = [256]byte{'"': '"', '\\': '\\', '\n': 'n', '\r': 'r', '\t': 't', '\b': 'b', '\f': 'f', '/': '/'}
+
 // appendString appends s as a JSON string literal in the given style.
 func appendString(b []byte, s string, style escStyle) []byte {
 	tab := &safe[style]
@@ -43,34 +48,10 @@ func appendString(b []byte, s string, style escStyle) []byte {
 		}
 		b = append(b, s[start:i]...)
 		switch {
-		case c == '"':
-			b = append(b, '\\', '"')
+		case shortEscape[c] != 0:
+			b = append(b, '\\', shortEscape[c])
 			i++
-		case c == '\\':
-			b = append(b, '\\', '\\')
-			i++
-		case c == '\n':
-			b = append(b, '\\', 'n')
-			i++
-		case c == '\r':
-			b = append(b, '\\', 'r')
-			i++
-		case c == '\t':
-			b = append(b, '\\', 't')
-			i++
-		case c == '\b':
-			b = append(b, '\\', 'b')
-			i++
-		case c == '\f':
-			b = append(b, '\\', 'f')
-			i++
-		case c < 0x20:
-			b = appendU(b, rune(c))
-			i++
-		case c == '/':
-			b = append(b, '\\', '/')
-			i++
-		case c == '<' || c == '>' || c == '&':
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
 			b = appendU(b, rune(c))
 			i++
 		default: // non-ASCII in escASCII style
