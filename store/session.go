@@ -122,13 +122,9 @@ func (s *Session) Leaf() *session.Entry {
 func (s *Session) SetLeaf(id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if id == "" {
-		s.leaf = nil
-		return nil
-	}
-	e := s.tree.Get(id)
-	if e == nil {
-		return fmt.Errorf("%s: no entry with id %q", s.name, id)
+	e, err := session.LeafAt(s.tree, s.name, id)
+	if err != nil {
+		return err
 	}
 	s.leaf = e
 	return nil

@@ -388,16 +388,26 @@ func (s *Store) Leaf() *Entry {
 func (s *Store) SetLeaf(id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if id == "" {
-		s.leaf = nil
-		return nil
-	}
-	e := s.tree.Get(id)
-	if e == nil {
-		return fmt.Errorf("%s: no entry with id %q", s.path, id)
+	e, err := LeafAt(s.tree, s.path, id)
+	if err != nil {
+		return err
 	}
 	s.leaf = e
 	return nil
+}
+
+// LeafAt is the entry a SetLeaf to id moves the leaf to in t: nil for ""
+// (before the first entry), an error naming the session name when t has
+// no such entry. Every Backend's SetLeaf resolves its target here.
+func LeafAt(t *Tree, name, id string) (*Entry, error) {
+	if id == "" {
+		return nil, nil
+	}
+	e := t.Get(id)
+	if e == nil {
+		return nil, fmt.Errorf("%s: no entry with id %q", name, id)
+	}
+	return e, nil
 }
 
 // Draft is an entry to append. The Store fills type, id, parentId and
