@@ -2,13 +2,8 @@ package pluginhost
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,8 +11,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"github.com/pith-dev/pith/hooks"
-	"github.com/pith-dev/pith/hooks/wire"
-	"github.com/pith-dev/pith/internal/proctree"
 	pb "github.com/pith-dev/pith/proto/pith/hooks/v1"
 	"google.golang.org/grpc"
 )
@@ -154,7 +147,12 @@ type instance struct {
 	pid    int
 	done   chan struct{}
 	logs   []*logWriter
+	relay  *relayLimit
 	once   sync.Once
+	// attached: the process was started by hand (debug mode) and is not
+	// the host's to stop or restart; conn is the connection to close.
+	attached bool
+	conn     *grpc.ClientConn
 }
 
 func (in *instance) retire() { in.once.Do(func() { close(in.done) }) }
@@ -259,7 +257,7 @@ func (s *Supervisor) Stop(ctx context.Context) {
 
 func (s *Supervisor) shutdown(ctx context.Context, inst *instance) {
 	inst.retire()
-	if !inst.client.Exited() {
+	if !inst.attached && !inst.client.Exited() {
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		if _, err := inst.rpc.Shutdown(sctx, &pb.ShutdownRequest{}); err != nil {
 			s.log.Debug("shutdown request failed; killing", "error", err)
@@ -267,19 +265,6 @@ func (s *Supervisor) shutdown(ctx context.Context, inst *instance) {
 		cancel()
 	}
 	killInstance(inst)
-}
-
-// killInstance ends the instance's process and everything it started: the
-// descendants are collected while the plugin still runs (a child that left
-// the group with setsid is found only through its parent), then go-plugin
-// ends the plugin and the group and those descendants are killed.
-func killInstance(inst *instance) {
-	desc := proctree.Descendants(inst.pid)
-	inst.client.Kill()
-	proctree.Kill(inst.pid, desc)
-	for _, w := range inst.logs {
-		w.Flush()
-	}
 }
 
 // setState must be called with s.mu held.
@@ -327,7 +312,9 @@ func (s *Supervisor) monitor(inst *instance) {
 	exitTick := time.NewTicker(exitPoll)
 	defer exitTick.Stop()
 	var health <-chan time.Time
-	if s.opts.HealthInterval > 0 {
+	// An attached plugin may sit at a breakpoint: not answering is not a
+	// crash then.
+	if s.opts.HealthInterval > 0 && !inst.attached {
 		t := time.NewTicker(s.opts.HealthInterval)
 		defer t.Stop()
 		health = t.C
@@ -373,7 +360,14 @@ func (s *Supervisor) crashed(inst *instance, why string) {
 	s.crashCount++
 	s.lastCrash = why
 	n := s.recordCrash()
-	if n >= s.opts.CrashBudget {
+	if inst.attached {
+		// Started by hand, it is not the host's to start again.
+		s.setState(StateDisabled)
+		s.mu.Unlock()
+		s.observe(ObservedCrash, inst.pid, errors.New(why))
+		s.log.Error("attached plugin went away; not restarted: start it again in debug mode and reload the configuration", "reason", why)
+		s.observe(ObservedDisabled, inst.pid, errors.New(why))
+	} else if n >= s.opts.CrashBudget {
 		s.setState(StateDisabled)
 		s.mu.Unlock()
 		s.observe(ObservedCrash, inst.pid, errors.New(why))
@@ -466,148 +460,6 @@ func (s *Supervisor) restart(delay time.Duration) {
 	}
 }
 
-func decodeSHA256(s string) ([]byte, error) {
-	b, err := hex.DecodeString(s)
-	if err != nil || len(b) != sha256.Size {
-		return nil, fmt.Errorf("sha256 %q is not 64 hex digits", s)
-	}
-	return b, nil
-}
-
-func fileSHA256(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return nil, err
-	}
-	return h.Sum(nil), nil
-}
-
-// launch starts one instance: checksum, process, handshake, HostAPI on the
-// broker, Describe.
-func (s *Supervisor) launch(ctx context.Context) (*instance, error) {
-	spec := s.spec
-	var secure *plugin.SecureConfig
-	if spec.SHA256 != "" {
-		want, err := decodeSHA256(spec.SHA256)
-		if err != nil {
-			return nil, fmt.Errorf("plugin %q: %w", spec.Name, err)
-		}
-		got, err := fileSHA256(spec.Path)
-		if err != nil {
-			return nil, fmt.Errorf("plugin %q: checksum %s: %w", spec.Name, spec.Path, err)
-		}
-		if !bytesEqual(got, want) {
-			return nil, fmt.Errorf("plugin %q: %w: %s has sha256 %x, the configuration says %x; not started", spec.Name, ErrChecksumMismatch, spec.Path, got, want)
-		}
-		// go-plugin checks again right before exec, narrowing the window
-		// in which the file could be swapped.
-		secure = &plugin.SecureConfig{Checksum: want, Hash: sha256.New()}
-	}
-
-	cmd := exec.Command(spec.Path, spec.Args...)
-	// Its own process group, so that stopping it ends what it started, and
-	// a parent-death signal, so that a SIGKILLed host takes it along.
-	cmd.SysProcAttr = proctree.SysProcAttr()
-	cmd.Env = spec.environment(os.LookupEnv)
-
-	lim := spec.Limits.OrDefaults()
-	relay := newRelayLimit(lim.StderrLinesPerSecond, lim.StderrBytesPerSecond)
-	stderr := newLimitedLogWriter(s.log, lim.StderrLineBytes, relay)
-	syncErr := newLimitedLogWriter(s.log, lim.StderrLineBytes, relay)
-	syncOut := newLimitedLogWriter(s.log.With("stream", "stdout"), lim.StderrLineBytes, relay)
-	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  wire.Handshake,
-		VersionedPlugins: map[int]plugin.PluginSet{wire.ProtocolVersion: {wire.PluginName: &hostPlugin{}}},
-		Cmd:              cmd,
-		SecureConfig:     secure,
-		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		AutoMTLS:         true,
-		StartTimeout:     s.opts.StartTimeout,
-		// go-plugin's own logger is off: its stderr parser panics on a
-		// non-string @message. Pith parses the stream itself (logWriter).
-		Logger:          hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Off}),
-		Stderr:          stderr,
-		SyncStderr:      syncErr,
-		SyncStdout:      syncOut,
-		GRPCDialOptions: wire.DialOptions(),
-		// A minimal environment, set above: never the host's own.
-		SkipHostEnv: true,
-	})
-	fail := func(err error) (*instance, error) {
-		pid := 0
-		if cmd.Process != nil {
-			pid = cmd.Process.Pid
-		}
-		desc := proctree.Descendants(pid)
-		client.Kill()
-		proctree.Kill(pid, desc)
-		stderr.Flush()
-		if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {
-			return nil, fmt.Errorf("plugin %q: %w: %s; not started", spec.Name, ErrChecksumMismatch, spec.Path)
-		}
-		return nil, fmt.Errorf("start plugin %q (%s): %w", spec.Name, spec.Path, err)
-	}
-	proto, err := client.Client()
-	if err != nil {
-		return fail(err)
-	}
-	raw, err := proto.Dispense(wire.PluginName)
-	if err != nil {
-		return fail(err)
-	}
-	r, ok := raw.(*remote)
-	if !ok {
-		return fail(fmt.Errorf("unexpected plugin client %T", raw))
-	}
-	inst := &instance{client: client, rpc: r.rpc, done: make(chan struct{}), logs: []*logWriter{stderr, syncErr, syncOut}}
-	if cmd.Process != nil {
-		inst.pid = cmd.Process.Pid
-	}
-	brokerID := r.broker.NextId()
-	api := &hostAPIServer{host: s.opts.Host, grants: &s.grants, log: s.log, relay: relay}
-	go r.broker.AcceptAndServe(brokerID, func(opts []grpc.ServerOption) *grpc.Server {
-		srv := wire.NewServer(opts)
-		pb.RegisterHostAPIServer(srv, api)
-		return srv
-	})
-	dctx, cancel := context.WithTimeout(ctx, s.opts.StartTimeout)
-	defer cancel()
-	resp, err := r.rpc.Describe(dctx, &pb.DescribeRequest{HostApiBrokerId: brokerID, ConfiguredName: spec.Name, HostVersion: s.opts.HostVersion})
-	if err != nil {
-		return fail(fmt.Errorf("describe: %w", err))
-	}
-	events, unknown := wire.EventsFromStrings(resp.GetEvents())
-	if len(unknown) > 0 {
-		s.log.Warn("plugin lists events this host does not know; ignoring them", "events", unknown)
-	}
-	if len(events) == 0 {
-		s.log.Warn("plugin handles no event; it will never be called")
-	}
-	if len(spec.Events) > 0 && !sameEvents(spec.Events, events) {
-		s.log.Warn("plugin handles other events than its configuration lists; a command starts it only for the listed ones, and it is called for those it handles",
-			"configured", spec.Events, "handles", events)
-	}
-	s.desc.Store(&Description{Name: resp.GetName(), Version: resp.GetVersion(), Events: events})
-	s.log.Debug("plugin started", "pid", inst.pid, "version", resp.GetVersion(), "events", events)
-	return inst, nil
-}
-
-func bytesEqual(a, b []byte) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	var d byte
-	for i := range a {
-		d |= a[i] ^ b[i]
-	}
-	return d == 0
-}
-
 // hostPlugin is the go-plugin glue on the host side.
 type hostPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
@@ -617,6 +469,7 @@ type hostPlugin struct {
 type remote struct {
 	rpc    pb.HooksClient
 	broker *plugin.GRPCBroker
+	conn   *grpc.ClientConn
 }
 
 func (hostPlugin) GRPCServer(*plugin.GRPCBroker, *grpc.Server) error {
@@ -624,5 +477,5 @@ func (hostPlugin) GRPCServer(*plugin.GRPCBroker, *grpc.Server) error {
 }
 
 func (hostPlugin) GRPCClient(_ context.Context, broker *plugin.GRPCBroker, conn *grpc.ClientConn) (any, error) {
-	return &remote{rpc: pb.NewHooksClient(conn), broker: broker}, nil
+	return &remote{rpc: pb.NewHooksClient(conn), broker: broker, conn: conn}, nil
 }
