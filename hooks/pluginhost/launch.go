@@ -205,7 +205,24 @@ func killInstance(inst *instance) {
 		inst.client.Kill()
 		proctree.Kill(inst.pid, desc)
 	}
-	for _, w := range inst.logs {
+	inst.flushLogs()
+}
+
+// killInstanceNow kills the instance's process group and descendants at
+// once, without go-plugin's graceful close; go-plugin then only reaps the
+// dead process, so that none is seen running after the host.
+func killInstanceNow(inst *instance) {
+	if inst.attached {
+		inst.detach()
+	} else {
+		proctree.Kill(inst.pid, proctree.Descendants(inst.pid))
+		inst.client.Kill()
+	}
+	inst.flushLogs()
+}
+
+func (in *instance) flushLogs() {
+	for _, w := range in.logs {
 		w.Flush()
 	}
 }

@@ -238,7 +238,15 @@ func (s *Supervisor) WaitRunning(ctx context.Context) error {
 
 // Stop asks the plugin to shut down (Shutdown RPC), then ends the process.
 // It waits for the process to exit; ctx bounds the polite part.
-func (s *Supervisor) Stop(ctx context.Context) {
+func (s *Supervisor) Stop(ctx context.Context) { s.stop(ctx, killInstance) }
+
+// StopNow is Stop for a host process about to exit: once the plugin has
+// answered the Shutdown RPC (its Close has run) or ctx has ended, its
+// process group is killed and not waited for — the exiting host need not
+// reap it, and a command's exit is not held up by its plugins' teardown.
+func (s *Supervisor) StopNow(ctx context.Context) { s.stop(ctx, killInstanceNow) }
+
+func (s *Supervisor) stop(ctx context.Context, kill func(*instance)) {
 	s.mu.Lock()
 	if s.state == StateStopped {
 		s.mu.Unlock()
@@ -250,12 +258,21 @@ func (s *Supervisor) Stop(ctx context.Context) {
 	s.setState(StateStopped)
 	s.mu.Unlock()
 	if inst != nil {
-		s.shutdown(ctx, inst)
+		s.requestShutdown(ctx, inst)
+		kill(inst)
 	}
 	s.wg.Wait()
 }
 
+// shutdown asks inst to shut down, then ends it and waits for it.
 func (s *Supervisor) shutdown(ctx context.Context, inst *instance) {
+	s.requestShutdown(ctx, inst)
+	killInstance(inst)
+}
+
+// requestShutdown retires inst and sends it the Shutdown RPC, so that the
+// plugin's Close runs; ctx, and at most 2 s, bound the wait for its answer.
+func (s *Supervisor) requestShutdown(ctx context.Context, inst *instance) {
 	inst.retire()
 	if !inst.attached && !inst.client.Exited() {
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -264,7 +281,6 @@ func (s *Supervisor) shutdown(ctx context.Context, inst *instance) {
 		}
 		cancel()
 	}
-	killInstance(inst)
 }
 
 // setState must be called with s.mu held.
