@@ -63,6 +63,14 @@ func (s *Supervisor) startProcess() (*instance, *remote, error) {
 	logs := newInstanceLogs(s.log, spec.Limits.OrDefaults())
 	client := plugin.NewClient(s.processClientConfig(cmd, secure, tlsCfg, logs))
 	inst := &instance{client: client, done: make(chan struct{}), logs: logs.writers(), relay: logs.relay}
+	// Verification is done by then (the pinned root); this only keeps
+	// the certificate the plugin showed, for status and tests.
+	tlsCfg.VerifyConnection = func(cs tls.ConnectionState) error {
+		if len(cs.PeerCertificates) > 0 {
+			inst.peerCert.Store(cs.PeerCertificates[0])
+		}
+		return nil
+	}
 	r, err := handshake(client, tlsCfg)
 	if cmd.Process != nil {
 		inst.pid = cmd.Process.Pid

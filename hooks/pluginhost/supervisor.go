@@ -2,6 +2,7 @@ package pluginhost
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"sync"
@@ -153,6 +154,8 @@ type instance struct {
 	// the host's to stop or restart; conn is the connection to close.
 	attached bool
 	conn     *grpc.ClientConn
+	// peerCert is the certificate the plugin presented over TLS.
+	peerCert atomic.Pointer[x509.Certificate]
 }
 
 func (in *instance) retire() { in.once.Do(func() { close(in.done) }) }
