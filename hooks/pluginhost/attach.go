@@ -15,9 +15,11 @@ import (
 // instead of starting a process. What the host does for a process it starts
 // cannot apply: there is no binary to check against sha256, the plugin
 // serves without TLS on its own socket, and the process is not the host's —
-// it is neither stopped (only the connection is closed), restarted nor
-// health-checked (it may sit at a breakpoint). Each attach is logged as a
-// warning, so that a configuration left in debug mode shows.
+// it is never signalled, waited for, restarted or health-checked (it may
+// sit at a breakpoint). Stopping it is only asking: the Shutdown RPC, then
+// go-plugin's close, after which a plugin in debug mode ends on its own
+// (go-plugin serves one client's broker per process). Each attach is
+// logged as a warning, so that a configuration left in debug mode shows.
 func (s *Supervisor) attach() (*instance, *remote, error) {
 	rc := *s.spec.Reattach
 	if rc.ProtocolVersion != wire.ProtocolVersion {
@@ -48,16 +50,16 @@ func (s *Supervisor) attach() (*instance, *remote, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("attach plugin %q (%s %s): %w", s.spec.Name, rc.Addr.Network, rc.Addr.String, err)
 	}
-	inst.rpc, inst.conn = r.rpc, r.conn
+	inst.rpc = r.rpc
 	return inst, r, nil
 }
 
-// detach closes the connection to an attached plugin without asking it to
-// stop (go-plugin's Close would): a plugin under a debugger serves the next
-// command as well.
+// detach closes the connection to an attached plugin the way go-plugin
+// does (broker, controller shutdown, connection), which ends a plugin in
+// debug mode; its process is left to exit on its own.
 func (in *instance) detach() {
-	if in.conn != nil {
-		_ = in.conn.Close()
+	if cp, err := in.client.Client(); err == nil {
+		_ = cp.Close()
 	}
 }
 

@@ -151,9 +151,8 @@ type instance struct {
 	relay  *relayLimit
 	once   sync.Once
 	// attached: the process was started by hand (debug mode) and is not
-	// the host's to stop or restart; conn is the connection to close.
+	// the host's to signal or restart.
 	attached bool
-	conn     *grpc.ClientConn
 	// peerCert is the certificate the plugin presented over TLS.
 	peerCert atomic.Pointer[x509.Certificate]
 }
@@ -277,7 +276,7 @@ func (s *Supervisor) shutdown(ctx context.Context, inst *instance) {
 // plugin's Close runs; ctx, and at most 2 s, bound the wait for its answer.
 func (s *Supervisor) requestShutdown(ctx context.Context, inst *instance) {
 	inst.retire()
-	if !inst.attached && !inst.client.Exited() {
+	if !inst.client.Exited() {
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		if _, err := inst.rpc.Shutdown(sctx, &pb.ShutdownRequest{}); err != nil {
 			s.log.Debug("shutdown request failed; killing", "error", err)
@@ -488,7 +487,6 @@ type hostPlugin struct {
 type remote struct {
 	rpc    pb.HooksClient
 	broker *plugin.GRPCBroker
-	conn   *grpc.ClientConn
 }
 
 func (hostPlugin) GRPCServer(*plugin.GRPCBroker, *grpc.Server) error {
@@ -496,5 +494,5 @@ func (hostPlugin) GRPCServer(*plugin.GRPCBroker, *grpc.Server) error {
 }
 
 func (hostPlugin) GRPCClient(_ context.Context, broker *plugin.GRPCBroker, conn *grpc.ClientConn) (any, error) {
-	return &remote{rpc: pb.NewHooksClient(conn), broker: broker, conn: conn}, nil
+	return &remote{rpc: pb.NewHooksClient(conn), broker: broker}, nil
 }
