@@ -221,6 +221,14 @@ type Plugin struct {
 	// beyond PATH, HOME, TMPDIR, LANG and TZ; nothing else is.
 	InheritEnv []string     `koanf:"inheritEnv"`
 	Limits     PluginLimits `koanf:"limits"`
+
+	// Reattach, when set, is the line a plugin started by hand in debug
+	// mode printed (PITH_PLUGIN_REATTACH={...}, the prefix optional): the
+	// host attaches to that process instead of starting path, which may
+	// then be empty. For development only: sha256 cannot be checked, the
+	// connection is not TLS, and the host neither restarts nor signals
+	// the process. Every attach is logged as a warning.
+	Reattach string `koanf:"reattach"`
 }
 
 // PluginLimits bound one plugin. A result over a limit is a failure of the
