@@ -206,9 +206,9 @@ type Plugin struct {
 	Failure  string        `koanf:"failure"`
 	// Events, when set, are the events the plugin handles (its Describe
 	// answer, written down): a CLI command then starts the plugin only if
-	// it fires one of them, saving the plugin's start-up (tens of
-	// milliseconds with AutoMTLS) where it would never be called. The
-	// plugin's own answer is checked on every start and a difference is
+	// it fires one of them, saving the plugin's start-up (a process, a TLS
+	// handshake, Describe) where it would never be called. The plugin's
+	// own answer is checked on every start and a difference is
 	// logged; the plugin is then called for the events it really handles.
 	// Unset, every command starts it. `pith plugins check` and the daemon
 	// start every plugin whatever this says.

@@ -46,7 +46,7 @@ func newPluginsCheckCommand() *cobra.Command {
 		Use:   "check",
 		Short: "Start each configured plugin once, report what it handles, and stop it",
 		Long: "Load the configuration (--config, else $PITH_CONFIG), then start every plugin in\n" +
-			"its list as the daemon would — checksum, go-plugin handshake with AutoMTLS,\n" +
+			"its list as the daemon would — checksum, go-plugin handshake with mutual TLS,\n" +
 			"Describe, one health check — print its name, version, events, checksum status\n" +
 			"and handshake time, and the names (never the values) of the environment\n" +
 			"variables it receives, and stop it. Exits non-zero when any plugin fails, with a\n" +

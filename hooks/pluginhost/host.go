@@ -46,7 +46,7 @@ func (h *Host) Apply(ctx context.Context, specs []Spec) (plugins []hooks.Plugin,
 	defer h.mu.Unlock()
 
 	// Start every new or changed plugin at once: each start is mostly
-	// waiting (process start, AutoMTLS key generation, handshake), so the
+	// waiting (process start, TLS handshake, Describe), so the
 	// set starts in about the time of its slowest member.
 	started := make([]*Supervisor, len(specs))
 	startErr := make([]error, len(specs))
