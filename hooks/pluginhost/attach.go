@@ -44,8 +44,11 @@ func (s *Supervisor) attach() (*instance, *remote, error) {
 		Logger:           hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Off}),
 		GRPCDialOptions:  wire.DialOptions(),
 	})
+	lim := s.spec.Limits.OrDefaults()
+	// Its stderr is the developer's terminal; only its Log host calls
+	// reach the host's log, under the usual rate limit.
 	inst := &instance{client: client, pid: rc.Pid, done: make(chan struct{}), attached: true,
-		relay: newInstanceLogs(s.log, s.spec.Limits.OrDefaults()).relay}
+		relay: newRelayLimit(lim.StderrLinesPerSecond, lim.StderrBytesPerSecond)}
 	r, err := handshake(client, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("attach plugin %q (%s %s): %w", s.spec.Name, rc.Addr.Network, rc.Addr.String, err)

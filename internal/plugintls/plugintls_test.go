@@ -3,7 +3,7 @@ package plugintls
 import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
-		"crypto/tls"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
 	"net"
