@@ -10,7 +10,6 @@ import (
 	"errors"
 
 	"github.com/hashicorp/go-plugin"
-	"github.com/pith-dev/pith/hooks/wire"
 	pb "github.com/pith-dev/pith/proto/pith/hooks/v1"
 	"google.golang.org/grpc"
 )
@@ -46,14 +45,20 @@ func (grpcPlugin) GRPCClient(context.Context, *plugin.GRPCBroker, *grpc.ClientCo
 	return nil, errors.New("plugin side only")
 }
 
+// The handshake as docs/protocol.md gives it: a plugin written without the
+// SDK does not import Pith's wire package either.
+var handshake = plugin.HandshakeConfig{
+	ProtocolVersion:  1,
+	MagicCookieKey:   "PITH_PLUGIN_MAGIC_COOKIE",
+	MagicCookieValue: "5b1c1d0e-pith-hooks-v1-8f3a2c77d9e4",
+}
+
 func main() {
 	// No TLSProvider: go-plugin's AutoMTLS answers the host's
 	// PLUGIN_CLIENT_CERT with a P-521 certificate of its own.
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig: wire.Handshake,
-		VersionedPlugins: map[int]plugin.PluginSet{
-			wire.ProtocolVersion: {wire.PluginName: grpcPlugin{}},
-		},
-		GRPCServer: wire.NewServer,
+		HandshakeConfig:  handshake,
+		VersionedPlugins: map[int]plugin.PluginSet{1: {"hooks": grpcPlugin{}}},
+		GRPCServer:       plugin.DefaultGRPCServer,
 	})
 }
