@@ -149,7 +149,7 @@ func neededPlugins(specs []pluginhost.Spec, fires []hooks.EventID, log hclog.Log
 func (rt *runtime) close() {
 	if rt.plugins != nil {
 		// Each plugin gets this long to answer Shutdown (its Close runs);
-		// then it is killed, and the command does not wait for its exit.
+		// then it is killed rather than given a graceful exit.
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		rt.plugins.StopAllNow(ctx)

@@ -120,8 +120,8 @@ func (h *Host) StopAll(ctx context.Context) {
 }
 
 // StopAllNow is StopAll for a process about to exit: each plugin is asked
-// to shut down, then killed without waiting for its exit
-// (Supervisor.StopNow). The CLI's commands end with it.
+// to shut down, then killed without a graceful exit (Supervisor.StopNow).
+// The CLI's commands end with it.
 func (h *Host) StopAllNow(ctx context.Context) {
 	stopEach(ctx, h.takeAll(), (*Supervisor).StopNow)
 }

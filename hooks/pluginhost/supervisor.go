@@ -244,8 +244,9 @@ func (s *Supervisor) Stop(ctx context.Context) { s.stop(ctx, killInstance) }
 
 // StopNow is Stop for a host process about to exit: once the plugin has
 // answered the Shutdown RPC (its Close has run) or ctx has ended, its
-// process group is killed and not waited for — the exiting host need not
-// reap it, and a command's exit is not held up by its plugins' teardown.
+// process group is killed at once instead of being given go-plugin's
+// graceful exit (up to 2 s); only the dead process is reaped, so that none
+// is seen running after the host.
 func (s *Supervisor) StopNow(ctx context.Context) { s.stop(ctx, killInstanceNow) }
 
 func (s *Supervisor) stop(ctx context.Context, kill func(*instance)) {
