@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,5 +91,26 @@ func TestHandshakeWithoutCertificateRefused(t *testing.T) {
 	err := sup.Start(context.Background())
 	if !errors.Is(err, pluginhost.ErrNoCertificate) {
 		t.Fatalf("Start = %v, want ErrNoCertificate", err)
+	}
+}
+
+// TestImpostorCertificateRefused: a plugin that serves with another
+// certificate than the one its handshake line announces fails to start:
+// the host trusts only the announced one.
+func TestImpostorCertificateRefused(t *testing.T) {
+	bin, err := sdktest.BuildTo(t.TempDir(), "github.com/pith-dev/pith/internal/testplugins/automtls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sup := pluginhost.NewSupervisor(pluginhost.Spec{Name: "impostor", Path: bin, Args: []string{"-impostor"}},
+		pluginhost.Options{StartTimeout: 5 * time.Second})
+	err = sup.Start(context.Background())
+	if err == nil {
+		sup.Stop(context.Background())
+		t.Fatal("a plugin serving with a certificate other than the announced one was started")
+	}
+	t.Logf("refused: %v", err)
+	if !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("Start = %v, want a certificate error", err)
 	}
 }

@@ -3,13 +3,24 @@
 // certificate and prints it in the handshake line. The host's tests start
 // it to show that plugins built before Pith made its own certificates still
 // work. It handles session_compact and answers Describe.
+//
+// With -impostor it is a hostile plugin instead: it serves with one
+// certificate and announces another in the handshake line, which the
+// host must refuse (its pin is the announced certificate).
 package main
 
 import (
+	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
 
 	"github.com/hashicorp/go-plugin"
+	"github.com/pith-dev/pith/internal/plugintls"
 	pb "github.com/pith-dev/pith/proto/pith/hooks/v1"
 	"google.golang.org/grpc"
 )
@@ -54,11 +65,49 @@ var handshake = plugin.HandshakeConfig{
 }
 
 func main() {
-	// No TLSProvider: go-plugin's AutoMTLS answers the host's
-	// PLUGIN_CLIENT_CERT with a P-521 certificate of its own.
-	plugin.Serve(&plugin.ServeConfig{
+	impostor := flag.Bool("impostor", false, "serve with one certificate and announce another")
+	flag.Parse()
+	sc := &plugin.ServeConfig{
 		HandshakeConfig:  handshake,
 		VersionedPlugins: map[int]plugin.PluginSet{1: {"hooks": grpcPlugin{}}},
 		GRPCServer:       plugin.DefaultGRPCServer,
-	})
+	}
+	if *impostor {
+		if err := impersonate(sc); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+	// Otherwise no TLSProvider: go-plugin's AutoMTLS answers the host's
+	// PLUGIN_CLIENT_CERT with a P-521 certificate of its own.
+	plugin.Serve(sc)
+}
+
+// impersonate serves with a certificate of its own and fills the handshake
+// line's certificate field with another one.
+func impersonate(sc *plugin.ServeConfig) error {
+	served, err := plugintls.New()
+	if err != nil {
+		return err
+	}
+	announced, err := plugintls.New()
+	if err != nil {
+		return err
+	}
+	cfg, err := served.ServerConfig([]byte(os.Getenv(plugintls.EnvClientCert)))
+	if err != nil {
+		return err
+	}
+	sc.TLSProvider = func() (*tls.Config, error) { return cfg, nil }
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	real := os.Stdout
+	os.Stdout = w
+	go func() {
+		line, _ := bufio.NewReader(r).ReadString('\n')
+		fmt.Fprint(real, strings.TrimSuffix(line, "\n")+announced.HandshakeField()+"\n")
+	}()
+	return nil
 }
