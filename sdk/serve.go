@@ -43,9 +43,10 @@ func WithVersion(v string) Option { return func(c *config) { c.version = v } }
 // "PITH_PLUGIN_REATTACH=<json>" on stdout — go-plugin's reattach
 // configuration: {"Protocol","ProtocolVersion","Pid","Test","Addr":
 // {"Network","String"}} — and serves until a client attached with that
-// configuration shuts it down, or SIGINT. Pith's own host does not attach
-// to a running plugin yet; a go-plugin client (plugin.ClientConfig.Reattach)
-// does, which is how sdk's TestDebugMode drives it.
+// configuration shuts it down, or SIGINT. Pith attaches to it when that
+// line is the plugin's `reattach` configuration key (see the README,
+// "Running a plugin under a debugger"); any go-plugin client can
+// (plugin.ClientConfig.Reattach), which is how sdk's TestDebugMode drives it.
 func WithDebug() Option { return func(c *config) { c.debug = true } }
 
 // EnvDebug names the environment variable that turns debug mode on.
