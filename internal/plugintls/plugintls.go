@@ -45,6 +45,14 @@ import (
 // ServerName is the name both certificates carry and each side verifies.
 const ServerName = "localhost"
 
+// curves are the key exchanges both sides offer: X25519, then P-256 for
+// TLS stacks without it (Python's grpcio offers only P-256). Go's default
+// puts the post-quantum hybrid X25519MLKEM768 first, which costs about as
+// much again per handshake; the connection is a socket between two
+// processes of one user on one machine, with keys that live as long as the
+// plugin, so nothing recorded off a network could be decrypted later.
+var curves = []tls.CurveID{tls.X25519, tls.CurveP256}
+
 // EnvClientCert names the variable in which the host passes its certificate
 // (PEM) to the plugin; go-plugin's name for it.
 const EnvClientCert = "PLUGIN_CLIENT_CERT"
@@ -124,10 +132,11 @@ func (id *Identity) HandshakeField() string {
 // it dials (see Pinned).
 func (id *Identity) ClientConfig() *tls.Config {
 	return &tls.Config{
-		Certificates: []tls.Certificate{id.Cert},
-		ClientAuth:   tls.RequireAndVerifyClientCert,
-		MinVersion:   tls.VersionTLS12,
-		ServerName:   ServerName,
+		Certificates:     []tls.Certificate{id.Cert},
+		ClientAuth:       tls.RequireAndVerifyClientCert,
+		MinVersion:       tls.VersionTLS12,
+		ServerName:       ServerName,
+		CurvePreferences: curves,
 	}
 }
 
@@ -148,12 +157,13 @@ func (id *Identity) ServerConfig(hostPEM []byte) (*tls.Config, error) {
 		return nil, err
 	}
 	return &tls.Config{
-		Certificates: []tls.Certificate{id.Cert},
-		ClientAuth:   tls.RequireAndVerifyClientCert,
-		ClientCAs:    pool,
-		RootCAs:      pool,
-		MinVersion:   tls.VersionTLS12,
-		ServerName:   ServerName,
+		Certificates:     []tls.Certificate{id.Cert},
+		ClientAuth:       tls.RequireAndVerifyClientCert,
+		ClientCAs:        pool,
+		RootCAs:          pool,
+		MinVersion:       tls.VersionTLS12,
+		ServerName:       ServerName,
+		CurvePreferences: curves,
 	}, nil
 }
 
