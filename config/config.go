@@ -207,9 +207,9 @@ type Plugin struct {
 	Failure  string        `koanf:"failure"`
 	// Events, when set, are the events the plugin handles (its Describe
 	// answer, written down): a CLI command then starts the plugin only if
-	// it fires one of them, saving the plugin's start-up (tens of
-	// milliseconds with AutoMTLS) where it would never be called. The
-	// plugin's own answer is checked on every start and a difference is
+	// it fires one of them, saving the plugin's start-up (a process, a TLS
+	// handshake, Describe) where it would never be called. The plugin's
+	// own answer is checked on every start and a difference is
 	// logged; the plugin is then called for the events it really handles.
 	// Unset, every command starts it. `pith plugins check` and the daemon
 	// start every plugin whatever this says.
@@ -222,6 +222,14 @@ type Plugin struct {
 	// beyond PATH, HOME, TMPDIR, LANG and TZ; nothing else is.
 	InheritEnv []string     `koanf:"inheritEnv"`
 	Limits     PluginLimits `koanf:"limits"`
+
+	// Reattach, when set, is the line a plugin started by hand in debug
+	// mode printed (PITH_PLUGIN_REATTACH={...}, the prefix optional): the
+	// host attaches to that process instead of starting path, which may
+	// then be empty. For development only: sha256 cannot be checked, the
+	// connection is not TLS, and the host neither restarts nor signals
+	// the process. Every attach is logged as a warning.
+	Reattach string `koanf:"reattach"`
 }
 
 // PluginLimits bound one plugin. A result over a limit is a failure of the

@@ -51,7 +51,7 @@ func DiffPlugins(old, new *Config) PluginDiff {
 		case !ok:
 			d.Added = append(d.Added, p.Name)
 		case p.Path != q.Path || p.SHA256 != q.SHA256 || !slices.Equal(p.Args, q.Args) || !maps.Equal(p.Env, q.Env) ||
-			!slices.Equal(p.InheritEnv, q.InheritEnv) || p.Limits != q.Limits:
+			!slices.Equal(p.InheritEnv, q.InheritEnv) || p.Limits != q.Limits || p.Reattach != q.Reattach:
 			d.Restart = append(d.Restart, p.Name)
 		case p.Priority != q.Priority || p.Timeout != q.Timeout || p.Failure != q.Failure:
 			d.Updated = append(d.Updated, p.Name)

@@ -29,12 +29,12 @@ func TestDiff(t *testing.T) {
 		{"plugin inserted first", func(c *Config) { c.Plugins = append([]Plugin{plugin("z", 1)}, c.Plugins...) }, slices.Concat([]string{
 			"plugins", "plugins[z].args", "plugins[z].events", "plugins[z].failure", "plugins[z].inheritEnv",
 		}, limitKeys("z"), []string{
-			"plugins[z].name", "plugins[z].path", "plugins[z].priority", "plugins[z].sha256", "plugins[z].timeout",
+			"plugins[z].name", "plugins[z].path", "plugins[z].priority", "plugins[z].reattach", "plugins[z].sha256", "plugins[z].timeout",
 		})},
 		{"plugin removed", func(c *Config) { c.Plugins = c.Plugins[:1] }, slices.Concat([]string{
 			"plugins", "plugins[b].args", "plugins[b].events", "plugins[b].failure", "plugins[b].inheritEnv",
 		}, limitKeys("b"), []string{
-			"plugins[b].name", "plugins[b].path", "plugins[b].priority", "plugins[b].sha256", "plugins[b].timeout",
+			"plugins[b].name", "plugins[b].path", "plugins[b].priority", "plugins[b].reattach", "plugins[b].sha256", "plugins[b].timeout",
 		})},
 	}
 	for _, tc := range tests {

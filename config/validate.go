@@ -12,6 +12,7 @@ import (
 
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/internal/checksum"
+	"github.com/pith-dev/pith/internal/reattach"
 )
 
 // ErrInvalid is wrapped by every error that reports problems in the
@@ -310,7 +311,13 @@ func (v *validator) plugins(ps []Plugin) {
 	for i, p := range ps {
 		key := func(k string) string { return fmt.Sprintf("plugins[%d].%s", i, k) }
 		v.uniqueName(key("name"), p.Name, "plugins", i, first)
-		v.executable(key("path"), p.Path)
+		if p.Reattach != "" {
+			if _, err := reattach.Parse(p.Reattach); err != nil {
+				v.add(key("reattach"), "%v", err)
+			}
+		} else {
+			v.executable(key("path"), p.Path)
+		}
 		if p.SHA256 != "" && !isSHA256(p.SHA256) {
 			v.add(key("sha256"), "must be 64 hex digits, got %d characters", len(p.SHA256))
 		}

@@ -89,6 +89,7 @@ func TestValidateRules(t *testing.T) {
 		{"plugin path directory", func(c *Config) { p := plugin("a"); p.Path = dir; c.Plugins = []Plugin{p} }, "plugins[0].path", "not a regular file"},
 		{"plugin not executable", func(c *Config) { p := plugin("a"); p.Path = notExe; c.Plugins = []Plugin{p} }, "plugins[0].path", "not executable"},
 		{"plugin sha256", func(c *Config) { p := plugin("a"); p.SHA256 = "abc"; c.Plugins = []Plugin{p} }, "plugins[0].sha256", "must be 64 hex digits, got 3 characters"},
+		{"plugin reattach", func(c *Config) { p := plugin("a"); p.Reattach = `{"Protocol":"grpc"}`; c.Plugins = []Plugin{p} }, "plugins[0].reattach", "invalid reattach configuration"},
 		{"plugin sha256 not hex", func(c *Config) { p := plugin("a"); p.SHA256 = strings.Repeat("g", 64); c.Plugins = []Plugin{p} }, "plugins[0].sha256", "must be 64 hex digits"},
 		{"plugin timeout", func(c *Config) { p := plugin("a"); p.Timeout = 0; c.Plugins = []Plugin{p} }, "plugins[0].timeout", "must be > 0"},
 		{"plugin events unknown", func(c *Config) {
@@ -167,6 +168,13 @@ func TestValidateAccepts(t *testing.T) {
 	c.Logging.Level = "DEBUG"
 	if err := c.Validate(); err != nil {
 		t.Fatalf("valid configuration rejected: %v", err)
+	}
+	// A plugin attached to in debug mode needs no path.
+	dbg := defaultPlugin()
+	dbg.Name, dbg.Reattach = "dbg", `PITH_PLUGIN_REATTACH={"Protocol":"grpc","ProtocolVersion":1,"Pid":7,"Test":true,"Addr":{"Network":"unix","String":"/tmp/plugin1"}}`
+	c.Plugins = []Plugin{p, dbg}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("attached plugin rejected: %v", err)
 	}
 	// Exposed, with TLS and tokens scoped to a tenant.
 	c.Server.Listen, c.Server.Metrics = "0.0.0.0:7420", "[::]:9464"

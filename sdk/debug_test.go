@@ -3,7 +3,6 @@ package sdk
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"net"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/pith-dev/pith/hooks"
 	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
+	"github.com/pith-dev/pith/internal/reattach"
 	"github.com/pith-dev/pith/internal/wire"
 	"google.golang.org/grpc"
 )
@@ -56,8 +56,8 @@ func TestDebugMode(t *testing.T) {
 	if !ok {
 		t.Fatalf("printed %q, want %s=<json>", line, EnvReattach)
 	}
-	var rc reattachJSON
-	if err := json.Unmarshal([]byte(js), &rc); err != nil || rc.Protocol != "grpc" || rc.ProtocolVersion != wire.ProtocolVersion || !rc.Test {
+	rc, err := reattach.Parse(line)
+	if err != nil || rc.ProtocolVersion != wire.ProtocolVersion || !rc.Test {
 		t.Fatalf("reattach config %q: %+v, %v", js, rc, err)
 	}
 	addr, err := net.ResolveUnixAddr(rc.Addr.Network, rc.Addr.String)

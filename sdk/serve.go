@@ -2,7 +2,6 @@ package sdk
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,8 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/pith-dev/pith/hooks"
 	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
+	"github.com/pith-dev/pith/internal/plugintls"
+	"github.com/pith-dev/pith/internal/reattach"
 	"github.com/pith-dev/pith/internal/wire"
 	"google.golang.org/grpc"
 )
@@ -42,16 +43,17 @@ func WithVersion(v string) Option { return func(c *config) { c.version = v } }
 // "PITH_PLUGIN_REATTACH=<json>" on stdout — go-plugin's reattach
 // configuration: {"Protocol","ProtocolVersion","Pid","Test","Addr":
 // {"Network","String"}} — and serves until a client attached with that
-// configuration shuts it down, or SIGINT. Pith's own host does not attach
-// to a running plugin yet; a go-plugin client (plugin.ClientConfig.Reattach)
-// does, which is how sdk's TestDebugMode drives it.
+// configuration shuts it down, or SIGINT. Pith attaches to it when that
+// line is the plugin's `reattach` configuration key (see the README,
+// "Running a plugin under a debugger"); any go-plugin client can
+// (plugin.ClientConfig.Reattach), which is how sdk's TestDebugMode drives it.
 func WithDebug() Option { return func(c *config) { c.debug = true } }
 
 // EnvDebug names the environment variable that turns debug mode on.
 const EnvDebug = "PITH_PLUGIN_DEBUG"
 
 // EnvReattach prefixes the line a plugin in debug mode prints.
-const EnvReattach = "PITH_PLUGIN_REATTACH"
+const EnvReattach = reattach.EnvPrefix
 
 // Handler is a plugin's handler value. It is any value that implements at
 // least one of BeforeCompactHandler, CompactingHandler, CompactHandler,
@@ -101,6 +103,17 @@ func Serve(h Handler, opts ...Option) error {
 		log.Error(ErrNotLaunchedByHost.Error())
 		return ErrNotLaunchedByHost
 	}
+	id, err := serveTLS(sc, os.Getenv(plugintls.EnvClientCert))
+	if err != nil {
+		log.Error(err.Error())
+		return err
+	}
+	if id != nil {
+		if err := announceCertificate(id); err != nil {
+			log.Error(err.Error())
+			return err
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	onTerminate(log)
@@ -134,33 +147,18 @@ func serveDebug(ctx context.Context, sc *plugin.ServeConfig, out io.Writer) erro
 	case <-closed:
 		return errors.New("sdk: debug mode: the plugin server stopped before it served")
 	}
-	b, err := json.Marshal(reattachJSON{
+	line, err := reattach.Config{
 		Protocol: string(rc.Protocol), ProtocolVersion: rc.ProtocolVersion, Pid: rc.Pid, Test: true,
-		Addr: reattachAddr{Network: rc.Addr.Network(), String: rc.Addr.String()},
-	})
+		Addr: reattach.Addr{Network: rc.Addr.Network(), String: rc.Addr.String()},
+	}.Line()
 	if err != nil {
 		return err
 	}
-	if _, err := fmt.Fprintf(out, "%s=%s\n", EnvReattach, b); err != nil {
+	if _, err := fmt.Fprintln(out, line); err != nil {
 		return err
 	}
 	<-closed
 	return nil
-}
-
-// reattachJSON is the printed form of go-plugin's ReattachConfig, the
-// shape go-plugin based tools use for it (e.g. TF_REATTACH_PROVIDERS).
-type reattachJSON struct {
-	Protocol        string
-	ProtocolVersion int
-	Pid             int
-	Test            bool
-	Addr            reattachAddr
-}
-
-type reattachAddr struct {
-	Network string
-	String  string
 }
 
 // CheckHandler reports whether h handles at least one event, as Serve

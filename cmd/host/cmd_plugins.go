@@ -19,6 +19,7 @@ import (
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/pluginhost"
 	"github.com/pith-dev/pith/internal/checksum"
+	"github.com/pith-dev/pith/internal/reattach"
 	"github.com/spf13/cobra"
 )
 
@@ -44,7 +45,7 @@ func newPluginsCheckCommand() *cobra.Command {
 		Use:   "check",
 		Short: "Start each configured plugin once, report what it handles, and stop it",
 		Long: "Load the configuration (--config, else $PITH_CONFIG), then start every plugin in\n" +
-			"its list as the daemon would — checksum, go-plugin handshake with AutoMTLS,\n" +
+			"its list as the daemon would — checksum, go-plugin handshake with mutual TLS,\n" +
 			"Describe, one health check — print its name, version, events, checksum status\n" +
 			"and handshake time, and the names (never the values) of the environment\n" +
 			"variables it receives, and stop it. Exits non-zero when any plugin fails, with a\n" +
@@ -96,6 +97,12 @@ func pluginSpecs(cfg *config.Config) []pluginhost.Spec {
 		}
 		for _, e := range p.Events {
 			specs[i].Events = append(specs[i].Events, hooks.EventID(e))
+		}
+		if p.Reattach != "" {
+			// Validated with the configuration.
+			if rc, err := reattach.Parse(p.Reattach); err == nil {
+				specs[i].Reattach = &rc
+			}
 		}
 	}
 	return specs

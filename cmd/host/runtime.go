@@ -148,9 +148,11 @@ func neededPlugins(specs []pluginhost.Spec, fires []hooks.EventID, log hclog.Log
 
 func (rt *runtime) close() {
 	if rt.plugins != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// Each plugin gets this long to answer Shutdown (its Close runs);
+		// then it is killed rather than given a graceful exit.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		rt.plugins.StopAll(ctx)
+		rt.plugins.StopAllNow(ctx)
 	}
 	if rt.store != nil {
 		rt.store.close()

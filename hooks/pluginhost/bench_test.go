@@ -54,7 +54,7 @@ func benchDispatcher(b *testing.B, n int) *hooks.Dispatcher {
 }
 
 // BenchmarkOneCall: one session_before_compact through the Dispatcher to one
-// plugin subprocess (AutoMTLS), the payload of a small preparation.
+// plugin subprocess (mutual TLS), the payload of a small preparation.
 func BenchmarkOneCall(b *testing.B) {
 	d := benchDispatcher(b, 1)
 	ev := preparedEvent()
@@ -112,8 +112,8 @@ func BenchmarkConcurrent100(b *testing.B) {
 	l.report(b, "µs", time.Microsecond)
 }
 
-// BenchmarkStartup: process start, go-plugin handshake with AutoMTLS key
-// generation, broker setup and Describe.
+// BenchmarkStartup: process start, go-plugin handshake with mutual TLS (a P-256 key
+// made on each side), broker setup and Describe.
 func BenchmarkStartup(b *testing.B) {
 	var l latencies
 	for b.Loop() {

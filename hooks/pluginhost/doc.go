@@ -1,6 +1,8 @@
 // Package pluginhost is the host side of Pith's out-of-process plugins. A
 // Supervisor runs one plugin binary through hashicorp/go-plugin (gRPC only,
-// protocol version 1, AutoMTLS, optional sha256 check), asks it what it
+// protocol version 1, mutual TLS with per-process P-256 certificates made
+// by internal/plugintls, optional sha256 check) — or attaches to one
+// running in debug mode (Spec.Reattach) — asks it what it
 // handles (Describe), watches its health, restarts it with exponential
 // backoff after a crash and disables it once it exhausts its crash budget.
 // It serves the host's API to the plugin over the go-plugin broker, parses

@@ -18,7 +18,7 @@ var BaseEnv = []string{"PATH", "HOME", "TMPDIR", "LANG", "TZ"}
 
 // handshakeEnv are the variables the host sets for the plugin itself:
 // go-plugin's handshake (cookie, port range, protocol versions, the
-// AutoMTLS client certificate) and the host pid the SDK's watchdog watches.
+// host's TLS certificate) and the host pid the SDK's watchdog watches.
 var handshakeEnv = []string{
 	wire.Handshake.MagicCookieKey, "PLUGIN_MIN_PORT", "PLUGIN_MAX_PORT",
 	"PLUGIN_PROTOCOL_VERSIONS", "PLUGIN_CLIENT_CERT", wire.EnvHostPID,

@@ -46,7 +46,7 @@ func (h *Host) Apply(ctx context.Context, specs []Spec) (plugins []hooks.Plugin,
 	defer h.mu.Unlock()
 
 	// Start every new or changed plugin at once: each start is mostly
-	// waiting (process start, AutoMTLS key generation, handshake), so the
+	// waiting (process start, TLS handshake, Describe), so the
 	// set starts in about the time of its slowest member.
 	started := make([]*Supervisor, len(specs))
 	startErr := make([]error, len(specs))
@@ -116,23 +116,38 @@ func (h *Host) Supervisor(name string) *Supervisor {
 // StopAll shuts every plugin down (Shutdown RPC, then kill) concurrently
 // and waits; the CLI calls it on SIGINT/SIGTERM.
 func (h *Host) StopAll(ctx context.Context) {
+	stopAll(ctx, h.takeAll())
+}
+
+// StopAllNow is StopAll for a process about to exit: each plugin is asked
+// to shut down, then killed without a graceful exit (Supervisor.StopNow).
+// The CLI's commands end with it.
+func (h *Host) StopAllNow(ctx context.Context) {
+	stopEach(ctx, h.takeAll(), (*Supervisor).StopNow)
+}
+
+// takeAll empties the host and returns what it held.
+func (h *Host) takeAll() []*Supervisor {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	sups := make([]*Supervisor, 0, len(h.sups))
 	for _, s := range h.sups {
 		sups = append(sups, s)
 	}
 	h.sups = map[string]*Supervisor{}
-	h.mu.Unlock()
-	stopAll(ctx, sups)
+	return sups
 }
 
-func stopAll(ctx context.Context, sups []*Supervisor) {
+func stopAll(ctx context.Context, sups []*Supervisor) { stopEach(ctx, sups, (*Supervisor).Stop) }
+
+// stopEach stops every supervisor at once and waits for all.
+func stopEach(ctx context.Context, sups []*Supervisor, stop func(*Supervisor, context.Context)) {
 	var wg sync.WaitGroup
 	for _, s := range sups {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.Stop(ctx)
+			stop(s, ctx)
 		}()
 	}
 	wg.Wait()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/internal/checksum"
+	"github.com/pith-dev/pith/internal/reattach"
 )
 
 // Spec is one configured plugin (docs/behaviour.md §14's plugin list entry).
@@ -38,6 +39,9 @@ type Spec struct {
 	// empty when it says nothing. Start compares them with the plugin's
 	// Describe answer and logs a difference.
 	Events []hooks.EventID
+	// Reattach, when set, is a plugin already running in debug mode (the
+	// configuration it printed) to attach to instead of starting Path.
+	Reattach *reattach.Config
 }
 
 // Validate checks what can be checked without starting the plugin.
@@ -45,7 +49,7 @@ func (s Spec) Validate() error {
 	if s.Name == "" {
 		return errors.New("plugin has no name")
 	}
-	if s.Path == "" {
+	if s.Path == "" && s.Reattach == nil {
 		return fmt.Errorf("plugin %q has no path", s.Name)
 	}
 	if s.SHA256 != "" {
@@ -75,7 +79,11 @@ func (s Spec) info() hooks.PluginInfo {
 func (s Spec) sameProcess(o Spec) bool {
 	return s.Name == o.Name && s.Path == o.Path && slices.Equal(s.Args, o.Args) &&
 		maps.Equal(s.Env, o.Env) && slices.Equal(s.InheritEnv, o.InheritEnv) && s.SHA256 == o.SHA256 &&
-		s.Limits.OrDefaults() == o.Limits.OrDefaults()
+		s.Limits.OrDefaults() == o.Limits.OrDefaults() && ptrEqual(s.Reattach, o.Reattach)
+}
+
+func ptrEqual[T comparable](a, b *T) bool {
+	return a == b || (a != nil && b != nil && *a == *b)
 }
 
 // sameEvents reports whether two event lists hold the same events, in any

@@ -2,12 +2,9 @@ package pluginhost
 
 import (
 	"context"
-	"crypto/sha256"
+	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,10 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"github.com/pith-dev/pith/hooks"
-	"github.com/pith-dev/pith/internal/checksum"
 	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
-	"github.com/pith-dev/pith/internal/proctree"
-	"github.com/pith-dev/pith/internal/wire"
 	"google.golang.org/grpc"
 )
 
@@ -154,7 +148,13 @@ type instance struct {
 	pid    int
 	done   chan struct{}
 	logs   []*logWriter
+	relay  *relayLimit
 	once   sync.Once
+	// attached: the process was started by hand (debug mode) and is not
+	// the host's to signal or restart.
+	attached bool
+	// peerCert is the certificate the plugin presented over TLS.
+	peerCert atomic.Pointer[x509.Certificate]
 }
 
 func (in *instance) retire() { in.once.Do(func() { close(in.done) }) }
@@ -240,7 +240,16 @@ func (s *Supervisor) WaitRunning(ctx context.Context) error {
 
 // Stop asks the plugin to shut down (Shutdown RPC), then ends the process.
 // It waits for the process to exit; ctx bounds the polite part.
-func (s *Supervisor) Stop(ctx context.Context) {
+func (s *Supervisor) Stop(ctx context.Context) { s.stop(ctx, killInstance) }
+
+// StopNow is Stop for a host process about to exit: once the plugin has
+// answered the Shutdown RPC (its Close has run) or ctx has ended, its
+// process group is killed at once instead of being given go-plugin's
+// graceful exit (up to 2 s); only the dead process is reaped, so that none
+// is seen running after the host.
+func (s *Supervisor) StopNow(ctx context.Context) { s.stop(ctx, killInstanceNow) }
+
+func (s *Supervisor) stop(ctx context.Context, kill func(*instance)) {
 	s.mu.Lock()
 	if s.state == StateStopped {
 		s.mu.Unlock()
@@ -252,12 +261,21 @@ func (s *Supervisor) Stop(ctx context.Context) {
 	s.setState(StateStopped)
 	s.mu.Unlock()
 	if inst != nil {
-		s.shutdown(ctx, inst)
+		s.requestShutdown(ctx, inst)
+		kill(inst)
 	}
 	s.wg.Wait()
 }
 
+// shutdown asks inst to shut down, then ends it and waits for it.
 func (s *Supervisor) shutdown(ctx context.Context, inst *instance) {
+	s.requestShutdown(ctx, inst)
+	killInstance(inst)
+}
+
+// requestShutdown retires inst and sends it the Shutdown RPC, so that the
+// plugin's Close runs; ctx, and at most 2 s, bound the wait for its answer.
+func (s *Supervisor) requestShutdown(ctx context.Context, inst *instance) {
 	inst.retire()
 	if !inst.client.Exited() {
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -265,20 +283,6 @@ func (s *Supervisor) shutdown(ctx context.Context, inst *instance) {
 			s.log.Debug("shutdown request failed; killing", "error", err)
 		}
 		cancel()
-	}
-	killInstance(inst)
-}
-
-// killInstance ends the instance's process and everything it started: the
-// descendants are collected while the plugin still runs (a child that left
-// the group with setsid is found only through its parent), then go-plugin
-// ends the plugin and the group and those descendants are killed.
-func killInstance(inst *instance) {
-	desc := proctree.Descendants(inst.pid)
-	inst.client.Kill()
-	proctree.Kill(inst.pid, desc)
-	for _, w := range inst.logs {
-		w.Flush()
 	}
 }
 
@@ -327,7 +331,9 @@ func (s *Supervisor) monitor(inst *instance) {
 	exitTick := time.NewTicker(exitPoll)
 	defer exitTick.Stop()
 	var health <-chan time.Time
-	if s.opts.HealthInterval > 0 {
+	// An attached plugin may sit at a breakpoint: not answering is not a
+	// crash then.
+	if s.opts.HealthInterval > 0 && !inst.attached {
 		t := time.NewTicker(s.opts.HealthInterval)
 		defer t.Stop()
 		health = t.C
@@ -373,7 +379,14 @@ func (s *Supervisor) crashed(inst *instance, why string) {
 	s.crashCount++
 	s.lastCrash = why
 	n := s.recordCrash()
-	if n >= s.opts.CrashBudget {
+	if inst.attached {
+		// Started by hand, it is not the host's to start again.
+		s.setState(StateDisabled)
+		s.mu.Unlock()
+		s.observe(ObservedCrash, inst.pid, errors.New(why))
+		s.log.Error("attached plugin went away; not restarted: start it again in debug mode and reload the configuration", "reason", why)
+		s.observe(ObservedDisabled, inst.pid, errors.New(why))
+	} else if n >= s.opts.CrashBudget {
 		s.setState(StateDisabled)
 		s.mu.Unlock()
 		s.observe(ObservedCrash, inst.pid, errors.New(why))
@@ -464,115 +477,6 @@ func (s *Supervisor) restart(delay time.Duration) {
 		s.log.Warn("plugin failed to restart; retrying", "error", err, "in", delay)
 		s.observe(ObservedRestartFailed, 0, err)
 	}
-}
-
-// launch starts one instance: checksum, process, handshake, HostAPI on the
-// broker, Describe.
-func (s *Supervisor) launch(ctx context.Context) (*instance, error) {
-	spec := s.spec
-	var secure *plugin.SecureConfig
-	if spec.SHA256 != "" {
-		want, err := checksum.VerifyFile(spec.Path, spec.SHA256)
-		var mismatch *checksum.MismatchError
-		switch {
-		case errors.As(err, &mismatch):
-			return nil, fmt.Errorf("plugin %q: %w: %s has sha256 %x, the configuration says %x; not started", spec.Name, ErrChecksumMismatch, spec.Path, mismatch.Got, mismatch.Want)
-		case errors.Is(err, checksum.ErrMalformed):
-			return nil, fmt.Errorf("plugin %q: %w", spec.Name, err)
-		case err != nil:
-			return nil, fmt.Errorf("plugin %q: checksum %s: %w", spec.Name, spec.Path, err)
-		}
-		// go-plugin checks again right before exec, narrowing the window
-		// in which the file could be swapped.
-		secure = &plugin.SecureConfig{Checksum: want, Hash: sha256.New()}
-	}
-
-	cmd := exec.Command(spec.Path, spec.Args...)
-	// Its own process group, so that stopping it ends what it started, and
-	// a parent-death signal, so that a SIGKILLed host takes it along.
-	cmd.SysProcAttr = proctree.SysProcAttr()
-	cmd.Env = spec.environment(os.LookupEnv)
-
-	lim := spec.Limits.OrDefaults()
-	relay := newRelayLimit(lim.StderrLinesPerSecond, lim.StderrBytesPerSecond)
-	stderr := newLimitedLogWriter(s.log, lim.StderrLineBytes, relay)
-	syncErr := newLimitedLogWriter(s.log, lim.StderrLineBytes, relay)
-	syncOut := newLimitedLogWriter(s.log.With("stream", "stdout"), lim.StderrLineBytes, relay)
-	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  wire.Handshake,
-		VersionedPlugins: map[int]plugin.PluginSet{wire.ProtocolVersion: {wire.PluginName: &hostPlugin{}}},
-		Cmd:              cmd,
-		SecureConfig:     secure,
-		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		AutoMTLS:         true,
-		StartTimeout:     s.opts.StartTimeout,
-		// go-plugin's own logger is off: its stderr parser panics on a
-		// non-string @message. Pith parses the stream itself (logWriter).
-		Logger:          hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Off}),
-		Stderr:          stderr,
-		SyncStderr:      syncErr,
-		SyncStdout:      syncOut,
-		GRPCDialOptions: wire.DialOptions(),
-		// A minimal environment, set above: never the host's own.
-		SkipHostEnv: true,
-	})
-	fail := func(err error) (*instance, error) {
-		pid := 0
-		if cmd.Process != nil {
-			pid = cmd.Process.Pid
-		}
-		desc := proctree.Descendants(pid)
-		client.Kill()
-		proctree.Kill(pid, desc)
-		stderr.Flush()
-		if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {
-			return nil, fmt.Errorf("plugin %q: %w: %s; not started", spec.Name, ErrChecksumMismatch, spec.Path)
-		}
-		return nil, fmt.Errorf("start plugin %q (%s): %w", spec.Name, spec.Path, err)
-	}
-	proto, err := client.Client()
-	if err != nil {
-		return fail(err)
-	}
-	raw, err := proto.Dispense(wire.PluginName)
-	if err != nil {
-		return fail(err)
-	}
-	r, ok := raw.(*remote)
-	if !ok {
-		return fail(fmt.Errorf("unexpected plugin client %T", raw))
-	}
-	inst := &instance{client: client, rpc: r.rpc, done: make(chan struct{}), logs: []*logWriter{stderr, syncErr, syncOut}}
-	if cmd.Process != nil {
-		inst.pid = cmd.Process.Pid
-	}
-	brokerID := r.broker.NextId()
-	api := &hostAPIServer{host: s.opts.Host, grants: &s.grants, log: s.log, relay: relay}
-	go r.broker.AcceptAndServe(brokerID, func(opts []grpc.ServerOption) *grpc.Server {
-		srv := wire.NewServer(opts)
-		pb.RegisterHostAPIServer(srv, api)
-		return srv
-	})
-	dctx, cancel := context.WithTimeout(ctx, s.opts.StartTimeout)
-	defer cancel()
-	resp, err := r.rpc.Describe(dctx, &pb.DescribeRequest{HostApiBrokerId: brokerID, ConfiguredName: spec.Name, HostVersion: s.opts.HostVersion})
-	if err != nil {
-		return fail(fmt.Errorf("describe: %w", err))
-	}
-	events, unknown := wire.EventsFromStrings(resp.GetEvents())
-	if len(unknown) > 0 {
-		s.log.Warn("plugin lists events this host does not know; ignoring them", "events", unknown)
-	}
-	if len(events) == 0 {
-		s.log.Warn("plugin handles no event; it will never be called")
-	}
-	if len(spec.Events) > 0 && !sameEvents(spec.Events, events) {
-		s.log.Warn("plugin handles other events than its configuration lists; a command starts it only for the listed ones, and it is called for those it handles",
-			"configured", spec.Events, "handles", events)
-	}
-	s.desc.Store(&Description{Name: resp.GetName(), Version: resp.GetVersion(), Events: events})
-	s.log.Debug("plugin started", "pid", inst.pid, "version", resp.GetVersion(), "events", events)
-	return inst, nil
 }
 
 // hostPlugin is the go-plugin glue on the host side.

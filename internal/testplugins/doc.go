@@ -1,4 +1,5 @@
 // Package testplugins holds plugin binaries used by the tests of hooks/...
 // and sdk/...: scripted, whose behaviour per event is set by flags, and
-// guard, the complete plugin shown in sdk/README.md.
+// guard, the complete plugin shown in sdk/README.md; automtls, a plugin
+// built with plain go-plugin and its AutoMTLS (P-521), as older ones are.
 package testplugins

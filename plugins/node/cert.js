@@ -1,8 +1,11 @@
 'use strict';
-// A self-signed X.509 certificate for go-plugin's AutoMTLS (docs/protocol.md,
-// "Mutual TLS"), made with node-forge: Node can make keys and sign but has
-// no API to create a certificate, and hand-written ASN.1 is not something
-// to copy into a plugin.
+// A self-signed X.509 certificate for the plugin's side of the mutual TLS
+// with the host (docs/protocol.md, "Mutual TLS"). Node can make keys and
+// sign but has no API to build a certificate, and hand-written ASN.1 is not
+// something to copy into a plugin: jsrsasign builds the certificate body,
+// Node's native crypto makes the ECDSA P-256 key and signs. (jsrsasign
+// could sign too, in plain JavaScript — hundreds of milliseconds; an RSA
+// key, as node-forge would need, takes as long to generate.)
 //
 // The host trusts exactly this certificate: it reads it from the handshake
 // line, puts it in its root pool and dials with server name "localhost", so
@@ -11,34 +14,42 @@
 // certificate towards the host's API, hence clientAuth.
 
 const crypto = require('node:crypto');
-const forge = require('node-forge');
+const { KJUR } = require('jsrsasign');
+
+// asn1Time is a Date as X.509 UTCTime, YYMMDDhhmmssZ.
+function asn1Time(d) {
+  return d.toISOString().replace(/[-:T]/g, '').slice(2, 14) + 'Z';
+}
 
 // selfSigned returns {certPem, keyPem, der} for a certificate valid from
-// 30 s ago (clock skew) for `days` days. The RSA key is made by Node's
-// native crypto (fast), then handed to forge to sign the certificate.
-function selfSigned({ commonName = 'localhost', days = 30 } = {}) {
-  const { privateKey, publicKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const keyPem = privateKey.export({ type: 'pkcs8', format: 'pem' });
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = forge.pki.publicKeyFromPem(publicKey.export({ type: 'spki', format: 'pem' }));
+// 30 s ago (clock skew) for `days` days.
+function selfSigned({ commonName = 'localhost', days = 3650 } = {}) {
+  const { privateKey, publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const serial = crypto.randomBytes(16);
   serial[0] &= 0x7f; // positive
-  cert.serialNumber = serial.toString('hex');
   const now = Date.now();
-  cert.validity.notBefore = new Date(now - 30_000);
-  cert.validity.notAfter = new Date(now + days * 86_400_000);
-  const name = [{ name: 'commonName', value: commonName }];
-  cert.setSubject(name);
-  cert.setIssuer(name);
-  cert.setExtensions([
-    { name: 'basicConstraints', cA: true, critical: true },
-    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, keyCertSign: true, critical: true },
-    { name: 'extKeyUsage', serverAuth: true, clientAuth: true },
-    { name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }] },
-  ]);
-  cert.sign(forge.pki.privateKeyFromPem(keyPem), forge.md.sha256.create());
-  const certPem = forge.pki.certificateToPem(cert);
-  const der = Buffer.from(forge.asn1.toDer(forge.pki.certificateToAsn1(cert)).getBytes(), 'binary');
+  const tbs = new KJUR.asn1.x509.TBSCertificate({
+    version: 3,
+    serial: { hex: serial.toString('hex') },
+    sigalg: 'SHA256withECDSA',
+    issuer: { str: '/CN=' + commonName },
+    subject: { str: '/CN=' + commonName },
+    notbefore: asn1Time(new Date(now - 30_000)),
+    notafter: asn1Time(new Date(now + days * 86_400_000)),
+    sbjpubkey: publicKey.export({ type: 'spki', format: 'pem' }),
+    ext: [
+      { extname: 'basicConstraints', cA: true, critical: true },
+      { extname: 'keyUsage', critical: true, names: ['digitalSignature', 'keyCertSign'] },
+      { extname: 'extKeyUsage', array: [{ name: 'serverAuth' }, { name: 'clientAuth' }] },
+      { extname: 'subjectAltName', array: [{ dns: 'localhost' }, { ip: '127.0.0.1' }] },
+    ],
+  });
+  // ECDSA signature in DER, as X.509 wants it (Node's default encoding).
+  const sig = crypto.sign('sha256', Buffer.from(tbs.tohex(), 'hex'), privateKey);
+  const cert = new KJUR.asn1.x509.Certificate({ tbsobj: tbs, sigalg: 'SHA256withECDSA', sighex: sig.toString('hex') });
+  const der = Buffer.from(cert.tohex(), 'hex');
+  const certPem = new crypto.X509Certificate(der).toString();
+  const keyPem = privateKey.export({ type: 'pkcs8', format: 'pem' });
   return { der, certPem, keyPem };
 }
 

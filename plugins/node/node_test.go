@@ -36,7 +36,15 @@ func requireNode(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@grpc", "grpc-js")); err == nil {
+	// Every dependency present, or npm ci (a node_modules from before a
+	// dependency was added lacks it).
+	present := true
+	for _, dep := range []string{"@grpc/grpc-js", "@grpc/proto-loader", "jsrsasign"} {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", filepath.FromSlash(dep), "package.json")); err != nil {
+			present = false
+		}
+	}
+	if present {
 		return dir
 	}
 	if _, err := exec.LookPath("npm"); err != nil {

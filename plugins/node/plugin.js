@@ -4,7 +4,7 @@
 // file is the whole plugin, without Pith's Go SDK:
 //
 //  1. check the magic cookie and the protocol versions the host offers;
-//  2. AutoMTLS: trust the host's client certificate (PLUGIN_CLIENT_CERT),
+//  2. mutual TLS: trust the host's client certificate (PLUGIN_CLIENT_CERT),
 //     make a self-signed server certificate and require TLS with client
 //     certificates;
 //  3. serve pith.hooks.v1.Hooks and grpc.health.v1.Health on a unix socket;
@@ -133,7 +133,7 @@ function main() {
     fail(`host offers plugin protocol versions ${offered.join(',')}; this plugin speaks ${APP_PROTOCOL_VERSION}`);
   }
 
-  // AutoMTLS: without a client certificate the host did not ask for TLS.
+  // Without a client certificate the host did not ask for TLS.
   let credentials = grpc.ServerCredentials.createInsecure();
   let certField = '';
   const clientCert = process.env.PLUGIN_CLIENT_CERT;

@@ -1,0 +1,236 @@
+package pluginhost
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/pith-dev/pith/hooks"
+	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
+	"github.com/pith-dev/pith/internal/plugintls"
+	"github.com/pith-dev/pith/internal/proctree"
+	"github.com/pith-dev/pith/internal/wire"
+	"google.golang.org/grpc"
+)
+
+// ErrNoCertificate: the plugin's handshake line carried no TLS certificate,
+// so the host has nothing to verify the plugin with; it is not used.
+var ErrNoCertificate = errors.New("the plugin's handshake line carries no TLS certificate (sixth field); Pith requires mutual TLS")
+
+// launch starts one instance — a new process, or for an attached plugin a
+// connection to the running one — and asks it to Describe itself.
+func (s *Supervisor) launch(ctx context.Context) (*instance, error) {
+	var (
+		inst *instance
+		r    *remote
+		err  error
+	)
+	if s.spec.Reattach != nil {
+		inst, r, err = s.attach()
+	} else {
+		inst, r, err = s.startProcess()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.describe(ctx, inst, r); err != nil {
+		killInstance(inst)
+		return nil, fmt.Errorf("start plugin %q (%s): describe: %w", s.spec.Name, s.spec.where(), err)
+	}
+	return inst, nil
+}
+
+// startProcess checks the binary, makes this process's TLS identity, starts
+// the process and runs go-plugin's handshake.
+func (s *Supervisor) startProcess() (*instance, *remote, error) {
+	spec := s.spec
+	secure, err := spec.checksum()
+	if err != nil {
+		return nil, nil, err
+	}
+	id, err := plugintls.New()
+	if err != nil {
+		return nil, nil, fmt.Errorf("start plugin %q: %w", spec.Name, err)
+	}
+	tlsCfg := id.ClientConfig()
+	cmd := spec.command(id.PEM())
+	logs := newInstanceLogs(s.log, spec.Limits.OrDefaults())
+	client := plugin.NewClient(s.processClientConfig(cmd, secure, tlsCfg, logs))
+	inst := &instance{client: client, done: make(chan struct{}), logs: logs.writers(), relay: logs.relay}
+	// Verification is done by then (the pinned root); this only keeps
+	// the certificate the plugin showed, for status and tests.
+	tlsCfg.VerifyConnection = func(cs tls.ConnectionState) error {
+		if len(cs.PeerCertificates) > 0 {
+			inst.peerCert.Store(cs.PeerCertificates[0])
+		}
+		return nil
+	}
+	r, err := handshake(client, tlsCfg)
+	if cmd.Process != nil {
+		inst.pid = cmd.Process.Pid
+	}
+	if err != nil {
+		killInstance(inst)
+		if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {
+			return nil, nil, fmt.Errorf("plugin %q: %w: %s; not started", spec.Name, ErrChecksumMismatch, spec.Path)
+		}
+		return nil, nil, fmt.Errorf("start plugin %q (%s): %w", spec.Name, spec.Path, err)
+	}
+	inst.rpc = r.rpc
+	return inst, r, nil
+}
+
+// command is the plugin's process: its own process group, so that stopping
+// it ends what it started, and a parent-death signal, so that a SIGKILLed
+// host takes it along; the minimal environment plus the host's certificate
+// (PEM), set last so that no configured env can replace it.
+func (s Spec) command(hostCertPEM []byte) *exec.Cmd {
+	cmd := exec.Command(s.Path, s.Args...)
+	cmd.SysProcAttr = proctree.SysProcAttr()
+	cmd.Env = append(s.environment(os.LookupEnv), plugintls.EnvClientCert+"="+string(hostCertPEM))
+	return cmd
+}
+
+// instanceLogs are the sinks of one instance's output: stderr (hclog JSON
+// or text) and go-plugin's stdio stream, all under one rate limit, which
+// the plugin's Log host calls share.
+type instanceLogs struct {
+	relay                    *relayLimit
+	stderr, syncErr, syncOut *logWriter
+}
+
+func newInstanceLogs(log hclog.Logger, lim hooks.Limits) instanceLogs {
+	relay := newRelayLimit(lim.StderrLinesPerSecond, lim.StderrBytesPerSecond)
+	return instanceLogs{
+		relay:   relay,
+		stderr:  newLimitedLogWriter(log, lim.StderrLineBytes, relay),
+		syncErr: newLimitedLogWriter(log, lim.StderrLineBytes, relay),
+		syncOut: newLimitedLogWriter(log.With("stream", "stdout"), lim.StderrLineBytes, relay),
+	}
+}
+
+func (l instanceLogs) writers() []*logWriter { return []*logWriter{l.stderr, l.syncErr, l.syncOut} }
+
+// processClientConfig is go-plugin's configuration for starting cmd. TLS is
+// Pith's own (tlsCfg, internal/plugintls) rather than go-plugin's AutoMTLS,
+// whose P-521 keys cost most of a plugin's start; the scheme is the same.
+func (s *Supervisor) processClientConfig(cmd *exec.Cmd, secure *plugin.SecureConfig, tlsCfg *tls.Config, logs instanceLogs) *plugin.ClientConfig {
+	return &plugin.ClientConfig{
+		HandshakeConfig:  wire.Handshake,
+		VersionedPlugins: map[int]plugin.PluginSet{wire.ProtocolVersion: {wire.PluginName: &hostPlugin{}}},
+		Cmd:              cmd,
+		SecureConfig:     secure,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		TLSConfig:        tlsCfg,
+		StartTimeout:     s.opts.StartTimeout,
+		// go-plugin's own logger is off: its stderr parser panics on a
+		// non-string @message. Pith parses the stream itself (logWriter).
+		Logger:          hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Off}),
+		Stderr:          logs.stderr,
+		SyncStderr:      logs.syncErr,
+		SyncStdout:      logs.syncOut,
+		GRPCDialOptions: wire.DialOptions(),
+		// A minimal environment, set by command: never the host's own.
+		SkipHostEnv: true,
+	}
+}
+
+// handshake starts the client's process, reads its handshake line and
+// dispenses the Hooks client. go-plugin puts the certificate of the line in
+// tlsCfg as the only root; a line without one is refused here rather than
+// left to fail verification against the system's roots.
+func handshake(client *plugin.Client, tlsCfg *tls.Config) (*remote, error) {
+	if _, err := client.Start(); err != nil {
+		return nil, err
+	}
+	if tlsCfg != nil && !plugintls.Pinned(tlsCfg) {
+		return nil, ErrNoCertificate
+	}
+	proto, err := client.Client()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := proto.Dispense(wire.PluginName)
+	if err != nil {
+		return nil, err
+	}
+	r, ok := raw.(*remote)
+	if !ok {
+		return nil, fmt.Errorf("unexpected plugin client %T", raw)
+	}
+	return r, nil
+}
+
+// describe serves the host API to the instance on a broker stream and asks
+// the plugin what it is and handles.
+func (s *Supervisor) describe(ctx context.Context, inst *instance, r *remote) error {
+	brokerID := r.broker.NextId()
+	api := &hostAPIServer{host: s.opts.Host, grants: &s.grants, log: s.log, relay: inst.relay}
+	go r.broker.AcceptAndServe(brokerID, func(opts []grpc.ServerOption) *grpc.Server {
+		srv := wire.NewServer(opts)
+		pb.RegisterHostAPIServer(srv, api)
+		return srv
+	})
+	dctx, cancel := context.WithTimeout(ctx, s.opts.StartTimeout)
+	defer cancel()
+	resp, err := r.rpc.Describe(dctx, &pb.DescribeRequest{HostApiBrokerId: brokerID, ConfiguredName: s.spec.Name, HostVersion: s.opts.HostVersion})
+	if err != nil {
+		return err
+	}
+	events, unknown := wire.EventsFromStrings(resp.GetEvents())
+	if len(unknown) > 0 {
+		s.log.Warn("plugin lists events this host does not know; ignoring them", "events", unknown)
+	}
+	if len(events) == 0 {
+		s.log.Warn("plugin handles no event; it will never be called")
+	}
+	if len(s.spec.Events) > 0 && !sameEvents(s.spec.Events, events) {
+		s.log.Warn("plugin handles other events than its configuration lists; a command starts it only for the listed ones, and it is called for those it handles",
+			"configured", s.spec.Events, "handles", events)
+	}
+	s.desc.Store(&Description{Name: resp.GetName(), Version: resp.GetVersion(), Events: events})
+	s.log.Debug("plugin started", "pid", inst.pid, "version", resp.GetVersion(), "events", events, "attached", inst.attached)
+	return nil
+}
+
+// killInstance ends the instance's process and everything it started: the
+// descendants are collected while the plugin still runs (a child that left
+// the group with setsid is found only through its parent), then go-plugin
+// ends the plugin and the group and those descendants are killed. An
+// attached instance's process is not the host's: only the connection is
+// closed.
+func killInstance(inst *instance) {
+	if inst.attached {
+		inst.detach()
+	} else {
+		desc := proctree.Descendants(inst.pid)
+		inst.client.Kill()
+		proctree.Kill(inst.pid, desc)
+	}
+	inst.flushLogs()
+}
+
+// killInstanceNow kills the instance's process group and descendants at
+// once, without go-plugin's graceful close; go-plugin then only reaps the
+// dead process, so that none is seen running after the host.
+func killInstanceNow(inst *instance) {
+	if inst.attached {
+		inst.detach()
+	} else {
+		proctree.Kill(inst.pid, proctree.Descendants(inst.pid))
+		inst.client.Kill()
+	}
+	inst.flushLogs()
+}
+
+func (in *instance) flushLogs() {
+	for _, w := range in.logs {
+		w.Flush()
+	}
+}
