@@ -19,7 +19,6 @@ import (
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/pluginhost"
 	"github.com/pith-dev/pith/internal/checksum"
-	"github.com/pith-dev/pith/internal/reattach"
 	"github.com/spf13/cobra"
 )
 
@@ -98,12 +97,7 @@ func pluginSpecs(cfg *config.Config) []pluginhost.Spec {
 		for _, e := range p.Events {
 			specs[i].Events = append(specs[i].Events, hooks.EventID(e))
 		}
-		if p.Reattach != "" {
-			// Validated with the configuration.
-			if rc, err := reattach.Parse(p.Reattach); err == nil {
-				specs[i].Reattach = &rc
-			}
-		}
+		specs[i].Reattach = p.Reattach // validated with the configuration
 	}
 	return specs
 }

@@ -21,7 +21,10 @@ import (
 // (go-plugin serves one client's broker per process). Each attach is
 // logged as a warning, so that a configuration left in debug mode shows.
 func (s *Supervisor) attach() (*instance, *remote, error) {
-	rc := *s.spec.Reattach
+	rc, err := reattach.Parse(s.spec.Reattach)
+	if err != nil {
+		return nil, nil, fmt.Errorf("attach plugin %q: %w", s.spec.Name, err)
+	}
 	if rc.ProtocolVersion != wire.ProtocolVersion {
 		return nil, nil, fmt.Errorf("attach plugin %q: it speaks protocol version %d, this host %d", s.spec.Name, rc.ProtocolVersion, wire.ProtocolVersion)
 	}
@@ -78,8 +81,11 @@ func resolveAddr(a reattach.Addr) (net.Addr, error) {
 
 // where names what the supervisor runs, for messages.
 func (s Spec) where() string {
-	if s.Reattach != nil {
-		return "attached at " + s.Reattach.Addr.String
+	if s.Reattach != "" {
+		if rc, err := reattach.Parse(s.Reattach); err == nil {
+			return "attached at " + rc.Addr.String
+		}
+		return "attached (" + reattach.EnvPrefix + " unreadable)"
 	}
 	return s.Path
 }

@@ -59,7 +59,7 @@ func TestAttachToDebugPlugin(t *testing.T) {
 		t.Fatalf("printed pid %d, the process is %d", rc.Pid, cmd.Process.Pid)
 	}
 	log, logs := bufLogger()
-	sp := pluginhost.Spec{Name: "dbg", Reattach: &rc, SHA256: strings.Repeat("0", 64), Timeout: 10 * time.Second}
+	sp := pluginhost.Spec{Name: "dbg", Reattach: line(t, rc), SHA256: strings.Repeat("0", 64), Timeout: 10 * time.Second}
 	// A short health interval: an attached plugin must not be pinged
 	// (it may sit at a breakpoint), so it must not matter.
 	sup := pluginhost.NewSupervisor(sp, pluginhost.Options{Logger: log, HealthInterval: 10 * time.Millisecond})
@@ -96,7 +96,7 @@ func TestAttachedPluginGoneIsNotRestarted(t *testing.T) {
 	cmd, rc := startDebugPlugin(t, "-name", "dbg", "-compact", "record")
 	var kinds []string
 	var mu sync.Mutex
-	sup := pluginhost.NewSupervisor(pluginhost.Spec{Name: "dbg", Reattach: &rc}, pluginhost.Options{
+	sup := pluginhost.NewSupervisor(pluginhost.Spec{Name: "dbg", Reattach: line(t, rc)}, pluginhost.Options{
 		HealthInterval: -1, MinBackoff: time.Millisecond,
 		Observe: func(o pluginhost.Observation) { mu.Lock(); kinds = append(kinds, string(o.Kind)); mu.Unlock() },
 	})
@@ -128,9 +128,19 @@ func TestAttachedPluginGoneIsNotRestarted(t *testing.T) {
 func TestAttachNothingThere(t *testing.T) {
 	rc := reattach.Config{Protocol: "grpc", ProtocolVersion: 1, Pid: os.Getpid(), Test: true,
 		Addr: reattach.Addr{Network: "unix", String: filepath.Join(t.TempDir(), "gone.sock")}}
-	sup := pluginhost.NewSupervisor(pluginhost.Spec{Name: "gone", Reattach: &rc}, pluginhost.Options{StartTimeout: 5 * time.Second})
+	sup := pluginhost.NewSupervisor(pluginhost.Spec{Name: "gone", Reattach: line(t, rc)}, pluginhost.Options{StartTimeout: 5 * time.Second})
 	err := sup.Start(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "gone.sock") {
 		t.Fatalf("Start = %v, want an error naming the socket", err)
 	}
+}
+
+// line is rc as a plugin in debug mode prints it.
+func line(t *testing.T, rc reattach.Config) string {
+	t.Helper()
+	l, err := rc.Line()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }

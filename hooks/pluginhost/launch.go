@@ -31,7 +31,7 @@ func (s *Supervisor) launch(ctx context.Context) (*instance, error) {
 		r    *remote
 		err  error
 	)
-	if s.spec.Reattach != nil {
+	if s.spec.Reattach != "" {
 		inst, r, err = s.attach()
 	} else {
 		inst, r, err = s.startProcess()

@@ -39,9 +39,10 @@ type Spec struct {
 	// empty when it says nothing. Start compares them with the plugin's
 	// Describe answer and logs a difference.
 	Events []hooks.EventID
-	// Reattach, when set, is a plugin already running in debug mode (the
-	// configuration it printed) to attach to instead of starting Path.
-	Reattach *reattach.Config
+	// Reattach, when set, is a plugin already running in debug mode: the
+	// line it printed (PITH_PLUGIN_REATTACH=<json>, or the JSON alone), to
+	// attach to instead of starting Path.
+	Reattach string
 }
 
 // Validate checks what can be checked without starting the plugin.
@@ -49,7 +50,12 @@ func (s Spec) Validate() error {
 	if s.Name == "" {
 		return errors.New("plugin has no name")
 	}
-	if s.Path == "" && s.Reattach == nil {
+	if s.Reattach != "" {
+		if _, err := reattach.Parse(s.Reattach); err != nil {
+			return fmt.Errorf("plugin %q: %w", s.Name, err)
+		}
+	}
+	if s.Path == "" && s.Reattach == "" {
 		return fmt.Errorf("plugin %q has no path", s.Name)
 	}
 	if s.SHA256 != "" {
@@ -79,11 +85,7 @@ func (s Spec) info() hooks.PluginInfo {
 func (s Spec) sameProcess(o Spec) bool {
 	return s.Name == o.Name && s.Path == o.Path && slices.Equal(s.Args, o.Args) &&
 		maps.Equal(s.Env, o.Env) && slices.Equal(s.InheritEnv, o.InheritEnv) && s.SHA256 == o.SHA256 &&
-		s.Limits.OrDefaults() == o.Limits.OrDefaults() && ptrEqual(s.Reattach, o.Reattach)
-}
-
-func ptrEqual[T comparable](a, b *T) bool {
-	return a == b || (a != nil && b != nil && *a == *b)
+		s.Limits.OrDefaults() == o.Limits.OrDefaults() && s.Reattach == o.Reattach
 }
 
 // sameEvents reports whether two event lists hold the same events, in any
