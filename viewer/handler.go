@@ -210,6 +210,7 @@ func (h *Handler) reload(full bool) error {
 	}
 	if err == nil && !ok {
 		next, err = readWhole(h.tail)
+		changed = true
 	}
 	if err != nil {
 		return fmt.Errorf("viewer: %w", err)

@@ -154,21 +154,24 @@ func (t *fileTail) tail(after int) ([]byte, int, error) {
 	defer t.mu.Unlock()
 	var fromLines int
 	var fromOff int64
+	var fromEnd []byte
 	if t.info != nil && os.SameFile(t.info, st) && t.off <= st.Size() && t.lines <= after && t.still(f) {
-		fromLines, fromOff = t.lines, t.off
+		fromLines, fromOff, fromEnd = t.lines, t.off, t.end
 	}
 	data := make([]byte, st.Size()-fromOff)
 	if _, err := io.ReadFull(io.NewSectionReader(f, fromOff, int64(len(data))), data); err != nil {
 		return nil, 0, err
 	}
 	out, n := store.TailOf(data, after-fromLines)
-	complete := bytes.LastIndexByte(data, '\n') + 1
-	if complete > 0 {
-		t.end = bytes.Clone(data[max(0, complete-64):complete])
-	} else if fromOff == 0 {
-		t.end = nil
+	// The mark goes before the last complete line, not after it: the
+	// viewer reads from that line on, to check the session still ends
+	// where its last reading did.
+	t.info, t.lines, t.off, t.end = st, fromLines, fromOff, fromEnd
+	if complete := bytes.LastIndexByte(data, '\n') + 1; complete > 0 {
+		last := bytes.LastIndexByte(data[:complete-1], '\n') + 1
+		end := append(bytes.Clone(fromEnd), data[:last]...)
+		t.lines, t.off, t.end = fromLines+bytes.Count(data[:last], []byte("\n")), fromOff+int64(last), end[max(0, len(end)-64):]
 	}
-	t.info, t.lines, t.off = st, fromLines+bytes.Count(data[:complete], []byte("\n")), fromOff+int64(complete)
 	return out, fromLines + n, nil
 }
 
