@@ -152,9 +152,7 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 	if _, err := root.Stat(name); err != nil {
 		return viewer.Source{}, rootError(err)
 	}
-	// The limit in force when the viewer opened the session: a file that
-	// grows past it is refused at its next reading.
-	limit := int64(v.s.cfg.Load().Server.MaxSessionBytes)
+	limit := func() int64 { return int64(v.s.cfg.Load().Server.MaxSessionBytes) }
 	fileTail := viewer.FileTail(func() (*os.File, error) {
 		f, err := root.Open(name)
 		if err != nil {
@@ -165,7 +163,7 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 	tail := func(after int) ([]byte, int, error) {
 		data, n, err := fileTail(after)
 		if errors.Is(err, viewer.ErrTooLarge) {
-			err = fmt.Errorf("%w: session %q is over server.maxSessionBytes (%d)", ErrLimit, name, limit)
+			err = fmt.Errorf("%w: session %q is over server.maxSessionBytes (%d)", ErrLimit, name, limit())
 		}
 		return data, n, err
 	}

@@ -119,16 +119,17 @@ var ErrTooLarge = errors.New("the session is too large for the viewer")
 // confined root). It remembers where the complete lines of its last read
 // ended and the bytes before, so reading an append costs only the bytes
 // added; another file under the name (a rename over it), or the same
-// file with other bytes there, is read from its start. A file over limit
-// bytes is refused with ErrTooLarge (0: no limit).
-func FileTail(open func() (*os.File, error), limit int64) Tail {
+// file with other bytes there, is read from its start. A file over
+// limit() bytes is refused with ErrTooLarge (limit nil: no limit; asked
+// on every reading, so a configuration reload applies at once).
+func FileTail(open func() (*os.File, error), limit func() int64) Tail {
 	t := &fileTail{open: open, limit: limit}
 	return t.tail
 }
 
 type fileTail struct {
 	open  func() (*os.File, error)
-	limit int64
+	limit func() int64
 
 	mu    sync.Mutex
 	info  os.FileInfo // the file the mark is in; nil: no mark
@@ -147,8 +148,10 @@ func (t *fileTail) tail(after int) ([]byte, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	if t.limit > 0 && st.Size() > t.limit {
-		return nil, 0, fmt.Errorf("%w (%d bytes, over %d)", ErrTooLarge, st.Size(), t.limit)
+	if t.limit != nil {
+		if limit := t.limit(); st.Size() > limit {
+			return nil, 0, fmt.Errorf("%w (%d bytes, over %d)", ErrTooLarge, st.Size(), limit)
+		}
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -1,13 +1,16 @@
 package viewer
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/store"
 )
 
 const tailHeader = `{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}` + "\n"
@@ -151,6 +154,86 @@ func TestWatchReadsRenameWhole(t *testing.T) {
 		}
 		if e := entries(h); len(e) == 2 && string(e[0].Raw) == entryLine("a", "", "ONE")[:len(e[0].Raw)] {
 			return
+		}
+	}
+}
+
+// memTail is a Tail over bytes in memory, as a store keeps a session.
+type memTail struct {
+	mu    sync.Mutex
+	data  []byte
+	reads int // bytes handed out, to tell a whole reading from an append's
+}
+
+func (m *memTail) tail(after int) ([]byte, int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out, n := store.TailOf(m.data, after)
+	m.reads += len(out)
+	return bytes.Clone(out), n, nil
+}
+
+func (m *memTail) set(data string) {
+	m.mu.Lock()
+	m.data = []byte(data)
+	m.mu.Unlock()
+}
+
+// TestSessionsStoredSource: a session with no path is read through its
+// Tail, follows Refresh by reading only the lines after its last one, and
+// Reload by reading it whole; nothing watches a file for it.
+func TestSessionsStoredSource(t *testing.T) {
+	m := &memTail{}
+	m.set(tailHeader + entryLine("a", "", "one"))
+	s := NewSessions(SessionsOptions{Resolve: func(name string) (Source, error) {
+		return Source{Name: name, Tail: m.tail}, nil
+	}})
+	defer s.Close()
+	o, err := s.acquire("team/s.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := o.h
+	if h.watcher != nil || h.path != "team/s.jsonl" {
+		t.Fatalf("watcher %v, path %q", h.watcher, h.path)
+	}
+	ch, unsub := h.subscribe()
+	defer unsub()
+	wait := func(leaf string) {
+		t.Helper()
+		for h.LeafID() != leaf {
+			select {
+			case <-ch:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("leaf %s, want %s", h.LeafID(), leaf)
+			}
+		}
+	}
+	m.set(tailHeader + entryLine("a", "", "one") + entryLine("b", "a", "two"))
+	m.mu.Lock()
+	m.reads = 0
+	m.mu.Unlock()
+	s.Refresh("team/s.jsonl")
+	wait("b")
+	m.mu.Lock()
+	read := m.reads
+	m.mu.Unlock()
+	// The last line read before (to check the session still ends there)
+	// and the new one, not the header.
+	if want := len(entryLine("a", "", "one")) + len(entryLine("b", "a", "two")); read != want {
+		t.Fatalf("an append read %d bytes, want %d", read, want)
+	}
+	// A rewrite that keeps the last line: only Reload sees it.
+	m.set(tailHeader + entryLine("a", "", "ONE") + entryLine("b", "a", "two"))
+	s.Reload("team/s.jsonl")
+	for {
+		if e := entries(h); bytes.Contains(e[0].Raw, []byte("ONE")) {
+			break
+		}
+		select {
+		case <-ch:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the rewrite was not read")
 		}
 	}
 }
