@@ -220,7 +220,16 @@ func (h *Handler) reload(full bool) error {
 		return nil
 	}
 	h.version++
-	h.snap.Store(newSnapshot(next.file, h.version))
+	var snap *snapshot
+	if ok && !full && h.tail != nil {
+		if prev := h.snap.Load(); prev != nil {
+			snap = prev.extend(next.file, h.version)
+		}
+	}
+	if snap == nil {
+		snap = newSnapshot(next.file, h.version)
+	}
+	h.snap.Store(snap)
 	h.notify()
 	return nil
 }
