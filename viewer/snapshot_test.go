@@ -89,4 +89,3 @@ func sameSnapshot(a, b *snapshot) bool {
 	}
 	return true
 }
-
