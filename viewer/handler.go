@@ -44,9 +44,6 @@ type Options struct {
 	// Tail); nil reads Path through FileTail. A daemon passes one that
 	// reads through its confined root, or from its store.
 	Tail Tail
-	// Load, when set and Tail is not, reads the whole session on every
-	// change instead.
-	Load func() (*session.File, error)
 	// OpenArchive opens the prune archive, where pruned outputs are kept;
 	// nil opens the archive next to Path.
 	OpenArchive func() (io.ReadCloser, error)
@@ -72,7 +69,6 @@ type Handler struct {
 	path         string
 	watched      bool
 	tail         Tail
-	load         func() (*session.File, error)
 	openArchive  func() (io.ReadCloser, error)
 	settings     Settings
 	settingsFunc func() Settings
@@ -114,7 +110,6 @@ func New(opts Options) (*Handler, error) {
 		path:         path,
 		watched:      watched,
 		tail:         opts.Tail,
-		load:         opts.Load,
 		openArchive:  opts.OpenArchive,
 		settings:     opts.Settings,
 		settingsFunc: opts.SettingsFunc,
@@ -127,7 +122,7 @@ func New(opts Options) (*Handler, error) {
 	if h.log == nil {
 		h.log = hclog.NewNullLogger()
 	}
-	if h.tail == nil && h.load == nil {
+	if h.tail == nil {
 		if !watched {
 			return nil, fmt.Errorf("viewer: a session with no path needs a Tail")
 		}
@@ -201,11 +196,7 @@ func (h *Handler) reload(full bool) error {
 	var next reading
 	var err error
 	changed, ok := true, false
-	switch {
-	case h.tail == nil:
-		next.file, err = h.load()
-		ok = true
-	case !full:
+	if !full {
 		next, changed, ok, err = readAppended(h.tail, h.last)
 	}
 	if err == nil && !ok {
@@ -221,7 +212,7 @@ func (h *Handler) reload(full bool) error {
 	}
 	h.version++
 	var snap *snapshot
-	if ok && !full && h.tail != nil {
+	if ok { // an appended reading: extend the last snapshot when it can
 		if prev := h.snap.Load(); prev != nil {
 			snap = prev.extend(next.file, h.version)
 		}

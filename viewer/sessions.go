@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/pith-dev/pith/core/session"
 )
 
 // SessionsOptions configure a Sessions handler.
@@ -73,7 +72,6 @@ type Source struct {
 	Path        string
 	Name        string
 	Tail        Tail
-	Load        func() (*session.File, error)
 	OpenArchive func() (io.ReadCloser, error)
 }
 
@@ -191,7 +189,7 @@ func (s *Sessions) acquire(name string) (*openSession, error) {
 	if s.opts.Settings != nil {
 		settings = s.opts.Settings()
 	}
-	h, err := New(Options{Path: src.Path, Name: src.Name, Tail: src.Tail, Load: src.Load, OpenArchive: src.OpenArchive, Settings: settings, SettingsFunc: s.opts.Settings, AllowHost: s.opts.AllowHost, Logger: s.opts.Logger.With("session", name)})
+	h, err := New(Options{Path: src.Path, Name: src.Name, Tail: src.Tail, OpenArchive: src.OpenArchive, Settings: settings, SettingsFunc: s.opts.Settings, AllowHost: s.opts.AllowHost, Logger: s.opts.Logger.With("session", name)})
 	if err != nil {
 		return nil, err
 	}
