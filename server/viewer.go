@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/pith-dev/pith/core/compaction"
@@ -154,7 +155,9 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 	}
 	limit := func() int64 { return int64(v.s.cfg.Load().Server.MaxSessionBytes) }
 	fileTail := viewer.FileTail(func() (*os.File, error) {
-		f, err := root.Open(name)
+		// Without blocking: a FIFO in the session's place must not hang
+		// the viewer (FileTail refuses what is not a regular file).
+		f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			return nil, rootError(err)
 		}

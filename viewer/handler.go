@@ -126,7 +126,7 @@ func New(opts Options) (*Handler, error) {
 		if !watched {
 			return nil, fmt.Errorf("viewer: a session with no path needs a Tail")
 		}
-		h.tail = FileTail(func() (*os.File, error) { return os.Open(path) }, nil)
+		h.tail = FileTail(func() (*os.File, error) { return OpenRegular(path) }, nil)
 	}
 	if h.openArchive == nil {
 		h.openArchive = func() (io.ReadCloser, error) { return session.OpenReadOnly(compaction.ArchivePath(path)) }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"syscall"
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/store"
@@ -112,6 +113,18 @@ func readAppended(tail Tail, prev reading) (next reading, changed, ok bool, err 
 	return next, true, true, nil
 }
 
+// OpenRegular opens path for FileTail: without blocking (a FIFO put in
+// the session's place would hang the open) and only a regular file,
+// followed through symlinks.
+func OpenRegular(path string) (*os.File, error) {
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}
+
 // ErrTooLarge refuses a session over the size a FileTail was given.
 var ErrTooLarge = errors.New("the session is too large for the viewer")
 
@@ -147,6 +160,9 @@ func (t *fileTail) tail(after int) ([]byte, int, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, 0, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, 0, fmt.Errorf("%s is not a regular file", st.Name())
 	}
 	if t.limit != nil {
 		if limit := t.limit(); st.Size() > limit {
