@@ -20,6 +20,7 @@ import (
 	"github.com/pith-dev/pith/hooks/pluginhost"
 	sessionv1 "github.com/pith-dev/pith/internal/gen/pith/session/v1"
 	"github.com/pith-dev/pith/store"
+	"github.com/pith-dev/pith/viewer"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
@@ -91,8 +92,8 @@ type Server struct {
 	// viewer's daemon panel).
 	reloadMu sync.Mutex
 	reload   reloadRecord
-	// viewerRefresh is the running Viewer's Refresh, or nil.
-	viewerRefresh atomic.Pointer[func(name string)]
+	// viewer is the running Viewer's sessions, or nil.
+	viewer atomic.Pointer[viewer.Sessions]
 
 	mu       sync.Mutex // guards the fields below and pluginSet
 	sessions map[string]*openSession
@@ -136,7 +137,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s.cfg.Store(opts.Config)
 	if opts.Store != nil {
-		src, err := newStoreSource(opts.Store, opts.Config.Sessions.LeaseTTL, log, s.deliver)
+		src, err := newStoreSource(opts.Store, opts.Config.Sessions.LeaseTTL, log, s.deliver, s.storeChanged)
 		if err != nil {
 			return nil, err
 		}

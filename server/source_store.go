@@ -43,6 +43,9 @@ type storeSource struct {
 	// deliver hands an event another host published to the watchers of
 	// the session open here under key, if any.
 	deliver func(key any, ev engine.Event)
+	// changed tells of every change any host made to a session (the
+	// store event's kind), for the viewer.
+	changed func(name, kind string)
 
 	// outbox queues this host's engine events for publication, so a slow
 	// or unreachable database never holds up an engine.
@@ -68,13 +71,13 @@ type published struct {
 // host's still get them.
 const outboxSize = 1024
 
-func newStoreSource(st store.Store, ttl time.Duration, log hclog.Logger, deliver func(key any, ev engine.Event)) (*storeSource, error) {
+func newStoreSource(st store.Store, ttl time.Duration, log hclog.Logger, deliver func(key any, ev engine.Event), changed func(name, kind string)) (*storeSource, error) {
 	host, _ := os.Hostname()
 	var b [4]byte
 	rand.Read(b[:])
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &storeSource{
-		st: st, ttl: ttl, log: log, deliver: deliver,
+		st: st, ttl: ttl, log: log, deliver: deliver, changed: changed,
 		holder: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:])),
 		outbox: make(chan published, outboxSize),
 		stop:   cancel,
@@ -124,6 +127,9 @@ func (s *storeSource) open(ctx context.Context, rel string, create bool, cwd str
 func (s *storeSource) watch(events <-chan store.Event) {
 	defer s.done.Done()
 	for ev := range events {
+		if ev.Kind != store.EventPublished && s.changed != nil {
+			s.changed(ev.Session, ev.Kind)
+		}
 		switch ev.Kind {
 		case store.EventRewritten:
 			s.mu.Lock()

@@ -9,11 +9,13 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/pith-dev/pith/core/compaction"
-	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/store"
 	"github.com/pith-dev/pith/viewer"
 )
@@ -26,10 +28,12 @@ const ViewerCookie = "pith_token"
 // maxListed bounds the session names the viewer's index lists.
 const maxListed = 10000
 
-// Viewer is the read-only web viewer of every session under sessions.root
-// (server.viewer). It reads through the daemon's root handle and name
-// grammar, and asks every request for the credentials a gRPC call needs,
-// scoped the same way: a token's prefix limits the sessions it shows.
+// Viewer is the read-only web viewer of every session of the daemon
+// (server.viewer): the files under sessions.root, or the sessions of a
+// shared sessions.store. It reads through the daemon's root handle or
+// store and name grammar, and asks every request for the credentials a
+// gRPC call needs, scoped the same way: a token's prefix limits the
+// sessions it shows.
 type Viewer struct {
 	s        *Server
 	sessions *viewer.Sessions
@@ -57,8 +61,7 @@ func (s *Server) NewViewer(exposed bool) *Viewer {
 		Daemon:    v.daemonPanel,
 	}
 	v.sessions = viewer.NewSessions(opts)
-	fn := v.sessions.Refresh
-	s.viewerRefresh.Store(&fn)
+	s.viewer.Store(v.sessions)
 	v.mux = http.NewServeMux()
 	v.mux.HandleFunc("GET /login", v.loginForm)
 	v.mux.HandleFunc("POST /login", v.login)
@@ -70,7 +73,7 @@ func (s *Server) NewViewer(exposed bool) *Viewer {
 
 // Close stops the viewer's watchers and streams.
 func (v *Viewer) Close() error {
-	v.s.viewerRefresh.Store(nil)
+	v.s.viewer.Store(nil)
 	return v.sessions.Close()
 }
 
@@ -123,10 +126,6 @@ func viewerCaller(r *http.Request) caller {
 	return c
 }
 
-// errViewerFiles: the viewer reads the files under sessions.root; pith
-// serve refuses server.viewer with a shared store.
-var errViewerFiles = errors.New("the viewer shows the files under sessions.root only, not a shared sessions.store")
-
 func (v *Viewer) authorize(r *http.Request, name string) error {
 	if err := checkName(name); err != nil {
 		return err
@@ -137,14 +136,15 @@ func (v *Viewer) authorize(r *http.Request, name string) error {
 	return nil
 }
 
-// resolve reads a session and its archive through the root handle, within
-// server.maxSessionBytes; the path is only for the file watch.
+// resolve reads a session and its archive through the root handle or
+// from the store, within server.maxSessionBytes; the path is only for the
+// file watch.
 func (v *Viewer) resolve(name string) (viewer.Source, error) {
 	if err := checkName(name); err != nil {
 		return viewer.Source{}, err
 	}
 	if v.s.files == nil {
-		return viewer.Source{}, errViewerFiles
+		return v.resolveStored(name), nil
 	}
 	root, base, err := v.s.files.sessionsRoot(false)
 	if err != nil {
@@ -153,21 +153,22 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 	if _, err := root.Stat(name); err != nil {
 		return viewer.Source{}, rootError(err)
 	}
-	load := func() (*session.File, error) {
-		f, err := root.Open(name)
+	limit := func() int64 { return int64(v.s.cfg.Load().Server.MaxSessionBytes) }
+	fileTail := viewer.FileTail(func() (*os.File, error) {
+		// Without blocking: a FIFO in the session's place must not hang
+		// the viewer (FileTail refuses what is not a regular file).
+		f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			return nil, rootError(err)
 		}
-		defer f.Close()
-		limit := int64(v.s.cfg.Load().Server.MaxSessionBytes)
-		data, err := io.ReadAll(io.LimitReader(f, limit+1))
-		if err != nil {
-			return nil, err
+		return f, nil
+	}, limit)
+	tail := func(after int) ([]byte, int, error) {
+		data, n, err := fileTail(after)
+		if errors.Is(err, viewer.ErrTooLarge) {
+			err = fmt.Errorf("%w: session %q is over server.maxSessionBytes (%d)", ErrLimit, name, limit())
 		}
-		if int64(len(data)) > limit {
-			return nil, fmt.Errorf("%w: session %q is over server.maxSessionBytes (%d)", ErrLimit, name, limit)
-		}
-		return session.Parse(data)
+		return data, n, err
 	}
 	archive := func() (io.ReadCloser, error) {
 		f, err := root.Open(name + compaction.ArchiveSuffix)
@@ -176,13 +177,67 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 		}
 		return f, nil
 	}
-	return viewer.Source{Path: filepath.Join(base, filepath.FromSlash(name)), Load: load, OpenArchive: archive}, nil
+	return viewer.Source{Path: filepath.Join(base, filepath.FromSlash(name)), Tail: tail, OpenArchive: archive}, nil
+}
+
+// storeReadTimeout bounds one reading of a stored session by the viewer.
+const storeReadTimeout = 30 * time.Second
+
+// resolveStored reads a session of the shared store: whole within
+// server.maxSessionBytes, then what any host appended, as the store's
+// events tell (storeChanged).
+func (v *Viewer) resolveStored(name string) viewer.Source {
+	st := v.s.opts.Store
+	tail := func(after int) ([]byte, int, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), storeReadTimeout)
+		defer cancel()
+		data, n, err := st.Tail(ctx, name, after)
+		if err != nil {
+			return nil, 0, err
+		}
+		if limit := v.s.cfg.Load().Server.MaxSessionBytes; after == 0 && len(data) > limit {
+			return nil, 0, fmt.Errorf("%w: session %q is over server.maxSessionBytes (%d)", ErrLimit, name, limit)
+		}
+		return data, n, nil
+	}
+	archive := func() (io.ReadCloser, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), storeReadTimeout)
+		defer cancel()
+		data, err := st.ReadSidecar(ctx, name, compaction.ArchiveSuffix)
+		if err != nil {
+			return nil, err
+		}
+		if data == nil {
+			return nil, fs.ErrNotExist
+		}
+		return io.NopCloser(bytes.NewReader(data)), nil
+	}
+	return viewer.Source{Name: name, Tail: tail, OpenArchive: archive}
+}
+
+// listStored names the sessions of the store the caller may see.
+func (v *Viewer) listStored(r *http.Request) ([]string, error) {
+	all, err := v.s.opts.Store.List(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	c := viewerCaller(r)
+	var names []string
+	for _, n := range all {
+		if checkName(n) == nil && c.may(n) {
+			names = append(names, n)
+			if len(names) >= maxListed {
+				break
+			}
+		}
+	}
+	return names, nil
 }
 
 // list names the sessions under the root the caller may see.
 func (v *Viewer) list(r *http.Request) ([]string, error) {
 	if v.s.files == nil {
-		return nil, errViewerFiles
+		return v.listStored(r)
 	}
 	root, _, err := v.s.files.sessionsRoot(false)
 	if err != nil {
@@ -266,7 +321,23 @@ func (v *Viewer) login(w http.ResponseWriter, r *http.Request) {
 // refreshViewer tells the viewer, when one runs, that the session named
 // rel changed (an engine event).
 func (s *Server) refreshViewer(rel string) {
-	if fn := s.viewerRefresh.Load(); fn != nil {
-		(*fn)(rel)
+	if vs := s.viewer.Load(); vs != nil {
+		vs.Refresh(rel)
+	}
+}
+
+// storeChanged tells the viewer, when one runs, what the shared store
+// says any host did to the session named rel: an append is read
+// incrementally, a rewrite (or a session created again) whole.
+func (s *Server) storeChanged(rel, kind string) {
+	vs := s.viewer.Load()
+	if vs == nil {
+		return
+	}
+	switch kind {
+	case store.EventAppended:
+		vs.Refresh(rel)
+	case store.EventRewritten, store.EventCreated:
+		vs.Reload(rel)
 	}
 }

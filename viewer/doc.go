@@ -2,7 +2,16 @@
 // tree, the content of an entry, the context a model would see at any leaf
 // drawn to the scale of the context window, and every compaction and branch
 // summary. The page follows the file live: the handler watches it with
-// fsnotify and tells the page over server-sent events when it changed.
+// fsnotify and tells the page over server-sent events when it changed. A
+// session kept elsewhere (a daemon's shared store) has no file to watch:
+// its Source gives a Tail to read it and the daemon calls Refresh or
+// Reload on the store's events.
+//
+// A change is read through the Source's Tail: an append costs the lines
+// added (and a chain under the leaf only adds rows to the last snapshot),
+// a rewrite — a file renamed over the session, a store's rewrite event, or
+// lines that no longer end where the last reading did — reads the session
+// whole.
 //
 // Handler serves one session (`pith view`); Sessions serves every session
 // a Resolve function admits, each under /s/NAME/, for a daemon to mount

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -32,18 +33,24 @@ type Settings struct {
 
 // Options configure a Handler.
 type Options struct {
-	// Path is the session file to show. Its directory is watched.
+	// Path is the session file to show. Its directory is watched. Empty
+	// for a session that is not a file here (a shared store): then
+	// nothing is watched and the caller tells the handler of changes
+	// (Refresh, Reload).
 	Path string
-	// Load reads the session; nil reads Path with session.Load. A daemon
-	// passes a function that reads through its confined root.
-	Load func() (*session.File, error)
+	// Name is shown in the page instead of Path when Path is empty.
+	Name string
+	// Tail reads the session, whole and then what was appended (see
+	// Tail); nil reads Path through FileTail. A daemon passes one that
+	// reads through its confined root, or from its store.
+	Tail Tail
 	// OpenArchive opens the prune archive, where pruned outputs are kept;
 	// nil opens the archive next to Path.
 	OpenArchive func() (io.ReadCloser, error)
 	Settings    Settings
 	Logger      hclog.Logger
 	// Debounce is how long the handler waits after a change of the file
-	// before it reads it again, so a burst of appends costs one reload.
+	// before it reads it, so a burst of appends costs one reading.
 	// Zero means 50 ms.
 	Debounce time.Duration
 	// SettingsFunc, when set, is asked for the settings on every request
@@ -60,7 +67,8 @@ type Options struct {
 // mount it at any prefix with http.StripPrefix. Close it to stop watching.
 type Handler struct {
 	path         string
-	load         func() (*session.File, error)
+	watched      bool
+	tail         Tail
 	openArchive  func() (io.ReadCloser, error)
 	settings     Settings
 	settingsFunc func() Settings
@@ -72,11 +80,13 @@ type Handler struct {
 	snap     atomic.Pointer[snapshot]
 	reloadMu sync.Mutex // one reload at a time
 	version  int64      // guarded by reloadMu
+	last     reading    // guarded by reloadMu
 
 	watcher *fsnotify.Watcher
 	timerMu sync.Mutex
 	timer   *time.Timer
 	wait    time.Duration // the debounce after the last reload's cost
+	full    bool          // the pending reading must read the whole session
 
 	subsMu sync.Mutex
 	subs   map[chan struct{}]struct{}
@@ -88,13 +98,18 @@ type Handler struct {
 
 // New reads the session file and starts watching it.
 func New(opts Options) (*Handler, error) {
-	path, err := filepath.Abs(opts.Path)
-	if err != nil {
-		return nil, err
+	path, watched := opts.Name, opts.Path != ""
+	if watched {
+		abs, err := filepath.Abs(opts.Path)
+		if err != nil {
+			return nil, err
+		}
+		path = abs
 	}
 	h := &Handler{
 		path:         path,
-		load:         opts.Load,
+		watched:      watched,
+		tail:         opts.Tail,
 		openArchive:  opts.OpenArchive,
 		settings:     opts.Settings,
 		settingsFunc: opts.SettingsFunc,
@@ -107,8 +122,11 @@ func New(opts Options) (*Handler, error) {
 	if h.log == nil {
 		h.log = hclog.NewNullLogger()
 	}
-	if h.load == nil {
-		h.load = func() (*session.File, error) { return session.Load(path) }
+	if h.tail == nil {
+		if !watched {
+			return nil, fmt.Errorf("viewer: a session with no path needs a Tail")
+		}
+		h.tail = FileTail(func() (*os.File, error) { return OpenRegular(path) }, nil)
 	}
 	if h.openArchive == nil {
 		h.openArchive = func() (io.ReadCloser, error) { return session.OpenReadOnly(compaction.ArchivePath(path)) }
@@ -116,22 +134,26 @@ func New(opts Options) (*Handler, error) {
 	if h.debounce <= 0 {
 		h.debounce = 50 * time.Millisecond
 	}
-	if err := h.reload(); err != nil {
+	if err := h.reload(true); err != nil {
 		return nil, err
+	}
+	h.mux = h.routes()
+	if !watched {
+		return h, nil
 	}
 	// Watch the directory, not the file: an atomic rewrite (prune, migrate)
 	// replaces the file by a rename, which a watch on the old inode misses.
-	h.watcher, err = fsnotify.NewWatcher()
+	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, fmt.Errorf("viewer: watch %s: %w", path, err)
 	}
-	if err := h.watcher.Add(filepath.Dir(path)); err != nil {
-		h.watcher.Close()
+	h.watcher = w
+	if err := w.Add(filepath.Dir(path)); err != nil {
+		w.Close()
 		return nil, fmt.Errorf("viewer: watch %s: %w", path, err)
 	}
 	h.wg.Add(1)
 	go h.watch()
-	h.mux = h.routes()
 	return h, nil
 }
 
@@ -140,7 +162,9 @@ func (h *Handler) Close() error {
 	var err error
 	h.closeOnce.Do(func() {
 		close(h.done)
-		err = h.watcher.Close()
+		if h.watcher != nil {
+			err = h.watcher.Close()
+		}
 		h.wg.Wait()
 		h.timerMu.Lock()
 		if h.timer != nil {
@@ -163,15 +187,40 @@ func (h *Handler) currentSettings() Settings {
 // reload the page is told about.
 func (h *Handler) Version() int64 { return h.snap.Load().version }
 
-func (h *Handler) reload() error {
+// reload reads the session: whole when full (or when the lines read
+// last are no longer its start), else only the lines appended. A reading
+// that found nothing new tells the page nothing.
+func (h *Handler) reload(full bool) error {
 	h.reloadMu.Lock()
 	defer h.reloadMu.Unlock()
-	f, err := h.load()
+	var next reading
+	var err error
+	changed, ok := true, false
+	if !full {
+		next, changed, ok, err = readAppended(h.tail, h.last)
+	}
+	if err == nil && !ok {
+		next, err = readWhole(h.tail)
+		changed = true
+	}
 	if err != nil {
 		return fmt.Errorf("viewer: %w", err)
 	}
+	h.last = next
+	if !changed {
+		return nil
+	}
 	h.version++
-	h.snap.Store(newSnapshot(f, h.version))
+	var snap *snapshot
+	if ok { // an appended reading: extend the last snapshot when it can
+		if prev := h.snap.Load(); prev != nil {
+			snap = prev.extend(next.file, h.version)
+		}
+	}
+	if snap == nil {
+		snap = newSnapshot(next.file, h.version)
+	}
+	h.snap.Store(snap)
 	h.notify()
 	return nil
 }
@@ -184,8 +233,14 @@ func (h *Handler) watch() {
 			if !ok {
 				return
 			}
-			if filepath.Clean(ev.Name) == h.path && ev.Op&(fsnotify.Write|fsnotify.Create|fsnotify.Rename) != 0 {
-				h.schedule()
+			if filepath.Clean(ev.Name) != h.path {
+				continue
+			}
+			switch {
+			case ev.Op&(fsnotify.Create|fsnotify.Rename) != 0:
+				h.schedule(true) // another file under the name: read it whole
+			case ev.Op&fsnotify.Write != 0:
+				h.schedule(false)
 			}
 		case err, ok := <-h.watcher.Errors:
 			if !ok {
@@ -196,13 +251,20 @@ func (h *Handler) watch() {
 	}
 }
 
-// Refresh reads the file again soon, as a change seen on disk does: a
-// daemon calls it for what its engine reports (a compaction, a prune, a
-// navigation), so the page follows even where the file watch is late.
-func (h *Handler) Refresh() { h.schedule() }
+// Refresh reads what was appended to the session soon, as a write seen
+// on disk does: a daemon calls it for what its engine reports (a
+// compaction, a navigation) and for another host's append to a shared
+// store, so the page follows even where the file watch is late. A
+// session whose lines read so far are no longer its start is read whole.
+func (h *Handler) Refresh() { h.schedule(false) }
 
-// schedule reloads the file once the writes of a burst have settled.
-func (h *Handler) schedule() {
+// Reload reads the whole session again soon: it was rewritten (a prune,
+// a restore), which an append-only reading would miss when its last line
+// is unchanged.
+func (h *Handler) Reload() { h.schedule(true) }
+
+// schedule reads the session once the writes of a burst have settled.
+func (h *Handler) schedule(full bool) {
 	h.timerMu.Lock()
 	defer h.timerMu.Unlock()
 	select {
@@ -210,19 +272,27 @@ func (h *Handler) schedule() {
 		return
 	default:
 	}
+	h.full = h.full || full
 	if h.timer != nil {
 		h.timer.Reset(max(h.debounce, h.wait))
 		return
 	}
 	h.timer = time.AfterFunc(h.debounce, func() {
+		h.timerMu.Lock()
+		full := h.full
+		h.full = false
+		h.timerMu.Unlock()
 		start := time.Now()
-		err := h.reload()
-		// A reload reads the whole file again (a 100 MB session costs about
-		// a second of CPU). Wait at least as long as the last one took
-		// before the next, so a busy agent cannot keep the viewer reading
-		// more than half the time.
+		err := h.reload(full)
+		// A whole reading of a 100 MB session costs about a second of
+		// CPU, and every reading rebuilds the tree. Wait at least as long
+		// as the last one took before the next, so a busy agent cannot
+		// keep the viewer reading more than half the time.
 		h.timerMu.Lock()
 		h.wait = max(h.debounce, time.Since(start))
+		if err != nil && full {
+			h.full = true // the next event reads it whole still
+		}
 		h.timerMu.Unlock()
 		if err != nil {
 			// A rename in flight or a file being replaced: keep showing

@@ -11,12 +11,11 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/pith-dev/pith/core/session"
 )
 
 // SessionsOptions configure a Sessions handler.
 type SessionsOptions struct {
-	// Resolve maps a session name from the URL to its file. It is the
+	// Resolve maps a session name from the URL to its source. It is the
 	// caller's confinement (a daemon resolves names under its root and
 	// refuses the rest); an error answers 404 with no detail. A name is a
 	// slash-separated path whose last segment ends in ".jsonl", as the
@@ -64,11 +63,15 @@ type Sessions struct {
 }
 
 // Source is where a session comes from: its path (watched, and named in
-// the page) and, optionally, how to read it and its prune archive when the
-// caller must read through a confined root. See Options.
+// the page), or none and a name for a session kept in a store, and how to
+// read it (Tail) and its prune archive when the caller must read through
+// a confined root or a store. See Options. A session without a path
+// changes when the caller says so: Refresh for an append, Reload for a
+// rewrite.
 type Source struct {
 	Path        string
-	Load        func() (*session.File, error)
+	Name        string
+	Tail        Tail
 	OpenArchive func() (io.ReadCloser, error)
 }
 
@@ -114,6 +117,17 @@ func (s *Sessions) Refresh(name string) {
 	s.mu.Unlock()
 	if ok {
 		o.h.Refresh()
+	}
+}
+
+// Reload tells the viewer of name, if one is open, that the session was
+// rewritten (see Handler.Reload). It never opens one.
+func (s *Sessions) Reload(name string) {
+	s.mu.Lock()
+	o, ok := s.open[name]
+	s.mu.Unlock()
+	if ok {
+		o.h.Reload()
 	}
 }
 
@@ -175,7 +189,7 @@ func (s *Sessions) acquire(name string) (*openSession, error) {
 	if s.opts.Settings != nil {
 		settings = s.opts.Settings()
 	}
-	h, err := New(Options{Path: src.Path, Load: src.Load, OpenArchive: src.OpenArchive, Settings: settings, SettingsFunc: s.opts.Settings, AllowHost: s.opts.AllowHost, Logger: s.opts.Logger.With("session", name)})
+	h, err := New(Options{Path: src.Path, Name: src.Name, Tail: src.Tail, OpenArchive: src.OpenArchive, Settings: settings, SettingsFunc: s.opts.Settings, AllowHost: s.opts.AllowHost, Logger: s.opts.Logger.With("session", name)})
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/viewer"
 )
 
@@ -32,13 +31,7 @@ func rootResolver(t *testing.T, root string) func(string) (viewer.Source, error)
 		}
 		return viewer.Source{
 			Path: filepath.Join(root, filepath.FromSlash(name)),
-			Load: func() (*session.File, error) {
-				data, err := r.ReadFile(name)
-				if err != nil {
-					return nil, err
-				}
-				return session.Parse(data)
-			},
+			Tail: viewer.FileTail(func() (*os.File, error) { return r.Open(name) }, nil),
 		}, nil
 	}
 }

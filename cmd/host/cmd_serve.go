@@ -55,7 +55,7 @@ kept as SHA-256 hashes; make one with "pith serve hash-token"). A unix
 socket is created with mode 0600.
 
 With server.viewer (or --viewer) set, a read-only web viewer of every
-session under sessions.root is served there ("viewer on URL" is printed),
+session (under sessions.root, or in sessions.store) is served there ("viewer on URL" is printed),
 live, under the same rules: a browser signs in once at /login with a token
 (kept in an HttpOnly cookie), or presents its client certificate.`,
 		Args: cobra.NoArgs,

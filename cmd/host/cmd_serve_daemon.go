@@ -94,9 +94,6 @@ func (d *daemon) endpoints(f serveFlags) (endpoints, error) {
 			return e, errors.New(p)
 		}
 	}
-	if e.viewer != "" && d.cfg.Sessions.PostgreSQL() {
-		return e, errors.New("server.viewer shows the files under sessions.root only; turn it off with sessions.store set to PostgreSQL")
-	}
 	if d.cfg.Server.TLS.Enabled() {
 		var err error
 		if e.tls, err = server.TLSConfig(d.cfg.Server.TLS); err != nil {

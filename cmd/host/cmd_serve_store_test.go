@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,15 +39,35 @@ func TestServeUnreachableStore(t *testing.T) {
 	}
 }
 
-// TestServeViewerNeedsFiles: the viewer reads files, so it is refused
-// with a PostgreSQL store rather than showing an empty directory.
-func TestServeViewerNeedsFiles(t *testing.T) {
+// TestServeViewerOnStore: with sessions in PostgreSQL, `pith serve
+// --viewer` serves the stored sessions: the index lists one imported into
+// the database, and its page's API answers.
+func TestServeViewerOnStore(t *testing.T) {
 	if m := pgtest.Missing(); m != "" {
 		t.Skip("no PostgreSQL: " + m)
 	}
-	cfg := writeStoreConfig(t, pgtest.NewDatabase(t), map[string]any{"server": map[string]any{"viewer": "127.0.0.1:0"}})
-	_, stderr, code := runCLI(t, "serve", "--config", cfg, "--listen", "127.0.0.1:0")
-	if code == 0 || !strings.Contains(stderr, "server.viewer") {
-		t.Fatalf("exit %d: %s", code, stderr)
+	url := pgtest.NewDatabase(t)
+	mustCLI(t, "import", "--store", url, filepath.Join("..", "..", "examples", "demo-session.jsonl"), "team/demo.jsonl")
+	p := startServe(t, writeStoreConfig(t, url, nil), "--viewer", "127.0.0.1:0")
+	p.waitLog(t, "viewer: url=")
+	var base string
+	for _, line := range strings.Split(p.log(), "\n") {
+		if _, after, ok := strings.Cut(line, "viewer: url="); ok {
+			base = strings.TrimSpace(after)
+		}
+	}
+	for _, c := range []struct{ path, want string }{
+		{"", "team/demo.jsonl"},
+		{"s/team/demo.jsonl/api/session", `"path":"team/demo.jsonl"`},
+	} {
+		resp, err := http.Get(base + c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), c.want) {
+			t.Fatalf("GET %s%s: %d\n%.500s", base, c.path, resp.StatusCode, body)
+		}
 	}
 }
