@@ -19,7 +19,6 @@ import (
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/pluginhost"
 	"github.com/pith-dev/pith/internal/checksum"
-	"github.com/pith-dev/pith/internal/reattach"
 	"github.com/spf13/cobra"
 )
 
@@ -100,8 +99,8 @@ func pluginSpecs(cfg *config.Config) []pluginhost.Spec {
 		}
 		if p.Reattach != "" {
 			// Validated with the configuration.
-			if rc, err := reattach.Parse(p.Reattach); err == nil {
-				specs[i].Reattach = &rc
+			if rc, err := pluginhost.ParseReattach(p.Reattach); err == nil {
+				specs[i].Reattach = rc
 			}
 		}
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
-	"github.com/pith-dev/pith/internal/reattach"
 	"github.com/pith-dev/pith/internal/wire"
 )
 
@@ -25,12 +24,12 @@ func (s *Supervisor) attach() (*instance, *remote, error) {
 	if rc.ProtocolVersion != wire.ProtocolVersion {
 		return nil, nil, fmt.Errorf("attach plugin %q: it speaks protocol version %d, this host %d", s.spec.Name, rc.ProtocolVersion, wire.ProtocolVersion)
 	}
-	addr, err := resolveAddr(rc.Addr)
+	addr, err := resolveAddr(rc.Network, rc.Address)
 	if err != nil {
 		return nil, nil, fmt.Errorf("attach plugin %q: %w", s.spec.Name, err)
 	}
 	s.log.Warn("attaching to a plugin running in debug mode: no sha256 check, no TLS; the host will not stop or restart it",
-		"pid", rc.Pid, "address", rc.Addr.String, "sha256_ignored", s.spec.SHA256 != "")
+		"pid", rc.Pid, "address", rc.Address, "sha256_ignored", s.spec.SHA256 != "")
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig: wire.Handshake,
 		// No version is negotiated when attaching: the plugin set is the
@@ -51,7 +50,7 @@ func (s *Supervisor) attach() (*instance, *remote, error) {
 		relay: newRelayLimit(lim.StderrLinesPerSecond, lim.StderrBytesPerSecond)}
 	r, err := handshake(client, nil)
 	if err != nil {
-		return nil, nil, fmt.Errorf("attach plugin %q (%s %s): %w", s.spec.Name, rc.Addr.Network, rc.Addr.String, err)
+		return nil, nil, fmt.Errorf("attach plugin %q (%s %s): %w", s.spec.Name, rc.Network, rc.Address, err)
 	}
 	inst.rpc = r.rpc
 	return inst, r, nil
@@ -66,20 +65,20 @@ func (in *instance) detach() {
 	}
 }
 
-func resolveAddr(a reattach.Addr) (net.Addr, error) {
-	switch a.Network {
+func resolveAddr(network, address string) (net.Addr, error) {
+	switch network {
 	case "unix":
-		return net.ResolveUnixAddr("unix", a.String)
+		return net.ResolveUnixAddr("unix", address)
 	case "tcp":
-		return net.ResolveTCPAddr("tcp", a.String)
+		return net.ResolveTCPAddr("tcp", address)
 	}
-	return nil, fmt.Errorf("unknown network %q", a.Network)
+	return nil, fmt.Errorf("unknown network %q", network)
 }
 
 // where names what the supervisor runs, for messages.
 func (s Spec) where() string {
 	if s.Reattach != nil {
-		return "attached at " + s.Reattach.Addr.String
+		return "attached at " + s.Reattach.Address
 	}
 	return s.Path
 }

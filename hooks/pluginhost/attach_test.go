@@ -14,14 +14,13 @@ import (
 
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/pluginhost"
-	"github.com/pith-dev/pith/internal/reattach"
 	"github.com/pith-dev/pith/sdk"
 )
 
 // startDebugPlugin runs the scripted plugin in debug mode, as a developer
 // would under a debugger, and returns the process and the configuration
 // it printed.
-func startDebugPlugin(t *testing.T, args ...string) (*exec.Cmd, reattach.Config) {
+func startDebugPlugin(t *testing.T, args ...string) (*exec.Cmd, *pluginhost.Reattach) {
 	t.Helper()
 	cmd := exec.Command(scripted, args...)
 	cmd.Env = append(os.Environ(), sdk.EnvDebug+"=1")
@@ -42,7 +41,7 @@ func startDebugPlugin(t *testing.T, args ...string) (*exec.Cmd, reattach.Config)
 	if err != nil {
 		t.Fatalf("debug plugin printed %q: %v", line, err)
 	}
-	rc, err := reattach.Parse(line)
+	rc, err := pluginhost.ParseReattach(line)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +58,7 @@ func TestAttachToDebugPlugin(t *testing.T) {
 		t.Fatalf("printed pid %d, the process is %d", rc.Pid, cmd.Process.Pid)
 	}
 	log, logs := bufLogger()
-	sp := pluginhost.Spec{Name: "dbg", Reattach: &rc, SHA256: strings.Repeat("0", 64), Timeout: 10 * time.Second}
+	sp := pluginhost.Spec{Name: "dbg", Reattach: rc, SHA256: strings.Repeat("0", 64), Timeout: 10 * time.Second}
 	// A short health interval: an attached plugin must not be pinged
 	// (it may sit at a breakpoint), so it must not matter.
 	sup := pluginhost.NewSupervisor(sp, pluginhost.Options{Logger: log, HealthInterval: 10 * time.Millisecond})
@@ -96,7 +95,7 @@ func TestAttachedPluginGoneIsNotRestarted(t *testing.T) {
 	cmd, rc := startDebugPlugin(t, "-name", "dbg", "-compact", "record")
 	var kinds []string
 	var mu sync.Mutex
-	sup := pluginhost.NewSupervisor(pluginhost.Spec{Name: "dbg", Reattach: &rc}, pluginhost.Options{
+	sup := pluginhost.NewSupervisor(pluginhost.Spec{Name: "dbg", Reattach: rc}, pluginhost.Options{
 		HealthInterval: -1, MinBackoff: time.Millisecond,
 		Observe: func(o pluginhost.Observation) { mu.Lock(); kinds = append(kinds, string(o.Kind)); mu.Unlock() },
 	})
@@ -126,9 +125,9 @@ func TestAttachedPluginGoneIsNotRestarted(t *testing.T) {
 // TestAttachNothingThere: an address nobody serves on fails to start with
 // an error naming it.
 func TestAttachNothingThere(t *testing.T) {
-	rc := reattach.Config{Protocol: "grpc", ProtocolVersion: 1, Pid: os.Getpid(), Test: true,
-		Addr: reattach.Addr{Network: "unix", String: filepath.Join(t.TempDir(), "gone.sock")}}
-	sup := pluginhost.NewSupervisor(pluginhost.Spec{Name: "gone", Reattach: &rc}, pluginhost.Options{StartTimeout: 5 * time.Second})
+	rc := &pluginhost.Reattach{Protocol: "grpc", ProtocolVersion: 1, Pid: os.Getpid(),
+		Network: "unix", Address: filepath.Join(t.TempDir(), "gone.sock")}
+	sup := pluginhost.NewSupervisor(pluginhost.Spec{Name: "gone", Reattach: rc}, pluginhost.Options{StartTimeout: 5 * time.Second})
 	err := sup.Start(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "gone.sock") {
 		t.Fatalf("Start = %v, want an error naming the socket", err)

@@ -41,7 +41,29 @@ type Spec struct {
 	Events []hooks.EventID
 	// Reattach, when set, is a plugin already running in debug mode (the
 	// configuration it printed) to attach to instead of starting Path.
-	Reattach *reattach.Config
+	Reattach *Reattach
+}
+
+// Reattach is where a plugin running in debug mode serves, as it printed
+// it (its PITH_PLUGIN_REATTACH line; see ParseReattach).
+type Reattach struct {
+	Protocol        string
+	ProtocolVersion int
+	Pid             int
+	// Network is "unix" or "tcp" (loopback only); Address the socket's
+	// path or host:port.
+	Network, Address string
+}
+
+// ParseReattach reads the line a plugin in debug mode prints
+// (PITH_PLUGIN_REATTACH=<json>), or the JSON alone, and checks what the
+// host needs of it.
+func ParseReattach(text string) (*Reattach, error) {
+	c, err := reattach.Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	return &Reattach{Protocol: c.Protocol, ProtocolVersion: c.ProtocolVersion, Pid: c.Pid, Network: c.Addr.Network, Address: c.Addr.String}, nil
 }
 
 // Validate checks what can be checked without starting the plugin.
