@@ -24,23 +24,26 @@ cat > "$work/project/AGENTS.md" <<'MD'
 - Report output must stay byte-identical; golden files live in internal/report/testdata.
 MD
 
-plugin() { # name priority timeout [args...]
-	local name=$1 prio=$2 timeout=$3; shift 3
-	printf '  - name: %s\n    path: %s/bin/plugins/%s\n    priority: %s\n    timeout: %s\n' "$name" "$root" "$name" "$prio" "$timeout"
+# Each plugin lists the events it handles, so a command starts only the
+# plugins of the events it fires: compact does not start branch-notes,
+# navigate starts only branch-notes and audit.
+plugin() { # name priority timeout events [args...]
+	local name=$1 prio=$2 timeout=$3 events=$4; shift 4
+	printf '  - name: %s\n    path: %s/bin/plugins/%s\n    priority: %s\n    timeout: %s\n    events: [%s]\n' "$name" "$root" "$name" "$prio" "$timeout" "$events"
 	[ $# -gt 0 ] && printf '    args: [%s]\n' "$(printf '"%s", ' "$@" | sed 's/, $//')"
 	return 0
 }
 {
 	echo "plugins:"
-	plugin guard 10 5s
-	plugin enterprise-summarizer 20 60s
-	plugin instructions-keeper 50 5s --dir "$work/project"
-	plugin branch-notes 50 5s
-	plugin audit 100 5s --file "$work/audit.jsonl"
+	plugin guard 10 5s session_before_compact
+	plugin enterprise-summarizer 20 60s session_before_compact
+	plugin instructions-keeper 50 5s session.compacting --dir "$work/project"
+	plugin branch-notes 50 5s session_before_tree
+	plugin audit 100 5s "session_compact, session_tree" --file "$work/audit.jsonl"
 } > "$work/all.yaml"
 # The same without enterprise-summarizer, so the default summary runs and
 # session.compacting (instructions-keeper) is called.
-awk '/name: enterprise-summarizer/{skip=4} skip>0{skip--; next} {print}' "$work/all.yaml" > "$work/keeper.yaml"
+awk '/name: enterprise-summarizer/{skip=5} skip>0{skip--; next} {print}' "$work/all.yaml" > "$work/keeper.yaml"
 
 cp examples/demo-session.jsonl "$work/session.jsonl"
 cp examples/demo-session.jsonl "$work/session2.jsonl"

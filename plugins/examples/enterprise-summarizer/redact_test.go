@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 )
@@ -66,5 +68,51 @@ func TestRedactJSON(t *testing.T) {
 	}
 	if _, err := r.json(json.RawMessage(`{"broken`)); err == nil {
 		t.Error("malformed JSON must be an error")
+	}
+}
+
+// FuzzMayMatch checks the prefilters: a rule's regexp never matches a
+// string its mayMatch turned away, so skipping it changes nothing.
+func FuzzMayMatch(f *testing.F) {
+	for _, s := range []string{
+		"Authorization: BEARER abcdefghijklmnop", "bEaReR\tabcdefghijklmnopq", "sk-abcdefghijklmnopqrs",
+		"ASIAABCDEFGHIJKLMNOP", "gho_abcdefghijklmnopqrstuvwxyz0123456", "xoxp-1234567890", "a://u:p@h",
+		"x@y.zz", "-----BEGIN EC PRIVATE KEY-----", "eyJabcde.eyJabcde.abcdefgh",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, ru := range rules {
+			if !ru.mayMatch(s) && ru.re.MatchString(s) {
+				t.Fatalf("rule %s: mayMatch turned away %q, which its regexp matches", ru.kind, s)
+			}
+		}
+	})
+}
+
+// BenchmarkRedactDemoSession redacts every message of the bundled demo
+// session, as BeforeCompact does with the messages to summarize.
+func BenchmarkRedactDemoSession(b *testing.B) {
+	data, err := os.ReadFile("../../../examples/demo-session.jsonl")
+	if err != nil {
+		b.Skip(err)
+	}
+	var msgs []json.RawMessage
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var e struct {
+			Message json.RawMessage `json:"message"`
+		}
+		if json.Unmarshal(line, &e) == nil && len(e.Message) > 0 {
+			msgs = append(msgs, e.Message)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		r := newRedactor()
+		for _, m := range msgs {
+			if _, err := r.json(m); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }
