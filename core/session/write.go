@@ -121,6 +121,9 @@ func (s *Store) lockFresh() (replaced bool, held fs.FileInfo, err error) {
 		}
 		s.fd.Close()
 		s.fd = fd
+		// The rewrite that replaced the file removed the intent sidecar
+		// (its record named the old file): open it afresh by name.
+		s.dropIntent()
 		replaced = true
 	}
 	return replaced, nil, fmt.Errorf("%s: the file keeps being replaced; try again", s.path)
@@ -615,6 +618,7 @@ func (s *Store) update(migrate, failIfReplaced bool, change func(tx *Tx) (*File,
 	renamed, err = s.rewriteLocked(f)
 	if renamed {
 		locked = s.fd // the new file, locked before the rename
+		s.removeStaleIntent()
 	}
 	tx.finish(renamed)
 	return err
@@ -882,7 +886,8 @@ func (s *Store) carryOverFrom(from, dst Handle, carried *int64, all bool) error 
 }
 
 // removeStaleTemps removes temp files that killed rewrites of this session
-// left; every change through Update does it first. It runs under the
+// left, and intent sidecars of sessions that are gone; every change
+// through Update does it first. It runs under the
 // session's exclusive lock, so no live rewrite owns them.
 func (s *Store) removeStaleTemps() {
 	names, err := s.fsys.ReadDir()
@@ -895,6 +900,8 @@ func (s *Store) removeStaleTemps() {
 			if err := s.fsys.Remove(n); err == nil {
 				s.log.Info("removed a temp file a killed rewrite left", "file", n)
 			}
+			continue
 		}
+		s.removeOrphanIntent(n)
 	}
 }
