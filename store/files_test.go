@@ -109,7 +109,9 @@ func TestFilesSession(t *testing.T) {
 // listed as a session; a lone file with such a name is.
 func TestFilesListSkipsArchives(t *testing.T) {
 	dir := t.TempDir()
-	for _, n := range []string{"a.jsonl", "a.jsonl.pruned.jsonl", "lone.pruned.jsonl", "b.jsonl"} {
+	// Hidden companions (the append intent sidecar, a killed rewrite's
+	// temp file) are never sessions either.
+	for _, n := range []string{"a.jsonl", "a.jsonl.pruned.jsonl", "lone.pruned.jsonl", "b.jsonl", ".a.jsonl.append", ".b.jsonl.tmp-0123456789abcdef"} {
 		if err := os.WriteFile(dir+"/"+n, []byte(storetest.Sample), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -35,6 +35,13 @@ type ArchiveRecord struct {
 // computed from Original.
 func (r ArchiveRecord) Marshal() []byte {
 	var b bytes.Buffer
+	r.writeTo(&b)
+	return b.Bytes()
+}
+
+// writeTo appends the record's line to b, growing b once for it.
+func (r ArchiveRecord) writeTo(b *bytes.Buffer) {
+	b.Grow(len(r.Original) + len(r.ID) + len(r.Field) + 160)
 	b.WriteString(`{"pos":`)
 	b.WriteString(strconv.Itoa(r.Pos))
 	b.WriteString(`,"id":`)
@@ -50,7 +57,6 @@ func (r ArchiveRecord) Marshal() []byte {
 	b.WriteString(`","entry":`)
 	b.Write(r.Original)
 	b.WriteString("}\n")
-	return b.Bytes()
 }
 
 func (r ArchiveRecord) key() string { return strconv.Itoa(r.Pos) + "/" + r.SHA256 }

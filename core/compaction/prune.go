@@ -173,6 +173,13 @@ func ApplyPrune(file *session.File, plan PrunePlan, now time.Time) (*session.Fil
 	out := *file
 	out.Entries = slices.Clone(file.Entries)
 	var archive bytes.Buffer
+	size := 0
+	for _, e := range out.Entries {
+		if _, ok := want[e.ID]; ok {
+			size += len(e.Raw) + len(e.ID) + 200
+		}
+	}
+	archive.Grow(size) // the originals can be most of a large session: grow once
 	for i, e := range out.Entries {
 		it, ok := want[e.ID]
 		if !ok || e.Type != session.TypeMessage || dup[e.ID] {
@@ -202,7 +209,7 @@ func ApplyPrune(file *session.File, plan PrunePlan, now time.Time) (*session.Fil
 		}
 		ne.Line = e.Line
 		out.Entries[i] = ne
-		archive.Write(ArchiveRecord{Pos: i, ID: e.ID, Field: "message.content", PrunedAt: stamp, Original: e.Raw}.Marshal())
+		ArchiveRecord{Pos: i, ID: e.ID, Field: "message.content", PrunedAt: stamp, Original: e.Raw}.writeTo(&archive)
 	}
 	for id := range want {
 		if dup[id] {
@@ -269,7 +276,12 @@ func newRecords(arch, records []byte) []byte {
 			have[r.key()] = true
 		}
 	}
-	var out []byte
+	if len(have) == 0 {
+		// The usual first prune: every record is new, and checking each
+		// would hash and copy every original once more.
+		return records
+	}
+	out := make([]byte, 0, len(records))
 	for _, l := range bytes.SplitAfter(records, []byte("\n")) {
 		if len(l) == 0 {
 			continue

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"syscall"
 )
 
@@ -23,6 +24,17 @@ import (
 // torn piece back off. There is no fsync: the record only has to survive
 // the death of the process, whose writes stay in the page cache, not a
 // power cut.
+//
+// The sidecar's lifecycle: it is created by a Store's first append (or
+// first look for a record) and kept while the session is appended to —
+// truncating or removing it after every append would cost a write or a
+// directory change per append, and a record of a whole write is harmless.
+// Every rewrite (prune, restore, migrate, the daemon's rewrites) removes
+// it once the new file is in place, since its record can only name the
+// replaced file; a Store that kept it open finds the file replaced under
+// the lock before its next write and opens the sidecar afresh. A sidecar
+// whose session file is gone is removed by the next rewrite of any
+// session in the directory.
 
 // intentSize is the size of a record: a magic, then inode, offset and
 // length as little-endian uint64. A cleared record is all zeros.
@@ -32,6 +44,58 @@ var intentMagic = [8]byte{'p', 'i', 't', 'h', 'a', 'p', 'n', 'd'}
 
 // intentName is the sidecar holding the append intent of session name.
 func intentName(name string) string { return "." + name + ".append" }
+
+// intentOf is the session name whose intent sidecar n is.
+func intentOf(n string) (string, bool) {
+	name, ok := strings.CutSuffix(n, ".append")
+	if !ok || !strings.HasPrefix(name, ".") || len(name) < 2 {
+		return "", false
+	}
+	return name[1:], true
+}
+
+// dropIntent closes this Store's handle of the intent sidecar, so the next
+// write opens it by name again.
+func (s *Store) dropIntent() {
+	if s.intent != nil {
+		s.intent.Close()
+		s.intent = nil
+	}
+	s.lastIntent = appendIntent{}
+}
+
+// removeStaleIntent removes the session's intent sidecar after a rewrite
+// put a new file in place, under the new file's lock: a record in it names
+// the replaced file, and every Store that opened the sidecar before finds
+// the replacement under the lock and drops its handle (lockFresh).
+func (s *Store) removeStaleIntent() {
+	s.dropIntent()
+	if s.noIntent {
+		return
+	}
+	if err := s.fsys.Remove(intentName(s.name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		s.log.Debug("could not remove the append intent sidecar", "file", intentName(s.name), "err", err)
+	}
+}
+
+// removeOrphanIntent removes n if it is the intent sidecar of a session
+// that is gone (deleted or renamed). Another session's sidecar is never
+// touched while its file exists: its Store may hold it open.
+func (s *Store) removeOrphanIntent(n string) {
+	name, ok := intentOf(n)
+	if !ok || name == s.name {
+		return
+	}
+	if _, err := s.fsys.Lstat(name); !errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	if st, err := s.fsys.Lstat(n); err != nil || !st.Mode().IsRegular() || st.Size() > intentSize {
+		return // not one of ours
+	}
+	if err := s.fsys.Remove(n); err == nil {
+		s.log.Info("removed the append intent sidecar of a session that is gone", "file", n)
+	}
+}
 
 // appendIntent is an append in progress: length bytes at offset at of the
 // file with inode ino.

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
+	"sort"
 	"strings"
 	"time"
 )
@@ -119,6 +121,9 @@ func (s *Store) lockFresh() (replaced bool, held fs.FileInfo, err error) {
 		}
 		s.fd.Close()
 		s.fd = fd
+		// The rewrite that replaced the file removed the intent sidecar
+		// (its record named the old file): open it afresh by name.
+		s.dropIntent()
 		replaced = true
 	}
 	return replaced, nil, fmt.Errorf("%s: the file keeps being replaced; try again", s.path)
@@ -173,6 +178,14 @@ func (s *Store) catchUp(st fs.FileInfo) error {
 		e, err := ParseEntry(l)
 		if err != nil {
 			LogWarnings(s.log, s.path, []Warning{{Line: line, Reason: err.Error()}})
+			// Kept like Parse keeps it, so a rewrite writes it back; a
+			// new map, as callers may be reading the old one (rare).
+			skipped := maps.Clone(s.file.Skipped)
+			if skipped == nil {
+				skipped = map[int][]byte{}
+			}
+			skipped[line] = l
+			s.file.Skipped = skipped
 			continue
 		}
 		e.Line = line
@@ -605,6 +618,7 @@ func (s *Store) update(migrate, failIfReplaced bool, change func(tx *Tx) (*File,
 	renamed, err = s.rewriteLocked(f)
 	if renamed {
 		locked = s.fd // the new file, locked before the rename
+		s.removeStaleIntent()
 	}
 	tx.finish(renamed)
 	return err
@@ -639,6 +653,12 @@ func (s *Store) rewriteLocked(f *File) (renamed bool, err error) {
 	}
 	carried := s.size
 	if err := f.Encode(tmp); err != nil {
+		return fail(err)
+	}
+	// Nothing else writes to the temp file before it has the name, so its
+	// size now is where f ends and the carried-over lines begin.
+	encoded, err := tmp.Stat()
+	if err != nil {
 		return fail(err)
 	}
 	if err := s.carryOver(tmp, &carried); err != nil {
@@ -681,7 +701,7 @@ func (s *Store) rewriteLocked(f *File) (renamed bool, err error) {
 	}
 	old.Close()
 	dirErr := s.fsys.SyncDir()
-	if err := s.loadLocked(); err != nil {
+	if err := s.adoptLocked(f, encoded.Size()); err != nil {
 		return true, fmt.Errorf("%w (%w)", err, ErrIncomplete)
 	}
 	switch {
@@ -691,6 +711,80 @@ func (s *Store) rewriteLocked(f *File) (renamed bool, err error) {
 		return true, fmt.Errorf("%s: rewritten, but the directory could not be synced (%v): a power loss now could bring the old file back (%w)", s.path, dirErr, ErrIncomplete)
 	}
 	return true, nil
+}
+
+// adoptLocked makes f, which the new file starts with (encoded bytes),
+// the Store's view of it, and reads only the lines carried over after it.
+// Rereading the whole file would cost a second copy of it and a parse of
+// every line (hundreds of megabytes for a large session); the entries of
+// f are the ones just written, so only their line numbers can differ.
+// Entries that were never in a file, or moved, are parsed again from
+// their bytes, so the view is what a reread would give. A migrated file
+// (whose lines were upgraded in memory) is reread.
+func (s *Store) adoptLocked(f *File, encoded int64) error {
+	if f.Migrated {
+		return s.loadLocked()
+	}
+	// Encode writes the header, then the skipped lines and entries in
+	// order, one line each: number them the same way.
+	nf := &File{Header: f.Header, Entries: make([]*Entry, 0, len(f.Entries)), Warnings: f.Warnings}
+	var skipped []int
+	for l := range f.Skipped {
+		skipped = append(skipped, l)
+	}
+	sort.Ints(skipped)
+	line := 1
+	keep := func(l int) {
+		line++
+		if nf.Skipped == nil {
+			nf.Skipped = make(map[int][]byte, len(f.Skipped))
+		}
+		nf.Skipped[line] = f.Skipped[l]
+	}
+	for _, e := range f.Entries {
+		for len(skipped) > 0 && e.Line != 0 && skipped[0] < e.Line {
+			keep(skipped[0])
+			skipped = skipped[1:]
+		}
+		line++
+		if e.Line != line {
+			// Entries are shared with readers outside the lock: never
+			// renumber one in place.
+			ne, err := ParseEntry(e.Raw)
+			if err != nil {
+				return s.loadLocked() // a line a reread would skip
+			}
+			ne.Line = line
+			e = ne
+		}
+		nf.Entries = append(nf.Entries, e)
+	}
+	for _, l := range skipped {
+		keep(l)
+	}
+	leafID := ""
+	if s.leaf != nil {
+		leafID = s.leaf.ID
+	}
+	st, err := s.fd.Stat()
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.path, err)
+	}
+	if st.Mode().Perm()&0o200 == 0 {
+		s.readOnly = true
+	}
+	s.file = nf
+	s.tree = NewTree(nf.Entries)
+	s.leaf = s.tree.Last()
+	s.size = encoded
+	if err := s.catchUp(st); err != nil {
+		return err
+	}
+	s.leaf = s.tree.Last()
+	if e := s.tree.Get(leafID); leafID != "" && e != nil {
+		s.leaf = e
+	}
+	return nil
 }
 
 // drainWait bounds how long a rewrite waits for other processes to close
@@ -792,7 +886,8 @@ func (s *Store) carryOverFrom(from, dst Handle, carried *int64, all bool) error 
 }
 
 // removeStaleTemps removes temp files that killed rewrites of this session
-// left; every change through Update does it first. It runs under the
+// left, and intent sidecars of sessions that are gone; every change
+// through Update does it first. It runs under the
 // session's exclusive lock, so no live rewrite owns them.
 func (s *Store) removeStaleTemps() {
 	names, err := s.fsys.ReadDir()
@@ -805,6 +900,8 @@ func (s *Store) removeStaleTemps() {
 			if err := s.fsys.Remove(n); err == nil {
 				s.log.Info("removed a temp file a killed rewrite left", "file", n)
 			}
+			continue
 		}
+		s.removeOrphanIntent(n)
 	}
 }

@@ -274,31 +274,33 @@ func (s *Store) Tail(ctx context.Context, name string, after int) ([]byte, int, 
 	if err := store.CheckName(name); err != nil {
 		return nil, 0, err
 	}
+	// One statement, so one snapshot and one round trip without a
+	// transaction: the session's row joined with its lines after after
+	// (none: one row with a NULL line), every row carrying the count.
+	// pith serve calls this before every call on a stored session.
+	rows, err := s.pool.Query(ctx, `SELECT s.last_seq, l.raw FROM pith_sessions s
+		LEFT JOIN pith_lines l ON l.session = s.name AND l.seq > $2
+		WHERE s.name = $1 ORDER BY l.seq`, name, after)
+	if err != nil {
+		return nil, 0, classify(err)
+	}
+	defer rows.Close()
 	var buf bytes.Buffer
 	var n int64
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, `SELECT last_seq FROM pith_sessions WHERE name = $1`, name).Scan(&n); err != nil {
-			if errors.Is(err, pgx.ErrNoRows) {
-				return own("%s: %w", name, store.ErrNotFound)
-			}
-			return err
+	found := false
+	for rows.Next() {
+		var raw []byte
+		if err := rows.Scan(&n, &raw); err != nil {
+			return nil, 0, classify(err)
 		}
-		rows, err := tx.Query(ctx, `SELECT raw FROM pith_lines WHERE session = $1 AND seq > $2 ORDER BY seq`, name, after)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var raw []byte
-			if err := rows.Scan(&raw); err != nil {
-				return err
-			}
-			buf.Write(raw)
-		}
-		return rows.Err()
-	}, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-	if err != nil {
-		return nil, 0, err
+		found = true
+		buf.Write(raw)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, classify(err)
+	}
+	if !found {
+		return nil, 0, fmt.Errorf("%s: %w", name, store.ErrNotFound)
 	}
 	if buf.Len() == 0 {
 		return nil, int(n), nil
