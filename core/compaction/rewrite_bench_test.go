@@ -4,7 +4,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,29 +11,15 @@ import (
 	"github.com/pith-dev/pith/internal/sessiongen"
 )
 
-var (
-	bigOnce sync.Once
-	bigPath string
-	bigErr  error
-)
-
-// bigSession writes a 100 000-entry (≈ 100 MB) generated session once.
+// bigSession is a 100 000-entry (≈ 100 MB) generated session, written once per test binary.
 func bigSession(b *testing.B) string {
-	bigOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "pith-bench-")
-		if err != nil {
-			bigErr = err
-			return
-		}
-		bigPath = filepath.Join(dir, "big.jsonl")
-		o := sessiongen.Benchmark(1, 100_000)
-		o.Compaction = 0 // all results in the context, so there is much to prune
-		bigErr = sessiongen.GenerateFile(bigPath, o)
-	})
-	if bigErr != nil {
-		b.Fatal(bigErr)
+	o := sessiongen.Benchmark(1, 100_000)
+	o.Compaction = 0 // all results in the context, so there is much to prune
+	p, err := sessiongen.Shared("big.jsonl", o)
+	if err != nil {
+		b.Fatal(err)
 	}
-	return bigPath
+	return p
 }
 
 func copyTo(b *testing.B, src, dst string) {

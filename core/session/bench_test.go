@@ -2,8 +2,6 @@ package session_test
 
 import (
 	"os"
-	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -12,27 +10,13 @@ import (
 	"github.com/pith-dev/pith/internal/sessiongen"
 )
 
-var (
-	benchOnce sync.Once
-	benchPath string
-	benchErr  error
-)
-
 // benchSession writes a 100 000-entry generated session (about 110 MB: tool
 // calls and results of many sizes, unicode, branches, compactions) once per
 // test binary run.
 func benchSession(b *testing.B) (string, int64) {
-	benchOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "pith-bench-")
-		if err != nil {
-			benchErr = err
-			return
-		}
-		benchPath = filepath.Join(dir, "bench.jsonl")
-		benchErr = sessiongen.GenerateFile(benchPath, sessiongen.Benchmark(1, 100_000))
-	})
-	if benchErr != nil {
-		b.Fatal(benchErr)
+	benchPath, err := sessiongen.Shared("bench.jsonl", sessiongen.Benchmark(1, 100_000))
+	if err != nil {
+		b.Fatal(err)
 	}
 	st, err := os.Stat(benchPath)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/internal/sessiongen"
 )
 
 func TestMain(m *testing.M) {
@@ -28,7 +29,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(envHugeAppend); path != "" {
 		os.Exit(hugeAppend(path))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	sessiongen.RemoveShared()
+	os.Exit(code)
 }
 
 func appendMany(path, tag string, n int) error {
