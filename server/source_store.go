@@ -103,7 +103,7 @@ func (s *storeSource) open(ctx context.Context, rel string, create bool, cwd str
 	created := false
 	h, err := store.OpenSession(ctx, s.st, rel, store.SessionOptions{Holder: s.holder, LeaseTTL: s.ttl, Logger: s.log.Named("store").With("session", rel)})
 	if errors.Is(err, store.ErrNotFound) && create {
-		err = s.st.Create(ctx, rel, newHeader(cwd))
+		err = s.st.Create(ctx, rel, session.Options{}.HeaderLine(cwd))
 		created = err == nil
 		if errors.Is(err, store.ErrExists) {
 			err = nil // another host created it first
@@ -287,23 +287,6 @@ func (b *storeBacking) reopen(accept func(session.Backend) error) (func(), bool,
 func (b *storeBacking) close() error {
 	b.src.forget(b)
 	return nil
-}
-
-// newHeader is a new session's first line, as pi writes it.
-func newHeader(cwd string) []byte {
-	var id [16]byte
-	rand.Read(id[:])
-	id[6] = id[6]&0x0f | 0x40
-	id[8] = id[8]&0x3f | 0x80
-	h := hex.EncodeToString(id[:])
-	header, _ := json.Marshal(struct {
-		Type      string `json:"type"`
-		Version   int    `json:"version"`
-		ID        string `json:"id"`
-		Timestamp string `json:"timestamp"`
-		Cwd       string `json:"cwd"`
-	}{session.TypeSession, session.CurrentVersion, h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), cwd})
-	return append(header, '\n')
 }
 
 // wireEvent is an engine event as published to the other hosts: the

@@ -174,14 +174,7 @@ func create(fsys FS, name, display, cwd string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", display, unwrapPathError(err))
 	}
-	header, _ := json.Marshal(struct {
-		Type      string `json:"type"`
-		Version   int    `json:"version"`
-		ID        string `json:"id"`
-		Timestamp string `json:"timestamp"`
-		Cwd       string `json:"cwd"`
-	}{TypeSession, CurrentVersion, newUUID(opts.random()), isoTime(opts.clock()()), cwd})
-	if _, err = fd.Write(append(header, '\n')); err == nil {
+	if _, err = fd.Write(opts.HeaderLine(cwd)); err == nil {
 		err = fd.Sync()
 	}
 	if err == nil {
@@ -534,6 +527,20 @@ func WriteAtomic(path string, write func(io.Writer) error) error {
 		d.Close()
 	}
 	return nil
+}
+
+// HeaderLine is a new session's first line as pi writes it (current
+// version, a fresh UUID from Random, the time from Now, cwd), with its
+// newline: what every store writes to create a session.
+func (o Options) HeaderLine(cwd string) []byte {
+	header, _ := json.Marshal(struct {
+		Type      string `json:"type"`
+		Version   int    `json:"version"`
+		ID        string `json:"id"`
+		Timestamp string `json:"timestamp"`
+		Cwd       string `json:"cwd"`
+	}{TypeSession, CurrentVersion, newUUID(o.random()), isoTime(o.clock()()), cwd})
+	return append(header, '\n')
 }
 
 func isoTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
