@@ -137,6 +137,15 @@ func (s *storeSource) watch(events <-chan store.Event) {
 				b.rewritten.Store(true)
 			}
 			s.mu.Unlock()
+		case store.EventResync:
+			// Announcements were lost while the watch was down (another
+			// host's prune among them): every open session is read whole
+			// before its next call.
+			s.mu.Lock()
+			for _, b := range s.byName {
+				b.rewritten.Store(true)
+			}
+			s.mu.Unlock()
 		case store.EventPublished:
 			var w wireEvent
 			if json.Unmarshal(ev.Payload, &w) != nil || w.Host == s.holder {

@@ -339,5 +339,7 @@ func (s *Server) storeChanged(rel, kind string) {
 		vs.Refresh(rel)
 	case store.EventRewritten, store.EventCreated:
 		vs.Reload(rel)
+	case store.EventResync:
+		vs.ReloadAll()
 	}
 }

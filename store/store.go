@@ -113,6 +113,10 @@ const (
 	EventRewritten = "rewritten"
 	// EventPublished carries a Publish payload; nothing changed.
 	EventPublished = "published"
+	// EventResync (Session empty): the watch was interrupted and is
+	// back; changes made meanwhile were not announced, so a watcher
+	// rereads every session it keeps in memory.
+	EventResync = "resync"
 )
 
 // Event says a session changed, or carries what a host published.

@@ -131,6 +131,20 @@ func (s *Sessions) Reload(name string) {
 	}
 }
 
+// ReloadAll reads every open session again whole: what a daemon calls when
+// its store's change announcements were interrupted.
+func (s *Sessions) ReloadAll() {
+	s.mu.Lock()
+	open := make([]*openSession, 0, len(s.open))
+	for _, o := range s.open {
+		open = append(open, o)
+	}
+	s.mu.Unlock()
+	for _, o := range open {
+		o.h.Reload()
+	}
+}
+
 // Close stops every session's watcher and event streams.
 func (s *Sessions) Close() error {
 	select {

@@ -603,14 +603,24 @@ func (s *Store) Watch(ctx context.Context) (<-chan store.Event, error) {
 		defer close(out)
 		backoff := 50 * time.Millisecond
 		for {
-			for conn == nil {
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(backoff):
+			if conn == nil {
+				for conn == nil {
+					select {
+					case <-ctx.Done():
+						return
+					case <-time.After(backoff):
+					}
+					backoff = min(2*backoff, 2*time.Second)
+					conn, _ = s.listenConn(ctx)
 				}
-				backoff = min(2*backoff, 2*time.Second)
-				conn, _ = s.listenConn(ctx)
+				// Whatever was notified while no connection listened is
+				// lost: the watcher rereads.
+				select {
+				case out <- store.Event{Kind: store.EventResync}:
+				case <-ctx.Done():
+					conn.Close(context.Background())
+					return
+				}
 			}
 			n, err := conn.WaitForNotification(ctx)
 			if err != nil {
