@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
@@ -49,6 +50,8 @@ func TestPrepareReloadVeto(t *testing.T) {
 	broken.Summarizer.Model = "broken"
 	moved := old.Clone()
 	moved.Sessions.Store = "postgres://pith:hunter2@db.internal/pith"
+	leased := old.Clone()
+	leased.Sessions.LeaseTTL = old.Sessions.LeaseTTL + time.Minute
 	tests := []struct {
 		name string
 		next *config.Config
@@ -57,6 +60,7 @@ func TestPrepareReloadVeto(t *testing.T) {
 		{"plugin that does not start", missing, nil},
 		{"summarizer that cannot be built", broken, errSummarizer},
 		{"another sessions.store", moved, ErrRestartNeeded},
+		{"another sessions.leaseTTL", leased, ErrRestartNeeded},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -207,6 +207,11 @@ func (s *Server) PrepareReload(ctx context.Context, old, next *config.Config) er
 		// force keeps describing the store in use.
 		return fmt.Errorf("%w: sessions.store cannot change while pith serve runs (%s in use); restart pith serve to switch stores", ErrRestartNeeded, old.Sessions.StoreDisplay())
 	}
+	if old.Sessions.LeaseTTL != next.Sessions.LeaseTTL {
+		// Read once at start: the open handles renew with it. Refused
+		// rather than accepted and ignored.
+		return fmt.Errorf("%w: sessions.leaseTTL is read at start (%s in force); restart pith serve to change it", ErrRestartNeeded, old.Sessions.LeaseTTL)
+	}
 	sum, err := s.opts.Summarizer(next)
 	if err != nil {
 		return fmt.Errorf("summarizer: %w", err)

@@ -101,7 +101,8 @@ func (s *storeSource) open(ctx context.Context, rel string, create bool, cwd str
 		return nil, o, false, err
 	}
 	created := false
-	h, err := store.OpenSession(ctx, s.st, rel, store.SessionOptions{Holder: s.holder, LeaseTTL: s.ttl, Logger: s.log.Named("store").With("session", rel)})
+	opts := store.SessionOptions{Holder: s.holder, LeaseTTL: s.ttl, Logger: s.log.Named("store").With("session", rel)}
+	h, err := store.OpenSession(ctx, s.st, rel, opts)
 	if errors.Is(err, store.ErrNotFound) && create {
 		err = s.st.Create(ctx, rel, session.Options{}.HeaderLine(cwd))
 		created = err == nil
@@ -109,7 +110,7 @@ func (s *storeSource) open(ctx context.Context, rel string, create bool, cwd str
 			err = nil // another host created it first
 		}
 		if err == nil {
-			h, err = store.OpenSession(ctx, s.st, rel, store.SessionOptions{Holder: s.holder, LeaseTTL: s.ttl, Logger: s.log.Named("store").With("session", rel)})
+			h, err = store.OpenSession(ctx, s.st, rel, opts)
 		}
 	}
 	if err != nil {
