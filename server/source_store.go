@@ -227,23 +227,38 @@ type storeBacking struct {
 	// the source's unavailability count when it was last read whole.
 	rewritten atomic.Bool
 	reloads   atomic.Uint64
+
+	// sized caches size: the File it was counted over, how many of its
+	// entries, and their bytes. A catch-up only appends to the same File,
+	// so each write adds up just the new entries; a whole read gives a new
+	// File and a new count.
+	sizeMu     sync.Mutex
+	sizedFile  *session.File
+	sizedCount int
+	sizedBytes int64
 }
 
 func (b *storeBacking) handle() session.Backend { return b.h }
 
 func (b *storeBacking) key() any { return storeKey(b.rel) }
 
-// size adds up the lines read, with their newlines.
+// size adds up the lines read, with their newlines: the daemon checks it
+// on every write, so only entries not counted before are added.
 func (b *storeBacking) size() int64 {
 	f := b.h.File()
 	if f == nil {
 		return -1
 	}
-	n := int64(len(f.Header.Raw) + 1)
-	for _, e := range f.Entries {
-		n += int64(len(e.Raw) + 1)
+	b.sizeMu.Lock()
+	defer b.sizeMu.Unlock()
+	if f != b.sizedFile || len(f.Entries) < b.sizedCount {
+		b.sizedFile, b.sizedCount, b.sizedBytes = f, 0, int64(len(f.Header.Raw)+1)
 	}
-	return n
+	for _, e := range f.Entries[b.sizedCount:] {
+		b.sizedBytes += int64(len(e.Raw) + 1)
+	}
+	b.sizedCount = len(f.Entries)
+	return b.sizedBytes
 }
 
 // replaced is always true: another host may have appended, and the next
