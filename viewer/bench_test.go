@@ -3,9 +3,6 @@ package viewer_test
 import (
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -13,28 +10,15 @@ import (
 	"github.com/pith-dev/pith/viewer"
 )
 
-var (
-	benchOnce sync.Once
-	benchPath string
-	benchErr  error
-)
-
-// bench100k writes a 100 000-entry generated session (about 110 MB, with
-// branches, compactions and large tool outputs) once per test binary.
+// bench100k is a 100 000-entry generated session (about 110 MB, with
+// branches, compactions and large tool outputs), written once per test
+// binary and removed by TestMain.
 func bench100k(b *testing.B) string {
-	benchOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "pith-viewer-bench-")
-		if err != nil {
-			benchErr = err
-			return
-		}
-		benchPath = filepath.Join(dir, "bench.jsonl")
-		benchErr = sessiongen.GenerateFile(benchPath, sessiongen.Benchmark(1, 100_000))
-	})
-	if benchErr != nil {
-		b.Fatal(benchErr)
+	p, err := sessiongen.Shared("bench.jsonl", sessiongen.Benchmark(1, 100_000))
+	if err != nil {
+		b.Fatal(err)
 	}
-	return benchPath
+	return p
 }
 
 // firstRenderURLs are the requests the page makes before its first full

@@ -2,15 +2,14 @@ package viewer_test
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/pith-dev/pith/internal/sessiongen"
 )
 
 // TestMain removes the generated benchmark session (110 MB) after the run.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if benchPath != "" {
-		os.RemoveAll(filepath.Dir(benchPath))
-	}
+	sessiongen.RemoveShared()
 	os.Exit(code)
 }
