@@ -168,6 +168,7 @@ func (s *Store) catchUp(st fs.FileInfo) error {
 	s.file.TornTail = complete < len(data)
 	line := len(s.file.Entries) + len(s.file.Skipped) + 1
 	rest := data[:complete]
+	copied := false // s.file.Skipped is this call's own copy
 	for len(rest) > 0 {
 		var l []byte
 		l, rest = nextLine(rest)
@@ -178,14 +179,17 @@ func (s *Store) catchUp(st fs.FileInfo) error {
 		e, err := ParseEntry(l)
 		if err != nil {
 			LogWarnings(s.log, s.path, []Warning{{Line: line, Reason: err.Error()}})
-			// Kept like Parse keeps it, so a rewrite writes it back; a
-			// new map, as callers may be reading the old one (rare).
-			skipped := maps.Clone(s.file.Skipped)
-			if skipped == nil {
-				skipped = map[int][]byte{}
+			// Kept like Parse keeps it, so a rewrite writes it back; in a
+			// new map (made once per catch-up), as callers may be reading
+			// the old one.
+			if !copied {
+				skipped := maps.Clone(s.file.Skipped)
+				if skipped == nil {
+					skipped = map[int][]byte{}
+				}
+				s.file.Skipped, copied = skipped, true
 			}
-			skipped[line] = l
-			s.file.Skipped = skipped
+			s.file.Skipped[line] = l
 			continue
 		}
 		e.Line = line
