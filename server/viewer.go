@@ -155,13 +155,7 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 	}
 	limit := func() int64 { return int64(v.s.cfg.Load().Server.MaxSessionBytes) }
 	fileTail := viewer.FileTail(func() (*os.File, error) {
-		// Without blocking: a FIFO in the session's place must not hang
-		// the viewer (FileTail refuses what is not a regular file).
-		f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-		if err != nil {
-			return nil, rootError(err)
-		}
-		return f, nil
+		return openNoBlock(root, name)
 	}, limit)
 	tail := func(after int) ([]byte, int, error) {
 		data, n, err := fileTail(after)
@@ -171,13 +165,28 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 		return data, n, err
 	}
 	archive := func() (io.ReadCloser, error) {
-		f, err := root.Open(name + compaction.ArchiveSuffix)
+		f, err := openNoBlock(root, name+compaction.ArchiveSuffix)
 		if err != nil {
-			return nil, rootError(err)
+			return nil, err
+		}
+		if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+			f.Close()
+			return nil, fmt.Errorf("%s%s: not a regular file", name, compaction.ArchiveSuffix)
 		}
 		return f, nil
 	}
 	return viewer.Source{Path: filepath.Join(base, filepath.FromSlash(name)), Tail: tail, OpenArchive: archive}, nil
+}
+
+// openNoBlock opens name in root for reading without blocking: a FIFO in
+// the place of a session or its archive must not hang the viewer (the
+// callers refuse what is not a regular file).
+func openNoBlock(root *os.Root, name string) (*os.File, error) {
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, rootError(err)
+	}
+	return f, nil
 }
 
 // storeReadTimeout bounds one reading of a stored session by the viewer.
