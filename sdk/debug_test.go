@@ -40,7 +40,7 @@ func TestDebugMode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	go func() {
-		done <- serveDebug(ctx, serveConfig(compactOnlyHandler{}, config{name: "dbg", version: "9.9.9"}), &out)
+		done <- serveDebug(ctx, serveConfig(newServer(compactOnlyHandler{}, config{name: "dbg", version: "9.9.9"})), &out)
 	}()
 
 	var line string

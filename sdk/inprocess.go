@@ -62,7 +62,7 @@ func StartInProcess(info hooks.PluginInfo, h Handler) (*InProcessPlugin, error) 
 		name = "in-process"
 	}
 	ip := &InProcessPlugin{info: info, closed: make(chan struct{})}
-	rc, err := ip.serve(serveConfig(h, config{name: name, version: "0.0.0"}))
+	rc, err := ip.serve(serveConfig(newServer(h, config{name: name, version: "0.0.0"})))
 	if err != nil {
 		return nil, err
 	}

@@ -93,7 +93,8 @@ func Serve(h Handler, opts ...Option) error {
 		log.Error(err.Error())
 		return err
 	}
-	sc := serveConfig(h, cfg)
+	srv := newServer(h, cfg)
+	sc := serveConfig(srv)
 	if cfg.debug {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 		defer stop()
@@ -103,11 +104,12 @@ func Serve(h Handler, opts ...Option) error {
 		log.Error(ErrNotLaunchedByHost.Error())
 		return ErrNotLaunchedByHost
 	}
-	id, err := serveTLS(sc, os.Getenv(plugintls.EnvClientCert))
+	id, tlsCfg, err := serveTLS(sc, os.Getenv(plugintls.EnvClientCert))
 	if err != nil {
 		log.Error(err.Error())
 		return err
 	}
+	srv.tls = tlsCfg
 	if id != nil {
 		if err := announceCertificate(id); err != nil {
 			log.Error(err.Error())
@@ -122,12 +124,12 @@ func Serve(h Handler, opts ...Option) error {
 	return nil
 }
 
-// serveConfig is go-plugin's configuration for serving h.
-func serveConfig(h Handler, cfg config) *plugin.ServeConfig {
+// serveConfig is go-plugin's configuration for serving srv.
+func serveConfig(srv *server) *plugin.ServeConfig {
 	return &plugin.ServeConfig{
 		HandshakeConfig: wire.Handshake,
 		VersionedPlugins: map[int]plugin.PluginSet{
-			wire.ProtocolVersion: {wire.PluginName: &grpcPlugin{srv: newServer(h, cfg)}},
+			wire.ProtocolVersion: {wire.PluginName: &grpcPlugin{srv: srv}},
 		},
 		GRPCServer: wire.NewServer,
 		Logger:     Logger(),

@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -26,6 +27,9 @@ type server struct {
 	cfg    config
 	plugin hooks.Plugin
 	broker *plugin.GRPCBroker
+	// tls is the plugin's TLS configuration (serveTLS), with which the
+	// host API is dialled; nil when the host asked for no TLS.
+	tls *tls.Config
 
 	mu   sync.Mutex
 	host *hostClient
@@ -37,13 +41,27 @@ func newServer(p any, cfg config) *server {
 }
 
 func (s *server) Describe(ctx context.Context, req *pb.DescribeRequest) (*pb.DescribeResponse, error) {
-	if id := req.GetHostApiBrokerId(); id != 0 && s.broker != nil {
-		// The host serves its API for this instance on the broker id; dial
-		// now, while the broker still holds the connection info.
-		conn, err := s.broker.DialWithOptions(id, wire.DialOptions()...)
+	var (
+		conn *grpc.ClientConn
+		err  error
+	)
+	switch id := req.GetHostApiBrokerId(); {
+	case req.GetHostApiAddress() != "":
+		// The host gives its API's address: connect on the first host
+		// call, if one ever comes.
+		conn, err = dialHostLazily(req.GetHostApiAddress(), s.tls)
+		if err != nil {
+			return nil, status.Error(codes.InvalidArgument, err.Error())
+		}
+	case id != 0 && s.broker != nil:
+		// An older host gives only the broker id; dial now, while the
+		// broker still holds the connection info (about 5 s).
+		conn, err = s.broker.DialWithOptions(id, wire.DialOptions()...)
 		if err != nil {
 			return nil, status.Errorf(codes.Unavailable, "dial the host API: %v", err)
 		}
+	}
+	if conn != nil {
 		s.mu.Lock()
 		old := s.conn
 		s.conn, s.host = conn, newHostClient(pb.NewHostAPIClient(conn))

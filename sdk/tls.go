@@ -26,22 +26,23 @@ import (
 
 // serveTLS prepares mutual TLS for sc when the host asked for it by passing
 // its certificate in PLUGIN_CLIENT_CERT, and returns the identity whose
-// certificate the handshake line must carry; nil, nil when the host asked
-// for none (go-plugin then serves without TLS, as it would).
-func serveTLS(sc *plugin.ServeConfig, hostPEM string) (*plugintls.Identity, error) {
+// certificate the handshake line must carry and the configuration, which
+// also dials the host API; nil, nil, nil when the host asked for none
+// (go-plugin then serves without TLS, as it would).
+func serveTLS(sc *plugin.ServeConfig, hostPEM string) (*plugintls.Identity, *tls.Config, error) {
 	if hostPEM == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	id, err := plugintls.New()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cfg, err := id.ServerConfig([]byte(hostPEM))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sc.TLSProvider = func() (*tls.Config, error) { return cfg, nil }
-	return id, nil
+	return id, cfg, nil
 }
 
 // announceCertificate points os.Stdout at a pipe whose lines are copied to

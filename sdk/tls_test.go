@@ -50,11 +50,14 @@ func TestServeTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := &plugin.ServeConfig{}
-	id, err := serveTLS(sc, string(host.PEM()))
+	id, dialCfg, err := serveTLS(sc, string(host.PEM()))
 	if err != nil || id == nil || sc.TLSProvider == nil {
 		t.Fatalf("serveTLS = %v, %v", id, err)
 	}
 	cfg, _ := sc.TLSProvider()
+	if dialCfg != cfg {
+		t.Fatal("the host API is not dialled with the configuration go-plugin serves and its broker dials with")
+	}
 	if cfg.ClientCAs == nil || cfg.RootCAs == nil || cfg.ClientAuth.String() != "RequireAndVerifyClientCert" {
 		t.Fatalf("server config %+v", cfg)
 	}
@@ -75,10 +78,10 @@ func TestServeTLS(t *testing.T) {
 		t.Fatalf("the plugin's certificate does not verify as its own root: %v", err)
 	}
 
-	if id, err := serveTLS(&plugin.ServeConfig{}, ""); id != nil || err != nil {
-		t.Fatalf("without a host certificate: %v, %v; want no TLS", id, err)
+	if id, cfg, err := serveTLS(&plugin.ServeConfig{}, ""); id != nil || cfg != nil || err != nil {
+		t.Fatalf("without a host certificate: %v, %v, %v; want no TLS", id, cfg, err)
 	}
-	if _, err := serveTLS(&plugin.ServeConfig{}, "not a certificate"); err == nil {
+	if _, _, err := serveTLS(&plugin.ServeConfig{}, "not a certificate"); err == nil {
 		t.Fatal("a garbled PLUGIN_CLIENT_CERT was accepted")
 	}
 }

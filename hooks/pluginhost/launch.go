@@ -16,7 +16,6 @@ import (
 	"github.com/pith-dev/pith/internal/plugintls"
 	"github.com/pith-dev/pith/internal/proctree"
 	"github.com/pith-dev/pith/internal/wire"
-	"google.golang.org/grpc"
 )
 
 // ErrNoCertificate: the plugin's handshake line carried no TLS certificate,
@@ -27,19 +26,20 @@ var ErrNoCertificate = errors.New("the plugin's handshake line carries no TLS ce
 // connection to the running one — and asks it to Describe itself.
 func (s *Supervisor) launch(ctx context.Context) (*instance, error) {
 	var (
-		inst *instance
-		r    *remote
-		err  error
+		inst   *instance
+		r      *remote
+		tlsCfg *tls.Config // nil for an attached plugin: no TLS
+		err    error
 	)
 	if s.spec.Reattach != "" {
 		inst, r, err = s.attach()
 	} else {
-		inst, r, err = s.startProcess()
+		inst, r, tlsCfg, err = s.startProcess()
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := s.describe(ctx, inst, r); err != nil {
+	if err := s.describe(ctx, inst, r, tlsCfg); err != nil {
 		killInstance(inst)
 		return nil, fmt.Errorf("start plugin %q (%s): describe: %w", s.spec.Name, s.spec.where(), err)
 	}
@@ -47,16 +47,18 @@ func (s *Supervisor) launch(ctx context.Context) (*instance, error) {
 }
 
 // startProcess checks the binary, makes this process's TLS identity, starts
-// the process and runs go-plugin's handshake.
-func (s *Supervisor) startProcess() (*instance, *remote, error) {
+// the process and runs go-plugin's handshake. The TLS configuration it
+// returns has the plugin's certificate pinned; the host API is served with
+// it.
+func (s *Supervisor) startProcess() (*instance, *remote, *tls.Config, error) {
 	spec := s.spec
 	secure, err := spec.checksum()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	id, err := plugintls.New()
 	if err != nil {
-		return nil, nil, fmt.Errorf("start plugin %q: %w", spec.Name, err)
+		return nil, nil, nil, fmt.Errorf("start plugin %q: %w", spec.Name, err)
 	}
 	tlsCfg := id.ClientConfig()
 	cmd := spec.command(id.PEM())
@@ -78,12 +80,12 @@ func (s *Supervisor) startProcess() (*instance, *remote, error) {
 	if err != nil {
 		killInstance(inst)
 		if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {
-			return nil, nil, fmt.Errorf("plugin %q: %w: %s; not started", spec.Name, ErrChecksumMismatch, spec.Path)
+			return nil, nil, nil, fmt.Errorf("plugin %q: %w: %s; not started", spec.Name, ErrChecksumMismatch, spec.Path)
 		}
-		return nil, nil, fmt.Errorf("start plugin %q (%s): %w", spec.Name, spec.Path, err)
+		return nil, nil, nil, fmt.Errorf("start plugin %q (%s): %w", spec.Name, spec.Path, err)
 	}
 	inst.rpc = r.rpc
-	return inst, r, nil
+	return inst, r, tlsCfg, nil
 }
 
 // command is the plugin's process: its own process group, so that stopping
@@ -167,19 +169,30 @@ func handshake(client *plugin.Client, tlsCfg *tls.Config) (*remote, error) {
 	return r, nil
 }
 
-// describe serves the host API to the instance on a broker stream and asks
-// the plugin what it is and handles.
-func (s *Supervisor) describe(ctx context.Context, inst *instance, r *remote) error {
-	brokerID := r.broker.NextId()
-	api := &hostAPIServer{host: s.opts.Host, grants: &s.grants, log: s.log, relay: inst.relay}
-	go r.broker.AcceptAndServe(brokerID, func(opts []grpc.ServerOption) *grpc.Server {
-		srv := wire.NewServer(opts)
-		pb.RegisterHostAPIServer(srv, api)
-		return srv
-	})
+// describe serves the host API to the instance and asks the plugin what it
+// is and handles. The plugin gets the host API's listener both as a broker
+// id and as an address (see hostAPIEndpoint): it connects when it first
+// calls the host, so a plugin that never does costs no connection.
+func (s *Supervisor) describe(ctx context.Context, inst *instance, r *remote, tlsCfg *tls.Config) error {
 	dctx, cancel := context.WithTimeout(ctx, s.opts.StartTimeout)
 	defer cancel()
-	resp, err := r.rpc.Describe(dctx, &pb.DescribeRequest{HostApiBrokerId: brokerID, ConfiguredName: s.spec.Name, HostVersion: s.opts.HostVersion})
+	brokerID := r.broker.NextId()
+	api := &hostAPIServer{host: s.opts.Host, grants: &s.grants, log: s.log, relay: inst.relay}
+	ep, err := serveHostAPI(dctx, r.broker, brokerID, tlsCfg, api)
+	if err != nil {
+		// The broker stream fails with the connection to the plugin and
+		// says only "broker closed"; a call on the connection says why
+		// (a certificate other than the announced one, say).
+		if _, perr := r.rpc.Ping(dctx, &pb.PingRequest{}); perr != nil {
+			return perr
+		}
+		return err
+	}
+	inst.setHostAPI(ep) // stopped when the instance is killed
+	resp, err := r.rpc.Describe(dctx, &pb.DescribeRequest{
+		HostApiBrokerId: brokerID, HostApiAddress: ep.address,
+		ConfiguredName: s.spec.Name, HostVersion: s.opts.HostVersion,
+	})
 	if err != nil {
 		return err
 	}
@@ -204,7 +217,7 @@ func (s *Supervisor) describe(ctx context.Context, inst *instance, r *remote) er
 // the group with setsid is found only through its parent), then go-plugin
 // ends the plugin and the group and those descendants are killed. An
 // attached instance's process is not the host's: only the connection is
-// closed.
+// closed. Its host API server stops with it.
 func killInstance(inst *instance) {
 	if inst.attached {
 		inst.detach()
@@ -213,6 +226,7 @@ func killInstance(inst *instance) {
 		inst.client.Kill()
 		proctree.Kill(inst.pid, desc)
 	}
+	inst.stopHostAPI()
 	inst.flushLogs()
 }
 
@@ -226,6 +240,7 @@ func killInstanceNow(inst *instance) {
 		proctree.Kill(inst.pid, proctree.Descendants(inst.pid))
 		inst.client.Kill()
 	}
+	inst.stopHostAPI()
 	inst.flushLogs()
 }
 

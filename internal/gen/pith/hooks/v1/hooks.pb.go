@@ -142,11 +142,21 @@ func (LogLevel) EnumDescriptor() ([]byte, []int) {
 
 type DescribeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Broker id on which the host serves HostAPI for this plugin instance.
+	// Broker id on which the host serves HostAPI for this plugin instance:
+	// go-plugin's broker sends the listener's address under this id, and
+	// keeps it for a plugin to pick up for about 5 s only.
 	HostApiBrokerId uint32 `protobuf:"varint,1,opt,name=host_api_broker_id,json=hostApiBrokerId,proto3" json:"host_api_broker_id,omitempty"`
 	// The name the plugin has in the host's configuration.
 	ConfiguredName string `protobuf:"bytes,2,opt,name=configured_name,json=configuredName,proto3" json:"configured_name,omitempty"`
 	HostVersion    string `protobuf:"bytes,3,opt,name=host_version,json=hostVersion,proto3" json:"host_version,omitempty"`
+	// The same HostAPI listener as host_api_broker_id, given directly as
+	// "<network>:<address>": "unix:/tmp/plugin123" (a unix socket in
+	// go-plugin's temporary directory) or "tcp:127.0.0.1:1234" (where there
+	// are no unix sockets). It stays valid as long as the plugin instance
+	// runs, so a plugin can connect on its first HostAPI call rather than
+	// at Describe; the TLS is the same as over the broker. Empty from a
+	// host older than this field: use the broker id then.
+	HostApiAddress string `protobuf:"bytes,4,opt,name=host_api_address,json=hostApiAddress,proto3" json:"host_api_address,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -198,6 +208,13 @@ func (x *DescribeRequest) GetConfiguredName() string {
 func (x *DescribeRequest) GetHostVersion() string {
 	if x != nil {
 		return x.HostVersion
+	}
+	return ""
+}
+
+func (x *DescribeRequest) GetHostApiAddress() string {
+	if x != nil {
+		return x.HostApiAddress
 	}
 	return ""
 }
@@ -2142,11 +2159,12 @@ var File_pith_hooks_v1_hooks_proto protoreflect.FileDescriptor
 
 const file_pith_hooks_v1_hooks_proto_rawDesc = "" +
 	"\n" +
-	"\x19pith/hooks/v1/hooks.proto\x12\rpith.hooks.v1\"\x8a\x01\n" +
+	"\x19pith/hooks/v1/hooks.proto\x12\rpith.hooks.v1\"\xb4\x01\n" +
 	"\x0fDescribeRequest\x12+\n" +
 	"\x12host_api_broker_id\x18\x01 \x01(\rR\x0fhostApiBrokerId\x12'\n" +
 	"\x0fconfigured_name\x18\x02 \x01(\tR\x0econfiguredName\x12!\n" +
-	"\fhost_version\x18\x03 \x01(\tR\vhostVersion\"X\n" +
+	"\fhost_version\x18\x03 \x01(\tR\vhostVersion\x12(\n" +
+	"\x10host_api_address\x18\x04 \x01(\tR\x0ehostApiAddress\"X\n" +
 	"\x10DescribeResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x16\n" +

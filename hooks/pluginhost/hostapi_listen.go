@@ -1,0 +1,127 @@
+package pluginhost
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/go-plugin"
+	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
+	"github.com/pith-dev/pith/internal/wire"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+)
+
+// hostAPIEndpoint is the HostAPI gRPC server of one plugin instance. It is
+// what go-plugin's GRPCBroker.AcceptAndServe would run, with one thing
+// more: the listener's address, which the host gives the plugin in
+// DescribeRequest.host_api_address. go-plugin's broker hands a plugin the
+// address only for about 5 s after Describe, so a plugin that dials
+// through it must connect at once — a TLS handshake, HTTP/2 and a gRPC
+// channel at every start, although most plugins never call the host. With
+// the address a plugin connects on its first host call, or never.
+type hostAPIEndpoint struct {
+	srv *grpc.Server
+	// address is "<network>:<address>" of the listener, "" when it has
+	// none a plugin could dial.
+	address string
+	// accepted counts the connections the listener accepted (tests).
+	accepted atomic.Int64
+}
+
+// serveHostAPI opens the host API listener of broker id and serves api on
+// it until stop. The listener is the broker's own (GRPCBroker.Accept: a
+// unix socket in go-plugin's temporary directory, or TCP on loopback where
+// there are none), which also sends its address under id on the broker
+// stream, so a plugin that dials through the broker (an older SDK, the
+// Python and Node plugins) finds it as before. The server is the one
+// AcceptAndServe makes: tlsCfg — the instance's, with the plugin's
+// certificate pinned as the only accepted client — as its credentials
+// (nil for an attached plugin in debug mode, which speaks no TLS), and
+// Pith's message limits. ctx bounds the wait for the broker stream.
+func serveHostAPI(ctx context.Context, broker *plugin.GRPCBroker, id uint32, tlsCfg *tls.Config, api pb.HostAPIServer) (*hostAPIEndpoint, error) {
+	ln, err := acceptBroker(ctx, broker, id)
+	if err != nil {
+		return nil, fmt.Errorf("host API listener: %w", err)
+	}
+	var opts []grpc.ServerOption
+	if tlsCfg != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg)))
+	}
+	e := &hostAPIEndpoint{srv: wire.NewServer(opts)}
+	pb.RegisterHostAPIServer(e.srv, api)
+	if a := ln.Addr(); a.Network() == "unix" || a.Network() == "tcp" {
+		e.address = a.Network() + ":" + a.String()
+	}
+	go func() { _ = e.srv.Serve(countingListener{Listener: ln, n: &e.accepted}) }()
+	return e, nil
+}
+
+// acceptBroker is broker.Accept(id) bounded by ctx. Accept blocks until
+// the broker stream takes its message; when ctx ends first, the listener
+// it may still return is closed (the broker closes with the instance,
+// which ends the wait).
+func acceptBroker(ctx context.Context, broker *plugin.GRPCBroker, id uint32) (net.Listener, error) {
+	type result struct {
+		ln  net.Listener
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		ln, err := broker.Accept(id)
+		ch <- result{ln, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.ln, r.err
+	case <-ctx.Done():
+		go func() {
+			if r := <-ch; r.ln != nil {
+				_ = r.ln.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
+}
+
+// stop ends the server, its listener (removing the socket) and its
+// connections. It is called once the instance's process is gone or
+// detached, so no call is cut short that could still be answered.
+func (e *hostAPIEndpoint) stop() { e.srv.Stop() }
+
+// countingListener counts the connections it accepts.
+type countingListener struct {
+	net.Listener
+	n *atomic.Int64
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.n.Add(1)
+	}
+	return c, err
+}
+
+// hostAPIs maps each instance to its endpoint, from describe until the
+// instance is ended (killInstance, killInstanceNow), which stops it.
+var hostAPIs sync.Map // *instance → *hostAPIEndpoint
+
+func (in *instance) setHostAPI(e *hostAPIEndpoint) { hostAPIs.Store(in, e) }
+
+func (in *instance) hostAPI() *hostAPIEndpoint {
+	if v, ok := hostAPIs.Load(in); ok {
+		return v.(*hostAPIEndpoint)
+	}
+	return nil
+}
+
+// stopHostAPI stops the instance's endpoint, if it has one.
+func (in *instance) stopHostAPI() {
+	if v, ok := hostAPIs.LoadAndDelete(in); ok {
+		v.(*hostAPIEndpoint).stop()
+	}
+}
