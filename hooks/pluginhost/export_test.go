@@ -12,3 +12,32 @@ func PeerCertificate(s *Supervisor) *x509.Certificate {
 	}
 	return s.inst.peerCert.Load()
 }
+
+// HostAPIConnections is how many connections the host API of the running
+// instance of s has accepted; -1 when no instance runs.
+func HostAPIConnections(s *Supervisor) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inst == nil || s.inst.hostAPI() == nil {
+		return -1
+	}
+	return s.inst.hostAPI().accepted.Load()
+}
+
+// HostAPIAddress is the host_api_address the running instance of s was
+// given, "" when no instance runs.
+func HostAPIAddress(s *Supervisor) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inst == nil || s.inst.hostAPI() == nil {
+		return ""
+	}
+	return s.inst.hostAPI().address
+}
+
+// ActAsOlderHost makes the host send no host_api_address in Describe, as a
+// host older than the field, until the test ends.
+func ActAsOlderHost(t interface{ Cleanup(func()) }) {
+	omitHostAPIAddress.Store(true)
+	t.Cleanup(func() { omitHostAPIAddress.Store(false) })
+}

@@ -106,6 +106,10 @@ func (l countingListener) Accept() (net.Conn, error) {
 	return c, err
 }
 
+// omitHostAPIAddress makes describe send no host_api_address, as a host
+// older than the field did; tests set it to run the SDK's broker dial.
+var omitHostAPIAddress atomic.Bool
+
 // hostAPIs maps each instance to its endpoint, from describe until the
 // instance is ended (killInstance, killInstanceNow), which stops it.
 var hostAPIs sync.Map // *instance → *hostAPIEndpoint

@@ -189,10 +189,11 @@ func (s *Supervisor) describe(ctx context.Context, inst *instance, r *remote, tl
 		return err
 	}
 	inst.setHostAPI(ep) // stopped when the instance is killed
-	resp, err := r.rpc.Describe(dctx, &pb.DescribeRequest{
-		HostApiBrokerId: brokerID, HostApiAddress: ep.address,
-		ConfiguredName: s.spec.Name, HostVersion: s.opts.HostVersion,
-	})
+	req := &pb.DescribeRequest{HostApiBrokerId: brokerID, HostApiAddress: ep.address, ConfiguredName: s.spec.Name, HostVersion: s.opts.HostVersion}
+	if omitHostAPIAddress.Load() {
+		req.HostApiAddress = ""
+	}
+	resp, err := r.rpc.Describe(dctx, req)
 	if err != nil {
 		return err
 	}
