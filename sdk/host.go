@@ -43,7 +43,7 @@ func (noHost) Complete(context.Context, hooks.CompleteRequest) (hooks.CompleteRe
 
 func (noHost) Log(context.Context, hclog.Level, string, ...any) error { return ErrNoHost }
 
-// hostClient is the HostAPI over the broker connection, presenting the
+// hostClient is the HostAPI over the connection to the host, presenting the
 // capability of the call being served.
 type hostClient struct {
 	c     pb.HostAPIClient

@@ -28,7 +28,7 @@ import (
 // the process and the handshake (cookie, TLS) are left out.
 //
 // The host API is the one difference: a subprocess reaches the host
-// through go-plugin's broker, an in-process handler gets the HostAPI of
+// over its own connection to the host API listener, an in-process handler gets the HostAPI of
 // the calling context (hooks.WithHost; the Dispatcher and sdktest put one
 // there) scoped to the event's session and revoked when the call returns,
 // as the host scopes it.

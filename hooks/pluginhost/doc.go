@@ -5,7 +5,9 @@
 // running in debug mode (Spec.Reattach) — asks it what it
 // handles (Describe), watches its health, restarts it with exponential
 // backoff after a crash and disables it once it exhausts its crash budget.
-// It serves the host's API to the plugin over the go-plugin broker, parses
-// the plugin's stderr into the host's log, and presents the plugin to the
-// hooks Dispatcher as a hooks.Plugin. A Host manages the configured set.
+// It serves the host's API to the plugin on a listener of the go-plugin
+// broker, whose address Describe carries so that the plugin connects on
+// its first host call (hostapi_listen.go), parses the plugin's stderr into
+// the host's log, and presents the plugin to the hooks Dispatcher as a
+// hooks.Plugin. A Host manages the configured set.
 package pluginhost

@@ -14,7 +14,8 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// hostAPIServer serves hooks.HostAPI to one plugin instance over the broker.
+// hostAPIServer serves hooks.HostAPI to one plugin instance (see
+// hostAPIEndpoint).
 // Every call must present the capability of a plugin call still running
 // (see grants); it is served through that call's hooks.ScopedHost. Log
 // lines are written straight to the plugin's named logger, under the same

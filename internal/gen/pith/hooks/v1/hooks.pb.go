@@ -1,8 +1,8 @@
 // Pith hook protocol, version 1 (go-plugin protocol version 1).
 //
 // The host calls the Hooks service in each plugin subprocess; the plugin
-// calls back the HostAPI service, served by the host over the go-plugin
-// broker. Session entries and LLM messages cross as the bytes of their
+// calls back the HostAPI service, served by the host on a listener of the
+// go-plugin broker (DescribeRequest.host_api_address). Session entries and LLM messages cross as the bytes of their
 // original JSON (lossless, unknown fields included); control fields are
 // typed. See docs/behaviour.md §13 for the events and how results combine.
 
@@ -150,8 +150,8 @@ type DescribeRequest struct {
 	ConfiguredName string `protobuf:"bytes,2,opt,name=configured_name,json=configuredName,proto3" json:"configured_name,omitempty"`
 	HostVersion    string `protobuf:"bytes,3,opt,name=host_version,json=hostVersion,proto3" json:"host_version,omitempty"`
 	// The same HostAPI listener as host_api_broker_id, given directly as
-	// "<network>:<address>": "unix:/tmp/plugin123" (a unix socket in
-	// go-plugin's temporary directory) or "tcp:127.0.0.1:1234" (where there
+	// "<network>:<address>": "unix:/tmp/plugin123" (go-plugin's unix
+	// socket in the temporary directory) or "tcp:127.0.0.1:1234" (where there
 	// are no unix sockets). It stays valid as long as the plugin instance
 	// runs, so a plugin can connect on its first HostAPI call rather than
 	// at Describe; the TLS is the same as over the broker. Empty from a

@@ -1,8 +1,8 @@
 // Pith hook protocol, version 1 (go-plugin protocol version 1).
 //
 // The host calls the Hooks service in each plugin subprocess; the plugin
-// calls back the HostAPI service, served by the host over the go-plugin
-// broker. Session entries and LLM messages cross as the bytes of their
+// calls back the HostAPI service, served by the host on a listener of the
+// go-plugin broker (DescribeRequest.host_api_address). Session entries and LLM messages cross as the bytes of their
 // original JSON (lossless, unknown fields included); control fields are
 // typed. See docs/behaviour.md §13 for the events and how results combine.
 
@@ -419,7 +419,8 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// HostAPI is served by the host to each plugin over the go-plugin broker.
+// HostAPI is served by the host to each plugin on its own listener, whose
+// address Describe carries (host_api_address, host_api_broker_id).
 // Each event call to the plugin carries a capability token in the gRPC
 // metadata key "pith-capability"; a HostAPI call must send the token of a
 // call still running (the SDK does) and may reach that call's session only.
@@ -484,7 +485,8 @@ func (c *hostAPIClient) Log(ctx context.Context, in *LogRequest, opts ...grpc.Ca
 // All implementations must embed UnimplementedHostAPIServer
 // for forward compatibility.
 //
-// HostAPI is served by the host to each plugin over the go-plugin broker.
+// HostAPI is served by the host to each plugin on its own listener, whose
+// address Describe carries (host_api_address, host_api_broker_id).
 // Each event call to the plugin carries a capability token in the gRPC
 // metadata key "pith-capability"; a HostAPI call must send the token of a
 // call still running (the SDK does) and may reach that call's session only.
