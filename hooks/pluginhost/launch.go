@@ -54,7 +54,7 @@ func (s *Supervisor) startProcess() (*instance, *remote, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	id, err := plugintls.New()
+	id, err := hostIdentity()
 	if err != nil {
 		return nil, nil, fmt.Errorf("start plugin %q: %w", spec.Name, err)
 	}
