@@ -82,6 +82,7 @@ func newRuntime(ctx context.Context, path, storeURL, cfgPath string, p providerF
 	specs := neededPlugins(pluginSpecs(cfg), fires, log)
 	if len(specs) > 0 {
 		rt.plugins = pluginhost.NewSequence(pluginhost.Options{Logger: log.Named("plugin"), Host: host, HostVersion: version}, fires)
+		rt.plugins.OnReach(skippable(specs)...)
 		restoreGC := deferGC()
 		plugins, err = rt.plugins.Start(ctx, specs)
 		restoreGC()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"slices"
 
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/hooks"
@@ -74,4 +75,19 @@ func (h sequencedHooks) Tree(ctx context.Context, ev *hooks.TreeEvent) error {
 	err := h.d.Tree(ctx, ev)
 	h.q.Passed(hooks.EventTree)
 	return err
+}
+
+// skippable lists the events an earlier event's outcome may skip, whose
+// plugins the Sequence starts only once the command reaches them.
+// session.compacting does not fire when a session_before_compact plugin
+// supplies the compaction, so it is skippable when some plugin may handle
+// session_before_compact (one that lists it, or one that lists no events);
+// with none, it always fires and its plugins start in the background.
+func skippable(specs []pluginhost.Spec) []hooks.EventID {
+	for _, sp := range specs {
+		if len(sp.Events) == 0 || slices.Contains(sp.Events, hooks.EventBeforeCompact) {
+			return []hooks.EventID{hooks.EventCompacting}
+		}
+	}
+	return nil
 }

@@ -22,6 +22,9 @@ import (
 //     and those whose configuration lists no events (only Describe says
 //     what they handle) — then starts the others in the background, so
 //     that they start while the operation runs instead of before it;
+//   - a plugin all of whose events may be skipped by an earlier event's
+//     outcome (OnReach) is started only when the operation reaches one of
+//     them, so that an operation that skips them does not pay for it;
 //   - Reach, called before an event is dispatched, waits until that
 //     event's plugins have started (or failed to);
 //   - Passed, called once an event has been dispatched or is known not to
@@ -39,6 +42,7 @@ type Sequence struct {
 
 	mu      sync.Mutex
 	passed  map[hooks.EventID]bool
+	onReach []hooks.EventID
 	members []*member
 }
 
@@ -66,6 +70,32 @@ type member struct {
 func NewSequence(opts Options, order []hooks.EventID) *Sequence {
 	opts = opts.withDefaults()
 	return &Sequence{opts: opts, log: opts.Logger, order: order, passed: map[hooks.EventID]bool{}}
+}
+
+// OnReach names events that an earlier event's outcome may skip; call it
+// before Start. A plugin whose events are all among them is not started in
+// the background but when the operation reaches one of them: starting a
+// plugin costs more CPU than most operations, and on a busy machine that
+// CPU is taken from the operation itself. The price, when the event does
+// fire, is that its first dispatch waits for the start. A plugin that
+// fails closed is still started first.
+func (q *Sequence) OnReach(events ...hooks.EventID) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.onReach = append(q.onReach, events...)
+}
+
+// onReachOnly reports whether every configured event of m may be skipped.
+func (q *Sequence) onReachOnly(m *member) bool {
+	if len(m.configured) == 0 {
+		return false
+	}
+	for _, e := range m.configured {
+		if !slices.Contains(q.onReach, e) {
+			return false
+		}
+	}
+	return true
 }
 
 // Start makes a plugin for every spec, starts the ones the operation needs
@@ -123,7 +153,9 @@ func (q *Sequence) Start(ctx context.Context, specs []Spec) ([]hooks.Plugin, err
 		plugins = append(plugins, m.sup)
 	}
 	for _, m := range members {
-		q.start(m)
+		if !q.onReachOnly(m) {
+			q.start(m)
+		}
 	}
 	return plugins, errors.Join(errs...)
 }

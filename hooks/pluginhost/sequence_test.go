@@ -232,3 +232,58 @@ func TestSequenceRefusesDuplicateNames(t *testing.T) {
 		t.Fatalf("unexpected error kind: %v", err)
 	}
 }
+
+// TestSequenceOnReach: a plugin whose events may be skipped is started
+// only when the operation reaches one of them — never, when they are
+// skipped — unless it fails closed.
+func TestSequenceOnReach(t *testing.T) {
+	newSkippable := func(t *testing.T, closed bool) (*pluginhost.Sequence, *pluginhost.Supervisor) {
+		t.Helper()
+		q := pluginhost.NewSequence(pluginhost.Options{Logger: hclog.NewNullLogger()}, compactOrder)
+		t.Cleanup(q.Stop)
+		q.OnReach(hooks.EventCompacting)
+		keeper := eventSpec("keeper", []hooks.EventID{hooks.EventCompacting}, "-compacting", "context")
+		if closed {
+			keeper.Failure = hooks.FailureClosed
+		}
+		ps, err := q.Start(context.Background(), []pluginhost.Spec{eventSpec("first", []hooks.EventID{hooks.EventBeforeCompact}, "-before-compact", "none"), keeper})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps {
+			if p.Info().Name == "keeper" {
+				return q, p.(*pluginhost.Supervisor)
+			}
+		}
+		t.Fatal("keeper not returned")
+		return nil, nil
+	}
+	t.Run("skipped", func(t *testing.T) {
+		q, keeper := newSkippable(t, false)
+		if st := keeper.State(); st != pluginhost.StateNew {
+			t.Fatalf("keeper is %s after Start, want new (not started)", st)
+		}
+		if !q.Handles(hooks.EventCompacting) {
+			t.Error("Handles(session.compacting) = false for a plugin not started yet")
+		}
+		q.Passed(hooks.EventBeforeCompact, hooks.EventCompacting)
+		waitStopped(t, keeper)
+		q.Stop()
+		if left := scriptedChildren(t); len(left) > 0 {
+			t.Fatalf("plugin processes left after Stop: %v", left)
+		}
+	})
+	t.Run("reached", func(t *testing.T) {
+		q, keeper := newSkippable(t, false)
+		q.Reach(context.Background(), hooks.EventCompacting)
+		if st := keeper.State(); st != pluginhost.StateRunning {
+			t.Fatalf("keeper is %s after Reach, want running", st)
+		}
+	})
+	t.Run("closed", func(t *testing.T) {
+		_, keeper := newSkippable(t, true)
+		if st := keeper.State(); st != pluginhost.StateRunning {
+			t.Fatalf("a failure: closed keeper is %s after Start, want running", st)
+		}
+	})
+}
