@@ -243,7 +243,7 @@ func checksumStatus(spec pluginhost.Spec) string {
 	if spec.SHA256 == "" {
 		return checksumNotConfigured
 	}
-	_, err := checksum.VerifyFile(spec.Path, spec.SHA256)
+	err := checksum.VerifyFile(spec.Path, spec.SHA256)
 	switch {
 	case err == nil:
 		return checksumVerified

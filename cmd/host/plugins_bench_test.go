@@ -24,7 +24,8 @@ func BenchmarkCompactDemo(b *testing.B) {
 	}
 	dir := b.TempDir()
 	names := []string{"guard", "enterprise-summarizer", "instructions-keeper", "branch-notes", "audit"}
-	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	// Linked statically, as make build links them.
+	args := []string{"build", "-tags", "netgo,osusergo", "-o", dir + string(filepath.Separator)}
 	for _, n := range names {
 		args = append(args, "github.com/pith-dev/pith/plugins/examples/"+n)
 	}

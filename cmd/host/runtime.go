@@ -7,7 +7,6 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
@@ -28,7 +27,7 @@ type runtime struct {
 	log        hclog.Logger
 	summarizer summary.Summarizer
 	summName   string
-	plugins    *pluginhost.Host
+	plugins    *pluginhost.Sequence
 	dispatcher *hooks.Dispatcher
 	store      *openedSession
 	engine     *engine.Session
@@ -82,14 +81,11 @@ func newRuntime(ctx context.Context, path, storeURL, cfgPath string, p providerF
 	var plugins []hooks.Plugin
 	specs := neededPlugins(pluginSpecs(cfg), fires, log)
 	if len(specs) > 0 {
-		rt.plugins = pluginhost.NewHost(pluginhost.Options{Logger: log.Named("plugin"), Host: host, HostVersion: version})
-		var retire func(context.Context)
+		rt.plugins = pluginhost.NewSequence(pluginhost.Options{Logger: log.Named("plugin"), Host: host, HostVersion: version}, fires)
+		rt.plugins.OnReach(skippable(specs)...)
 		restoreGC := deferGC()
-		plugins, retire, err = rt.plugins.Apply(ctx, specs)
+		plugins, err = rt.plugins.Start(ctx, specs)
 		restoreGC()
-		if retire != nil {
-			retire(ctx)
-		}
 		if err != nil {
 			// A plugin that does not start is logged and left out, as at
 			// run time; the operation goes on with the others — unless
@@ -107,12 +103,16 @@ func newRuntime(ctx context.Context, path, storeURL, cfgPath string, p providerF
 		rt.close()
 		return nil, err
 	}
+	var hk engine.Hooks = rt.dispatcher
+	if rt.plugins != nil {
+		hk = sequencedHooks{d: rt.dispatcher, q: rt.plugins}
+	}
 	settings := engineSettings(cfg)
 	rt.engine = engine.New(rt.store.Backend, engine.Options{
 		Settings:       settings,
 		Summarizer:     rt.summarizer,
 		AutoSummarizer: rt.summarizer,
-		Hooks:          rt.dispatcher,
+		Hooks:          hk,
 		Logger:         log.Named("engine"),
 	})
 	return rt, nil
@@ -168,11 +168,7 @@ func deferGC() (restore func()) {
 
 func (rt *runtime) close() {
 	if rt.plugins != nil {
-		// Each plugin gets this long to answer Shutdown (its Close runs);
-		// then it is killed rather than given a graceful exit.
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		rt.plugins.StopAllNow(ctx)
+		rt.plugins.Stop()
 	}
 	if rt.store != nil {
 		rt.store.close()

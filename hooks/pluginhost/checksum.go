@@ -1,32 +1,77 @@
 package pluginhost
 
 import (
-	"crypto/sha256"
+	"bytes"
 	"errors"
 	"fmt"
-
-	"github.com/hashicorp/go-plugin"
+	"os"
+	"runtime"
+	"strconv"
 
 	"github.com/pith-dev/pith/internal/checksum"
 )
 
-// checksum verifies the binary against the configured sha256 before it is
-// started and returns go-plugin's check of the same, which runs again right
-// before exec and so narrows the window in which the file could be
-// swapped; nil when no checksum is configured.
-func (s Spec) checksum() (*plugin.SecureConfig, error) {
+// binary is the plugin file a start executes.
+type binary struct {
+	// path is what to execute: the configured path, or on Linux, when a
+	// sha256 is configured, the open file that was checked.
+	path  string
+	close func()
+}
+
+// openBinary returns the plugin binary to execute. With a configured
+// sha256 the file is opened and checked, and on Linux the process is then
+// started from that open file (/proc/self/fd/N): the bytes checked are the
+// bytes run, and swapping the file after the check changes nothing. A
+// script (#!) is still run by path — its interpreter reopens it by name —
+// as everything is elsewhere, right after the check.
+func (s Spec) openBinary() (binary, error) {
 	if s.SHA256 == "" {
-		return nil, nil
+		return binary{path: s.Path, close: func() {}}, nil
 	}
-	want, err := checksum.VerifyFile(s.Path, s.SHA256)
+	f, err := os.Open(s.Path)
+	if err != nil {
+		return binary{}, fmt.Errorf("plugin %q: checksum %s: %w", s.Name, s.Path, err)
+	}
+	if err := s.verify(f); err != nil {
+		f.Close()
+		return binary{}, err
+	}
+	if fdPath, ok := execPathOf(f); ok {
+		return binary{path: fdPath, close: func() { f.Close() }}, nil
+	}
+	f.Close()
+	return binary{path: s.Path, close: func() {}}, nil
+}
+
+// verify hashes the open file against the configured sha256.
+func (s Spec) verify(f *os.File) error {
+	err := checksum.VerifyReader(f, s.SHA256)
 	var mismatch *checksum.MismatchError
 	switch {
 	case errors.As(err, &mismatch):
-		return nil, fmt.Errorf("plugin %q: %w: %s has sha256 %x, the configuration says %x; not started", s.Name, ErrChecksumMismatch, s.Path, mismatch.Got, mismatch.Want)
+		return fmt.Errorf("plugin %q: %w: %s has sha256 %x, the configuration says %x; not started", s.Name, ErrChecksumMismatch, s.Path, mismatch.Got, mismatch.Want)
 	case errors.Is(err, checksum.ErrMalformed):
-		return nil, fmt.Errorf("plugin %q: %w", s.Name, err)
+		return fmt.Errorf("plugin %q: %w", s.Name, err)
 	case err != nil:
-		return nil, fmt.Errorf("plugin %q: checksum %s: %w", s.Name, s.Path, err)
+		return fmt.Errorf("plugin %q: checksum %s: %w", s.Name, s.Path, err)
 	}
-	return &plugin.SecureConfig{Checksum: want, Hash: sha256.New()}, nil
+	return nil
+}
+
+// execPathOf is the path that executes the open file f itself, when the
+// system has one and f is not a script.
+func execPathOf(f *os.File) (string, bool) {
+	if runtime.GOOS != "linux" {
+		return "", false
+	}
+	head := make([]byte, 2)
+	if _, err := f.ReadAt(head, 0); err != nil || bytes.Equal(head, []byte("#!")) {
+		return "", false
+	}
+	p := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
+	if _, err := os.Stat(p); err != nil {
+		return "", false // no /proc
+	}
+	return p, true
 }

@@ -18,10 +18,11 @@ var BaseEnv = []string{"PATH", "HOME", "TMPDIR", "LANG", "TZ"}
 
 // handshakeEnv are the variables the host sets for the plugin itself:
 // go-plugin's handshake (cookie, port range, protocol versions, the
+// private directory, mode 0700, in which a Go plugin makes its socket, the
 // host's TLS certificate) and the host pid the SDK's watchdog watches.
 var handshakeEnv = []string{
 	wire.Handshake.MagicCookieKey, "PLUGIN_MIN_PORT", "PLUGIN_MAX_PORT",
-	"PLUGIN_PROTOCOL_VERSIONS", "PLUGIN_CLIENT_CERT", wire.EnvHostPID,
+	"PLUGIN_PROTOCOL_VERSIONS", "PLUGIN_UNIX_SOCKET_DIR", "PLUGIN_CLIENT_CERT", wire.EnvHostPID,
 }
 
 // environment is the plugin's environment before go-plugin appends its

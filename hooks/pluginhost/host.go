@@ -114,16 +114,9 @@ func (h *Host) Supervisor(name string) *Supervisor {
 }
 
 // StopAll shuts every plugin down (Shutdown RPC, then kill) concurrently
-// and waits; the CLI calls it on SIGINT/SIGTERM.
+// and waits.
 func (h *Host) StopAll(ctx context.Context) {
 	stopAll(ctx, h.takeAll())
-}
-
-// StopAllNow is StopAll for a process about to exit: each plugin is asked
-// to shut down, then killed without a graceful exit (Supervisor.StopNow).
-// The CLI's commands end with it.
-func (h *Host) StopAllNow(ctx context.Context) {
-	stopEach(ctx, h.takeAll(), (*Supervisor).StopNow)
 }
 
 // takeAll empties the host and returns what it held.

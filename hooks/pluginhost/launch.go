@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
 	"github.com/pith-dev/pith/hooks"
 	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
 	"github.com/pith-dev/pith/internal/plugintls"
@@ -52,18 +53,19 @@ func (s *Supervisor) launch(ctx context.Context) (*instance, error) {
 // it.
 func (s *Supervisor) startProcess() (*instance, *remote, *tls.Config, error) {
 	spec := s.spec
-	secure, err := spec.checksum()
+	bin, err := spec.openBinary()
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	id, err := plugintls.New()
+	defer bin.close() // the process has its own reference once started
+	id, err := hostIdentity()
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("start plugin %q: %w", spec.Name, err)
 	}
 	tlsCfg := id.ClientConfig()
-	cmd := spec.command(id.PEM())
+	cmd := spec.command(bin.path, id.PEM())
 	logs := newInstanceLogs(s.log, spec.Limits.OrDefaults())
-	client := plugin.NewClient(s.processClientConfig(cmd, secure, tlsCfg, logs))
+	client := plugin.NewClient(s.processClientConfig(cmd, tlsCfg, logs))
 	inst := &instance{client: client, done: make(chan struct{}), logs: logs.writers(), relay: logs.relay}
 	// Verification is done by then (the pinned root); this only keeps
 	// the certificate the plugin showed, for status and tests.
@@ -79,21 +81,22 @@ func (s *Supervisor) startProcess() (*instance, *remote, *tls.Config, error) {
 	}
 	if err != nil {
 		killInstance(inst)
-		if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {
-			return nil, nil, nil, fmt.Errorf("plugin %q: %w: %s; not started", spec.Name, ErrChecksumMismatch, spec.Path)
-		}
 		return nil, nil, nil, fmt.Errorf("start plugin %q (%s): %w", spec.Name, spec.Path, err)
 	}
 	inst.rpc = r.rpc
 	return inst, r, tlsCfg, nil
 }
 
-// command is the plugin's process: its own process group, so that stopping
-// it ends what it started, and a parent-death signal, so that a SIGKILLed
-// host takes it along; the minimal environment plus the host's certificate
-// (PEM), set last so that no configured env can replace it.
-func (s Spec) command(hostCertPEM []byte) *exec.Cmd {
-	cmd := exec.Command(s.Path, s.Args...)
+// command is the plugin's process, executing path (the configured path or
+// the checked open file, see openBinary) under the configured name: its
+// own process group, so that stopping it ends what it started, and a
+// parent-death signal, so that a SIGKILLed host takes it along; the
+// minimal environment plus the host's certificate (PEM), set last so that
+// no configured env can replace it. Its standard input is /dev/null
+// (processRunner).
+func (s Spec) command(path string, hostCertPEM []byte) *exec.Cmd {
+	cmd := exec.Command(path, s.Args...)
+	cmd.Args[0] = s.Path
 	cmd.SysProcAttr = proctree.SysProcAttr()
 	cmd.Env = append(s.environment(os.LookupEnv), plugintls.EnvClientCert+"="+string(hostCertPEM))
 	return cmd
@@ -122,12 +125,15 @@ func (l instanceLogs) writers() []*logWriter { return []*logWriter{l.stderr, l.s
 // processClientConfig is go-plugin's configuration for starting cmd. TLS is
 // Pith's own (tlsCfg, internal/plugintls) rather than go-plugin's AutoMTLS,
 // whose P-521 keys cost most of a plugin's start; the scheme is the same.
-func (s *Supervisor) processClientConfig(cmd *exec.Cmd, secure *plugin.SecureConfig, tlsCfg *tls.Config, logs instanceLogs) *plugin.ClientConfig {
+func (s *Supervisor) processClientConfig(cmd *exec.Cmd, tlsCfg *tls.Config, logs instanceLogs) *plugin.ClientConfig {
 	return &plugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake,
 		VersionedPlugins: map[int]plugin.PluginSet{wire.ProtocolVersion: {wire.PluginName: &hostPlugin{}}},
-		Cmd:              cmd,
-		SecureConfig:     secure,
+		// go-plugin's own runner would give the plugin the host's stdin;
+		// it passes its handshake variables on the placeholder command.
+		RunnerFunc: func(_ hclog.Logger, placeholder *exec.Cmd, _ string) (runner.Runner, error) {
+			return newProcessRunner(cmd, placeholder.Env)
+		},
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		TLSConfig:        tlsCfg,
 		StartTimeout:     s.opts.StartTimeout,

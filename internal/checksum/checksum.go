@@ -69,26 +69,32 @@ func Verify(data []byte, want string) error {
 	return nil
 }
 
-// VerifyFile checks the file at path against want (hex), reading it as a
-// stream, and returns want decoded (go-plugin takes it to check the binary
-// again right before it runs). The error wraps ErrMalformed, ErrMismatch or
-// the error reading the file.
-func VerifyFile(path, want string) ([]byte, error) {
+// VerifyReader checks what r yields against want (hex), reading it as a
+// stream. The error wraps ErrMalformed, ErrMismatch or the read error.
+func VerifyReader(r io.Reader, want string) error {
 	w, err := Parse(want)
 	if err != nil {
-		return nil, err
+		return err
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, r); err != nil {
+		return err
+	}
+	if got := h.Sum(nil); !Equal(got, w) {
+		return &MismatchError{Got: got, Want: w}
+	}
+	return nil
+}
+
+// VerifyFile is VerifyReader on the file at path.
+func VerifyFile(path, want string) error {
+	if _, err := Parse(want); err != nil {
+		return err
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return w, err
+		return err
 	}
 	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return w, err
-	}
-	if got := h.Sum(nil); !Equal(got, w) {
-		return w, &MismatchError{Got: got, Want: w}
-	}
-	return w, nil
+	return VerifyReader(f, want)
 }

@@ -34,12 +34,8 @@ func TestVerify(t *testing.T) {
 			if err := Verify([]byte("abc"), tt.want); !errors.Is(err, tt.err) {
 				t.Fatalf("Verify = %v, want %v", err, tt.err)
 			}
-			w, err := VerifyFile(path, tt.want)
-			if !errors.Is(err, tt.err) {
+			if err := VerifyFile(path, tt.want); !errors.Is(err, tt.err) {
 				t.Fatalf("VerifyFile = %v, want %v", err, tt.err)
-			}
-			if tt.err != ErrMalformed && len(w) != 32 {
-				t.Fatalf("VerifyFile returned %d bytes of the expected sum", len(w))
 			}
 		})
 	}
@@ -47,7 +43,7 @@ func TestVerify(t *testing.T) {
 	if err := Verify([]byte("abd"), abc); !errors.As(err, &m) || !strings.Contains(err.Error(), abc) {
 		t.Fatalf("mismatch error %v should carry both sums", err)
 	}
-	if _, err := VerifyFile(filepath.Join(dir, "missing"), abc); !errors.Is(err, os.ErrNotExist) {
+	if err := VerifyFile(filepath.Join(dir, "missing"), abc); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("missing file: %v", err)
 	}
 	if Sum([]byte("abc")) != abc {

@@ -11,8 +11,10 @@
 // Ed25519 certificates are not, everywhere.
 //
 // What stays as go-plugin does it:
-//   - each side makes a new self-signed certificate for every plugin
-//     process; the private key never leaves the process's memory;
+//   - each plugin process makes its own self-signed certificate, and the
+//     host one for all the plugins it starts (go-plugin makes one per
+//     plugin; the host's key is as private either way); a private key
+//     never leaves its process's memory;
 //   - the host passes its certificate (PEM) to the plugin in
 //     PLUGIN_CLIENT_CERT; the plugin trusts exactly that certificate as the
 //     issuer of client certificates and as root when it dials the host's

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -55,6 +56,7 @@ func main() {
 	flag.BoolVar(&p.garbage, "garbage", false, "write garbage and odd JSON log lines to stderr on every call")
 	spawn := flag.String("spawn", "", "start two long-running children, one in a new session (setsid), and write their pids to this file")
 	dumpEnv := flag.String("dump-env", "", "write the plugin's environment, NAME=value entries separated by NUL bytes, to this file")
+	dumpStdin := flag.String("dump-stdin", "", "write what the plugin reads from its standard input until end of file (at most 1 KiB) to this file")
 	floodMB := flag.Int("flood-stderr", 0, "write this many MiB of 1 KiB lines to stderr, in the background")
 	floodDone := flag.String("flood-done", "", "file created once the stderr flood is written")
 	flag.Parse()
@@ -64,6 +66,13 @@ func main() {
 	if *dumpEnv != "" {
 		if err := os.WriteFile(*dumpEnv, []byte(strings.Join(os.Environ(), "\x00")), 0o600); err != nil {
 			fmt.Fprintln(stderr, "dump-env:", err)
+			os.Exit(2)
+		}
+	}
+	if *dumpStdin != "" {
+		in, _ := io.ReadAll(io.LimitReader(os.Stdin, 1024))
+		if err := os.WriteFile(*dumpStdin, in, 0o600); err != nil {
+			fmt.Fprintln(stderr, "dump-stdin:", err)
 			os.Exit(2)
 		}
 	}

@@ -150,12 +150,13 @@ type DescribeRequest struct {
 	ConfiguredName string `protobuf:"bytes,2,opt,name=configured_name,json=configuredName,proto3" json:"configured_name,omitempty"`
 	HostVersion    string `protobuf:"bytes,3,opt,name=host_version,json=hostVersion,proto3" json:"host_version,omitempty"`
 	// The same HostAPI listener as host_api_broker_id, given directly as
-	// "<network>:<address>": "unix:/tmp/plugin123" (go-plugin's unix
-	// socket in the temporary directory) or "tcp:127.0.0.1:1234" (where there
-	// are no unix sockets). It stays valid as long as the plugin instance
-	// runs, so a plugin can connect on its first HostAPI call rather than
-	// at Describe; the TLS is the same as over the broker. Empty from a
-	// host older than this field: use the broker id then.
+	// "<network>:<address>": "unix:/tmp/plugin-dir1/plugin2" (go-plugin's
+	// unix socket, in a directory of mode 0700 it makes for the plugin) or
+	// "tcp:127.0.0.1:1234" (where there are no unix sockets). It stays valid
+	// as long as the plugin instance runs, so a plugin can connect on its
+	// first HostAPI call rather than at Describe; the TLS is the same as
+	// over the broker. Empty from a host older than this field: use the
+	// broker id then.
 	HostApiAddress string `protobuf:"bytes,4,opt,name=host_api_address,json=hostApiAddress,proto3" json:"host_api_address,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache

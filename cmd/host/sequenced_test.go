@@ -1,0 +1,62 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pith-dev/pith/sdk/sdktest"
+)
+
+// TestCompactRunsPluginsForTheirEvents: `pith compact` with one plugin per
+// event (the configuration lists each one's events). When the
+// session_before_compact plugin supplies the compaction, the
+// session.compacting plugin is never called and session_compact's is;
+// when it has no opinion, both are. No plugin process outlives the
+// command either way.
+func TestCompactRunsPluginsForTheirEvents(t *testing.T) {
+	bin, err := sdktest.BuildTo(t.TempDir(), "github.com/pith-dev/pith/internal/testplugins/scripted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		before         string
+		wantCompacting bool
+	}{
+		{before: "compact", wantCompacting: false},
+		{before: "none", wantCompacting: true},
+	} {
+		t.Run("before-compact="+tc.before, func(t *testing.T) {
+			rec := filepath.Join(t.TempDir(), "record")
+			cfg := writeConfig(t,
+				map[string]any{"name": "first", "path": bin, "priority": 10, "events": []string{"session_before_compact"},
+					"args": []string{"-name", "first", "-before-compact", tc.before}},
+				map[string]any{"name": "keeper", "path": bin, "priority": 20, "events": []string{"session.compacting"},
+					"args": []string{"-name", "keeper", "-compacting", "context"}},
+				map[string]any{"name": "notified", "path": bin, "priority": 30, "events": []string{"session_compact"},
+					"args": []string{"-name", "notified", "-compact", "record", "-record", rec}},
+			)
+			path := copyFile(t, "../../examples/demo-session.jsonl")
+			if _, stderr, code := runCLI(t, "compact", "--config", cfg, "--keep-recent-tokens", "8000", path); code != 0 {
+				t.Fatalf("compact: exit %d: %s", code, stderr)
+			}
+			requireNoChildren(t)
+			var calls []string
+			for _, s := range lastCompaction(t, path).Get("details.hookTimeline").Array() {
+				calls = append(calls, s.Get("plugin").String()+" "+s.Get("event").String())
+			}
+			joined := strings.Join(calls, "\n")
+			if !strings.Contains(joined, "first session_before_compact") {
+				t.Errorf("first was not called:\n%s", joined)
+			}
+			if got := strings.Contains(joined, "keeper session.compacting"); got != tc.wantCompacting {
+				t.Errorf("keeper called = %v, want %v:\n%s", got, tc.wantCompacting, joined)
+			}
+			data, err := os.ReadFile(rec)
+			if err != nil || !strings.Contains(string(data), "notified session_compact") {
+				t.Errorf("session_compact was not delivered: %v\n%s", err, data)
+			}
+		})
+	}
+}

@@ -1,0 +1,81 @@
+package pluginhost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+
+	"github.com/hashicorp/go-plugin/runner"
+)
+
+// processRunner runs a plugin's process for go-plugin (ClientConfig's
+// RunnerFunc) in place of go-plugin's own runner, which hands the plugin
+// the host's standard input: a plugin has no business reading what the
+// user types to `pith serve` or pipes into a command. This one gives it
+// /dev/null; the rest is what go-plugin's runner does.
+type processRunner struct {
+	cmd            *exec.Cmd
+	stdout, stderr io.ReadCloser
+}
+
+var _ runner.Runner = (*processRunner)(nil)
+
+// newProcessRunner prepares cmd, whose environment go-plugin has not seen:
+// goPluginEnv (the handshake variables go-plugin put on its placeholder
+// command) is added last.
+func newProcessRunner(cmd *exec.Cmd, goPluginEnv []string) (*processRunner, error) {
+	cmd.Env = append(cmd.Env, goPluginEnv...)
+	cmd.Stdin = nil // /dev/null
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	return &processRunner{cmd: cmd, stdout: stdout, stderr: stderr}, nil
+}
+
+func (r *processRunner) Start(context.Context) error { return r.cmd.Start() }
+
+func (r *processRunner) Wait(context.Context) error { return r.cmd.Wait() }
+
+func (r *processRunner) Kill(context.Context) error {
+	if r.cmd.Process == nil {
+		return nil
+	}
+	if err := r.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	return nil
+}
+
+func (r *processRunner) Stdout() io.ReadCloser { return r.stdout }
+func (r *processRunner) Stderr() io.ReadCloser { return r.stderr }
+func (r *processRunner) Name() string          { return r.cmd.Path }
+
+func (r *processRunner) ID() string {
+	if r.cmd.Process == nil {
+		return ""
+	}
+	return strconv.Itoa(r.cmd.Process.Pid)
+}
+
+// Diagnose is what go-plugin adds to a failed handshake.
+func (r *processRunner) Diagnose(context.Context) string {
+	return fmt.Sprintf("%s may not be built for this platform, may not be executable, or is not a Pith plugin (it did not print the handshake line)", r.cmd.Path)
+}
+
+// The plugin runs on this machine: addresses mean the same on both sides.
+func (r *processRunner) PluginToHost(network, addr string) (string, string, error) {
+	return network, addr, nil
+}
+
+func (r *processRunner) HostToPlugin(network, addr string) (string, string, error) {
+	return network, addr, nil
+}

@@ -1,0 +1,302 @@
+package pluginhost
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/hooks"
+)
+
+// Sequence runs the plugins of one operation whose hook events come in a
+// known order, such as a CLI compaction (session_before_compact, then
+// session.compacting, then session_compact). Each plugin runs only for the
+// stretch of the operation where it can be called:
+//
+//   - Start starts, all at once, and waits for the plugins the operation
+//     needs before it does anything — those of the first event, those that
+//     fail closed (a veto must not be skipped because its plugin could not
+//     start, and the operation must not half-happen before that is known)
+//     and those whose configuration lists no events (only Describe says
+//     what they handle) — then starts the others in the background, so
+//     that they start while the operation runs instead of before it;
+//   - a plugin all of whose events may be skipped by an earlier event's
+//     outcome (OnReach) is started only when the operation reaches one of
+//     them, so that an operation that skips them does not pay for it;
+//   - Reach, called before an event is dispatched, waits until that
+//     event's plugins have started (or failed to);
+//   - Passed, called once an event has been dispatched or is known not to
+//     fire, stops in the background every plugin whose events have all
+//     passed, so that its shutdown overlaps the rest of the operation;
+//   - Stop stops what is left and waits for every plugin, including those
+//     stopped in the background, so that none outlives the operation.
+//
+// A Sequence is for one pass through its events; a daemon, whose plugins
+// serve many operations, uses a Host.
+type Sequence struct {
+	opts  Options
+	log   hclog.Logger
+	order []hooks.EventID
+
+	mu      sync.Mutex
+	passed  map[hooks.EventID]bool
+	onReach []hooks.EventID
+	members []*member
+}
+
+// member is one plugin of a Sequence and the state of its start and stop.
+type member struct {
+	sup *Supervisor
+	// configured are the events the configuration lists (nil: unknown
+	// until Describe).
+	configured []hooks.EventID
+	// eager: started before the operation and waited for.
+	eager bool
+
+	ctx       context.Context // cancelled by stop: ends a start still under way
+	cancel    context.CancelFunc
+	startOnce sync.Once
+	started   chan struct{} // closed once Start has returned (or never will run)
+	startErr  error
+
+	stopOnce sync.Once
+	stopped  chan struct{}
+}
+
+// NewSequence returns a Sequence for an operation that fires order's
+// events in that order (each at most once, some maybe not at all).
+func NewSequence(opts Options, order []hooks.EventID) *Sequence {
+	opts = opts.withDefaults()
+	return &Sequence{opts: opts, log: opts.Logger, order: order, passed: map[hooks.EventID]bool{}}
+}
+
+// OnReach names events that an earlier event's outcome may skip; call it
+// before Start. A plugin whose events are all among them is not started in
+// the background but when the operation reaches one of them: starting a
+// plugin costs more CPU than most operations, and on a busy machine that
+// CPU is taken from the operation itself. The price, when the event does
+// fire, is that its first dispatch waits for the start. A plugin that
+// fails closed is still started first.
+func (q *Sequence) OnReach(events ...hooks.EventID) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.onReach = append(q.onReach, events...)
+}
+
+// onReachOnly reports whether every configured event of m may be skipped.
+func (q *Sequence) onReachOnly(m *member) bool {
+	if len(m.configured) == 0 {
+		return false
+	}
+	for _, e := range m.configured {
+		if !slices.Contains(q.onReach, e) {
+			return false
+		}
+	}
+	return true
+}
+
+// Start makes a plugin for every spec, starts the ones the operation needs
+// first and waits for them, and starts the rest in the background. It
+// returns the plugins to give the Dispatcher — every plugin except those
+// that were waited for and failed to start — and the joined errors of
+// those failures (each also logged). ctx bounds every start, the
+// background ones too.
+func (q *Sequence) Start(ctx context.Context, specs []Spec) ([]hooks.Plugin, error) {
+	seen := map[string]bool{}
+	for _, sp := range specs {
+		if err := sp.Validate(); err != nil {
+			return nil, err
+		}
+		if seen[sp.Name] {
+			return nil, errors.New("plugin name " + sp.Name + " is used twice")
+		}
+		seen[sp.Name] = true
+	}
+	first := hooks.EventID("")
+	if len(q.order) > 0 {
+		first = q.order[0]
+	}
+	q.mu.Lock()
+	for _, sp := range specs {
+		mctx, cancel := context.WithCancel(ctx)
+		q.members = append(q.members, &member{
+			sup:        NewSupervisor(sp, q.opts),
+			configured: sp.Events,
+			eager:      len(sp.Events) == 0 || sp.Failure == hooks.FailureClosed || slices.Contains(sp.Events, first),
+			ctx:        mctx,
+			cancel:     cancel,
+			started:    make(chan struct{}),
+			stopped:    make(chan struct{}),
+		})
+	}
+	members := slices.Clone(q.members)
+	q.mu.Unlock()
+
+	for _, m := range members {
+		if m.eager {
+			q.start(m)
+		}
+	}
+	var errs []error
+	var plugins []hooks.Plugin
+	for _, m := range members {
+		if m.eager {
+			<-m.started
+			if m.startErr != nil {
+				errs = append(errs, m.startErr)
+				continue
+			}
+		}
+		plugins = append(plugins, m.sup)
+	}
+	for _, m := range members {
+		if !q.onReachOnly(m) {
+			q.start(m)
+		}
+	}
+	return plugins, errors.Join(errs...)
+}
+
+// start launches m's plugin once, in the background.
+func (q *Sequence) start(m *member) {
+	m.startOnce.Do(func() {
+		go func() {
+			defer close(m.started)
+			if err := m.sup.Start(m.ctx); err != nil {
+				m.startErr = err
+				if m.ctx.Err() == nil {
+					q.log.Error("plugin not started", "plugin", m.sup.Spec().Name, "error", err)
+				}
+			}
+		}()
+	})
+}
+
+// handles reports whether m's plugin is or may be called for event: what
+// Describe said once it has started, what the configuration lists before.
+func (m *member) handles(event hooks.EventID) bool {
+	select {
+	case <-m.started:
+		return m.startErr == nil && m.sup.Implements(event)
+	default:
+		return m.configured == nil || slices.Contains(m.configured, event)
+	}
+}
+
+// Handles reports whether any plugin of the sequence handles, or may
+// handle once started, event.
+func (q *Sequence) Handles(event hooks.EventID) bool {
+	q.mu.Lock()
+	members := slices.Clone(q.members)
+	q.mu.Unlock()
+	for _, m := range members {
+		if m.handles(event) {
+			return true
+		}
+	}
+	return false
+}
+
+// Reach is called before event is dispatched: every earlier event of the
+// order has passed, fired or not, and the plugins that may handle event
+// are waited for (or ctx ends).
+func (q *Sequence) Reach(ctx context.Context, event hooks.EventID) {
+	if i := slices.Index(q.order, event); i > 0 {
+		q.Passed(q.order[:i]...)
+	}
+	q.mu.Lock()
+	members := slices.Clone(q.members)
+	q.mu.Unlock()
+	for _, m := range members {
+		if !m.handles(event) {
+			continue
+		}
+		q.start(m)
+		select {
+		case <-m.started:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// Passed records that events have been dispatched or will not fire, and
+// stops in the background every plugin none of whose events is still to
+// come.
+func (q *Sequence) Passed(events ...hooks.EventID) {
+	q.mu.Lock()
+	for _, e := range events {
+		q.passed[e] = true
+	}
+	var done []*member
+	for _, m := range q.members {
+		if q.allPassedLocked(m) {
+			done = append(done, m)
+		}
+	}
+	q.mu.Unlock()
+	for _, m := range done {
+		q.stop(m)
+	}
+}
+
+// PassedAll records that the operation fires no more events (it ended
+// early: cancelled by a plugin, or failed).
+func (q *Sequence) PassedAll() { q.Passed(q.order...) }
+
+// allPassedLocked reports whether every event m's plugin may handle has
+// passed: the configured ones, and once it has started those it said it
+// handles. A plugin whose events are unknown and that has not started
+// waits for the end.
+func (q *Sequence) allPassedLocked(m *member) bool {
+	events := m.configured
+	select {
+	case <-m.started:
+		if m.startErr == nil {
+			events = append(slices.Clone(events), m.sup.Description().Events...)
+		}
+	default:
+		if events == nil {
+			return false
+		}
+	}
+	for _, e := range events {
+		if !q.passed[e] && slices.Contains(q.order, e) {
+			return false
+		}
+	}
+	return true
+}
+
+// stop ends m's plugin once, in the background: a start under way is cut
+// short, then the plugin is stopped as at the end of a command (Shutdown,
+// so its Close runs, then its process group is killed and reaped).
+func (q *Sequence) stop(m *member) {
+	m.stopOnce.Do(func() {
+		go func() {
+			defer close(m.stopped)
+			m.startOnce.Do(func() { close(m.started) }) // never started: nothing to wait for
+			m.cancel()
+			<-m.started
+			m.sup.StopNow(context.Background())
+		}()
+	})
+}
+
+// Stop stops every plugin still running and waits until all of the
+// sequence's plugins have stopped, those stopped in the background too.
+// Each plugin gets at most 2 s to answer Shutdown before it is killed.
+func (q *Sequence) Stop() {
+	q.mu.Lock()
+	members := slices.Clone(q.members)
+	q.mu.Unlock()
+	for _, m := range members {
+		q.stop(m)
+	}
+	for _, m := range members {
+		<-m.stopped
+	}
+}
