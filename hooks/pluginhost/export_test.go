@@ -41,3 +41,14 @@ func ActAsOlderHost(t interface{ Cleanup(func()) }) {
 	omitHostAPIAddress.Store(true)
 	t.Cleanup(func() { omitHostAPIAddress.Store(false) })
 }
+
+// HostAPIServed is closed once the host API server of the running instance
+// of s has stopped; nil when no instance runs.
+func HostAPIServed(s *Supervisor) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inst == nil || s.inst.hostAPI() == nil {
+		return nil
+	}
+	return s.inst.hostAPI().served
+}

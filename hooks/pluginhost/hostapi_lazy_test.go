@@ -134,7 +134,7 @@ func TestHostAPIAfterRestart(t *testing.T) {
 		Observe: func(o pluginhost.Observation) { seen <- o }}, nil, spec("phoenix", 1, "-before-compact", "host"))
 	sup := h.Supervisor("phoenix")
 	callHost(t, d)
-	oldAddr, oldPid := pluginhost.HostAPIAddress(sup), sup.Pid()
+	oldAddr, oldServed, oldPid := pluginhost.HostAPIAddress(sup), pluginhost.HostAPIServed(sup), sup.Pid()
 	if err := syscall.Kill(oldPid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -153,22 +153,42 @@ func TestHostAPIAfterRestart(t *testing.T) {
 	wantConnections(t, sup, 0)
 	callHost(t, d)
 	wantConnections(t, sup, 1)
+	select {
+	case <-oldServed:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the killed instance's host API server still serves")
+	}
 	waitSocketGone(t, strings.TrimPrefix(oldAddr, "unix:"))
 }
 
-// TestHostAPIStoppedWithPlugin: stopping a plugin closes its host API
-// listener and removes the socket.
+// TestHostAPIStoppedWithPlugin: stopping a plugin, or killing it, stops its
+// host API server and removes the socket.
 func TestHostAPIStoppedWithPlugin(t *testing.T) {
-	sup := pluginhost.NewSupervisor(spec("brief", 1, "-before-compact", "host"), pluginhost.Options{Host: hostWithSession()})
-	if err := sup.Start(context.Background()); err != nil {
-		t.Fatal(err)
+	for _, stop := range []struct {
+		name string
+		stop func(*pluginhost.Supervisor)
+	}{
+		{"Stop", func(s *pluginhost.Supervisor) { s.Stop(context.Background()) }},
+		{"StopNow", func(s *pluginhost.Supervisor) { s.StopNow(context.Background()) }},
+	} {
+		t.Run(stop.name, func(t *testing.T) {
+			sup := pluginhost.NewSupervisor(spec("brief", 1, "-before-compact", "host"), pluginhost.Options{Host: hostWithSession()})
+			if err := sup.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			addr, served := pluginhost.HostAPIAddress(sup), pluginhost.HostAPIServed(sup)
+			if _, err := os.Stat(strings.TrimPrefix(addr, "unix:")); err != nil {
+				t.Fatalf("host API socket %q: %v", addr, err)
+			}
+			stop.stop(sup)
+			select {
+			case <-served:
+			case <-time.After(15 * time.Second):
+				t.Fatal("the host API server still serves after the plugin stopped")
+			}
+			waitSocketGone(t, strings.TrimPrefix(addr, "unix:"))
+		})
 	}
-	addr := pluginhost.HostAPIAddress(sup)
-	if _, err := os.Stat(strings.TrimPrefix(addr, "unix:")); err != nil {
-		t.Fatalf("host API socket %q: %v", addr, err)
-	}
-	sup.Stop(context.Background())
-	waitSocketGone(t, strings.TrimPrefix(addr, "unix:"))
 }
 
 // TestHostAPIOlderHost: from a host that sends only the broker id, as

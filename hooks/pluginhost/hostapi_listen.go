@@ -30,6 +30,8 @@ type hostAPIEndpoint struct {
 	address string
 	// accepted counts the connections the listener accepted (tests).
 	accepted atomic.Int64
+	// served is closed once the server has stopped serving.
+	served chan struct{}
 }
 
 // serveHostAPI opens the host API listener of broker id and serves api on
@@ -51,12 +53,15 @@ func serveHostAPI(ctx context.Context, broker *plugin.GRPCBroker, id uint32, tls
 	if tlsCfg != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg)))
 	}
-	e := &hostAPIEndpoint{srv: wire.NewServer(opts)}
+	e := &hostAPIEndpoint{srv: wire.NewServer(opts), served: make(chan struct{})}
 	pb.RegisterHostAPIServer(e.srv, api)
 	if a := ln.Addr(); a.Network() == "unix" || a.Network() == "tcp" {
 		e.address = a.Network() + ":" + a.String()
 	}
-	go func() { _ = e.srv.Serve(countingListener{Listener: ln, n: &e.accepted}) }()
+	go func() {
+		defer close(e.served)
+		_ = e.srv.Serve(countingListener{Listener: ln, n: &e.accepted})
+	}()
 	return e, nil
 }
 
