@@ -37,9 +37,10 @@ type hostAPIEndpoint struct {
 // serveHostAPI opens the host API listener of broker id and serves api on
 // it until stop. The listener is the broker's own (GRPCBroker.Accept: a
 // unix socket in the 0700 directory go-plugin makes for the plugin
-// process, or TCP on loopback where there are none), which also sends its address under id on the broker
-// stream, so a plugin that dials through the broker (an older SDK, the
-// Python and Node plugins) finds it as before. The server is the one
+// process, or TCP on loopback where there are none), which also sends its
+// address under id on the broker stream, so a plugin that dials through
+// the broker (an older Go SDK, a plugin written against go-plugin) finds
+// it as before. The server is the one
 // AcceptAndServe makes: tlsCfg — the instance's, with the plugin's
 // certificate pinned as the only accepted client — as its credentials
 // (nil for an attached plugin in debug mode, which speaks no TLS), and
