@@ -21,6 +21,7 @@ func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
 func main() {
+	deferFirstCollection()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

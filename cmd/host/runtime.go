@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"slices"
 
 	"github.com/hashicorp/go-hclog"
@@ -83,9 +82,7 @@ func newRuntime(ctx context.Context, path, storeURL, cfgPath string, p providerF
 	if len(specs) > 0 {
 		rt.plugins = pluginhost.NewSequence(pluginhost.Options{Logger: log.Named("plugin"), Host: host, HostVersion: version}, fires)
 		rt.plugins.OnReach(skippable(specs)...)
-		restoreGC := deferGC()
 		plugins, err = rt.plugins.Start(ctx, specs)
-		restoreGC()
 		if err != nil {
 			// A plugin that does not start is logged and left out, as at
 			// run time; the operation goes on with the others — unless
@@ -147,23 +144,6 @@ func neededPlugins(specs []pluginhost.Spec, fires []hooks.EventID, log hclog.Log
 		log.Debug("plugin not started: its configured events are not fired by this command", "plugin", sp.Name, "events", sp.Events)
 	}
 	return out
-}
-
-// deferGC keeps the collector out of the plugins' start-up and returns
-// the function that restores it. The start allocates a few hundred KB per
-// plugin (TLS and HTTP/2 buffers, go-plugin's streams) on top of a heap
-// that starts near the runtime's 4 MB minimum goal, so a collection fell in
-// the middle of it, while the plugin processes fill both cores, and another
-// one soon after. With the goal raised for that span the command collects
-// once instead of twice (3-4 ms of CPU with the five example plugins). What
-// the start allocates does not depend on the session, so the extra memory
-// is bounded to a few MB.
-func deferGC() (restore func()) {
-	if os.Getenv("GOGC") != "" {
-		return func() {} // the user's choice stands
-	}
-	old := debug.SetGCPercent(400)
-	return func() { debug.SetGCPercent(old) }
 }
 
 func (rt *runtime) close() {

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"math"
+	goruntime "runtime"
+	"runtime/debug"
+	"testing"
+	"time"
+)
+
+// gcPercent reads the current GOGC setting.
+func gcPercent() int {
+	old := debug.SetGCPercent(100)
+	debug.SetGCPercent(old)
+	return old
+}
+
+// TestDeferFirstCollection: nothing is collected before startingHeap is
+// allocated; the first collection then restores the usual pacing.
+func TestDeferFirstCollection(t *testing.T) {
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	t.Cleanup(func() {
+		debug.SetGCPercent(100)
+		debug.SetMemoryLimit(math.MaxInt64)
+	})
+	// The memory limit counts what the runtime holds, freed or not: start
+	// from a heap given back to the system, as a new process's is.
+	debug.FreeOSMemory()
+	var ms goruntime.MemStats
+	goruntime.ReadMemStats(&ms)
+	start := ms.NumGC
+
+	deferFirstCollection()
+	var keep [][]byte
+	for range 16 { // 16 MB: a command on a small session
+		keep = append(keep, make([]byte, 1<<20))
+	}
+	goruntime.ReadMemStats(&ms)
+	if ms.NumGC != start {
+		t.Fatalf("%d collections within 16 MB, want none", ms.NumGC-start)
+	}
+	if p := gcPercent(); p != -1 {
+		t.Fatalf("GOGC is %d before the first collection, want off", p)
+	}
+	for range 96 { // past startingHeap
+		keep = append(keep, make([]byte, 1<<20))
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for gcPercent() != 100 {
+		if time.Now().After(deadline) {
+			t.Fatalf("GOGC is still %d after the first collection, want 100", gcPercent())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	goruntime.ReadMemStats(&ms)
+	if ms.NumGC == start {
+		t.Fatal("no collection past startingHeap")
+	}
+	if limit := debug.SetMemoryLimit(-1); limit != math.MaxInt64 {
+		t.Errorf("memory limit %d left after the first collection", limit)
+	}
+	goruntime.KeepAlive(keep)
+}
+
+// TestDeferFirstCollectionRespectsUser: GOGC or GOMEMLIMIT set by the
+// user leave the collector as they are.
+func TestDeferFirstCollectionRespectsUser(t *testing.T) {
+	t.Setenv("GOGC", "200")
+	t.Cleanup(func() { debug.SetGCPercent(100) })
+	debug.SetGCPercent(200)
+	deferFirstCollection()
+	if p := gcPercent(); p != 200 {
+		t.Fatalf("GOGC = %d, want the user's 200", p)
+	}
+}
