@@ -1,8 +1,8 @@
-package main
+package gcstart
 
 import (
 	"math"
-	goruntime "runtime"
+	"runtime"
 	"runtime/debug"
 	"testing"
 	"time"
@@ -15,9 +15,11 @@ func gcPercent() int {
 	return old
 }
 
-// TestDeferFirstCollection: nothing is collected before startingHeap is
-// allocated; the first collection then restores the usual pacing.
-func TestDeferFirstCollection(t *testing.T) {
+const startingHeap = 64 << 20
+
+// TestDefer: nothing is collected before the given heap is allocated;
+// the first collection then restores the usual pacing.
+func TestDefer(t *testing.T) {
 	t.Setenv("GOGC", "")
 	t.Setenv("GOMEMLIMIT", "")
 	t.Cleanup(func() {
@@ -27,16 +29,16 @@ func TestDeferFirstCollection(t *testing.T) {
 	// The memory limit counts what the runtime holds, freed or not: start
 	// from a heap given back to the system, as a new process's is.
 	debug.FreeOSMemory()
-	var ms goruntime.MemStats
-	goruntime.ReadMemStats(&ms)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
 	start := ms.NumGC
 
-	deferFirstCollection()
+	Defer(startingHeap)
 	var keep [][]byte
 	for range 16 { // 16 MB: a command on a small session
 		keep = append(keep, make([]byte, 1<<20))
 	}
-	goruntime.ReadMemStats(&ms)
+	runtime.ReadMemStats(&ms)
 	if ms.NumGC != start {
 		t.Fatalf("%d collections within 16 MB, want none", ms.NumGC-start)
 	}
@@ -53,23 +55,23 @@ func TestDeferFirstCollection(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	goruntime.ReadMemStats(&ms)
+	runtime.ReadMemStats(&ms)
 	if ms.NumGC == start {
 		t.Fatal("no collection past startingHeap")
 	}
 	if limit := debug.SetMemoryLimit(-1); limit != math.MaxInt64 {
 		t.Errorf("memory limit %d left after the first collection", limit)
 	}
-	goruntime.KeepAlive(keep)
+	runtime.KeepAlive(keep)
 }
 
-// TestDeferFirstCollectionRespectsUser: GOGC or GOMEMLIMIT set by the
+// TestDeferRespectsUser: GOGC or GOMEMLIMIT set by the
 // user leave the collector as they are.
-func TestDeferFirstCollectionRespectsUser(t *testing.T) {
+func TestDeferRespectsUser(t *testing.T) {
 	t.Setenv("GOGC", "200")
 	t.Cleanup(func() { debug.SetGCPercent(100) })
 	debug.SetGCPercent(200)
-	deferFirstCollection()
+	Defer(startingHeap)
 	if p := gcPercent(); p != 200 {
 		t.Fatalf("GOGC = %d, want the user's 200", p)
 	}
