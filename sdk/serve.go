@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/gcstart"
 	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
 	"github.com/pith-dev/pith/internal/plugintls"
 	"github.com/pith-dev/pith/internal/reattach"
@@ -70,6 +71,9 @@ var (
 	ErrNotLaunchedByHost = errors.New("sdk: this is a Pith plugin: list it in Pith's configuration and Pith starts it")
 )
 
+// startingHeap is what a plugin allocates before its first collection.
+const startingHeap = 16 << 20
+
 // Serve runs h as a plugin until the host stops it or dies, then returns
 // nil. h implements one or more handler interfaces; only those events are
 // reported to the host and sent by it. Serve refuses, with an error that
@@ -83,6 +87,12 @@ var (
 //
 // The error is also logged to stderr, so a main that ignores it still
 // shows why the plugin did not start.
+//
+// A plugin started by the host collects garbage for the first time once it
+// holds 16 MB (then with the usual pacing), so that its start and first
+// calls, when a command waits for them, are not slowed by collections of a
+// heap of a few MB; GOGC or GOMEMLIMIT in the plugin's environment (env:
+// in its configuration) leave the collector as they say.
 func Serve(h Handler, opts ...Option) error {
 	cfg := config{name: filepath.Base(os.Args[0]), version: "0.0.0", debug: os.Getenv(EnvDebug) == "1"}
 	for _, o := range opts {
@@ -104,6 +114,7 @@ func Serve(h Handler, opts ...Option) error {
 		log.Error(ErrNotLaunchedByHost.Error())
 		return ErrNotLaunchedByHost
 	}
+	gcstart.Defer(startingHeap)
 	id, tlsCfg, err := serveTLS(sc, os.Getenv(plugintls.EnvClientCert))
 	if err != nil {
 		log.Error(err.Error())
