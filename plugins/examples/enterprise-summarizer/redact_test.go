@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 )
@@ -93,19 +91,7 @@ func FuzzMayMatch(f *testing.F) {
 // BenchmarkRedactDemoSession redacts every message of the bundled demo
 // session, as BeforeCompact does with the messages to summarize.
 func BenchmarkRedactDemoSession(b *testing.B) {
-	data, err := os.ReadFile("../../../examples/demo-session.jsonl")
-	if err != nil {
-		b.Skip(err)
-	}
-	var msgs []json.RawMessage
-	for _, line := range bytes.Split(data, []byte("\n")) {
-		var e struct {
-			Message json.RawMessage `json:"message"`
-		}
-		if json.Unmarshal(line, &e) == nil && len(e.Message) > 0 {
-			msgs = append(msgs, e.Message)
-		}
-	}
+	msgs := demoMessages(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		r := newRedactor()
