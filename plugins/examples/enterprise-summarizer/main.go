@@ -136,7 +136,7 @@ func (s *summarizer) request(p sdk.Preparation, customInstructions string) (sdk.
 func redactAll(red *redactor, messages []json.RawMessage) ([]json.RawMessage, error) {
 	out := make([]json.RawMessage, len(messages))
 	for i, m := range messages {
-		r, err := red.json(m)
+		r, err := red.message(m)
 		if err != nil {
 			return nil, fmt.Errorf("message %d: %w", i, err)
 		}

@@ -62,19 +62,33 @@ type block struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
+// blocks decodes the content once: a string is one text block (as is
+// null, which decodes into a string), an array is blocks; what does not
+// decode as either holds none. An array with a malformed block keeps the
+// blocks that decoded.
 func (m *message) blocks() []block {
-	var s string
-	if json.Unmarshal(m.Content, &s) == nil {
-		return []block{{Type: "text", Text: s}}
+	if len(m.Content) == 0 {
+		return nil
 	}
-	var bs []block
-	_ = json.Unmarshal(m.Content, &bs)
-	return bs
+	switch m.Content[0] {
+	case '"', 'n':
+		var s string
+		if json.Unmarshal(m.Content, &s) != nil {
+			return nil
+		}
+		return []block{{Type: "text", Text: s}}
+	case '[':
+		var bs []block
+		_ = json.Unmarshal(m.Content, &bs)
+		return bs
+	}
+	return nil
 }
 
-func (m *message) text() string {
+// text joins the non-empty text blocks.
+func text(blocks []block) string {
 	var parts []string
-	for _, b := range m.blocks() {
+	for _, b := range blocks {
 		if b.Type == "text" && b.Text != "" {
 			parts = append(parts, b.Text)
 		}
@@ -83,10 +97,11 @@ func (m *message) text() string {
 }
 
 func serializeMessage(raw json.RawMessage) []string {
-	var m message
-	if json.Unmarshal(raw, &m) != nil {
+	m, ok := decodeMessage(raw)
+	if !ok {
 		return nil
 	}
+	blocks := m.blocks()
 	var out []string
 	add := func(label, text string) {
 		if strings.TrimSpace(text) != "" {
@@ -95,26 +110,26 @@ func serializeMessage(raw json.RawMessage) []string {
 	}
 	switch m.Role {
 	case "user":
-		add("User", m.text())
+		add("User", text(blocks))
 	case "custom":
-		add("User", clip(m.text()))
+		add("User", clip(text(blocks)))
 	case "assistant":
-		var thinking, text, calls []string
-		for _, b := range m.blocks() {
+		var thinking, texts, calls []string
+		for _, b := range blocks {
 			switch b.Type {
 			case "thinking":
 				thinking = append(thinking, b.Thinking)
 			case "text":
-				text = append(text, b.Text)
+				texts = append(texts, b.Text)
 			case "toolCall":
 				calls = append(calls, b.Name+"("+arguments(b.Arguments)+")")
 			}
 		}
 		add("Assistant thinking", clip(strings.Join(thinking, "\n")))
-		add("Assistant", strings.Join(text, "\n"))
+		add("Assistant", strings.Join(texts, "\n"))
 		add("Assistant tool calls", strings.Join(calls, "; "))
 	case "toolResult":
-		add("Tool result", clip(m.text()))
+		add("Tool result", clip(text(blocks)))
 	case "bashExecution":
 		s := "Ran `" + m.Command + "`"
 		if m.ExitCode != nil && *m.ExitCode != 0 {
@@ -130,7 +145,8 @@ func serializeMessage(raw json.RawMessage) []string {
 	return out
 }
 
-// arguments renders a tool call's arguments as key=<json>, keys sorted.
+// arguments renders a tool call's arguments as key=<json>, keys sorted,
+// each value spelled as in the re-encoded message (canonicalValue).
 func arguments(raw json.RawMessage) string {
 	var args map[string]json.RawMessage
 	if json.Unmarshal(raw, &args) != nil {
@@ -143,7 +159,7 @@ func arguments(raw json.RawMessage) string {
 	sort.Strings(keys)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = k + "=" + string(args[k])
+		parts[i] = k + "=" + canonicalValue(args[k])
 	}
 	return strings.Join(parts, ", ")
 }
@@ -154,7 +170,19 @@ func clip(s string) string {
 	if n <= clipChars {
 		return s
 	}
-	return string([]rune(s)[:clipChars]) + fmt.Sprintf("\n\n[... %d more characters truncated]", n-clipChars)
+	// The first clipChars characters, found without converting all of s
+	// to runes; as the conversion would, invalid UTF-8 counts byte by byte
+	// and becomes U+FFFD.
+	end := 0
+	for range clipChars {
+		_, size := utf8.DecodeRuneInString(s[end:])
+		end += size
+	}
+	head := s[:end]
+	if !utf8.ValidString(head) {
+		head = string([]rune(head))
+	}
+	return head + fmt.Sprintf("\n\n[... %d more characters truncated]", n-clipChars)
 }
 
 // fit keeps the conversation within max characters by dropping the oldest
