@@ -16,19 +16,41 @@ import (
 //     applied in the order they appear, which re-encoding changes;
 //   - a tool call's arguments are shown as JSON text, not decoded.
 
-// decodeMessage decodes raw as its re-encoded form would decode. It
-// reports false when raw is not a message encoding/json reads.
-func decodeMessage(raw []byte) (message, bool) {
-	if !fieldsOnce(raw) {
+// decodeMessage decodes raw as its re-encoded form would decode: the
+// message and its content blocks. It reports false when raw is not a
+// message encoding/json reads.
+func decodeMessage(raw []byte) (messageHead, []block, bool) {
+	content, once := fieldsOnce(raw)
+	if !once {
 		if c, ok := reencode(raw); ok {
 			raw = c
+		}
+	} else {
+		// One decode of the message and its content, of the type the
+		// content's first byte says. A content that does not decode
+		// cleanly takes the general way below, which keeps what did.
+		switch content {
+		case '[':
+			var m blocksMessage
+			if json.Unmarshal(raw, &m) == nil {
+				return m.messageHead, m.Content, true
+			}
+		case '"', 'n':
+			var m textMessage
+			if json.Unmarshal(raw, &m) == nil {
+				return m.messageHead, []block{{Type: "text", Text: m.Content}}, true
+			}
+		default: // no content, or one that holds no blocks
+			var m messageHead
+			err := json.Unmarshal(raw, &m)
+			return m, nil, err == nil
 		}
 	}
 	var m message
 	if json.Unmarshal(raw, &m) != nil {
-		return message{}, false
+		return messageHead{}, nil, false
 	}
-	return m, true
+	return m.messageHead, m.blocks(), true
 }
 
 // reencode is raw as the full redaction writes a message where nothing is
@@ -56,14 +78,14 @@ var (
 // in an object of its content array: then the order of the keys does not
 // matter to decoding. A key it cannot judge cheaply (escaped, non-ASCII)
 // or anything unexpected counts as a repeat: the caller then takes the
-// slow, exact way.
-func fieldsOnce(raw []byte) bool {
+// slow, exact way. It also returns the first byte of the content, or 0.
+func fieldsOnce(raw []byte) (content byte, once bool) {
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
-		return true // not an object: no field is set, in any order
+		return 0, true // not an object: no field is set, in any order
 	}
 	ok := true
-	content := -1
+	at := -1
 	seen := 0
 	i = eachMember(raw, i, func(key []byte, v int) bool {
 		f := fieldIndex(key, messageFields)
@@ -75,17 +97,20 @@ func fieldsOnce(raw []byte) bool {
 			seen |= 1 << f
 		}
 		if f == 1 {
-			content = v
+			at = v
 		}
 		return true
 	})
 	if !ok || i < 0 {
-		return false
+		return 0, false
 	}
-	if content < 0 || raw[content] != '[' {
-		return true
+	if at < 0 {
+		return 0, true
 	}
-	return eachElement(raw, content, func(v int) bool {
+	if raw[at] != '[' {
+		return raw[at], true
+	}
+	return '[', eachElement(raw, at, func(v int) bool {
 		if raw[v] != '{' {
 			return true
 		}

@@ -45,14 +45,34 @@ func serialize(messages []json.RawMessage) []string {
 	return blocks
 }
 
-type message struct {
-	Role     string          `json:"role"`
-	Content  json.RawMessage `json:"content"`
-	Summary  string          `json:"summary"`
-	Command  string          `json:"command"`
-	Output   string          `json:"output"`
-	ExitCode *int            `json:"exitCode"`
+// messageHead is what the prompt reads of a message besides its content.
+type messageHead struct {
+	Role     string `json:"role"`
+	Summary  string `json:"summary"`
+	Command  string `json:"command"`
+	Output   string `json:"output"`
+	ExitCode *int   `json:"exitCode"`
 }
+
+// message is a message with its content undecoded: the general form, read
+// in two steps (blocks).
+type message struct {
+	messageHead
+	Content json.RawMessage `json:"content"`
+}
+
+// textMessage and blocksMessage read a message and its content in one
+// decode, when the content is known to be a string or an array.
+type (
+	textMessage struct {
+		messageHead
+		Content string `json:"content"`
+	}
+	blocksMessage struct {
+		messageHead
+		Content []block `json:"content"`
+	}
+)
 
 type block struct {
 	Type      string          `json:"type"`
@@ -62,7 +82,7 @@ type block struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
-// blocks decodes the content once: a string is one text block (as is
+// blocks decodes the content: a string is one text block (as is
 // null, which decodes into a string), an array is blocks; what does not
 // decode as either holds none. An array with a malformed block keeps the
 // blocks that decoded.
@@ -97,11 +117,10 @@ func text(blocks []block) string {
 }
 
 func serializeMessage(raw json.RawMessage) []string {
-	m, ok := decodeMessage(raw)
+	m, blocks, ok := decodeMessage(raw)
 	if !ok {
 		return nil
 	}
-	blocks := m.blocks()
 	var out []string
 	add := func(label, text string) {
 		if strings.TrimSpace(text) != "" {

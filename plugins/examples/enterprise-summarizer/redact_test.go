@@ -102,3 +102,29 @@ func BenchmarkRedactDemoSession(b *testing.B) {
 		}
 	}
 }
+
+// TestMayHoldSecret pins the rule for passing a message on undecoded: a
+// literal anywhere in the raw bytes, an escape standing for a byte of a
+// literal, or invalid JSON sends it the full way.
+func TestMayHoldSecret(t *testing.T) {
+	tests := []struct {
+		raw  string
+		want bool
+	}{
+		{`{"role":"user","content":"plain words, <b> & \"quotes\"\n\ttabs"}`, false},
+		{`{"role":"user","content":"colour \u001b[31m, \u00e9, \ud83d\ude00, \u003c"}`, false},
+		{`{"role":"user","content":"through the_night"}`, false},            // "gh" and "_" apart: no github token
+		{`{"role":"user","content":"x\\u0040y.zz"}`, false},                 // an escaped backslash, then the text u0040
+		{`{"role":"user","content":"ask a@b.cc"}`, true},                    // a literal in the raw bytes
+		{`{"role":"user","content":"\u0073k-abcdefghijklmnopqrstu"}`, true}, // \u0073 is s
+		{`{"role":"user","content":"https:\/\/u:p@h.io"}`, true},            // \/ is /
+		{`{"role":"user","content":"a\u002eb"}`, true},                      // \u002e is .
+		{`{"role":"user","content":"ok"} trailing`, true},                   // the full path reads the first value only
+		{`{"role":"user","content":"cut`, true},
+	}
+	for _, tc := range tests {
+		if got := mayHoldSecret([]byte(tc.raw)); got != tc.want {
+			t.Errorf("mayHoldSecret(%s) = %v, want %v", tc.raw, got, tc.want)
+		}
+	}
+}
