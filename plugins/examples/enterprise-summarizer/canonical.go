@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"unicode/utf8"
 )
 
@@ -17,54 +19,61 @@ import (
 //   - a tool call's arguments are shown as JSON text, not decoded.
 
 // decodeMessage decodes raw as its re-encoded form would decode: the
-// message and its content blocks. It reports false when raw is not a
-// message encoding/json reads.
-func decodeMessage(raw []byte) (messageHead, []block, bool) {
-	content, once := fieldsOnce(raw)
-	if !once {
-		if c, ok := reencode(raw); ok {
-			raw = c
-		}
-	} else {
-		// One decode of the message and its content, of the type the
-		// content's first byte says. A content that does not decode
-		// cleanly takes the general way below, which keeps what did.
-		switch content {
-		case '[':
-			var m blocksMessage
-			if json.Unmarshal(raw, &m) == nil {
-				return m.messageHead, m.Content, true
-			}
-		case '"', 'n':
-			var m textMessage
-			if json.Unmarshal(raw, &m) == nil {
-				return m.messageHead, []block{{Type: "text", Text: m.Content}}, true
-			}
-		default: // no content, or one that holds no blocks
-			var m messageHead
-			err := json.Unmarshal(raw, &m)
-			return m, nil, err == nil
+// message and its content blocks. It reports false for a message that does
+// not decode as one (a field of the wrong type), and the full redaction's
+// error for one it cannot decode at all.
+func decodeMessage(raw []byte) (messageHead, []block, bool, error) {
+	if content, once := fieldsOnce(raw); once {
+		m, blocks, err := decodeKnown(raw, content)
+		var syntax *json.SyntaxError
+		if !errors.As(err, &syntax) {
+			return m, blocks, err == nil, nil
 		}
 	}
-	var m message
-	if json.Unmarshal(raw, &m) != nil {
-		return messageHead{}, nil, false
-	}
-	return m.messageHead, m.blocks(), true
-}
-
-// reencode is raw as the full redaction writes a message where nothing is
-// redacted; false when raw is not valid JSON.
-func reencode(raw []byte) ([]byte, bool) {
-	if !json.Valid(raw) {
-		return nil, false
-	}
+	// Fields named twice, or not one JSON value: read what the full
+	// redaction would have written, or fail as it does.
 	v, err := decodeAny(raw)
 	if err != nil {
-		return nil, false
+		return messageHead{}, nil, false, fmt.Errorf("decode message: %w", err)
 	}
-	out, err := json.Marshal(v)
-	return out, err == nil
+	c, err := json.Marshal(v)
+	if err != nil {
+		return messageHead{}, nil, false, fmt.Errorf("encode message: %w", err)
+	}
+	m, blocks, err := decodeGeneral(c)
+	return m, blocks, err == nil, nil
+}
+
+// decodeKnown decodes the message and its content in one go, of the type
+// the content's first byte says. A content that does not decode cleanly
+// takes the general way, which keeps the blocks that did.
+func decodeKnown(raw []byte, content byte) (messageHead, []block, error) {
+	switch content {
+	case '[':
+		var m blocksMessage
+		if json.Unmarshal(raw, &m) == nil {
+			return m.messageHead, m.Content, nil
+		}
+	case '"', 'n':
+		var m textMessage
+		if json.Unmarshal(raw, &m) == nil {
+			return m.messageHead, []block{{Type: "text", Text: m.Content}}, nil
+		}
+	default: // no content, or one that holds no blocks
+		var m messageHead
+		err := json.Unmarshal(raw, &m)
+		return m, nil, err
+	}
+	return decodeGeneral(raw)
+}
+
+// decodeGeneral decodes the message, then its content (blocks).
+func decodeGeneral(raw []byte) (messageHead, []block, error) {
+	var m message
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return messageHead{}, nil, err
+	}
+	return m.messageHead, m.blocks(), nil
 }
 
 // The fields of message and block, lower-cased.

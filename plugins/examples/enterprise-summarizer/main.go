@@ -120,14 +120,22 @@ func (s *summarizer) request(p sdk.Preparation, customInstructions string) (sdk.
 	}
 	previous := red.text(p.PreviousSummary)
 	instructions := red.text(customInstructions)
-	conversation, dropped := fit(serialize(history), s.maxInputChars)
+	historyBlocks, err := serialize(history)
+	if err != nil {
+		return sdk.CompleteRequest{}, nil, 0, fmt.Errorf("conversation: %w", err)
+	}
+	prefixBlocks, err := serialize(prefix)
+	if err != nil {
+		return sdk.CompleteRequest{}, nil, 0, fmt.Errorf("turn prefix: %w", err)
+	}
+	conversation, dropped := fit(historyBlocks, s.maxInputChars)
 	reserve := p.ReserveTokens
 	if reserve <= 0 {
 		reserve = defaultReserveTokens
 	}
 	req := sdk.CompleteRequest{
 		SystemPrompt: systemPrompt,
-		Prompt:       buildPrompt(conversation, serialize(prefix), previous, instructions, dropped),
+		Prompt:       buildPrompt(conversation, prefixBlocks, previous, instructions, dropped),
 		MaxTokens:    reserve * 8 / 10,
 	}
 	return req, red, dropped, nil

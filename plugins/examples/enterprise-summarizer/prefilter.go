@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"strings"
 )
 
@@ -106,9 +105,10 @@ var literalBytes = func() (set [256]bool) {
 // string — key or value — is spelled by the same bytes in the raw message
 // (invalid UTF-8 decodes to U+FFFD, which no ASCII literal holds). So a
 // literal absent from the raw bytes is absent from every string, and
-// every prefilter, hence every regexp, fails on every string. Anything the
-// full path would reject, or read only in part (trailing data after the
-// value), is not valid JSON and goes the full way too.
+// every prefilter, hence every regexp, fails on every string — however the
+// bytes are read, so even a message that is not valid JSON has no secret
+// in it: the prompt builder, which decodes it anyway, fails or reads it
+// as the full path does (decodeMessage).
 //
 // FuzzFastPath checks it against the full redaction.
 func mayHoldSecret(raw []byte) bool {
@@ -118,7 +118,7 @@ func mayHoldSecret(raw []byte) bool {
 			return true
 		}
 	}
-	return hidesLiteral(raw) || !json.Valid(raw)
+	return hidesLiteral(raw)
 }
 
 // shortEscapes are what JSON's two-character escapes stand for.

@@ -37,12 +37,19 @@ const updatePrompt = "The previous checkpoint summary is given above, followed b
 const splitTurnNote = "\n\nThe conversation ends in the middle of a turn: <turn-prefix> holds the first part of that turn, whose rest is kept verbatim. End the summary with a section \"## Turn Context (split turn)\" saying what the turn asked for and what it had done so far."
 
 // serialize renders messages as the plain-text blocks of docs/behaviour.md §6.
-func serialize(messages []json.RawMessage) []string {
+// A message that does not decode as a message is left out; one that is not
+// JSON at all is an error, as it is to the full redaction (a message holding
+// nothing a rule looks for reaches here unread).
+func serialize(messages []json.RawMessage) ([]string, error) {
 	var blocks []string
-	for _, raw := range messages {
-		blocks = append(blocks, serializeMessage(raw)...)
+	for i, raw := range messages {
+		b, err := serializeMessage(raw)
+		if err != nil {
+			return nil, fmt.Errorf("message %d: %w", i, err)
+		}
+		blocks = append(blocks, b...)
 	}
-	return blocks
+	return blocks, nil
 }
 
 // messageHead is what the prompt reads of a message besides its content.
@@ -116,10 +123,10 @@ func text(blocks []block) string {
 	return strings.Join(parts, "\n")
 }
 
-func serializeMessage(raw json.RawMessage) []string {
-	m, blocks, ok := decodeMessage(raw)
-	if !ok {
-		return nil
+func serializeMessage(raw json.RawMessage) ([]string, error) {
+	m, blocks, ok, err := decodeMessage(raw)
+	if !ok || err != nil {
+		return nil, err
 	}
 	var out []string
 	add := func(label, text string) {
@@ -161,7 +168,7 @@ func serializeMessage(raw json.RawMessage) []string {
 	case "compactionSummary", "branchSummary":
 		add("Summary of earlier work", m.Summary)
 	}
-	return out
+	return out, nil
 }
 
 // arguments renders a tool call's arguments as key=<json>, keys sorted,

@@ -96,7 +96,7 @@ func BenchmarkRedactDemoSession(b *testing.B) {
 	for b.Loop() {
 		r := newRedactor()
 		for _, m := range msgs {
-			if _, err := r.json(m); err != nil {
+			if _, err := r.message(m); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -104,8 +104,8 @@ func BenchmarkRedactDemoSession(b *testing.B) {
 }
 
 // TestMayHoldSecret pins the rule for passing a message on undecoded: a
-// literal anywhere in the raw bytes, an escape standing for a byte of a
-// literal, or invalid JSON sends it the full way.
+// literal anywhere in the raw bytes, or an escape standing for a byte of a
+// literal, sends it the full way.
 func TestMayHoldSecret(t *testing.T) {
 	tests := []struct {
 		raw  string
@@ -119,8 +119,8 @@ func TestMayHoldSecret(t *testing.T) {
 		{`{"role":"user","content":"\u0073k-abcdefghijklmnopqrstu"}`, true}, // \u0073 is s
 		{`{"role":"user","content":"https:\/\/u:p@h.io"}`, true},            // \/ is /
 		{`{"role":"user","content":"a\u002eb"}`, true},                      // \u002e is .
-		{`{"role":"user","content":"ok"} trailing`, true},                   // the full path reads the first value only
-		{`{"role":"user","content":"cut`, true},
+		{`{"role":"user","content":"ok"} trailing`, false},                  // however read, it holds no secret; the prompt builder reads or rejects it as the full path does
+		{`{"role":"user","content":"cut`, false},
 	}
 	for _, tc := range tests {
 		if got := mayHoldSecret([]byte(tc.raw)); got != tc.want {
