@@ -60,35 +60,16 @@ func (s *summarizer) BeforeCompact(ctx context.Context, ev *sdk.BeforeCompactEve
 	if len(p.MessagesToSummarize) == 0 && len(p.TurnPrefixMessages) == 0 {
 		return nil, nil
 	}
-	red := newRedactor()
-	history, err := redactAll(red, p.MessagesToSummarize)
+	req, red, dropped, err := s.request(p, ev.CustomInstructions)
 	if err != nil {
 		log.Warn("cannot redact the conversation; leaving the compaction to the host", "error", err)
 		return nil, nil
 	}
-	prefix, err := redactAll(red, p.TurnPrefixMessages)
-	if err != nil {
-		log.Warn("cannot redact the turn prefix; leaving the compaction to the host", "error", err)
-		return nil, nil
-	}
-	previous := red.text(p.PreviousSummary)
-	instructions := red.text(ev.CustomInstructions)
 	if red.total() > 0 {
 		log.Info("redacted secrets before summarizing", append([]any{"total", red.total()}, red.logFields()...)...)
 	}
-
-	conversation, dropped := fit(serialize(history), s.maxInputChars)
 	if dropped > 0 {
 		log.Warn("conversation too large for the summarizer input; dropped older messages", "dropped", dropped)
-	}
-	reserve := p.ReserveTokens
-	if reserve <= 0 {
-		reserve = defaultReserveTokens
-	}
-	req := sdk.CompleteRequest{
-		SystemPrompt: systemPrompt,
-		Prompt:       buildPrompt(conversation, serialize(prefix), previous, instructions, dropped),
-		MaxTokens:    reserve * 8 / 10,
 	}
 	resp, err := sdk.Host(ctx).Complete(ctx, req)
 	switch {
@@ -122,10 +103,48 @@ func (s *summarizer) BeforeCompact(ctx context.Context, ev *sdk.BeforeCompactEve
 	}}, nil
 }
 
+// request is the handler's own work before the model call: it redacts the
+// conversation, the turn prefix, the previous summary and the custom
+// instructions, and builds the summarizer request from them. It returns the
+// redactor (for its counts) and how many older messages were dropped to fit
+// the input limit.
+func (s *summarizer) request(p sdk.Preparation, customInstructions string) (sdk.CompleteRequest, *redactor, int, error) {
+	red := newRedactor()
+	history, err := redactAll(red, p.MessagesToSummarize)
+	if err != nil {
+		return sdk.CompleteRequest{}, nil, 0, fmt.Errorf("conversation: %w", err)
+	}
+	prefix, err := redactAll(red, p.TurnPrefixMessages)
+	if err != nil {
+		return sdk.CompleteRequest{}, nil, 0, fmt.Errorf("turn prefix: %w", err)
+	}
+	previous := red.text(p.PreviousSummary)
+	instructions := red.text(customInstructions)
+	historyBlocks, err := serialize(history)
+	if err != nil {
+		return sdk.CompleteRequest{}, nil, 0, fmt.Errorf("conversation: %w", err)
+	}
+	prefixBlocks, err := serialize(prefix)
+	if err != nil {
+		return sdk.CompleteRequest{}, nil, 0, fmt.Errorf("turn prefix: %w", err)
+	}
+	conversation, dropped := fit(historyBlocks, s.maxInputChars)
+	reserve := p.ReserveTokens
+	if reserve <= 0 {
+		reserve = defaultReserveTokens
+	}
+	req := sdk.CompleteRequest{
+		SystemPrompt: systemPrompt,
+		Prompt:       buildPrompt(conversation, prefixBlocks, previous, instructions, dropped),
+		MaxTokens:    reserve * 8 / 10,
+	}
+	return req, red, dropped, nil
+}
+
 func redactAll(red *redactor, messages []json.RawMessage) ([]json.RawMessage, error) {
 	out := make([]json.RawMessage, len(messages))
 	for i, m := range messages {
-		r, err := red.json(m)
+		r, err := red.message(m)
 		if err != nil {
 			return nil, fmt.Errorf("message %d: %w", i, err)
 		}

@@ -208,13 +208,16 @@ func TestFailsSafe(t *testing.T) {
 
 func TestSerializeAndFit(t *testing.T) {
 	long := strings.Repeat("x", clipChars+5)
-	got := serialize([]json.RawMessage{
+	got, err := serialize([]json.RawMessage{
 		json.RawMessage(`{"role":"toolResult","toolName":"read","content":[{"type":"text","text":"` + long + `"}]}`),
 		json.RawMessage(`{"role":"assistant","content":[{"type":"toolCall","name":"edit","arguments":{"path":"a.go","b":1}}]}`),
 		json.RawMessage(`{"role":"branchSummary","summary":"earlier branch"}`),
 		json.RawMessage(`{"role":"user","content":[{"type":"image","data":"…"}]}`),
-		json.RawMessage(`not json`),
+		json.RawMessage(`{"role":5,"content":"a role of the wrong type"}`),
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := []string{
 		"[Tool result]: " + long[:clipChars] + "\n\n[... 5 more characters truncated]",
 		"[Assistant tool calls]: edit(b=1, path=\"a.go\")",
@@ -222,6 +225,11 @@ func TestSerializeAndFit(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("serialize\n got %q\nwant %q", got, want)
+	}
+	// A message that is not JSON reaches serialize unread when it holds
+	// nothing a redaction rule looks for: it fails as the redaction would.
+	if _, err := serialize([]json.RawMessage{json.RawMessage(`not json`)}); err == nil {
+		t.Error("a message that is not JSON must be an error")
 	}
 
 	blocks := []string{"first", strings.Repeat("a", 600), strings.Repeat("b", 600), strings.Repeat("c", 300), "last"}

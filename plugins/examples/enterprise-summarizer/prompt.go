@@ -37,22 +37,49 @@ const updatePrompt = "The previous checkpoint summary is given above, followed b
 const splitTurnNote = "\n\nThe conversation ends in the middle of a turn: <turn-prefix> holds the first part of that turn, whose rest is kept verbatim. End the summary with a section \"## Turn Context (split turn)\" saying what the turn asked for and what it had done so far."
 
 // serialize renders messages as the plain-text blocks of docs/behaviour.md §6.
-func serialize(messages []json.RawMessage) []string {
+// A message that does not decode as a message is left out; one that is not
+// JSON at all is an error, as it is to the full redaction (a message holding
+// nothing a rule looks for reaches here unread).
+func serialize(messages []json.RawMessage) ([]string, error) {
 	var blocks []string
-	for _, raw := range messages {
-		blocks = append(blocks, serializeMessage(raw)...)
+	for i, raw := range messages {
+		b, err := serializeMessage(raw)
+		if err != nil {
+			return nil, fmt.Errorf("message %d: %w", i, err)
+		}
+		blocks = append(blocks, b...)
 	}
-	return blocks
+	return blocks, nil
 }
 
-type message struct {
-	Role     string          `json:"role"`
-	Content  json.RawMessage `json:"content"`
-	Summary  string          `json:"summary"`
-	Command  string          `json:"command"`
-	Output   string          `json:"output"`
-	ExitCode *int            `json:"exitCode"`
+// messageHead is what the prompt reads of a message besides its content.
+type messageHead struct {
+	Role     string `json:"role"`
+	Summary  string `json:"summary"`
+	Command  string `json:"command"`
+	Output   string `json:"output"`
+	ExitCode *int   `json:"exitCode"`
 }
+
+// message is a message with its content undecoded: the general form, read
+// in two steps (blocks).
+type message struct {
+	messageHead
+	Content json.RawMessage `json:"content"`
+}
+
+// textMessage and blocksMessage read a message and its content in one
+// decode, when the content is known to be a string or an array.
+type (
+	textMessage struct {
+		messageHead
+		Content string `json:"content"`
+	}
+	blocksMessage struct {
+		messageHead
+		Content []block `json:"content"`
+	}
+)
 
 type block struct {
 	Type      string          `json:"type"`
@@ -62,19 +89,33 @@ type block struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
+// blocks decodes the content: a string is one text block (as is
+// null, which decodes into a string), an array is blocks; what does not
+// decode as either holds none. An array with a malformed block keeps the
+// blocks that decoded.
 func (m *message) blocks() []block {
-	var s string
-	if json.Unmarshal(m.Content, &s) == nil {
-		return []block{{Type: "text", Text: s}}
+	if len(m.Content) == 0 {
+		return nil
 	}
-	var bs []block
-	_ = json.Unmarshal(m.Content, &bs)
-	return bs
+	switch m.Content[0] {
+	case '"', 'n':
+		var s string
+		if json.Unmarshal(m.Content, &s) != nil {
+			return nil
+		}
+		return []block{{Type: "text", Text: s}}
+	case '[':
+		var bs []block
+		_ = json.Unmarshal(m.Content, &bs)
+		return bs
+	}
+	return nil
 }
 
-func (m *message) text() string {
+// text joins the non-empty text blocks.
+func text(blocks []block) string {
 	var parts []string
-	for _, b := range m.blocks() {
+	for _, b := range blocks {
 		if b.Type == "text" && b.Text != "" {
 			parts = append(parts, b.Text)
 		}
@@ -82,10 +123,10 @@ func (m *message) text() string {
 	return strings.Join(parts, "\n")
 }
 
-func serializeMessage(raw json.RawMessage) []string {
-	var m message
-	if json.Unmarshal(raw, &m) != nil {
-		return nil
+func serializeMessage(raw json.RawMessage) ([]string, error) {
+	m, blocks, ok, err := decodeMessage(raw)
+	if !ok || err != nil {
+		return nil, err
 	}
 	var out []string
 	add := func(label, text string) {
@@ -95,26 +136,26 @@ func serializeMessage(raw json.RawMessage) []string {
 	}
 	switch m.Role {
 	case "user":
-		add("User", m.text())
+		add("User", text(blocks))
 	case "custom":
-		add("User", clip(m.text()))
+		add("User", clip(text(blocks)))
 	case "assistant":
-		var thinking, text, calls []string
-		for _, b := range m.blocks() {
+		var thinking, texts, calls []string
+		for _, b := range blocks {
 			switch b.Type {
 			case "thinking":
 				thinking = append(thinking, b.Thinking)
 			case "text":
-				text = append(text, b.Text)
+				texts = append(texts, b.Text)
 			case "toolCall":
 				calls = append(calls, b.Name+"("+arguments(b.Arguments)+")")
 			}
 		}
 		add("Assistant thinking", clip(strings.Join(thinking, "\n")))
-		add("Assistant", strings.Join(text, "\n"))
+		add("Assistant", strings.Join(texts, "\n"))
 		add("Assistant tool calls", strings.Join(calls, "; "))
 	case "toolResult":
-		add("Tool result", clip(m.text()))
+		add("Tool result", clip(text(blocks)))
 	case "bashExecution":
 		s := "Ran `" + m.Command + "`"
 		if m.ExitCode != nil && *m.ExitCode != 0 {
@@ -127,10 +168,11 @@ func serializeMessage(raw json.RawMessage) []string {
 	case "compactionSummary", "branchSummary":
 		add("Summary of earlier work", m.Summary)
 	}
-	return out
+	return out, nil
 }
 
-// arguments renders a tool call's arguments as key=<json>, keys sorted.
+// arguments renders a tool call's arguments as key=<json>, keys sorted,
+// each value spelled as in the re-encoded message (canonicalValue).
 func arguments(raw json.RawMessage) string {
 	var args map[string]json.RawMessage
 	if json.Unmarshal(raw, &args) != nil {
@@ -143,7 +185,7 @@ func arguments(raw json.RawMessage) string {
 	sort.Strings(keys)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = k + "=" + string(args[k])
+		parts[i] = k + "=" + canonicalValue(args[k])
 	}
 	return strings.Join(parts, ", ")
 }
@@ -154,7 +196,19 @@ func clip(s string) string {
 	if n <= clipChars {
 		return s
 	}
-	return string([]rune(s)[:clipChars]) + fmt.Sprintf("\n\n[... %d more characters truncated]", n-clipChars)
+	// The first clipChars characters, found without converting all of s
+	// to runes; as the conversion would, invalid UTF-8 counts byte by byte
+	// and becomes U+FFFD.
+	end := 0
+	for range clipChars {
+		_, size := utf8.DecodeRuneInString(s[end:])
+		end += size
+	}
+	head := s[:end]
+	if !utf8.ValidString(head) {
+		head = string([]rune(head))
+	}
+	return head + fmt.Sprintf("\n\n[... %d more characters truncated]", n-clipChars)
 }
 
 // fit keeps the conversation within max characters by dropping the oldest

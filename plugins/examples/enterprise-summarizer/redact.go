@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strings"
 )
 
 // rule is one kind of secret: what matches it and how a match is replaced.
@@ -16,58 +15,31 @@ type rule struct {
 	kind    string
 	re      *regexp.Regexp
 	replace string
-	// mayMatch is a cheap test that every match passes (a literal every
-	// match contains): most strings of a conversation hold no secret, and
-	// skipping the regexp for them makes redaction several times cheaper
-	// without changing what it replaces.
-	mayMatch func(string) bool
-}
-
-// contains returns a mayMatch that wants every one of lits.
-func contains(lits ...string) func(string) bool {
-	return func(s string) bool {
-		for _, l := range lits {
-			if !strings.Contains(s, l) {
-				return false
-			}
-		}
-		return true
-	}
-}
-
-// containsFold returns a mayMatch that wants the lower-case ASCII word lit
-// in any letter case. For "bearer" that covers all (?i) matches: none of
-// its letters has a non-ASCII case fold (as k has K, the Kelvin sign).
-func containsFold(lit string) func(string) bool {
-	return func(s string) bool {
-	next:
-		for i := 0; i+len(lit) <= len(s); i++ {
-			for j := 0; j < len(lit); j++ {
-				if s[i+j]|0x20 != lit[j] {
-					continue next
-				}
-			}
-			return true
-		}
-		return false
-	}
+	// need is what every match contains, as literals: one literal of each
+	// group (see prefilter.go). Most strings of a conversation hold no
+	// secret, and skipping the regexp for them makes redaction several
+	// times cheaper without changing what it replaces.
+	need [][]string
+	// fold: the literals are lower-case ASCII words found in any letter
+	// case, for a (?i) rule.
+	fold bool
 }
 
 // rules are applied in order. Order matters: a private key block can hold
 // anything, and a URL's "user:password@host" would otherwise be half-eaten
 // by the e-mail rule.
 var rules = []rule{
-	{"private-key", regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)`), "[REDACTED:private-key]", contains("PRIVATE KEY-----")},
-	{"jwt", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{8,}`), "[REDACTED:jwt]", contains("eyJ", ".")},
-	{"bearer-token", regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9\-._~+/]{12,}=*`), "${1}[REDACTED:bearer-token]", containsFold("bearer")},
-	{"api-key", regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`), "[REDACTED:api-key]", contains("sk-")},
-	{"aws-access-key", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), "[REDACTED:aws-access-key]", func(s string) bool { return strings.Contains(s, "AKIA") || strings.Contains(s, "ASIA") }},
-	{"github-token", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})`), "[REDACTED:github-token]", func(s string) bool {
-		return strings.Contains(s, "_") && (strings.Contains(s, "gh") || strings.Contains(s, "github_pat_"))
-	}},
-	{"slack-token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), "[REDACTED:slack-token]", contains("xox")},
-	{"url-password", regexp.MustCompile(`\b([A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+:)[^\s@/]+@`), "${1}[REDACTED:password]@", contains("://", "@")},
-	{"email", regexp.MustCompile(`\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b`), "[REDACTED:email]", contains("@", ".")},
+	{kind: "private-key", re: regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)`), replace: "[REDACTED:private-key]", need: [][]string{{"PRIVATE KEY-----"}}},
+	{kind: "jwt", re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{8,}`), replace: "[REDACTED:jwt]", need: [][]string{{"eyJ"}, {"."}}},
+	// None of the letters of "bearer" has a non-ASCII case fold (as k has
+	// K, the Kelvin sign), so an ASCII fold finds every (?i) match.
+	{kind: "bearer-token", re: regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9\-._~+/]{12,}=*`), replace: "${1}[REDACTED:bearer-token]", need: [][]string{{"bearer"}}, fold: true},
+	{kind: "api-key", re: regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`), replace: "[REDACTED:api-key]", need: [][]string{{"sk-"}}},
+	{kind: "aws-access-key", re: regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), replace: "[REDACTED:aws-access-key]", need: [][]string{{"AKIA", "ASIA"}}},
+	{kind: "github-token", re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})`), replace: "[REDACTED:github-token]", need: [][]string{{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}}},
+	{kind: "slack-token", re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), replace: "[REDACTED:slack-token]", need: [][]string{{"xox"}}},
+	{kind: "url-password", re: regexp.MustCompile(`\b([A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+:)[^\s@/]+@`), replace: "${1}[REDACTED:password]@", need: [][]string{{"://"}, {"@"}}},
+	{kind: "email", re: regexp.MustCompile(`\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b`), replace: "[REDACTED:email]", need: [][]string{{"@"}, {"."}}},
 }
 
 // redactor replaces secrets in text and counts what it replaced, by kind.
@@ -96,14 +68,22 @@ func (r *redactor) text(s string) string {
 	return s
 }
 
+// message returns the message with every string value redacted. A message
+// that cannot hold a match of any rule (mayHoldSecret) comes back as it
+// is, undecoded; any other is decoded, redacted and re-encoded (json).
+func (r *redactor) message(raw json.RawMessage) (json.RawMessage, error) {
+	if !mayHoldSecret(raw) {
+		return raw, nil
+	}
+	return r.json(raw)
+}
+
 // json returns the message with every string value redacted (keys are
-// left alone: they are field names, not data). Numbers keep their exact
-// text.
+// left alone: they are field names, not data), re-encoded: keys sorted,
+// no spaces, <, > and & escaped. Numbers keep their exact text.
 func (r *redactor) json(raw json.RawMessage) (json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	v, err := decodeAny(raw)
+	if err != nil {
 		return nil, fmt.Errorf("decode message: %w", err)
 	}
 	out, err := json.Marshal(r.walk(v))
@@ -111,6 +91,16 @@ func (r *redactor) json(raw json.RawMessage) (json.RawMessage, error) {
 		return nil, fmt.Errorf("encode redacted message: %w", err)
 	}
 	return out, nil
+}
+
+// decodeAny decodes the first JSON value of raw, numbers as json.Number so
+// that they keep their text.
+func decodeAny(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
 }
 
 func (r *redactor) walk(v any) any {

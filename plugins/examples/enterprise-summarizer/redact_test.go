@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 )
@@ -93,26 +91,40 @@ func FuzzMayMatch(f *testing.F) {
 // BenchmarkRedactDemoSession redacts every message of the bundled demo
 // session, as BeforeCompact does with the messages to summarize.
 func BenchmarkRedactDemoSession(b *testing.B) {
-	data, err := os.ReadFile("../../../examples/demo-session.jsonl")
-	if err != nil {
-		b.Skip(err)
-	}
-	var msgs []json.RawMessage
-	for _, line := range bytes.Split(data, []byte("\n")) {
-		var e struct {
-			Message json.RawMessage `json:"message"`
-		}
-		if json.Unmarshal(line, &e) == nil && len(e.Message) > 0 {
-			msgs = append(msgs, e.Message)
-		}
-	}
+	msgs := demoMessages(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		r := newRedactor()
 		for _, m := range msgs {
-			if _, err := r.json(m); err != nil {
+			if _, err := r.message(m); err != nil {
 				b.Fatal(err)
 			}
+		}
+	}
+}
+
+// TestMayHoldSecret pins the rule for passing a message on undecoded: a
+// literal anywhere in the raw bytes, or an escape standing for a byte of a
+// literal, sends it the full way.
+func TestMayHoldSecret(t *testing.T) {
+	tests := []struct {
+		raw  string
+		want bool
+	}{
+		{`{"role":"user","content":"plain words, <b> & \"quotes\"\n\ttabs"}`, false},
+		{`{"role":"user","content":"colour \u001b[31m, \u00e9, \ud83d\ude00, \u003c"}`, false},
+		{`{"role":"user","content":"through the_night"}`, false},            // "gh" and "_" apart: no github token
+		{`{"role":"user","content":"x\\u0040y.zz"}`, false},                 // an escaped backslash, then the text u0040
+		{`{"role":"user","content":"ask a@b.cc"}`, true},                    // a literal in the raw bytes
+		{`{"role":"user","content":"\u0073k-abcdefghijklmnopqrstu"}`, true}, // \u0073 is s
+		{`{"role":"user","content":"https:\/\/u:p@h.io"}`, true},            // \/ is /
+		{`{"role":"user","content":"a\u002eb"}`, true},                      // \u002e is .
+		{`{"role":"user","content":"ok"} trailing`, false},                  // however read, it holds no secret; the prompt builder reads or rejects it as the full path does
+		{`{"role":"user","content":"cut`, false},
+	}
+	for _, tc := range tests {
+		if got := mayHoldSecret([]byte(tc.raw)); got != tc.want {
+			t.Errorf("mayHoldSecret(%s) = %v, want %v", tc.raw, got, tc.want)
 		}
 	}
 }
