@@ -14,7 +14,7 @@ import (
 // session_before_compact plugin supplies the compaction, the
 // session.compacting plugin is never called and session_compact's is;
 // when it has no opinion, both are. No plugin process outlives the
-// command either way.
+// command either way, nor any of their temporary files.
 func TestCompactRunsPluginsForTheirEvents(t *testing.T) {
 	bin, err := sdktest.BuildTo(t.TempDir(), "github.com/pith-dev/pith/internal/testplugins/scripted")
 	if err != nil {
@@ -38,10 +38,27 @@ func TestCompactRunsPluginsForTheirEvents(t *testing.T) {
 					"args": []string{"-name", "notified", "-compact", "record", "-record", rec}},
 			)
 			path := copyFile(t, "../../examples/demo-session.jsonl")
+			// Every temporary file of the host and the plugins (sockets,
+			// their directories) goes here, and must be gone at the end:
+			// a plugin killed after Shutdown does not remove its socket.
+			// (Short: a socket's path must fit in 108 bytes.)
+			tmp, err := os.MkdirTemp("", "pt")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(tmp) })
+			t.Setenv("TMPDIR", tmp)
 			if _, stderr, code := runCLI(t, "compact", "--config", cfg, "--keep-recent-tokens", "8000", path); code != 0 {
 				t.Fatalf("compact: exit %d: %s", code, stderr)
 			}
 			requireNoChildren(t)
+			if left, _ := os.ReadDir(tmp); len(left) > 0 {
+				var names []string
+				for _, e := range left {
+					names = append(names, e.Name())
+				}
+				t.Errorf("left in TMPDIR: %v", names)
+			}
 			var calls []string
 			for _, s := range lastCompaction(t, path).Get("details.hookTimeline").Array() {
 				calls = append(calls, s.Get("plugin").String()+" "+s.Get("event").String())
