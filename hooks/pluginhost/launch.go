@@ -134,6 +134,7 @@ func (s *Supervisor) processClientConfig(cmd *exec.Cmd, tlsCfg *tls.Config, logs
 		RunnerFunc: func(_ hclog.Logger, placeholder *exec.Cmd, _ string) (runner.Runner, error) {
 			return newProcessRunner(cmd, placeholder.Env)
 		},
+		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: socketTempDir()},
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		TLSConfig:        tlsCfg,
 		StartTimeout:     s.opts.StartTimeout,

@@ -79,3 +79,24 @@ func (r *processRunner) PluginToHost(network, addr string) (string, string, erro
 func (r *processRunner) HostToPlugin(network, addr string) (string, string, error) {
 	return network, addr, nil
 }
+
+// maxSocketBase is the longest temporary directory the sockets can live
+// under: a unix socket's path must fit in 108 bytes (104 on macOS), and
+// go-plugin adds its own directory (plugin-dirNNNNNNNNNN) and the socket's
+// name (pluginNNNNNNNNNN), ~36 bytes.
+const maxSocketBase = 60
+
+// socketTempDir is where go-plugin makes each plugin's private socket
+// directory: the system's temporary directory, unless its path is too
+// long for a socket below it (a deep TMPDIR made every plugin fail to
+// listen); then /tmp, where the directory is as private (mode 0700).
+func socketTempDir() string {
+	dir := os.TempDir()
+	if len(dir) <= maxSocketBase {
+		return dir
+	}
+	if fi, err := os.Stat("/tmp"); err == nil && fi.IsDir() {
+		return "/tmp"
+	}
+	return dir
+}
