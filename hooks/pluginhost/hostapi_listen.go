@@ -5,6 +5,9 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -47,6 +50,13 @@ type hostAPIEndpoint struct {
 // Pith's message limits. ctx bounds the wait for the broker stream.
 func serveHostAPI(ctx context.Context, broker *plugin.GRPCBroker, id uint32, tlsCfg *tls.Config, api pb.HostAPIServer) (*hostAPIEndpoint, error) {
 	ln, err := acceptBroker(ctx, broker, id)
+	if err != nil && ctx.Err() == nil {
+		// A plugin that does not serve go-plugin's broker (one written
+		// against the protocol in another language) closes its stream,
+		// at a moment that depends on scheduling; it reaches the host
+		// at the address alone.
+		ln, err = listenPrivate()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("host API listener: %w", err)
 	}
@@ -64,6 +74,36 @@ func serveHostAPI(ctx context.Context, broker *plugin.GRPCBroker, id uint32, tls
 		_ = e.srv.Serve(countingListener{Listener: ln, n: &e.accepted})
 	}()
 	return e, nil
+}
+
+// listenPrivate listens on a unix socket in a new directory of mode 0700
+// (loopback TCP on Windows), which closing the listener removes.
+func listenPrivate() (net.Listener, error) {
+	if runtime.GOOS == "windows" {
+		return net.Listen("tcp", "127.0.0.1:0")
+	}
+	dir, err := os.MkdirTemp(socketTempDir(), "pith-host-api")
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("unix", filepath.Join(dir, "s"))
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return removingListener{Listener: ln, dir: dir}, nil
+}
+
+// removingListener removes its directory when closed.
+type removingListener struct {
+	net.Listener
+	dir string
+}
+
+func (l removingListener) Close() error {
+	err := l.Listener.Close()
+	os.RemoveAll(l.dir)
+	return err
 }
 
 // acceptBroker is broker.Accept(id) bounded by ctx. Accept blocks until
