@@ -18,10 +18,10 @@ func PeerCertificate(s *Supervisor) *x509.Certificate {
 func HostAPIConnections(s *Supervisor) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.inst == nil || s.inst.hostAPI() == nil {
+	if s.inst == nil || s.inst.hostAPI.Load() == nil {
 		return -1
 	}
-	return s.inst.hostAPI().accepted.Load()
+	return s.inst.hostAPI.Load().accepted.Load()
 }
 
 // HostAPIAddress is the host_api_address the running instance of s was
@@ -29,10 +29,10 @@ func HostAPIConnections(s *Supervisor) int64 {
 func HostAPIAddress(s *Supervisor) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.inst == nil || s.inst.hostAPI() == nil {
+	if s.inst == nil || s.inst.hostAPI.Load() == nil {
 		return ""
 	}
-	return s.inst.hostAPI().address
+	return s.inst.hostAPI.Load().address
 }
 
 // ActAsOlderHost makes the host send no host_api_address in Describe, as a
@@ -47,8 +47,8 @@ func ActAsOlderHost(t interface{ Cleanup(func()) }) {
 func HostAPIServed(s *Supervisor) <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.inst == nil || s.inst.hostAPI() == nil {
+	if s.inst == nil || s.inst.hostAPI.Load() == nil {
 		return nil
 	}
-	return s.inst.hostAPI().served
+	return s.inst.hostAPI.Load().served
 }

@@ -31,15 +31,8 @@ func NewHost(opts Options) *Host {
 // The caller swaps the returned list into its Dispatcher and then calls
 // the returned retire function, which stops what the new set replaced.
 func (h *Host) Apply(ctx context.Context, specs []Spec) (plugins []hooks.Plugin, retire func(context.Context), err error) {
-	seen := map[string]bool{}
-	for _, sp := range specs {
-		if err := sp.Validate(); err != nil {
-			return nil, nil, err
-		}
-		if seen[sp.Name] {
-			return nil, nil, fmt.Errorf("plugin name %q is used twice", sp.Name)
-		}
-		seen[sp.Name] = true
+	if err := validateSpecs(specs); err != nil {
+		return nil, nil, err
 	}
 
 	h.mu.Lock()
@@ -104,6 +97,21 @@ func (h *Host) Apply(ctx context.Context, specs []Spec) (plugins []hooks.Plugin,
 	h.sups = next
 	retire = func(ctx context.Context) { stopAll(ctx, old) }
 	return plugins, retire, errors.Join(errs...)
+}
+
+// validateSpecs checks each spec and that no two share a name.
+func validateSpecs(specs []Spec) error {
+	seen := map[string]bool{}
+	for _, sp := range specs {
+		if err := sp.Validate(); err != nil {
+			return err
+		}
+		if seen[sp.Name] {
+			return fmt.Errorf("plugin name %q is used twice", sp.Name)
+		}
+		seen[sp.Name] = true
+	}
+	return nil
 }
 
 // Supervisor returns the supervisor of the named plugin, or nil.

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sync"
 	"sync/atomic"
 
 	"github.com/hashicorp/go-plugin"
@@ -156,22 +155,9 @@ func (l countingListener) Accept() (net.Conn, error) {
 // older than the field did; tests set it to run the SDK's broker dial.
 var omitHostAPIAddress atomic.Bool
 
-// hostAPIs maps each instance to its endpoint, from describe until the
-// instance is ended (killInstance, killInstanceNow), which stops it.
-var hostAPIs sync.Map // *instance → *hostAPIEndpoint
-
-func (in *instance) setHostAPI(e *hostAPIEndpoint) { hostAPIs.Store(in, e) }
-
-func (in *instance) hostAPI() *hostAPIEndpoint {
-	if v, ok := hostAPIs.Load(in); ok {
-		return v.(*hostAPIEndpoint)
-	}
-	return nil
-}
-
 // stopHostAPI stops the instance's endpoint, if it has one.
 func (in *instance) stopHostAPI() {
-	if v, ok := hostAPIs.LoadAndDelete(in); ok {
-		v.(*hostAPIEndpoint).stop()
+	if e := in.hostAPI.Swap(nil); e != nil {
+		e.stop()
 	}
 }

@@ -131,8 +131,8 @@ func (s *Supervisor) processClientConfig(cmd *exec.Cmd, tlsCfg *tls.Config, logs
 		VersionedPlugins: map[int]plugin.PluginSet{wire.ProtocolVersion: {wire.PluginName: &hostPlugin{}}},
 		// go-plugin's own runner would give the plugin the host's stdin;
 		// it passes its handshake variables on the placeholder command.
-		RunnerFunc: func(_ hclog.Logger, placeholder *exec.Cmd, _ string) (runner.Runner, error) {
-			return newProcessRunner(cmd, placeholder.Env)
+		RunnerFunc: func(_ hclog.Logger, placeholder *exec.Cmd, socketDir string) (runner.Runner, error) {
+			return newProcessRunner(cmd, placeholder.Env, socketDir)
 		},
 		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: socketTempDir()},
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
@@ -195,7 +195,7 @@ func (s *Supervisor) describe(ctx context.Context, inst *instance, r *remote, tl
 		}
 		return err
 	}
-	inst.setHostAPI(ep) // stopped when the instance is killed
+	inst.hostAPI.Store(ep) // stopped when the instance is killed
 	req := &pb.DescribeRequest{HostApiBrokerId: brokerID, HostApiAddress: ep.address, ConfiguredName: s.spec.Name, HostVersion: s.opts.HostVersion}
 	if omitHostAPIAddress.Load() {
 		req.HostApiAddress = ""

@@ -20,6 +20,10 @@ import (
 type processRunner struct {
 	cmd            *exec.Cmd
 	stdout, stderr io.ReadCloser
+	// socketDir is the directory go-plugin made for the plugin's socket;
+	// go-plugin removes it when it kills a started process, and Start
+	// when there is none.
+	socketDir string
 }
 
 var _ runner.Runner = (*processRunner)(nil)
@@ -27,7 +31,7 @@ var _ runner.Runner = (*processRunner)(nil)
 // newProcessRunner prepares cmd, whose environment go-plugin has not seen:
 // goPluginEnv (the handshake variables go-plugin put on its placeholder
 // command) is added last.
-func newProcessRunner(cmd *exec.Cmd, goPluginEnv []string) (*processRunner, error) {
+func newProcessRunner(cmd *exec.Cmd, goPluginEnv []string, socketDir string) (*processRunner, error) {
 	cmd.Env = append(cmd.Env, goPluginEnv...)
 	cmd.Stdin = nil // /dev/null
 	stdout, err := cmd.StdoutPipe()
@@ -38,10 +42,18 @@ func newProcessRunner(cmd *exec.Cmd, goPluginEnv []string) (*processRunner, erro
 	if err != nil {
 		return nil, err
 	}
-	return &processRunner{cmd: cmd, stdout: stdout, stderr: stderr}, nil
+	return &processRunner{cmd: cmd, stdout: stdout, stderr: stderr, socketDir: socketDir}, nil
 }
 
-func (r *processRunner) Start(context.Context) error { return r.cmd.Start() }
+func (r *processRunner) Start(context.Context) error {
+	err := r.cmd.Start()
+	if err != nil && r.socketDir != "" {
+		// No process: go-plugin's Kill skips its cleanup, and a daemon
+		// retrying a broken plugin would leave one directory per try.
+		os.RemoveAll(r.socketDir)
+	}
+	return err
+}
 
 func (r *processRunner) Wait(context.Context) error { return r.cmd.Wait() }
 
@@ -57,7 +69,7 @@ func (r *processRunner) Kill(context.Context) error {
 
 func (r *processRunner) Stdout() io.ReadCloser { return r.stdout }
 func (r *processRunner) Stderr() io.ReadCloser { return r.stderr }
-func (r *processRunner) Name() string          { return r.cmd.Path }
+func (r *processRunner) Name() string          { return r.cmd.Args[0] } // the configured path, not /proc/self/fd/N
 
 func (r *processRunner) ID() string {
 	if r.cmd.Process == nil {
@@ -68,7 +80,7 @@ func (r *processRunner) ID() string {
 
 // Diagnose is what go-plugin adds to a failed handshake.
 func (r *processRunner) Diagnose(context.Context) string {
-	return fmt.Sprintf("%s may not be built for this platform, may not be executable, or is not a Pith plugin (it did not print the handshake line)", r.cmd.Path)
+	return fmt.Sprintf("%s may not be built for this platform, may not be executable, or is not a Pith plugin (it did not print the handshake line)", r.cmd.Args[0])
 }
 
 // The plugin runs on this machine: addresses mean the same on both sides.

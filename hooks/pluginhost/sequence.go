@@ -105,15 +105,8 @@ func (q *Sequence) onReachOnly(m *member) bool {
 // those failures (each also logged). ctx bounds every start, the
 // background ones too.
 func (q *Sequence) Start(ctx context.Context, specs []Spec) ([]hooks.Plugin, error) {
-	seen := map[string]bool{}
-	for _, sp := range specs {
-		if err := sp.Validate(); err != nil {
-			return nil, err
-		}
-		if seen[sp.Name] {
-			return nil, errors.New("plugin name " + sp.Name + " is used twice")
-		}
-		seen[sp.Name] = true
+	if err := validateSpecs(specs); err != nil {
+		return nil, err
 	}
 	first := hooks.EventID("")
 	if len(q.order) > 0 {
@@ -272,7 +265,8 @@ func (q *Sequence) allPassedLocked(m *member) bool {
 }
 
 // stop ends m's plugin once, in the background: a start under way is cut
-// short, then the plugin is stopped as at the end of a command (Shutdown,
+// short at Describe (the process start and handshake are bounded by
+// Options.StartTimeout), then the plugin is stopped as at the end of a command (Shutdown,
 // so its Close runs, then its process group is killed and reaped).
 func (q *Sequence) stop(m *member) {
 	m.stopOnce.Do(func() {

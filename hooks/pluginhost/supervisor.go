@@ -155,6 +155,9 @@ type instance struct {
 	attached bool
 	// peerCert is the certificate the plugin presented over TLS.
 	peerCert atomic.Pointer[x509.Certificate]
+	// hostAPI is the server of the host API for this instance, from
+	// describe until the instance is ended, which stops it.
+	hostAPI atomic.Pointer[hostAPIEndpoint]
 }
 
 func (in *instance) retire() { in.once.Do(func() { close(in.done) }) }

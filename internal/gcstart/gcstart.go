@@ -20,12 +20,16 @@ import (
 // Defer turns collection off until the process holds heap bytes (the
 // runtime's memory limit triggers the first collection); that first
 // collection restores GOGC=100 and no memory limit. GOGC or GOMEMLIMIT
-// set in the environment leave everything as the user chose.
+// set in the environment, or a setting the program made before (a plugin
+// author's main), leave everything as chosen.
 func Defer(heap int64) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	debug.SetGCPercent(-1)
+	if old := debug.SetGCPercent(-1); old != 100 || debug.SetMemoryLimit(-1) != math.MaxInt64 {
+		debug.SetGCPercent(old)
+		return
+	}
 	debug.SetMemoryLimit(heap)
 	// The sentinel is unreachable from the start: the first collection
 	// finds it and runs its finalizer. It holds a pointer so that it is

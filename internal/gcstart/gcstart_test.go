@@ -76,3 +76,25 @@ func TestDeferRespectsUser(t *testing.T) {
 		t.Fatalf("GOGC = %d, want the user's 200", p)
 	}
 }
+
+// TestDeferRespectsProgram: a GOGC or memory limit the program set itself
+// (a plugin's main, before sdk.Serve) stays.
+func TestDeferRespectsProgram(t *testing.T) {
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	t.Cleanup(func() {
+		debug.SetGCPercent(100)
+		debug.SetMemoryLimit(math.MaxInt64)
+	})
+	debug.SetGCPercent(50)
+	Defer(startingHeap)
+	if p := gcPercent(); p != 50 {
+		t.Fatalf("GOGC = %d, want the program's 50", p)
+	}
+	debug.SetGCPercent(100)
+	debug.SetMemoryLimit(1 << 30)
+	Defer(startingHeap)
+	if p, l := gcPercent(), debug.SetMemoryLimit(-1); p != 100 || l != 1<<30 {
+		t.Fatalf("GOGC %d, limit %d; want 100 and the program's 1 GiB", p, l)
+	}
+}
