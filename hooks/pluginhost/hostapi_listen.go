@@ -47,13 +47,22 @@ type hostAPIEndpoint struct {
 // certificate pinned as the only accepted client — as its credentials
 // (nil for an attached plugin in debug mode, which speaks no TLS), and
 // Pith's message limits. ctx bounds the wait for the broker stream.
-func serveHostAPI(ctx context.Context, broker *plugin.GRPCBroker, id uint32, tlsCfg *tls.Config, api pb.HostAPIServer) (*hostAPIEndpoint, error) {
-	ln, err := acceptBroker(ctx, broker, id)
-	if err != nil && ctx.Err() == nil {
-		// A plugin that does not serve go-plugin's broker (one written
-		// against the protocol in another language) closes its stream,
-		// at a moment that depends on scheduling; it reaches the host
-		// at the address alone.
+//
+// A plugin that does not serve go-plugin's broker (one written against the
+// protocol in another language) closes its stream, at a moment that
+// depends on scheduling; it reaches the host at the address alone, on a
+// private socket (listenPrivate). noBroker remembers that the plugin is
+// one of those, so that its restarts go there directly: a failed Accept
+// leaves go-plugin's listener open.
+func serveHostAPI(ctx context.Context, broker *plugin.GRPCBroker, id uint32, tlsCfg *tls.Config, api pb.HostAPIServer, noBroker *atomic.Bool) (*hostAPIEndpoint, error) {
+	var ln net.Listener
+	err := ctx.Err()
+	if err == nil && !noBroker.Load() {
+		if ln, err = acceptBroker(ctx, broker, id); err != nil && ctx.Err() == nil {
+			noBroker.Store(true)
+		}
+	}
+	if ln == nil && ctx.Err() == nil {
 		ln, err = listenPrivate()
 	}
 	if err != nil {

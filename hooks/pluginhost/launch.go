@@ -185,14 +185,8 @@ func (s *Supervisor) describe(ctx context.Context, inst *instance, r *remote, tl
 	defer cancel()
 	brokerID := r.broker.NextId()
 	api := &hostAPIServer{host: s.opts.Host, grants: &s.grants, log: s.log, relay: inst.relay}
-	ep, err := serveHostAPI(dctx, r.broker, brokerID, tlsCfg, api)
+	ep, err := serveHostAPI(dctx, r.broker, brokerID, tlsCfg, api, &s.noBroker)
 	if err != nil {
-		// The broker stream fails with the connection to the plugin and
-		// says only "broker closed"; a call on the connection says why
-		// (a certificate other than the announced one, say).
-		if _, perr := r.rpc.Ping(dctx, &pb.PingRequest{}); perr != nil {
-			return perr
-		}
 		return err
 	}
 	inst.hostAPI.Store(ep) // stopped when the instance is killed

@@ -125,6 +125,8 @@ type Supervisor struct {
 	desc atomic.Pointer[Description]
 	// grants are the host-API capabilities of the calls in flight.
 	grants grants
+	// noBroker: the plugin serves no go-plugin broker (serveHostAPI).
+	noBroker atomic.Bool
 
 	mu       sync.Mutex
 	state    State

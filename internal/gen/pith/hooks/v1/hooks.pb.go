@@ -151,7 +151,8 @@ type DescribeRequest struct {
 	HostVersion    string `protobuf:"bytes,3,opt,name=host_version,json=hostVersion,proto3" json:"host_version,omitempty"`
 	// The same HostAPI listener as host_api_broker_id, given directly as
 	// "<network>:<address>": "unix:/tmp/plugin-dir1/plugin2" (go-plugin's
-	// unix socket, in a directory of mode 0700 it makes for the plugin) or
+	// unix socket, in a directory of mode 0700 it makes for the plugin; one
+	// of the host's own, same mode, for a plugin that serves no broker) or
 	// "tcp:127.0.0.1:1234" (where there are no unix sockets). It stays valid
 	// as long as the plugin instance runs, so a plugin can connect on its
 	// first HostAPI call rather than at Describe; the TLS is the same as
