@@ -102,6 +102,9 @@ func (g *guard) blockingTarget(path []json.RawMessage, labels []sdk.Label) (stri
 	}
 	if len(path) > 0 {
 		for _, raw := range path {
+			if !mayBeLabel(raw) {
+				continue // most of the path: messages, decoded for nothing
+			}
 			var e struct {
 				Type     string `json:"type"`
 				TargetID string `json:"targetId"`
@@ -131,5 +134,13 @@ func isLabel(raw json.RawMessage) bool {
 	var e struct {
 		Type string `json:"type"`
 	}
-	return bytes.Contains(raw, []byte(`"label"`)) && json.Unmarshal(raw, &e) == nil && e.Type == "label"
+	return mayBeLabel(raw) && json.Unmarshal(raw, &e) == nil && e.Type == "label"
+}
+
+// mayBeLabel is false only for an entry that cannot be a label: one
+// without the text "label" and without a \u escape, which could spell a
+// letter of it ("\u006cabel" decodes to "label"; a veto must not be
+// dodged by spelling).
+func mayBeLabel(raw json.RawMessage) bool {
+	return bytes.Contains(raw, []byte(`"label"`)) || bytes.Contains(raw, []byte(`\u`))
 }

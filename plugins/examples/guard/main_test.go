@@ -62,6 +62,7 @@ func TestBeforeCompact(t *testing.T) {
 		{name: "other labels only", reason: sdk.ReasonManual, path: []json.RawMessage{label("l1", "a1", "important")}},
 		{name: "labels list without path", reason: sdk.ReasonManual, labels: []sdk.Label{{EntryID: "a1", Label: "no-compact"}}, wantCancel: true},
 		{name: "labels list cleared without path", reason: sdk.ReasonManual, labels: []sdk.Label{{EntryID: "a1", Label: "no-compact"}, {EntryID: "a1", Label: ""}}},
+		{name: "a label spelled with escapes still counts", reason: sdk.ReasonManual, path: []json.RawMessage{msg("a1"), json.RawMessage(`{"type":"\u006cabel","id":"l1","parentId":null,"timestamp":"2026-01-01T00:00:00Z","targetId":"a1","\u006cabel":"no-compact"}`)}, wantCancel: true},
 		{name: "malformed entries are skipped", reason: sdk.ReasonManual, path: []json.RawMessage{json.RawMessage(`{"type":"label"`), json.RawMessage(`[]`), label("l1", "a1", "no-compact")}, wantCancel: true},
 	}
 	for _, tc := range tests {
