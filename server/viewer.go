@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -197,6 +198,13 @@ const storeReadTimeout = 30 * time.Second
 // events tell (storeChanged).
 func (v *Viewer) resolveStored(name string) viewer.Source {
 	st := v.s.opts.Store
+	// size is what this viewer has read of the session since its last
+	// whole reading: the limit holds for a session that grows by appends
+	// as for one read whole (a file's tail checks the file's size).
+	var (
+		mu   sync.Mutex
+		size int
+	)
 	tail := func(after int) ([]byte, int, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), storeReadTimeout)
 		defer cancel()
@@ -204,9 +212,16 @@ func (v *Viewer) resolveStored(name string) viewer.Source {
 		if err != nil {
 			return nil, 0, err
 		}
-		if limit := v.s.cfg.Load().Server.MaxSessionBytes; after == 0 && len(data) > limit {
+		mu.Lock()
+		defer mu.Unlock()
+		total := len(data)
+		if after > 0 {
+			total += size
+		}
+		if limit := v.s.cfg.Load().Server.MaxSessionBytes; total > limit {
 			return nil, 0, fmt.Errorf("%w: session %q is over server.maxSessionBytes (%d)", ErrLimit, name, limit)
 		}
+		size = total
 		return data, n, nil
 	}
 	archive := func() (io.ReadCloser, error) {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -225,5 +226,52 @@ func TestViewerStoredSessionTokens(t *testing.T) {
 	}
 	if code, body := getAs(t, vb.URL+"/s/team-a/one.jsonl/api/daemon", "team-secret"); code != http.StatusOK || !strings.Contains(body, `"config"`) {
 		t.Fatalf("daemon panel: %d %s", code, body)
+	}
+}
+
+// TestViewerStoredSessionLimitCountsAppends: server.maxSessionBytes bounds
+// what a viewer holds of a stored session that grows by appends — here
+// through another host, with a larger limit of its own — as it bounds one
+// read whole; a whole reading starts the count again.
+func TestViewerStoredSessionLimitCountsAppends(t *testing.T) {
+	a, b, _, _, _ := storeViewerHosts(t)
+	ctx := context.Background()
+	const name = "team-a/grow.jsonl"
+	sa, err := a.client.Create(ctx, name, "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sa.AppendMessages(ctx, userMsg("first", 20)); err != nil {
+		t.Fatal(err)
+	}
+	v := b.srv.NewViewer(false)
+	defer v.Close()
+	src := v.resolveStored(name)
+	whole, n, err := src.Tail(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Host B's viewer has room for the session as it is and a little
+	// more, not for a large append.
+	next := b.srv.cfg.Load().Clone()
+	next.Server.MaxSessionBytes = len(whole) + 500
+	b.srv.cfg.Store(next)
+	if _, err := sa.AppendMessages(ctx, userMsg("small", 10)); err != nil {
+		t.Fatal(err)
+	}
+	if _, n, err = src.Tail(n); err != nil {
+		t.Fatalf("a small append within the limit: %v", err)
+	}
+	if _, err := sa.AppendMessages(ctx, userMsg("large", 400)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := src.Tail(n); !errors.Is(err, ErrLimit) {
+		t.Fatalf("appends past server.maxSessionBytes read incrementally: %v, want ErrLimit", err)
+	}
+	next = next.Clone()
+	next.Server.MaxSessionBytes = 1 << 20
+	b.srv.cfg.Store(next)
+	if _, _, err := src.Tail(0); err != nil {
+		t.Fatalf("a whole reading under a raised limit: %v", err)
 	}
 }
