@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -33,9 +32,6 @@ while a no-compact label is on it). --clear removes the label.`,
 				label = args[2]
 			}
 			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
 			store, err := openBackend(ctx, storeURL, path, warnLogger(cmd.ErrOrStderr()))
 			if err != nil {
 				return err

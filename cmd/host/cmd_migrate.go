@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -81,9 +80,6 @@ under its lease.`,
 // format, through the Backend's one rewrite (under the lease).
 func migrateStored(cmd *cobra.Command, storeURL, name string) error {
 	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	b, err := openBackend(ctx, storeURL, name, warnLogger(cmd.ErrOrStderr()))
 	if err != nil {
 		return err

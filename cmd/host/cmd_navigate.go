@@ -103,9 +103,6 @@ func dryRunNavigate(ctx context.Context, w, stderr io.Writer, path string, f nav
 	if err != nil {
 		return err
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	_, tree, err := loadFromTo(ctx, stderr, f.store, path)
 	if err != nil {
 		return err

@@ -59,9 +59,6 @@ lease.`,
 				s.Thinking = cfg.Pruning.Thinking
 			}
 			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
 			store, err := openBackend(ctx, storeURL, path, warnLogger(cmd.ErrOrStderr()))
 			if err != nil {
 				return err

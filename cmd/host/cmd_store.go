@@ -43,9 +43,6 @@ directory. --out replaces FILE atomically.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
 			st, err := openStoreURL(ctx, storeURL)
 			if err != nil {
 				return err
@@ -81,9 +78,6 @@ team/s1.jsonl), keeping its exact bytes; an existing NAME is refused.
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
 			data, err := os.ReadFile(args[0])
 			if err != nil {
 				return err
@@ -160,9 +154,6 @@ func migrateHint(storeURL, arg string) string {
 // loadFrom is loadSession for a file, or a Load from the store storeURL.
 func loadFrom(cmd *cobra.Command, storeURL, arg string) (*session.File, *session.Tree, error) {
 	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	return loadFromTo(ctx, cmd.ErrOrStderr(), storeURL, arg)
 }
 
