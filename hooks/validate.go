@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf16"
+
+	"github.com/pith-dev/pith/core/tokens"
 )
 
 // CompactionLimits is what a plugin-supplied compaction is checked against.
@@ -30,14 +31,8 @@ type SummaryLimits struct {
 }
 
 // EstimateText is docs/behaviour.md §3's estimate for plain text: UTF-16 code units / 4,
-// rounded up.
-func EstimateText(s string) int {
-	n := 0
-	for _, r := range s {
-		n += utf16.RuneLen(r)
-	}
-	return (n + 3) / 4
-}
+// rounded up (the engine's own, core/tokens).
+func EstimateText(s string) int { return tokens.EstimateText(s) }
 
 // ValidateCompaction checks a plugin-supplied compaction.
 func ValidateCompaction(c *Compaction, lim CompactionLimits) error {
