@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/pith-dev/pith/core/tokens"
+	"unicode/utf16"
 )
 
 // CompactionLimits is what a plugin-supplied compaction is checked against.
@@ -31,8 +30,14 @@ type SummaryLimits struct {
 }
 
 // EstimateText is docs/behaviour.md §3's estimate for plain text: UTF-16 code units / 4,
-// rounded up (the engine's own, core/tokens).
-func EstimateText(s string) int { return tokens.EstimateText(s) }
+// rounded up.
+func EstimateText(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return (n + 3) / 4
+}
 
 // ValidateCompaction checks a plugin-supplied compaction.
 func ValidateCompaction(c *Compaction, lim CompactionLimits) error {
