@@ -30,7 +30,8 @@ type SummaryLimits struct {
 }
 
 // EstimateText is docs/behaviour.md §3's estimate for plain text: UTF-16 code units / 4,
-// rounded up.
+// rounded up. It is core/tokens' EstimateText written again: the SDK
+// imports hooks and must not import core (TestNoLLMClients).
 func EstimateText(s string) int {
 	n := 0
 	for _, r := range s {
