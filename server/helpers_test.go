@@ -16,6 +16,7 @@ import (
 	"github.com/pith-dev/pith/core/summarize/builtin"
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/hooks/pluginhost"
+	"github.com/pith-dev/pith/store"
 	"google.golang.org/grpc"
 )
 
@@ -62,10 +63,18 @@ func startServer(t testing.TB, cfg *config.Config) *harness {
 // startServerWith is startServer with these plugins running.
 func startServerWith(t testing.TB, cfg *config.Config, specs []pluginhost.Spec) *harness {
 	t.Helper()
-	ctx := context.Background()
-	srv, err := New(ctx, Options{
+	return startHarness(t, cfg, nil, specs, nil)
+}
+
+// startHarness runs a Server with the test summarizer and settings on a
+// loopback port, on st (nil: files) with these plugins, and connects a
+// client; closed runs after the server stopped.
+func startHarness(t testing.TB, cfg *config.Config, st store.Store, specs []pluginhost.Spec, closed func()) *harness {
+	t.Helper()
+	srv, err := New(context.Background(), Options{
 		Config: cfg,
 		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}}),
+		Store:  st,
 		Summarizer: func(*config.Config) (summary.Summarizer, error) {
 			return builtin.New(builtin.Options{}), nil
 		},
@@ -86,7 +95,7 @@ func startServerWith(t testing.TB, cfg *config.Config, specs []pluginhost.Spec) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{srv: srv, g: g, client: c, addr: lis.Addr().String()}
+	h := &harness{srv: srv, g: g, client: c, addr: lis.Addr().String(), closed: closed}
 	t.Cleanup(h.stop)
 	return h
 }

@@ -18,16 +18,10 @@ import (
 	"testing"
 	"time"
 
-	"net"
-
-	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/client"
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/summarize/builtin"
-	"github.com/pith-dev/pith/core/summary"
-	"github.com/pith-dev/pith/hooks/pluginhost"
 	"github.com/pith-dev/pith/internal/pgtest"
 	"github.com/pith-dev/pith/store"
 	"github.com/pith-dev/pith/store/postgres"
@@ -40,38 +34,11 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // several.
 func startStoreHost(t testing.TB, cfg *config.Config, url string) *harness {
 	t.Helper()
-	ctx := context.Background()
-	st, err := postgres.Open(ctx, url)
+	st, err := postgres.Open(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(ctx, Options{
-		Config: cfg,
-		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}}),
-		Store:  st,
-		Summarizer: func(*config.Config) (summary.Summarizer, error) {
-			return builtin.New(builtin.Options{}), nil
-		},
-		Settings:    testSettings,
-		PluginSpecs: func(*config.Config) []pluginhost.Spec { return nil },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := grpc.NewServer(srv.GRPCOptions()...)
-	srv.Register(g)
-	go func() { _ = g.Serve(lis) }()
-	c, err := client.Dial(lis.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &harness{srv: srv, g: g, client: c, addr: lis.Addr().String(), closed: func() { st.Close() }}
-	t.Cleanup(h.stop)
-	return h
+	return startHarness(t, cfg, st, nil, func() { st.Close() })
 }
 
 // TestSharedStoreTwoHosts: two hosts on one database serve one session by
