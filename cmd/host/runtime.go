@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
@@ -63,8 +64,22 @@ func newRuntime(ctx context.Context, path, storeURL, cfgPath string, p providerF
 	if err != nil {
 		return nil, err
 	}
+	// The plugins start while the session is opened and read: on a small
+	// session their start is most of the command's time. Their host API
+	// finds the session once it is open (no plugin is called before).
+	opened := &openedLookup{}
+	host := &engine.HostAPI{Lookup: opened.lookup, Summarizer: rt.summarizer, Logger: log.Named("plugin"), MaxOutputTokens: cfg.Summarizer.MaxOutputTokens}
+	specs := neededPlugins(pluginSpecs(cfg), fires, log)
+	if len(specs) > 0 {
+		rt.plugins = pluginhost.NewSequence(pluginhost.Options{Logger: log.Named("plugin"), Host: host, HostVersion: version}, fires)
+		rt.plugins.OnReach(skippable(specs)...)
+		if err := rt.plugins.Launch(ctx, specs); err != nil {
+			return nil, err
+		}
+	}
 	rt.store, err = openBackend(ctx, storeURL, path, log)
 	if err != nil {
+		rt.close()
 		return nil, err
 	}
 	if rt.store.File().Migrated {
@@ -76,13 +91,10 @@ func newRuntime(ctx context.Context, path, storeURL, cfgPath string, p providerF
 		rt.close()
 		return nil, fmt.Errorf("%s: %w; %w", path, session.ErrReadOnly, session.ErrUnchanged)
 	}
-	host := &engine.HostAPI{Lookup: engine.SingleSession(rt.store.Backend), Summarizer: rt.summarizer, Logger: log.Named("plugin"), MaxOutputTokens: cfg.Summarizer.MaxOutputTokens}
+	opened.set(rt.store.Backend)
 	var plugins []hooks.Plugin
-	specs := neededPlugins(pluginSpecs(cfg), fires, log)
-	if len(specs) > 0 {
-		rt.plugins = pluginhost.NewSequence(pluginhost.Options{Logger: log.Named("plugin"), Host: host, HostVersion: version}, fires)
-		rt.plugins.OnReach(skippable(specs)...)
-		plugins, err = rt.plugins.Start(ctx, specs)
+	if rt.plugins != nil {
+		plugins, err = rt.plugins.Ready()
 		if err != nil {
 			// A plugin that does not start is logged and left out, as at
 			// run time; the operation goes on with the others — unless
@@ -144,6 +156,22 @@ func neededPlugins(specs []pluginhost.Spec, fires []hooks.EventID, log hclog.Log
 		log.Debug("plugin not started: its configured events are not fired by this command", "plugin", sp.Name, "events", sp.Events)
 	}
 	return out
+}
+
+// openedLookup is the host API's Lookup for a command's one session, which
+// is opened after the plugins are started: until then it finds nothing.
+type openedLookup struct {
+	backend atomic.Pointer[session.Backend]
+}
+
+func (o *openedLookup) set(b session.Backend) { o.backend.Store(&b) }
+
+func (o *openedLookup) lookup(id string) (session.Backend, bool) {
+	b := o.backend.Load()
+	if b == nil {
+		return nil, false
+	}
+	return engine.SingleSession(*b)(id)
 }
 
 func (rt *runtime) close() {

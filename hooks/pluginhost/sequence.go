@@ -15,13 +15,20 @@ import (
 // session.compacting, then session_compact). Each plugin runs only for the
 // stretch of the operation where it can be called:
 //
-//   - Start starts, all at once, and waits for the plugins the operation
-//     needs before it does anything — those of the first event, those that
-//     fail closed (a veto must not be skipped because its plugin could not
-//     start, and the operation must not half-happen before that is known)
-//     and those whose configuration lists no events (only Describe says
-//     what they handle) — then starts the others in the background, so
-//     that they start while the operation runs instead of before it;
+//   - Launch starts, all at once and in the background, the plugins the
+//     operation meets first — those of the first event, those that fail
+//     closed and those whose configuration lists no events — and, once
+//     those have started, the others, so that they start while the
+//     operation runs instead of competing for the CPU with the first ones;
+//     it returns at once, so that the caller can open the session while
+//     the plugins start;
+//   - Ready waits for the plugins the operation must know about before it
+//     does anything: those that fail closed (a veto must not be skipped
+//     because its plugin could not start, and the operation must not
+//     half-happen before that is known) and those whose configuration
+//     lists no events (only Describe says what they handle); the first
+//     event's plugins are waited for when it is reached, so that the work
+//     before it overlaps their start;
 //   - a plugin all of whose events may be skipped by an earlier event's
 //     outcome (OnReach) is started only when the operation reaches one of
 //     them, so that an operation that skips them does not pay for it;
@@ -52,8 +59,10 @@ type member struct {
 	// configured are the events the configuration lists (nil: unknown
 	// until Describe).
 	configured []hooks.EventID
-	// eager: started before the operation and waited for.
-	eager bool
+	// first: started at Launch, before the others.
+	first bool
+	// required: waited for by Ready, before the operation.
+	required bool
 
 	ctx       context.Context // cancelled by stop: ends a start still under way
 	cancel    context.CancelFunc
@@ -98,15 +107,13 @@ func (q *Sequence) onReachOnly(m *member) bool {
 	return true
 }
 
-// Start makes a plugin for every spec, starts the ones the operation needs
-// first and waits for them, and starts the rest in the background. It
-// returns the plugins to give the Dispatcher — every plugin except those
-// that were waited for and failed to start — and the joined errors of
-// those failures (each also logged). ctx bounds every start, the
-// background ones too.
-func (q *Sequence) Start(ctx context.Context, specs []Spec) ([]hooks.Plugin, error) {
+// Launch makes a plugin for every spec and starts them in the background:
+// the ones the operation meets first at once, then the others once those
+// have started (or failed to), except the ones OnReach defers. It returns
+// without waiting; ctx bounds every start.
+func (q *Sequence) Launch(ctx context.Context, specs []Spec) error {
 	if err := validateSpecs(specs); err != nil {
-		return nil, err
+		return err
 	}
 	first := hooks.EventID("")
 	if len(q.order) > 0 {
@@ -115,10 +122,12 @@ func (q *Sequence) Start(ctx context.Context, specs []Spec) ([]hooks.Plugin, err
 	q.mu.Lock()
 	for _, sp := range specs {
 		mctx, cancel := context.WithCancel(ctx)
+		required := len(sp.Events) == 0 || sp.Failure == hooks.FailureClosed
 		q.members = append(q.members, &member{
 			sup:        NewSupervisor(sp, q.opts),
 			configured: sp.Events,
-			eager:      len(sp.Events) == 0 || sp.Failure == hooks.FailureClosed || slices.Contains(sp.Events, first),
+			first:      required || slices.Contains(sp.Events, first),
+			required:   required,
 			ctx:        mctx,
 			cancel:     cancel,
 			started:    make(chan struct{}),
@@ -128,15 +137,38 @@ func (q *Sequence) Start(ctx context.Context, specs []Spec) ([]hooks.Plugin, err
 	members := slices.Clone(q.members)
 	q.mu.Unlock()
 
+	var firsts []*member
 	for _, m := range members {
-		if m.eager {
+		if m.first {
 			q.start(m)
+			firsts = append(firsts, m)
 		}
 	}
+	go func() {
+		for _, m := range firsts {
+			<-m.started
+		}
+		for _, m := range members {
+			if !q.onReachOnly(m) {
+				q.start(m)
+			}
+		}
+	}()
+	return nil
+}
+
+// Ready waits for the plugins that fail closed or list no events, and
+// returns the plugins to give the Dispatcher — every plugin except those
+// that were waited for and failed to start — and the joined errors of
+// those failures (each also logged).
+func (q *Sequence) Ready() ([]hooks.Plugin, error) {
+	q.mu.Lock()
+	members := slices.Clone(q.members)
+	q.mu.Unlock()
 	var errs []error
 	var plugins []hooks.Plugin
 	for _, m := range members {
-		if m.eager {
+		if m.required {
 			<-m.started
 			if m.startErr != nil {
 				errs = append(errs, m.startErr)
@@ -145,12 +177,15 @@ func (q *Sequence) Start(ctx context.Context, specs []Spec) ([]hooks.Plugin, err
 		}
 		plugins = append(plugins, m.sup)
 	}
-	for _, m := range members {
-		if !q.onReachOnly(m) {
-			q.start(m)
-		}
-	}
 	return plugins, errors.Join(errs...)
+}
+
+// Start is Launch, then Ready.
+func (q *Sequence) Start(ctx context.Context, specs []Spec) ([]hooks.Plugin, error) {
+	if err := q.Launch(ctx, specs); err != nil {
+		return nil, err
+	}
+	return q.Ready()
 }
 
 // start launches m's plugin once, in the background.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -76,11 +77,11 @@ func scriptedChildren(t *testing.T) []int {
 	return out
 }
 
-// TestSequenceRunsEachPluginForItsStretch: the first event's plugin and a
-// failure: closed one run when Start returns; the others start in the
-// background and are there when their event is reached; a plugin stops as
-// soon as its last event has passed — also one whose event never fired —
-// and Stop leaves no process behind.
+// TestSequenceRunsEachPluginForItsStretch: a failure: closed plugin runs
+// when Start returns; the first event's plugin when its event is reached;
+// the others start in the background and are there when their event is
+// reached; a plugin stops as soon as its last event has passed — also one
+// whose event never fired — and Stop leaves no process behind.
 func TestSequenceRunsEachPluginForItsStretch(t *testing.T) {
 	rec := filepath.Join(t.TempDir(), "record")
 	closed := eventSpec("closed", []hooks.EventID{hooks.EventCompact}, "-compact", "record", "-record", rec)
@@ -97,10 +98,8 @@ func TestSequenceRunsEachPluginForItsStretch(t *testing.T) {
 	if len(sups) != 4 {
 		t.Fatalf("Start returned %d plugins, want 4", len(sups))
 	}
-	for _, name := range []string{"first", "closed"} {
-		if st := sups[name].State(); st != pluginhost.StateRunning {
-			t.Errorf("%s is %s when Start returns, want running", name, st)
-		}
+	if st := sups["closed"].State(); st != pluginhost.StateRunning {
+		t.Errorf("the failure: closed plugin is %s when Start returns, want running", st)
 	}
 	for _, e := range compactOrder {
 		if !q.Handles(e) {
@@ -114,6 +113,9 @@ func TestSequenceRunsEachPluginForItsStretch(t *testing.T) {
 	ctx := context.Background()
 
 	q.Reach(ctx, hooks.EventBeforeCompact)
+	if st := sups["first"].State(); st != pluginhost.StateRunning {
+		t.Fatalf("the first event's plugin is %s once the event is reached, want running", st)
+	}
 	out, err := d.BeforeCompact(ctx, preparedEvent(), hooks.CompactionLimits{})
 	if err != nil || out.Compaction == nil {
 		t.Fatalf("BeforeCompact = %+v, %v; want the first plugin's compaction", out, err)
@@ -281,4 +283,51 @@ func TestSequenceOnReach(t *testing.T) {
 			t.Fatalf("a failure: closed keeper is %s after Start, want running", st)
 		}
 	})
+}
+
+// TestSequenceLaunchDoesNotWait: Launch and Ready return while a plugin of
+// the first event is still starting, so that the caller's work before the
+// event (opening the session) overlaps the start; Reach waits for it.
+func TestSequenceLaunchDoesNotWait(t *testing.T) {
+	dir := t.TempDir()
+	gate := filepath.Join(dir, "gate")
+	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	// The plugin's process blocks until the test opens the gate.
+	script := filepath.Join(dir, "slow-start")
+	body := "#!/bin/sh\nread _ < '" + gate + "'\nexec '" + scripted + "' \"$@\"\n"
+	if err := os.WriteFile(script, []byte(body), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sp := eventSpec("first", []hooks.EventID{hooks.EventBeforeCompact}, "-before-compact", "none")
+	sp.Path = script
+	q := pluginhost.NewSequence(pluginhost.Options{Logger: hclog.NewNullLogger()}, compactOrder)
+	t.Cleanup(q.Stop)
+	if err := q.Launch(context.Background(), []pluginhost.Spec{sp}); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := q.Ready()
+	if err != nil || len(ps) != 1 {
+		t.Fatalf("Ready = %v, %v; want the one plugin", ps, err)
+	}
+	first := ps[0].(*pluginhost.Supervisor)
+	if st := first.State(); st != pluginhost.StateNew {
+		t.Fatalf("the plugin is %s after Launch and Ready, want new (still starting)", st)
+	}
+	if !q.Handles(hooks.EventBeforeCompact) {
+		t.Error("Handles(session_before_compact) = false for the starting plugin")
+	}
+	w, err := os.OpenFile(gate, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WriteString("go\n"); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	q.Reach(context.Background(), hooks.EventBeforeCompact)
+	if st := first.State(); st != pluginhost.StateRunning {
+		t.Fatalf("the plugin is %s once its event is reached, want running", st)
+	}
 }
