@@ -3,9 +3,12 @@ package sdk
 import (
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
 	"github.com/pith-dev/pith/internal/proctree"
 )
 
@@ -14,9 +17,25 @@ import (
 // kills first and logs last: with the host gone, a write to stderr can
 // raise SIGPIPE and end the plugin before its children are dealt with.
 func hostGone(log hclog.Logger, why string) {
+	removeSocketDir()
 	proctree.KillSelfTree()
 	log.Warn(why + "; ended the plugin and its processes")
 	os.Exit(0)
+}
+
+// removeSocketDir removes the private directory the host made for this
+// plugin's sockets (go-plugin's PLUGIN_UNIX_SOCKET_DIR, mode 0700, holding
+// the plugin's socket and the host's for its API). The host removes it when
+// it stops the plugin; a host that is gone cannot, and every plugin of
+// every crashed host would leave one in the temporary directory. Only a
+// directory named as go-plugin names it is removed: the variable comes
+// from the host, but a plugin run by hand may have anything there.
+func removeSocketDir() {
+	dir := os.Getenv(plugin.EnvUnixSocketDir)
+	if dir == "" || !filepath.IsAbs(dir) || !strings.HasPrefix(filepath.Base(dir), "plugin-dir") {
+		return
+	}
+	_ = os.RemoveAll(dir)
 }
 
 // onTerminate ends the plugin's tree on SIGTERM, the parent-death signal

@@ -118,3 +118,38 @@ func TestCrashKillsThePluginsGroup(t *testing.T) {
 	_, _ = sup.BeforeCompact(context.Background(), preparedEvent())
 	assertAllGoneWithin(t, survivorBound, children[0])
 }
+
+// TestHostSIGKILLLeavesNoSocketDir: the private directory the host made for
+// a plugin's sockets is removed by the plugin once its host is gone — the
+// host, SIGKILLed, cannot — so a crash leaves nothing in the temporary
+// directory.
+func TestHostSIGKILLLeavesNoSocketDir(t *testing.T) {
+	envFile := filepath.Join(t.TempDir(), "env")
+	cmd, pid := startHelperHost(t, "-dump-env "+envFile)
+	env, err := os.ReadFile(envFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dir string
+	for _, kv := range strings.Split(string(env), "\x00") {
+		if v, ok := strings.CutPrefix(kv, "PLUGIN_UNIX_SOCKET_DIR="); ok {
+			dir = v
+		}
+	}
+	if dir == "" {
+		t.Fatalf("the plugin got no PLUGIN_UNIX_SOCKET_DIR:\n%q", env)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("socket directory while the plugin runs: %v", err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	assertAllGoneWithin(t, survivorBound, pid)
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		entries, _ := os.ReadDir(dir)
+		t.Fatalf("socket directory %s left after the host was SIGKILLed (%v): %v", dir, err, entries)
+	}
+}

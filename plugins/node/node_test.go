@@ -206,17 +206,23 @@ func TestRefusesToRunByHand(t *testing.T) {
 }
 
 // TestExitsWhenHostDies: a plugin whose host is gone (SIGKILLed, say) exits
-// by itself instead of lingering as an orphan.
+// by itself instead of lingering as an orphan, and removes the socket
+// directory the dead host can no longer remove.
 func TestExitsWhenHostDies(t *testing.T) {
 	dir := requireNode(t)
 	host := exec.Command("sleep", "60") // stands in for the host process
 	if err := host.Start(); err != nil {
 		t.Skipf("no sleep command: %v", err)
 	}
+	sockets, err := os.MkdirTemp(t.TempDir(), "plugin-dir") // as go-plugin names it
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(filepath.Join(dir, "plugin.sh"))
 	cmd.Env = append(os.Environ(),
 		wire.Handshake.MagicCookieKey+"="+wire.Handshake.MagicCookieValue,
 		"PLUGIN_CLIENT_CERT=",
+		"PLUGIN_UNIX_SOCKET_DIR="+sockets,
 		wire.EnvHostPID+"="+strconv.Itoa(host.Process.Pid),
 	)
 	stdout, err := cmd.StdoutPipe()
@@ -244,5 +250,8 @@ func TestExitsWhenHostDies(t *testing.T) {
 		_ = cmd.Process.Kill()
 		<-exited
 		t.Fatal("plugin still running 30 s after its host died")
+	}
+	if _, err := os.Stat(sockets); !os.IsNotExist(err) {
+		t.Fatalf("socket directory %s left after the host died: %v", sockets, err)
 	}
 }

@@ -101,6 +101,17 @@ function healthService() {
   };
 }
 
+// removeSocketDir removes the private directory the host made for this
+// plugin's sockets (PLUGIN_UNIX_SOCKET_DIR): the host removes it when it
+// stops the plugin, but a host that is gone cannot. Only a directory named
+// as go-plugin names it is removed.
+function removeSocketDir() {
+  const dir = process.env.PLUGIN_UNIX_SOCKET_DIR;
+  if (dir && path.isAbsolute(dir) && path.basename(dir).startsWith('plugin-dir')) {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 // watchHost exits when the host process is gone, so a SIGKILLed host leaves
 // no plugin behind.
 function watchHost(exit) {
@@ -170,7 +181,10 @@ function main() {
   // when its plugins stop, as go-plugin's Go servers do.
   process.on('SIGINT', () => log('debug', 'ignoring SIGINT; the host stops plugins'));
   process.on('SIGTERM', shutdown);
-  watchHost(() => process.exit(0));
+  watchHost(() => {
+    removeSocketDir();
+    process.exit(0);
+  });
 
   server.bindAsync('unix:' + socket, credentials, (err) => {
     if (err) fail(`listen on ${socket}: ${err.message}`);

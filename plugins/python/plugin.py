@@ -19,6 +19,7 @@ import base64
 import datetime
 import json
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -134,8 +135,19 @@ def watch_host(stop):
                 pass
         if not alive:
             log("warn", "host process is gone; exiting")
+            remove_socket_dir()
             stop()
             return
+
+
+def remove_socket_dir():
+    """Remove the private directory the host made for this plugin's sockets
+    (PLUGIN_UNIX_SOCKET_DIR): the host removes it when it stops the plugin,
+    but a host that is gone cannot. Only a directory named as go-plugin
+    names it is removed."""
+    d = os.environ.get("PLUGIN_UNIX_SOCKET_DIR", "")
+    if d and os.path.isabs(d) and os.path.basename(d).startswith("plugin-dir"):
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def main():

@@ -1,18 +1,21 @@
 package pythonplugin_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/wire"
 	"github.com/pith-dev/pith/sdk/sdktest"
 )
 
@@ -105,5 +108,53 @@ func TestRefusesToRunByHand(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "Pith plugin") {
 		t.Fatalf("run by hand: %v, %q; want exit 1 with an explanation", err, out)
+	}
+}
+
+// TestExitsWhenHostDies: plugin.py whose host is gone exits by itself and
+// removes the socket directory the dead host can no longer remove.
+func TestExitsWhenHostDies(t *testing.T) {
+	python, stubs := requirePython(t)
+	host := exec.Command("sleep", "60") // stands in for the host process
+	if err := host.Start(); err != nil {
+		t.Skipf("no sleep command: %v", err)
+	}
+	sockets, err := os.MkdirTemp(t.TempDir(), "plugin-dir") // as go-plugin names it
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(python, "plugin.py")
+	cmd.Env = []string{
+		"PATH=" + os.Getenv("PATH"), "PITH_PYTHON_STUBS=" + stubs,
+		wire.Handshake.MagicCookieKey + "=" + wire.Handshake.MagicCookieValue, "PLUGIN_PROTOCOL_VERSIONS=1",
+		"PLUGIN_UNIX_SOCKET_DIR=" + sockets, wire.EnvHostPID + "=" + strconv.Itoa(host.Process.Pid),
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
+		_ = cmd.Process.Kill()
+		t.Fatalf("no handshake line: %v", err)
+	}
+	_ = host.Process.Kill()
+	_ = host.Wait()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("plugin exited with %v, want status 0", err)
+		}
+	case <-time.After(30 * time.Second): // a safety net, not a measurement
+		_ = cmd.Process.Kill()
+		<-exited
+		t.Fatal("plugin still running 30 s after its host died")
+	}
+	if _, err := os.Stat(sockets); !os.IsNotExist(err) {
+		t.Fatalf("socket directory %s left after the host died: %v", sockets, err)
 	}
 }
