@@ -51,10 +51,10 @@ type hostAPIEndpoint struct {
 // A plugin that does not serve go-plugin's broker (one written against the
 // protocol in another language) closes its stream, at a moment that
 // depends on scheduling; it reaches the host at the address alone, on a
-// private socket (listenPrivate). noBroker remembers that the plugin is
-// one of those, so that its restarts go there directly: a failed Accept
-// leaves go-plugin's listener open.
-func serveHostAPI(ctx context.Context, broker *plugin.GRPCBroker, id uint32, tlsCfg *tls.Config, api pb.HostAPIServer, noBroker *atomic.Bool) (*hostAPIEndpoint, error) {
+// private socket (listenPrivate) in dir, the instance's socket directory.
+// noBroker remembers that the plugin is one of those, so that its restarts
+// go there directly: a failed Accept leaves go-plugin's listener open.
+func serveHostAPI(ctx context.Context, broker *plugin.GRPCBroker, id uint32, tlsCfg *tls.Config, api pb.HostAPIServer, noBroker *atomic.Bool, dir string) (*hostAPIEndpoint, error) {
 	var ln net.Listener
 	err := ctx.Err()
 	if err == nil && !noBroker.Load() {
@@ -63,7 +63,7 @@ func serveHostAPI(ctx context.Context, broker *plugin.GRPCBroker, id uint32, tls
 		}
 	}
 	if ln == nil && ctx.Err() == nil {
-		ln, err = listenPrivate()
+		ln, err = listenPrivate(dir)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("host API listener: %w", err)
@@ -84,11 +84,18 @@ func serveHostAPI(ctx context.Context, broker *plugin.GRPCBroker, id uint32, tls
 	return e, nil
 }
 
-// listenPrivate listens on a unix socket in a new directory of mode 0700
-// (loopback TCP on Windows), which closing the listener removes.
-func listenPrivate() (net.Listener, error) {
+// listenPrivate listens on a unix socket in dir, the private directory
+// (mode 0700) go-plugin made for the plugin process: the host removes it
+// when it stops the plugin, and the plugin when the host is gone (a
+// SIGKILLed host cannot). With no such directory (an attached plugin) the
+// socket gets a new directory of mode 0700, which closing the listener
+// removes; loopback TCP on Windows.
+func listenPrivate(dir string) (net.Listener, error) {
 	if runtime.GOOS == "windows" {
 		return net.Listen("tcp", "127.0.0.1:0")
+	}
+	if dir != "" {
+		return net.Listen("unix", filepath.Join(dir, "host-api"))
 	}
 	dir, err := os.MkdirTemp(socketTempDir(), "pith-host-api")
 	if err != nil {

@@ -8,13 +8,14 @@ import (
 )
 
 // TestListenPrivate: the host API listener of a plugin without go-plugin's
-// broker is a socket in a directory only this user can enter, gone once
-// the listener is closed.
+// broker and without a socket directory (an attached plugin) is a socket
+// in a directory only this user can enter, gone once the listener is
+// closed.
 func TestListenPrivate(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("loopback TCP on Windows")
 	}
-	ln, err := listenPrivate()
+	ln, err := listenPrivate("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,5 +32,25 @@ func TestListenPrivate(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("socket directory left after Close: %v", err)
+	}
+}
+
+// TestListenPrivateInSocketDir: a started plugin's private host API socket
+// lives in the directory go-plugin made for the plugin's sockets, so that
+// whoever removes that directory (the host stopping the plugin, or the
+// plugin once its host is gone) removes the socket too: nothing of its own
+// is left behind when the host is killed.
+func TestListenPrivateInSocketDir(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("loopback TCP on Windows")
+	}
+	dir := t.TempDir()
+	ln, err := listenPrivate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if got := filepath.Dir(ln.Addr().String()); got != dir {
+		t.Fatalf("socket in %s, want in the plugin's socket directory %s", got, dir)
 	}
 }

@@ -65,8 +65,9 @@ func (s *Supervisor) startProcess() (*instance, *remote, *tls.Config, error) {
 	tlsCfg := id.ClientConfig()
 	cmd := spec.command(bin.path, id.PEM())
 	logs := newInstanceLogs(s.log, spec.Limits.OrDefaults())
-	client := plugin.NewClient(s.processClientConfig(cmd, tlsCfg, logs))
-	inst := &instance{client: client, done: make(chan struct{}), logs: logs.writers(), relay: logs.relay}
+	inst := &instance{done: make(chan struct{}), logs: logs.writers(), relay: logs.relay}
+	inst.client = plugin.NewClient(s.processClientConfig(cmd, tlsCfg, logs, &inst.socketDir))
+	client := inst.client
 	// Verification is done by then (the pinned root); this only keeps
 	// the certificate the plugin showed, for status and tests.
 	tlsCfg.VerifyConnection = func(cs tls.ConnectionState) error {
@@ -125,14 +126,18 @@ func (l instanceLogs) writers() []*logWriter { return []*logWriter{l.stderr, l.s
 // processClientConfig is go-plugin's configuration for starting cmd. TLS is
 // Pith's own (tlsCfg, internal/plugintls) rather than go-plugin's AutoMTLS,
 // whose P-521 keys cost most of a plugin's start; the scheme is the same.
-func (s *Supervisor) processClientConfig(cmd *exec.Cmd, tlsCfg *tls.Config, logs instanceLogs) *plugin.ClientConfig {
+//
+// go-plugin makes a private directory (mode 0700) for the plugin's sockets
+// when it starts the process; its path is stored in *socketDir.
+func (s *Supervisor) processClientConfig(cmd *exec.Cmd, tlsCfg *tls.Config, logs instanceLogs, socketDir *string) *plugin.ClientConfig {
 	return &plugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake,
 		VersionedPlugins: map[int]plugin.PluginSet{wire.ProtocolVersion: {wire.PluginName: &hostPlugin{}}},
 		// go-plugin's own runner would give the plugin the host's stdin;
 		// it passes its handshake variables on the placeholder command.
-		RunnerFunc: func(_ hclog.Logger, placeholder *exec.Cmd, socketDir string) (runner.Runner, error) {
-			return newProcessRunner(cmd, placeholder.Env, socketDir)
+		RunnerFunc: func(_ hclog.Logger, placeholder *exec.Cmd, dir string) (runner.Runner, error) {
+			*socketDir = dir
+			return newProcessRunner(cmd, placeholder.Env, dir)
 		},
 		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: socketTempDir()},
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
@@ -185,7 +190,7 @@ func (s *Supervisor) describe(ctx context.Context, inst *instance, r *remote, tl
 	defer cancel()
 	brokerID := r.broker.NextId()
 	api := &hostAPIServer{host: s.opts.Host, grants: &s.grants, log: s.log, relay: inst.relay}
-	ep, err := serveHostAPI(dctx, r.broker, brokerID, tlsCfg, api, &s.noBroker)
+	ep, err := serveHostAPI(dctx, r.broker, brokerID, tlsCfg, api, &s.noBroker, inst.socketDir)
 	if err != nil {
 		return err
 	}

@@ -157,6 +157,10 @@ type instance struct {
 	attached bool
 	// peerCert is the certificate the plugin presented over TLS.
 	peerCert atomic.Pointer[x509.Certificate]
+	// socketDir is the private directory (mode 0700) go-plugin made for
+	// the process's sockets, removed when the instance is killed; "" for
+	// an attached plugin.
+	socketDir string
 	// hostAPI is the server of the host API for this instance, from
 	// describe until the instance is ended, which stops it.
 	hostAPI atomic.Pointer[hostAPIEndpoint]
