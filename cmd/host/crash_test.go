@@ -36,6 +36,9 @@ const (
 func TestMain(m *testing.M) {
 	switch {
 	case os.Getenv(envCLI) != "":
+		// The child is the pith command, set up as main sets it up.
+		deferFirstCollection()
+		containPlugins()
 		os.Exit(run(strings.Split(os.Getenv(envCLI), "\x1f"), os.Stdout, os.Stderr))
 	case os.Getenv(envPiAppend) != "":
 		n, _ := strconv.Atoi(os.Getenv(envPiN))

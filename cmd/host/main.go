@@ -22,6 +22,7 @@ func (e *exitError) Unwrap() error { return e.err }
 
 func main() {
 	deferFirstCollection()
+	containPlugins()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

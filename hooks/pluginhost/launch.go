@@ -229,9 +229,10 @@ func killInstance(inst *instance) {
 	if inst.attached {
 		inst.detach()
 	} else {
-		desc := proctree.Descendants(inst.pid)
+		desc := escapees(inst.pid)
 		inst.client.Kill()
 		proctree.Kill(inst.pid, desc)
+		proctree.EndOrphans()
 	}
 	inst.stopHostAPI()
 	inst.flushLogs()
@@ -244,11 +245,25 @@ func killInstanceNow(inst *instance) {
 	if inst.attached {
 		inst.detach()
 	} else {
-		proctree.Kill(inst.pid, proctree.Descendants(inst.pid))
+		proctree.Kill(inst.pid, escapees(inst.pid))
 		inst.client.Kill()
+		proctree.EndOrphans()
 	}
 	inst.stopHostAPI()
 	inst.flushLogs()
+}
+
+// escapees lists the descendants of a plugin's process to end with its
+// process group, found before it dies: those may have left the group. In
+// a host that is a child subreaper (proctree.Subreap, the pith command)
+// there is nothing to look for: once the plugin is dead, its descendants
+// outside the group are re-parented to the host, and EndOrphans ends them
+// — double-forked ones too, which no walk finds.
+func escapees(pid int) []int {
+	if proctree.Subreaping() {
+		return nil
+	}
+	return proctree.Descendants(pid)
 }
 
 func (in *instance) flushLogs() {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/hashicorp/go-plugin/runner"
+	"github.com/pith-dev/pith/internal/proctree"
 )
 
 // processRunner runs a plugin's process for go-plugin (ClientConfig's
@@ -46,7 +47,7 @@ func newProcessRunner(cmd *exec.Cmd, goPluginEnv []string, socketDir string) (*p
 }
 
 func (r *processRunner) Start(context.Context) error {
-	err := r.cmd.Start()
+	err := proctree.Start(r.cmd)
 	if err != nil && r.socketDir != "" {
 		// No process: go-plugin's Kill skips its cleanup, and a daemon
 		// retrying a broken plugin would leave one directory per try.
@@ -55,7 +56,11 @@ func (r *processRunner) Start(context.Context) error {
 	return err
 }
 
-func (r *processRunner) Wait(context.Context) error { return r.cmd.Wait() }
+func (r *processRunner) Wait(context.Context) error {
+	err := r.cmd.Wait()
+	proctree.Waited(r.cmd.Process.Pid)
+	return err
+}
 
 func (r *processRunner) Kill(context.Context) error {
 	if r.cmd.Process == nil {

@@ -4,7 +4,12 @@
 // SDK end a plugin by killing its group and every process descended from
 // it, including children that left the group with setsid.
 //
-// A process that double-forks and whose intermediate parent exits before
-// the kill is re-parented to init and is no longer found as a descendant;
-// containing those needs a cgroup, which Pith does not manage.
+// A process that double-forks — leaves the group with setsid and whose
+// intermediate parent exits — is re-parented away from the plugin, where
+// no walk of its descendants finds it. On Linux the pith command is
+// therefore a child subreaper (Subreap): such a process is re-parented to
+// pith, which ends it when a plugin stops (EndOrphans) and reaps those
+// that exit by themselves. Elsewhere, and in a program that does not call
+// Subreap, it escapes; containing it there would need a cgroup or a jail,
+// which Pith does not manage.
 package proctree

@@ -55,6 +55,7 @@ func main() {
 	flag.StringVar(&p.marker, "marker", "", "exit-once: exit only while this file does not exist")
 	flag.BoolVar(&p.garbage, "garbage", false, "write garbage and odd JSON log lines to stderr on every call")
 	spawn := flag.String("spawn", "", "start two long-running children, one in a new session (setsid), and write their pids to this file")
+	orphan := flag.String("spawn-orphan", "", "double-fork a long-running process in a new session, whose parent exits at once, and write its pid to this file")
 	dumpEnv := flag.String("dump-env", "", "write the plugin's environment, NAME=value entries separated by NUL bytes, to this file")
 	dumpStdin := flag.String("dump-stdin", "", "write what the plugin reads from its standard input until end of file (at most 1 KiB) to this file")
 	floodMB := flag.Int("flood-stderr", 0, "write this many MiB of 1 KiB lines to stderr, in the background")
@@ -73,6 +74,12 @@ func main() {
 		in, _ := io.ReadAll(io.LimitReader(os.Stdin, 1024))
 		if err := os.WriteFile(*dumpStdin, in, 0o600); err != nil {
 			fmt.Fprintln(stderr, "dump-stdin:", err)
+			os.Exit(2)
+		}
+	}
+	if *orphan != "" {
+		if err := spawnOrphan(*orphan); err != nil {
+			fmt.Fprintln(stderr, "spawn-orphan:", err)
 			os.Exit(2)
 		}
 	}
@@ -142,6 +149,21 @@ func spawnChildren(file string) error {
 	}
 	tmp := file + ".tmp"
 	if err := os.WriteFile(tmp, []byte(strings.Join(pids, "\n")+"\n"), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, file)
+}
+
+// spawnOrphan double-forks, as a daemon does: a shell starts `sleep` in a
+// session of its own and exits, so the sleep is re-parented away from the
+// plugin — to init, or to the nearest subreaper. Its pid goes to file.
+func spawnOrphan(file string) error {
+	out, err := exec.Command("sh", "-c", "setsid sleep 600 </dev/null >/dev/null 2>&1 & echo $!").Output()
+	if err != nil {
+		return err
+	}
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, out, 0o644); err != nil {
 		return err
 	}
 	return os.Rename(tmp, file)

@@ -1,0 +1,65 @@
+//go:build linux
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pith-dev/pith/sdk/sdktest"
+)
+
+// TestDoubleForkedPluginProcessDoesNotOutliveTheCommand: a plugin that
+// daemonises a process — a double fork into a session of its own, whose
+// parent exits at once, so that neither the plugin's process group nor a
+// walk of its descendants finds it — leaves nothing running once `pith
+// compact` (a real pith process, set up as main sets it up) has exited.
+func TestDoubleForkedPluginProcessDoesNotOutliveTheCommand(t *testing.T) {
+	bin, err := sdktest.BuildTo(t.TempDir(), "github.com/pith-dev/pith/internal/testplugins/scripted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(t.TempDir(), "orphan")
+	cfg := writeConfig(t, map[string]any{"name": "daemoniser", "path": bin, "priority": 10, "events": []string{"session_before_compact"},
+		"args": []string{"-name", "daemoniser", "-before-compact", "none", "-spawn-orphan", pidFile}})
+	path := copyFile(t, "../../examples/demo-session.jsonl")
+	cmd := cliChild("compact", "--config", cfg, "--keep-recent-tokens", "8000", path)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("compact: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("the plugin wrote no pid: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		t.Fatalf("pid file %q", b)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	// The command waited for the orphan's death before it exited; the
+	// bound only keeps a regression from hanging the test.
+	deadline := time.Now().Add(5 * time.Second)
+	for syscall.Kill(pid, 0) == nil && !isZombie(pid) {
+		if time.Now().After(deadline) {
+			st, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+			t.Fatalf("the plugin's double-forked process %d outlived the command: %s", pid, st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// isZombie reports whether pid has exited and waits for its parent.
+func isZombie(pid int) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
+}

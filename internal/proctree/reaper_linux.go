@@ -1,0 +1,159 @@
+package proctree
+
+import (
+	"os"
+	"os/exec"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The reaper contains what a plugin leaves behind by a double fork: a
+// process that left the plugin's process group (setsid) and whose parent
+// then exited. Such a process is re-parented to the nearest ancestor that
+// is a child subreaper, or to init, where the descendants walk no longer
+// finds it. A host that calls Subreap is that ancestor: the orphan becomes
+// its child, and EndOrphans ends it.
+//
+// Every child of a subreaping host is then one of two kinds: a process it
+// started itself with Start (a plugin, which os/exec waits for), or an
+// orphan re-parented to it. The registry of the first kind tells them
+// apart; Start registers a process under the same lock the reaping takes,
+// so that no reaping can see an unregistered child of the host's own and
+// take its exit status from os/exec.
+var reaper struct {
+	on atomic.Bool
+	mu sync.Mutex
+	// started counts the live processes started with Start, by pid (a
+	// count: a pid can be reused by a new start before the old one's
+	// Waited).
+	started map[int]int
+}
+
+// Subreap makes this process a child subreaper, so that the orphans of its
+// plugins are re-parented to it, and reaps those that exit by themselves
+// (a re-parented process that exits stays a zombie until its parent waits
+// for it). It reports whether it did. Call it once, from main, before any
+// child is started, and only in a program all of whose children are
+// started with Start: any other child would be taken for an orphan.
+func Subreap() bool {
+	if reaper.on.Load() {
+		return true
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return false
+	}
+	reaper.mu.Lock()
+	reaper.started = map[int]int{}
+	reaper.mu.Unlock()
+	reaper.on.Store(true)
+	chld := make(chan os.Signal, 1)
+	signal.Notify(chld, syscall.SIGCHLD)
+	go func() {
+		for range chld {
+			reapExitedOrphans()
+		}
+	}()
+	return true
+}
+
+// Subreaping reports whether Subreap made this process a subreaper.
+func Subreaping() bool { return reaper.on.Load() }
+
+// Start starts cmd, registered as a process the caller waits for itself;
+// call Waited with its pid once cmd.Wait has returned.
+func Start(cmd *exec.Cmd) error {
+	if !reaper.on.Load() {
+		return cmd.Start()
+	}
+	reaper.mu.Lock()
+	defer reaper.mu.Unlock()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	reaper.started[cmd.Process.Pid]++
+	return nil
+}
+
+// Waited records that the process pid, started with Start, has been
+// waited for.
+func Waited(pid int) {
+	if !reaper.on.Load() {
+		return
+	}
+	reaper.mu.Lock()
+	defer reaper.mu.Unlock()
+	if reaper.started[pid] <= 1 {
+		delete(reaper.started, pid)
+	} else {
+		reaper.started[pid]--
+	}
+}
+
+// orphansLocked lists the children of this process it did not start; with
+// inGroups false, not those in the process group of one it started and
+// still runs: a plugin's helper still in its group is the plugin's, and
+// ends with it.
+func orphansLocked(inGroups bool) []int {
+	var out []int
+	for _, pid := range childrenOf(os.Getpid()) {
+		if reaper.started[pid] > 0 {
+			continue
+		}
+		if !inGroups {
+			if pgid, err := syscall.Getpgid(pid); err == nil && reaper.started[pgid] > 0 {
+				continue
+			}
+		}
+		out = append(out, pid)
+	}
+	return out
+}
+
+// EndOrphans ends and reaps the orphans re-parented to this process —
+// those of a plugin just stopped, and any a running plugin left outside
+// its process group — until none is left (ending one re-parents its own
+// children here). It does nothing unless Subreap made this process a
+// subreaper.
+func EndOrphans() {
+	if !reaper.on.Load() {
+		return
+	}
+	for {
+		// The pidfds are taken under the lock, while the orphans are
+		// still unreaped children: nothing else reaps them meanwhile, so
+		// each pidfd is that process and not a later one with its pid.
+		reaper.mu.Lock()
+		var procs []*os.Process
+		for _, pid := range orphansLocked(false) {
+			if p, err := os.FindProcess(pid); err == nil {
+				procs = append(procs, p)
+			}
+		}
+		reaper.mu.Unlock()
+		if len(procs) == 0 {
+			return
+		}
+		for _, p := range procs {
+			_ = p.Kill()
+		}
+		for _, p := range procs {
+			_, _ = p.Wait() // an error: reaped on SIGCHLD first
+			_ = p.Release()
+		}
+	}
+}
+
+// reapExitedOrphans reaps the orphans that have exited, whatever their
+// group, and leaves running ones alone; it runs on every SIGCHLD.
+func reapExitedOrphans() {
+	reaper.mu.Lock()
+	defer reaper.mu.Unlock()
+	for _, pid := range orphansLocked(true) {
+		var ws syscall.WaitStatus
+		_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+	}
+}
