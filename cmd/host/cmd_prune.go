@@ -1,13 +1,9 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"time"
 
 	"github.com/pith-dev/pith/config"
@@ -66,15 +62,11 @@ lease.`,
 			defer store.close()
 			archive := store.SidecarPath(compaction.ArchiveSuffix)
 			if restore {
-				missing, err := archiveMissing(ctx, store, path)
-				if err != nil {
-					return err
-				}
 				res, err := compaction.Restore(store)
 				if err != nil {
 					return err
 				}
-				if missing {
+				if res.NoArchive {
 					return report(out, asJSON, map[string]any{"restored": 0, "refused": 0},
 						fmt.Sprintf("nothing to restore: %s was never pruned (no %s)", path, archive))
 				}
@@ -119,17 +111,6 @@ lease.`,
 	fl.StringVar(&cfgPath, "config", "", "configuration file whose pruning.* block gives the defaults (default $PITH_CONFIG)")
 	addStoreFlag(cmd, &storeURL)
 	return cmd
-}
-
-// archiveMissing reports whether the session was never pruned: it has no
-// archive, beside the file or in the store.
-func archiveMissing(ctx context.Context, s *openedSession, name string) (bool, error) {
-	if s.stored == nil {
-		_, err := os.Stat(s.SidecarPath(compaction.ArchiveSuffix))
-		return errors.Is(err, fs.ErrNotExist), nil
-	}
-	data, err := s.stored.ReadSidecar(ctx, name, compaction.ArchiveSuffix)
-	return data == nil, err
 }
 
 func report(w io.Writer, asJSON bool, obj map[string]any, text string) error {

@@ -146,6 +146,9 @@ func TestCompactRefusesOldFormat(t *testing.T) {
 func TestPruneAndRestore(t *testing.T) {
 	path := copyFile(t, filepath.Join(fixtureDir, "before-compaction.v3.jsonl"))
 	original, _ := os.ReadFile(path)
+	if out, stderr, code := runCLI(t, "prune", "--restore", path); code != 0 || !strings.Contains(out, "nothing to restore") {
+		t.Fatalf("restore of a session never pruned: exit %d: %s%s", code, out, stderr)
+	}
 	out, stderr, code := runCLI(t, "prune", path, "--dry-run", "--json")
 	if code != 0 {
 		t.Fatalf("dry run: %s", stderr)

@@ -113,6 +113,9 @@ func (r RefusedRecord) String() string {
 type RestoreResult struct {
 	Restored int
 	Refused  []RefusedRecord
+	// NoArchive: the session has no archive (or an empty one), so it was
+	// never pruned and there was nothing to look at.
+	NoArchive bool
 }
 
 // prunedFrom checks that cur is the pruned form of the record's original:
@@ -218,8 +221,12 @@ func Restore(store session.Backend) (RestoreResult, error) {
 	var res RestoreResult
 	err := store.Update(func(tx *session.Tx) (*session.File, error) {
 		arch, err := tx.ReadSidecar(ArchiveSuffix)
-		if err != nil || len(arch) == 0 {
+		if err != nil {
 			return nil, err
+		}
+		if len(arch) == 0 {
+			res.NoArchive = true
+			return nil, nil
 		}
 		out, r, err := RestoreFile(tx.File(), arch)
 		if err != nil {
