@@ -248,16 +248,21 @@ func RunSession(t *testing.T, open Opener) {
 		started, finish := make(chan struct{}), make(chan struct{})
 		slow := &blockingSummarizer{started: started, finish: finish}
 		ea := engine.New(ha, engine.Options{Settings: CompactSettings(), Summarizer: slow})
-		eb := engine.New(hb, engine.Options{Settings: CompactSettings()})
+		var bAborts int
+		eb := engine.New(hb, engine.Options{Settings: CompactSettings(), AbortAgent: func() { bAborts++ }})
 		done := make(chan error, 1)
 		go func() {
 			_, err := ea.Compact(ctx, "")
 			done <- err
 		}()
 		<-started
-		// A's summary is being made under its lease: B is told, quietly.
+		// A's summary is being made under its lease: B is told, quietly,
+		// and B's agent goes on.
 		if _, err := eb.Compact(ctx, ""); !errors.Is(err, engine.ErrCompactingElsewhere) {
 			t.Fatalf("B's compaction during A's: %v, want ErrCompactingElsewhere", err)
+		}
+		if bAborts != 0 {
+			t.Fatal("B's refused compaction stopped B's agent")
 		}
 		// B's own threshold check finds the context above its threshold:
 		// the automatic compaction is skipped, quietly — no event, no
