@@ -9,9 +9,11 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -366,5 +368,90 @@ func TestWireEventFits(t *testing.T) {
 	got := w.event()
 	if got.Kind != ev.Kind || !got.Time.Equal(ev.Time) || got.TokensBefore != 7 || !strings.HasPrefix(huge, strings.TrimSuffix(got.Error, "…")) {
 		t.Fatalf("round trip: %+v", got)
+	}
+}
+
+// TestCompactRefusedForTheLeaseStopsNoAgent: while another host holds the
+// session's lease, a manual Compact is Aborted and the agent watching the
+// session gets no agent_abort — its turn goes on. Once the lease is free,
+// agent_abort comes first, then the compaction.
+func TestCompactRefusedForTheLeaseStopsNoAgent(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	a := startStoreHost(t, testConfig(t.TempDir()), url)
+	ctx := context.Background()
+	const name = "team/lease.jsonl"
+	sa, err := a.client.Create(ctx, name, "/work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		if _, err := sa.AppendMessages(ctx, userMsg(fmt.Sprint("q", i), 200), assistantMsg(fmt.Sprint("a", i), 200)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := sa.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	st, err := postgres.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+
+	lease, err := st.AcquireLease(ctx, name, "other-host", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := st.Export(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sa.Compact(ctx, "", nil); !errors.Is(err, client.ErrAborted) || !strings.Contains(err.Error(), "another host") {
+		t.Fatalf("Compact while another host holds the lease: %v, want Aborted", err)
+	}
+	if after, err := st.Export(ctx, name); err != nil || !bytes.Equal(after, before) {
+		t.Fatalf("a refused compaction changed the session (%v)", err)
+	}
+	if err := st.ReleaseLease(ctx, lease); err != nil {
+		t.Fatal(err)
+	}
+	res, err := sa.Compact(ctx, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Events reach a watcher in order: whatever the refused compaction
+	// sent would come before this one's.
+	got := make(chan client.Event, 16)
+	go func() {
+		defer close(got)
+		for {
+			ev, err := w.Next()
+			if err != nil {
+				return
+			}
+			got <- ev
+		}
+	}()
+	var kinds []string
+	deadline := time.After(20 * time.Second)
+	for len(kinds) == 0 || kinds[len(kinds)-1] != "compaction_end" {
+		select {
+		case ev, ok := <-got:
+			if !ok {
+				t.Fatalf("the event stream ended after %v", kinds)
+			}
+			if ev.Kind == "compaction_end" && ev.EntryID != res.EntryID {
+				t.Fatalf("compaction_end of %s, the compaction saved %s", ev.EntryID, res.EntryID)
+			}
+			kinds = append(kinds, ev.Kind)
+		case <-deadline:
+			t.Fatalf("no compaction_end; events so far %v", kinds)
+		}
+	}
+	if len(kinds) < 3 || kinds[0] != "agent_abort" || kinds[1] != "compaction_start" || slices.Index(kinds[1:], "agent_abort") >= 0 {
+		t.Fatalf("events %v, want one agent_abort (the successful compaction's), then compaction_start … compaction_end", kinds)
 	}
 }

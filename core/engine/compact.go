@@ -82,14 +82,24 @@ func (s *Session) summarizer(reason Reason) summary.Summarizer {
 	return builtin.New(builtin.Options{})
 }
 
-// compact runs one compaction with its start and end events. The caller
-// holds the operation lock.
+// compact runs one compaction under the session's lease, which it takes
+// first (holdLease): the automatic compactions. The caller holds the
+// operation lock.
 func (s *Session) compact(ctx context.Context, st Settings, reason Reason, instructions string) (*Result, error) {
-	ctx, release, err := s.holdLease(ctx)
+	held, release, err := s.holdLease(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
+	return s.compactHeld(held, st, reason, instructions)
+}
+
+// compactHeld runs one compaction with its start and end events under a
+// lease the caller took: ctx is the context holdLease returned, so losing
+// the lease aborts the compaction. A manual compaction takes the lease
+// itself, to stop the agent only once the compaction can run. The caller
+// holds the operation lock.
+func (s *Session) compactHeld(ctx context.Context, st Settings, reason Reason, instructions string) (*Result, error) {
 	if reason == ReasonThreshold && !st.above(s.ContextTokens()) {
 		// Taking a shared session's lease caught this host up with the
 		// others: one of them compacted meanwhile, and the context is
@@ -144,7 +154,10 @@ func (s *Session) compact(ctx context.Context, st Settings, reason Reason, instr
 // holdLease takes the session's lease for a compaction when the backend
 // is shared between hosts, before any event is emitted: a session another
 // host is compacting is skipped quietly, once. The context it returns
-// ends when the lease is lost, which aborts the compaction.
+// ends when the lease is lost, which aborts the compaction. The caller
+// holds the operation lock: taking the lease adds what other hosts wrote
+// to the backend's tree, which operations under that lock read, and
+// resyncs the live context from it.
 func (s *Session) holdLease(ctx context.Context) (context.Context, func(), error) {
 	l, ok := s.store.(session.Leaser)
 	if !ok {

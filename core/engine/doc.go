@@ -38,7 +38,9 @@
 // compaction. The plan only runs when a tool result arrived since the last
 // one and the live tool output could reach the minimum saving, so a turn
 // without tool output costs nothing extra. A manual Compact emits
-// EventAgentAbort first, for agents in another process.
+// EventAgentAbort before it compacts, for agents in another process; on a
+// backend shared between hosts only once it holds the session's lease, so
+// a compaction refused because another host holds it stops no agent.
 //
 // Settings are an immutable snapshot per operation: SetSettings swaps them
 // (configuration hot reload) and an operation finishes on the snapshot it

@@ -51,7 +51,8 @@ type Options struct {
 	Explorer summary.ToolCaller
 	// Hooks dispatches the compaction hook events; nil means no plugins.
 	Hooks Hooks
-	// AbortAgent stops the running agent operation; Compact calls it first.
+	// AbortAgent stops the running agent operation; Compact calls it before
+	// compacting (on a shared backend, once it holds the session's lease).
 	AbortAgent func()
 	Logger     hclog.Logger
 	// Clock stamps events; default time.Now.
@@ -557,18 +558,44 @@ func (s *Session) auto(ctx context.Context, st Settings, reason Reason, trigger 
 // operation first, then compacts the current branch with the user's
 // focus instructions. It runs whether or not automatic compaction is
 // enabled, and a success turns automatic compaction back on after the
-// failure guard disabled it.
+// failure guard disabled it. On a backend shared between hosts the agent
+// is stopped only once this host holds the session's lease: when another
+// host holds it, Compact fails with ErrCompactingElsewhere and the
+// agent's turn goes on.
 func (s *Session) Compact(ctx context.Context, instructions string) (*Result, error) {
-	if s.opts.AbortAgent != nil {
-		s.opts.AbortAgent()
+	// The agent is stopped as soon as the compaction is known to run, and
+	// no sooner: a turn killed for a compaction that is then refused is
+	// lost for nothing.
+	//
+	// The order is operation lock, lease, abort. Taking the lease needs
+	// the operation lock (holdLease: it changes the backend's tree and the
+	// live context), and the abort comes after the lease, so a refused
+	// compaction stops nothing. Waiting for the lock without stopping the
+	// agent cannot deadlock: what holds the lock (an append, a turn end
+	// with its pruning or automatic compaction, a navigation) ends by
+	// itself and never waits for the agent. It may only take longer: an
+	// agent's abort can cancel the turn end it is in.
+	//
+	// A session file has no lease: nothing can refuse the compaction
+	// before it starts, so its agent is stopped before waiting for the
+	// lock, which frees the lock sooner.
+	_, shared := s.store.(session.Leaser)
+	if !shared {
+		s.abortAgent()
 	}
-	// An agent in another process (pith serve) learns it from the event.
-	s.emit(Event{Kind: EventAgentAbort, Reason: ReasonManual})
 	if err := s.acquire(ctx); err != nil {
 		return nil, err
 	}
 	defer s.release()
-	res, err := s.compact(ctx, s.Settings(), ReasonManual, instructions)
+	held, releaseLease, err := s.holdLease(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer releaseLease()
+	if shared {
+		s.abortAgent()
+	}
+	res, err := s.compactHeld(held, s.Settings(), ReasonManual, instructions)
 	if err != nil {
 		return nil, err
 	}
@@ -576,4 +603,14 @@ func (s *Session) Compact(ctx context.Context, instructions string) (*Result, er
 	s.autoFailures, s.autoDisabled = 0, false
 	s.mu.Unlock()
 	return res, nil
+}
+
+// abortAgent stops the agent's running operation for a manual compaction:
+// one in this process through Options.AbortAgent, one in another process
+// (pith serve) through EventAgentAbort.
+func (s *Session) abortAgent() {
+	if s.opts.AbortAgent != nil {
+		s.opts.AbortAgent()
+	}
+	s.emit(Event{Kind: EventAgentAbort, Reason: ReasonManual})
 }

@@ -248,16 +248,21 @@ func RunSession(t *testing.T, open Opener) {
 		started, finish := make(chan struct{}), make(chan struct{})
 		slow := &blockingSummarizer{started: started, finish: finish}
 		ea := engine.New(ha, engine.Options{Settings: CompactSettings(), Summarizer: slow})
-		eb := engine.New(hb, engine.Options{Settings: CompactSettings()})
+		var bAborts int
+		eb := engine.New(hb, engine.Options{Settings: CompactSettings(), AbortAgent: func() { bAborts++ }})
 		done := make(chan error, 1)
 		go func() {
 			_, err := ea.Compact(ctx, "")
 			done <- err
 		}()
 		<-started
-		// A's summary is being made under its lease: B is told, quietly.
+		// A's summary is being made under its lease: B is told, quietly,
+		// and B's agent goes on.
 		if _, err := eb.Compact(ctx, ""); !errors.Is(err, engine.ErrCompactingElsewhere) {
 			t.Fatalf("B's compaction during A's: %v, want ErrCompactingElsewhere", err)
+		}
+		if bAborts != 0 {
+			t.Fatal("B's refused compaction stopped B's agent")
 		}
 		// B's own threshold check finds the context above its threshold:
 		// the automatic compaction is skipped, quietly — no event, no
@@ -318,6 +323,75 @@ func RunSession(t *testing.T, open Opener) {
 		if _, err := eb.Compact(ctx, ""); err != nil && !errors.Is(err, compaction.ErrNothingToCompact) {
 			t.Fatalf("B's compaction after A's: %v", err)
 		}
+	})
+
+	t.Run("ManualCompactStopsTheAgentOnlyUnderTheLease", func(t *testing.T) {
+		hosts := open(t)
+		a, b := hosts(), hosts()
+		name := "s/abort.jsonl"
+		mustCreate(t, a, name, header)
+		ha := mustOpen(t, a, name, "A")
+		for i := range 8 {
+			if _, err := ha.Append(msg(Prose(i, 1200))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Each time A stops its agent, a third holder asks for the lease:
+		// the answer says whether it was held then.
+		var asked []error
+		var kinds []engine.EventKind
+		ea := engine.New(ha, engine.Options{Settings: CompactSettings(), AbortAgent: func() {
+			l, err := b.AcquireLease(ctx, name, "probe", time.Minute)
+			if err == nil {
+				b.ReleaseLease(ctx, l)
+			}
+			asked = append(asked, err)
+		}})
+		ea.Subscribe(func(ev engine.Event) { kinds = append(kinds, ev.Kind) })
+
+		// B holds the lease (it is compacting or pruning): A's manual
+		// compaction is refused, and A's agent goes on with its turn.
+		lb, err := b.AcquireLease(ctx, name, "B", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, err := a.Export(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ea.Compact(ctx, "focus"); !errors.Is(err, engine.ErrCompactingElsewhere) {
+			t.Fatalf("A's compaction while B holds the lease: %v, want ErrCompactingElsewhere", err)
+		}
+		if len(asked) != 0 || len(kinds) != 0 {
+			t.Fatalf("a compaction refused for B's lease stopped the agent %d times and emitted %v; want neither", len(asked), kinds)
+		}
+		if after, err := a.Export(ctx, name); err != nil || !bytes.Equal(after, before) {
+			t.Fatalf("a refused compaction changed the session (%v)", err)
+		}
+		if err := b.ReleaseLease(ctx, lb); err != nil {
+			t.Fatal(err)
+		}
+
+		// The lease is free: A takes it, then stops its agent — once,
+		// before anything else of the compaction — and compacts.
+		if _, err := ea.Compact(ctx, ""); err != nil {
+			t.Fatal(err)
+		}
+		if len(asked) != 1 || !errors.Is(asked[0], store.ErrLeaseHeld) {
+			t.Fatalf("A stopped its agent %d times (the lease then: %v); want once, under A's lease", len(asked), asked)
+		}
+		if len(kinds) < 3 || kinds[0] != engine.EventAgentAbort || kinds[1] != engine.EventCompactionStart || kinds[len(kinds)-1] != engine.EventCompactionEnd {
+			t.Fatalf("events %v, want agent_abort, compaction_start, …, compaction_end", kinds)
+		}
+		if n := countType(mustLoad(t, b, name), session.TypeCompaction); n != 1 {
+			t.Fatalf("%d compactions, want 1", n)
+		}
+		// The lease was released with the compaction.
+		l, err := b.AcquireLease(ctx, name, "B", time.Minute)
+		if err != nil {
+			t.Fatalf("B's lease after A's compaction: %v", err)
+		}
+		b.ReleaseLease(ctx, l)
 	})
 
 	t.Run("ThresholdAfterAnotherHostCompacted", func(t *testing.T) {
