@@ -54,7 +54,15 @@ type Session struct {
 	leaf  *session.Entry
 	lines int    // complete lines read
 	lease *Lease // held by HoldLease, nil otherwise
-	held  int    // nesting of HoldLease
+	held  int    // holds of the lease not yet released
+	// leaseCtx ends when the held lease is lost; endLease stops renewing
+	// it and gives it back, run by whichever hold is released last.
+	leaseCtx context.Context
+	endLease func()
+	// acquiring serialises taking the lease with giving it back, so that
+	// a new hold never asks the store for the lease while the last one's
+	// is being released.
+	acquiring sync.Mutex
 }
 
 var (

@@ -9,16 +9,23 @@ import (
 )
 
 // HoldLease takes the session's lease for this host, reads what other
-// hosts appended, and renews the lease every third of its TTL until
-// release; the context it returns ends (cause ErrLeaseLost) when a
-// renewal finds the lease taken over, or its TTL passed without one.
-// Nested holds share the lease (and get ctx back as it is).
+// hosts appended, and renews the lease every third of its TTL until every
+// hold is released; the context it returns ends (cause ErrLeaseLost) when
+// a renewal finds the lease taken over, or its TTL passed without one.
+// Holds while the lease is held share it — nested ones, and concurrent
+// ones of this host — each with a context that ends when the lease is
+// lost; the lease is given back when the last of them is released,
+// whatever the order.
 func (s *Session) HoldLease(ctx context.Context) (context.Context, func(), error) {
+	s.acquiring.Lock()
+	defer s.acquiring.Unlock()
 	s.mu.Lock()
 	if s.held > 0 {
 		s.held++
+		lease := s.leaseCtx
 		s.mu.Unlock()
-		return ctx, s.releaseOnce(nil), nil
+		held, release := s.hold(ctx, lease)
+		return held, release, nil
 	}
 	s.mu.Unlock()
 	if s.opts.Holder == "" {
@@ -30,48 +37,68 @@ func (s *Session) HoldLease(ctx context.Context) (context.Context, func(), error
 		return nil, nil, err
 	}
 	s.mu.Lock()
-	s.lease, s.held = &l, 1
+	s.lease = &l
 	// What is done under the lease starts from the session as it is now.
 	err = s.catchUp(ctx)
 	if err != nil {
-		s.lease, s.held = nil, 0
+		s.lease = nil
 	}
 	s.mu.Unlock()
 	if err != nil {
 		s.st.ReleaseLease(context.WithoutCancel(ctx), l)
 		return nil, nil, err
 	}
-	held, lost := context.WithCancelCause(ctx)
+	// The lease outlives the hold that took it when others share it: its
+	// context ends only when it is lost or given back.
+	lease, lost := context.WithCancelCause(context.WithoutCancel(ctx))
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go s.renew(l, asked.Add(s.opts.LeaseTTL), lost, stop, done)
-	return held, s.releaseOnce(func() {
+	s.mu.Lock()
+	s.held, s.leaseCtx = 1, lease
+	s.endLease = func() {
 		close(stop)
 		<-done
 		lost(context.Canceled)
 		s.mu.Lock()
 		cur := *s.lease
-		s.lease = nil
+		s.lease, s.leaseCtx = nil, nil
 		s.mu.Unlock()
 		ctx, cancel := s.ctx()
 		defer cancel()
 		if err := s.st.ReleaseLease(ctx, cur); err != nil {
 			s.log.Debug("releasing the lease failed; it expires by itself", "session", s.name, "error", err)
 		}
-	}), nil
+	}
+	s.mu.Unlock()
+	held, release := s.hold(ctx, lease)
+	return held, release, nil
 }
 
-// releaseOnce is the release function of one HoldLease: last, when not
-// nil, runs when the outermost hold is released.
-func (s *Session) releaseOnce(last func()) func() {
+// hold is one hold of the held lease: a context that ends with ctx, when
+// the lease is lost (with its cause) or when the hold is released, and
+// the release, after which the last hold released gives the lease back.
+func (s *Session) hold(ctx, lease context.Context) (context.Context, func()) {
+	held, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(lease, func() { cancel(context.Cause(lease)) })
 	var once sync.Once
-	return func() {
+	return held, func() {
 		once.Do(func() {
+			stop()
+			cancel(context.Canceled)
+			// Under acquiring: a hold taken meanwhile would otherwise
+			// get a new lease this release then gives back.
+			s.acquiring.Lock()
+			defer s.acquiring.Unlock()
 			s.mu.Lock()
 			s.held--
+			var end func()
+			if s.held == 0 {
+				end, s.endLease = s.endLease, nil
+			}
 			s.mu.Unlock()
-			if last != nil {
-				last()
+			if end != nil {
+				end()
 			}
 		})
 	}

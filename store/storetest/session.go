@@ -433,6 +433,64 @@ func RunSession(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("SharedHoldsReleasedInAnyOrder", func(t *testing.T) {
+		hosts := open(t)
+		a, b := hosts(), hosts()
+		name := "s/shared-holds.jsonl"
+		mustCreate(t, a, name, header)
+		h := mustOpen(t, a, name, "A")
+		first, releaseFirst, err := h.HoldLease(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		second, releaseSecond, err := h.HoldLease(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer releaseSecond()
+		// The first hold is released before the second: the lease stays
+		// A's while the second runs, and work under it still commits.
+		releaseFirst()
+		if first.Err() == nil {
+			t.Error("the released hold's context did not end")
+		}
+		if second.Err() != nil {
+			t.Fatalf("the remaining hold's context ended: %v", context.Cause(second))
+		}
+		if _, err := b.AcquireLease(ctx, name, "B", time.Minute); !errors.Is(err, store.ErrLeaseHeld) {
+			t.Fatalf("B took the lease while A still holds it: %v", err)
+		}
+		if _, err := h.Append(msg("under the second hold")); err != nil {
+			t.Fatalf("append under the remaining hold: %v", err)
+		}
+		if err := h.Update(func(tx *session.Tx) (*session.File, error) { return nil, nil }); err != nil {
+			t.Fatalf("update under the remaining hold: %v", err)
+		}
+		// Losing the lease ends every hold's context.
+		if err := b.ReleaseLease(ctx, store.Lease{Session: name, Holder: "A"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.AcquireLease(ctx, name, "B", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-second.Done():
+		case <-time.After(time.Minute): // a safety net, not a measurement
+			t.Fatal("the lease was taken over, and the remaining hold's context did not end")
+		}
+		if cause := context.Cause(second); !errors.Is(cause, store.ErrLeaseLost) {
+			t.Fatalf("cause %v, want ErrLeaseLost", cause)
+		}
+		releaseSecond()
+		if err := b.ReleaseLease(ctx, store.Lease{Session: name, Holder: "B"}); err != nil {
+			t.Fatal(err)
+		}
+		// Once the last hold is released the lease is free again.
+		if _, err := b.AcquireLease(ctx, name, "B", time.Minute); err != nil {
+			t.Fatalf("the lease after every hold was released: %v", err)
+		}
+	})
+
 	t.Run("LeaseLostStopsTheWork", func(t *testing.T) {
 		hosts := open(t)
 		a, b := hosts(), hosts()
