@@ -21,8 +21,14 @@ func (s *Session) HoldLease(ctx context.Context) (context.Context, func(), error
 	defer s.acquiring.Unlock()
 	s.mu.Lock()
 	if s.held > 0 {
-		s.held++
 		lease := s.leaseCtx
+		if lease.Err() != nil {
+			// Lost, and not given back until its last hold is released:
+			// nothing can be done under it.
+			s.mu.Unlock()
+			return nil, nil, context.Cause(lease)
+		}
+		s.held++
 		s.mu.Unlock()
 		held, release := s.hold(ctx, lease)
 		return held, release, nil

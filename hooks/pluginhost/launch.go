@@ -254,17 +254,12 @@ func killInstanceNow(inst *instance) {
 }
 
 // escapees lists the descendants of a plugin's process to end with its
-// process group, found before it dies: those may have left the group. In
-// a host that is a child subreaper (proctree.Subreap, the pith command)
-// there is nothing to look for: once the plugin is dead, its descendants
-// outside the group are re-parented to the host, and EndOrphans ends them
-// — double-forked ones too, which no walk finds.
-func escapees(pid int) []int {
-	if proctree.Subreaping() {
-		return nil
-	}
-	return proctree.Descendants(pid)
-}
+// process group, found before it dies: those may have left the group, and
+// one that keeps the plugin's stdout or stderr open would keep go-plugin
+// from ever reaping the plugin. A double-forked process no walk finds is
+// re-parented to a subreaping host (proctree.Subreap, the pith command)
+// and ended by EndOrphans once the plugin is dead.
+func escapees(pid int) []int { return proctree.Descendants(pid) }
 
 func (in *instance) flushLogs() {
 	for _, w := range in.logs {

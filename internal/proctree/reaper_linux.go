@@ -128,17 +128,17 @@ func EndOrphans() {
 		// each pidfd is that process and not a later one with its pid.
 		reaper.mu.Lock()
 		var procs []*os.Process
+		// Killed under the lock too: without pidfds, a pid reaped and
+		// reused meanwhile would be someone else's.
 		for _, pid := range orphansLocked(false) {
 			if p, err := os.FindProcess(pid); err == nil {
+				_ = p.Kill()
 				procs = append(procs, p)
 			}
 		}
 		reaper.mu.Unlock()
 		if len(procs) == 0 {
 			return
-		}
-		for _, p := range procs {
-			_ = p.Kill()
 		}
 		for _, p := range procs {
 			_, _ = p.Wait() // an error: reaped on SIGCHLD first
