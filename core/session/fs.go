@@ -139,19 +139,9 @@ func openRoot(path string) (*os.Root, string, error) {
 func openRegular(fsys FS, name string, flag int) (Handle, error) {
 	h, err := regularfile.Open(name, flag, 0, fsys.Lstat, fsys.OpenFile)
 	if err != nil {
-		return nil, unwrapNotRegular(unwrapPathError(err))
+		return nil, regularfile.Unnamed(unwrapPathError(err))
 	}
 	return h, nil
-}
-
-// unwrapNotRegular drops the name from a refusal of internal/regularfile,
-// as unwrapPathError drops it from an *fs.PathError.
-func unwrapNotRegular(err error) error {
-	var re *regularfile.Error
-	if errors.As(err, &re) {
-		return re.Unnamed()
-	}
-	return err
 }
 
 // readAll reads the first size bytes of h.

@@ -42,6 +42,16 @@ func (e *Error) Unnamed() error {
 
 func (e *Error) Unwrap() error { return ErrNotRegular }
 
+// Unnamed returns a refusal in err without its name (see Error.Unnamed)
+// and any other error as it is.
+func Unnamed(err error) error {
+	var re *Error
+	if errors.As(err, &re) {
+		return re.Unnamed()
+	}
+	return err
+}
+
 // article is "n" before a kind that starts with a vowel.
 func article(kind string) string {
 	if strings.ContainsRune("aeiou", rune(kind[0])) {
