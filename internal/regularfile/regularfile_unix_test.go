@@ -11,42 +11,23 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/pith-dev/pith/internal/regularfile"
+	"github.com/pith-dev/pith/internal/regularfile/regularfiletest"
 )
 
-// openOrHang runs open in a goroutine: a FIFO opened without O_NONBLOCK
-// would block it forever. The deadline is a safety net that turns the
-// hang into a failure, not a timing assertion.
-func openOrHang[F any](t *testing.T, what string, open func() (F, error)) (F, error) {
-	t.Helper()
-	type result struct {
-		f   F
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		f, err := open()
-		done <- result{f, err}
-	}()
-	select {
-	case r := <-done:
-		return r.f, r.err
-	case <-time.After(time.Minute):
-		t.Fatalf("%s: the open hangs", what)
-		panic("unreachable")
-	}
-}
-
-// specials makes one of each thing that is not a regular file in dir and
-// returns them by kind; a kind the system will not make is left out.
+// specials makes one of each thing that is not a regular file in dir
+// and returns them by kind; a kind the system will not make is left out.
 func specials(t *testing.T, dir string) map[string]string {
 	t.Helper()
-	out := map[string]string{"directory": dir, "device": "/dev/null"}
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err == nil {
-		out["FIFO"] = fifo
+	out := map[string]string{"device": "/dev/null"}
+	for _, kind := range regularfiletest.Kinds {
+		p := filepath.Join(dir, kind)
+		if ok, err := regularfiletest.Make(kind, p); err != nil {
+			t.Fatal(err)
+		} else if ok {
+			out[kind] = p
+		}
 	}
 	sock := filepath.Join(dir, "sock")
 	if l, err := net.Listen("unix", sock); err == nil {
@@ -81,11 +62,14 @@ func TestRefused(t *testing.T) {
 				if kind == "directory" && flag == os.O_RDWR && c.stat == nil {
 					continue // the open itself refuses (EISDIR), tested below
 				}
-				f, err := openOrHang(t, kind+" "+c.name, func() (*os.File, error) {
-					return regularfile.Open(c.path, flag, 0, c.stat, os.OpenFile)
+				err := regularfiletest.NoHang(t, kind+" "+c.name, func() error {
+					f, err := regularfile.Open(c.path, flag, 0, c.stat, os.OpenFile)
+					if err == nil {
+						f.Close()
+					}
+					return err
 				})
 				if err == nil {
-					f.Close()
 					t.Fatalf("%s, %s: opened", kind, c.name)
 				}
 				if kind == "socket" && c.stat == nil {
@@ -148,7 +132,7 @@ func TestRegular(t *testing.T) {
 // is the seam: it answers for the regular file, then puts the other thing
 // in its place before Open opens the name.
 func TestSwapAfterCheck(t *testing.T) {
-	for _, kind := range []string{"FIFO", "directory", "device"} {
+	for _, kind := range regularfiletest.Kinds {
 		t.Run(kind, func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "s.jsonl")
@@ -161,31 +145,25 @@ func TestSwapAfterCheck(t *testing.T) {
 				if err != nil {
 					return nil, err
 				}
-				if err := os.Remove(name); err != nil {
-					t.Fatal(err)
-				}
-				switch kind {
-				case "FIFO":
-					err = syscall.Mkfifo(name, 0o600)
-				case "directory":
-					err = os.Mkdir(name, 0o700)
-				case "device":
-					err = os.Symlink("/dev/null", name)
-				}
-				if err != nil {
-					t.Skipf("cannot make a %s: %v", kind, err)
-				}
 				swapped = true
+				if ok, err := regularfiletest.Replace(kind, name); err != nil {
+					t.Fatal(err)
+				} else if !ok {
+					t.Skipf("cannot make a %s here", kind)
+				}
 				return fi, nil
 			}
-			f, err := openOrHang(t, kind, func() (*os.File, error) {
-				return regularfile.Open(path, os.O_RDONLY, 0, stat, os.OpenFile)
+			err := regularfiletest.NoHang(t, kind, func() error {
+				f, err := regularfile.Open(path, os.O_RDONLY, 0, stat, os.OpenFile)
+				if err == nil {
+					f.Close()
+				}
+				return err
 			})
 			if !swapped {
 				t.Fatal("the stat seam was not asked")
 			}
 			if err == nil {
-				f.Close()
 				t.Fatalf("the %s swapped in was opened", kind)
 			}
 			if !errors.Is(err, regularfile.ErrNotRegular) || !strings.Contains(err.Error(), kind) {
