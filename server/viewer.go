@@ -13,10 +13,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/pith-dev/pith/core/compaction"
+	"github.com/pith-dev/pith/internal/regularfile"
 	"github.com/pith-dev/pith/store"
 	"github.com/pith-dev/pith/viewer"
 )
@@ -156,7 +156,7 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 	}
 	limit := func() int64 { return int64(v.s.cfg.Load().Server.MaxSessionBytes) }
 	fileTail := viewer.FileTail(func() (*os.File, error) {
-		return openNoBlock(root, name)
+		return openRegular(root, name)
 	}, limit)
 	tail := func(after int) ([]byte, int, error) {
 		data, n, err := fileTail(after)
@@ -166,24 +166,18 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 		return data, n, err
 	}
 	archive := func() (io.ReadCloser, error) {
-		f, err := openNoBlock(root, name+compaction.ArchiveSuffix)
-		if err != nil {
-			return nil, err
-		}
-		if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-			f.Close()
-			return nil, fmt.Errorf("%s%s: not a regular file", name, compaction.ArchiveSuffix)
-		}
-		return f, nil
+		return openRegular(root, name+compaction.ArchiveSuffix)
 	}
 	return viewer.Source{Path: filepath.Join(base, filepath.FromSlash(name)), Tail: tail, OpenArchive: archive}, nil
 }
 
-// openNoBlock opens name in root for reading without blocking: a FIFO in
-// the place of a session or its archive must not hang the viewer (the
-// callers refuse what is not a regular file).
-func openNoBlock(root *os.Root, name string) (*os.File, error) {
-	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+// openRegular opens name in root for reading, as a regular file only,
+// through the mechanism every entry point uses (internal/regularfile):
+// a FIFO in the place of a session or its archive must not hang the
+// viewer, nor a device be read. root confines the name, symlinks
+// included, to the sessions directory.
+func openRegular(root *os.Root, name string) (*os.File, error) {
+	f, err := regularfile.Open(name, os.O_RDONLY, 0, root.Stat, root.OpenFile)
 	if err != nil {
 		return nil, rootError(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"sort"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/internal/regularfile"
 )
 
 // Files is the default store: pi's JSONL files under one directory, read
@@ -142,7 +144,7 @@ func (f *Files) Export(_ context.Context, name string) ([]byte, error) {
 		return nil, err
 	}
 	defer dir.Close()
-	h, err := session.NewRootFS(dir).OpenFile(base, os.O_RDONLY, 0)
+	h, err := openRegular(dir, base, dir.Stat)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: %w", name, ErrNotFound)
 	}
@@ -274,21 +276,31 @@ func (f *Files) ReadSidecar(_ context.Context, name, suffix string) ([]byte, err
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	st, err := dir.Lstat(base + suffix)
+	// A sidecar that is a symlink is refused (Lstat), as core/session
+	// refuses it.
+	h, err := openRegular(dir, base+suffix, dir.Lstat)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s%s: %w", name, suffix, err)
 	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s%s: not a regular file", name, suffix)
-	}
-	data, err := dir.ReadFile(base + suffix)
+	defer h.Close()
+	data, err := io.ReadAll(io.NewSectionReader(h, 0, math.MaxInt64))
 	if err != nil {
 		return nil, fmt.Errorf("%s%s: %w", name, suffix, err)
 	}
 	return data, nil
+}
+
+// openRegular opens name in dir for reading, as a regular file only
+// (internal/regularfile: a FIFO in its place must not hang the read, a
+// device must not be read as an empty session). stat is the check by
+// name: dir.Stat follows a symlink inside dir as dir's OpenFile does,
+// dir.Lstat refuses one.
+func openRegular(dir *os.Root, name string, stat func(string) (fs.FileInfo, error)) (session.Handle, error) {
+	h, err := regularfile.Open(name, os.O_RDONLY, 0, stat, session.NewRootFS(dir).OpenFile)
+	return h, regularfile.Unnamed(err)
 }
 
 // List walks the directory for session files.

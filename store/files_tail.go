@@ -22,7 +22,7 @@ func (f *Files) Tail(_ context.Context, name string, after int) ([]byte, int, er
 		return nil, 0, err
 	}
 	defer dir.Close()
-	h, err := session.NewRootFS(dir).OpenFile(base, os.O_RDONLY, 0)
+	h, err := openRegular(dir, base, dir.Stat)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, fmt.Errorf("%s: %w", name, ErrNotFound)
 	}

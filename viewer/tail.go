@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"sync"
-	"syscall"
 
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/internal/regularfile"
 	"github.com/pith-dev/pith/store"
 )
 
@@ -113,23 +114,24 @@ func readAppended(tail Tail, prev reading) (next reading, changed, ok bool, err 
 	return next, true, true, nil
 }
 
-// OpenRegular opens path for FileTail: without blocking (a FIFO put in
-// the session's place would hang the open) and only a regular file,
-// followed through symlinks.
-func OpenRegular(path string) (*os.File, error) {
-	if st, err := os.Stat(path); err != nil {
-		return nil, err
-	} else if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+// OpenRegular opens path for FileTail: only a regular file, followed
+// through symlinks (the user named it), opened without blocking (a FIFO
+// put in the session's place would hang the open) and judged on the
+// opened file, so a swap after the check by name is refused too.
+func OpenRegular(path string) (*os.File, error) { return openRegular(path, os.Stat) }
+
+// openRegular is OpenRegular with the check by name given: the seam a
+// test swaps the file through between that check and the open.
+func openRegular(path string, stat func(string) (fs.FileInfo, error)) (*os.File, error) {
+	return regularfile.Open(path, os.O_RDONLY, 0, stat, os.OpenFile)
 }
 
 // ErrTooLarge refuses a session over the size a FileTail was given.
 var ErrTooLarge = errors.New("the session is too large for the viewer")
 
 // FileTail is a Tail over the file open opens (a path, or a name under a
-// confined root). It remembers where the complete lines of its last read
+// confined root), which must not block on a FIFO: OpenRegular, or the
+// same mechanism under a root; anything but a regular file is refused. It remembers where the complete lines of its last read
 // ended and the bytes before, so reading an append costs only the bytes
 // added; another file under the name (a rename over it), or the same
 // file with other bytes there, is read from its start. A file over
@@ -161,8 +163,10 @@ func (t *fileTail) tail(after int) ([]byte, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	if !st.Mode().IsRegular() {
-		return nil, 0, fmt.Errorf("%s is not a regular file", st.Name())
+	// open is the caller's: whatever it opened, only a regular file is
+	// read (the same rule as OpenRegular's).
+	if err := regularfile.Check(st.Name(), st); err != nil {
+		return nil, 0, err
 	}
 	if t.limit != nil {
 		if limit := t.limit(); st.Size() > limit {

@@ -2,12 +2,12 @@ package session
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/pith-dev/pith/internal/regularfile"
 )
 
 // FS is the one directory a Store works in. Every file operation of a
@@ -56,7 +56,7 @@ type RootFS struct{ Root *os.Root }
 func NewRootFS(root *os.Root) RootFS { return RootFS{Root: root} }
 
 func (r RootFS) OpenFile(name string, flag int, perm fs.FileMode) (Handle, error) {
-	f, err := r.Root.OpenFile(name, flag|openNoBlock, perm)
+	f, err := r.Root.OpenFile(name, flag|regularfile.NoBlock, perm)
 	if err != nil {
 		return nil, err
 	}
@@ -93,8 +93,10 @@ func (h osHandle) Unlock() error             { return unlockFile(h.File) }
 
 // ErrNotRegular refuses to open anything but a regular file as a session:
 // a FIFO would block forever, a device would be read without end, and a
-// symlink inside a root is not followed (Open resolves links first).
-var ErrNotRegular = errors.New("not a regular file")
+// symlink inside a root is not followed (Open resolves links first). It
+// is internal/regularfile's sentinel, so a refusal by any entry point
+// (the viewer, the server) matches it too.
+var ErrNotRegular = regularfile.ErrNotRegular
 
 // ErrReadOnly refuses to change a session that cannot be written (opened
 // read-only, or without an owner write bit).
@@ -103,31 +105,6 @@ var ErrReadOnly = errors.New("the session file is read-only")
 // ErrHardLinked refuses to rewrite a file with more than one name: a
 // rewrite replaces one name and the others would keep the old content.
 var ErrHardLinked = errors.New("the session file has more than one hard link")
-
-// checkRegular returns ErrNotRegular unless fi is a regular file.
-func checkRegular(fi fs.FileInfo) error {
-	if fi.Mode().IsRegular() {
-		return nil
-	}
-	kind := "a " + strings.ToLower(fileKind(fi.Mode()))
-	return fmt.Errorf("%w (%s)", ErrNotRegular, kind)
-}
-
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "symbolic link"
-	case m&fs.ModeNamedPipe != 0:
-		return "FIFO"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m&fs.ModeDevice != 0:
-		return "device"
-	case m.IsDir():
-		return "directory"
-	}
-	return "special file"
-}
 
 // resolve turns a session path given on the command line into the
 // directory to root at and the name inside it: a symlink is followed to
@@ -153,28 +130,16 @@ func openRoot(path string) (*os.Root, string, error) {
 	return root, name, nil
 }
 
-// openRegular opens name in fsys, refusing anything but a regular file
-// (checked before opening, so a FIFO never blocks the open, and after, on
-// the opened file, so a swap in between is caught).
+// openRegular opens name in fsys as a regular file only, through the one
+// mechanism every entry point uses (internal/regularfile: without
+// blocking, decided on the opened file). fsys.Lstat is the check before
+// opening, so a symlink in the directory is refused, not followed. The
+// refusal is worded without the name: callers name the session by the
+// path the user knows.
 func openRegular(fsys FS, name string, flag int) (Handle, error) {
-	fi, err := fsys.Lstat(name)
+	h, err := regularfile.Open(name, flag, 0, fsys.Lstat, fsys.OpenFile)
 	if err != nil {
-		return nil, unwrapPathError(err)
-	}
-	if err := checkRegular(fi); err != nil {
-		return nil, err
-	}
-	h, err := fsys.OpenFile(name, flag, 0)
-	if err != nil {
-		return nil, unwrapPathError(err)
-	}
-	st, err := h.Stat()
-	if err == nil {
-		err = checkRegular(st)
-	}
-	if err != nil {
-		h.Close()
-		return nil, err
+		return nil, regularfile.Unnamed(unwrapPathError(err))
 	}
 	return h, nil
 }

@@ -10,6 +10,8 @@ import (
 	"os"
 	"strings"
 	"syscall"
+
+	"github.com/pith-dev/pith/internal/regularfile"
 )
 
 // The append intent. Linux copies a buffered write() page by page and
@@ -138,17 +140,17 @@ func (s *Store) intentHandle() (Handle, error) {
 	if s.intent != nil || s.noIntent {
 		return s.intent, nil
 	}
-	h, err := s.fsys.OpenFile(intentName(s.name), os.O_RDWR|os.O_CREATE, 0o644)
+	// No check before opening: the sidecar is created by this open.
+	h, err := regularfile.Open(intentName(s.name), os.O_RDWR|os.O_CREATE, 0o644, nil, s.fsys.OpenFile)
 	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
 		s.noIntent = true
 		return nil, nil
 	}
+	if errors.Is(err, ErrNotRegular) {
+		return nil, fmt.Errorf("%s: the append intent sidecar %s is not a regular file", s.path, intentName(s.name))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: open the append intent sidecar %s: %w", s.path, intentName(s.name), unwrapPathError(err))
-	}
-	if st, err := h.Stat(); err != nil || checkRegular(st) != nil {
-		h.Close()
-		return nil, fmt.Errorf("%s: the append intent sidecar %s is not a regular file", s.path, intentName(s.name))
 	}
 	s.intent = h
 	return h, nil

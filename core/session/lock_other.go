@@ -8,8 +8,6 @@ import (
 	"os"
 )
 
-const openNoBlock = 0
-
 var errLockUnsupported = errors.New("file locking is not supported on this system")
 
 func lockFile(f *os.File, exclusive bool) error { return errLockUnsupported }

@@ -8,10 +8,6 @@ import (
 	"syscall"
 )
 
-// openNoBlock keeps an open of a FIFO from waiting for a writer; regular
-// files ignore it.
-const openNoBlock = syscall.O_NONBLOCK
-
 func lockFile(f *os.File, exclusive bool) error {
 	how := syscall.LOCK_SH
 	if exclusive {

@@ -9,8 +9,6 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-const openNoBlock = 0
-
 // lockFile locks the whole file with LockFileEx, the Windows counterpart
 // of flock: mandatory there, but only Pith's writers take it.
 func lockFile(f *os.File, exclusive bool) error {

@@ -269,17 +269,14 @@ func (s *Store) load() error {
 
 // loadLocked reads the whole file; the caller holds a lock on it. The
 // leaf stays where it was when that entry is still there.
-func (s *Store) loadLocked() error {
-	st, err := s.fd.Stat()
-	if err != nil {
-		return fmt.Errorf("%s: %w", s.path, err)
-	}
-	if st.Mode().Perm()&0o200 == 0 {
-		s.readOnly = true
-	}
+func (s *Store) loadLocked() error { return s.viewLocked(s.readLocked) }
+
+// readLocked reads and parses the first st.Size() bytes of the open file,
+// up to its last complete line.
+func (s *Store) readLocked(st fs.FileInfo) (*File, int64, error) {
 	data, err := readAll(s.fd, st.Size())
 	if err != nil {
-		return fmt.Errorf("%s: read: %w", s.path, err)
+		return nil, 0, fmt.Errorf("%s: read: %w", s.path, err)
 	}
 	// An unfinished last line is left out of the Store's view and of
 	// s.size: most often it is pi's append caught halfway (a write that
@@ -300,21 +297,51 @@ func (s *Store) loadLocked() error {
 		f, err = Parse(data)
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", s.path, err)
+		return nil, 0, fmt.Errorf("%s: %w", s.path, err)
 	}
 	f.TornTail = torn
 	LogWarnings(s.log, s.path, f.Warnings)
+	return f, int64(complete), nil
+}
+
+// viewLocked replaces the Store's view of its file; the caller holds a
+// lock on it. It is the one place that (1) notes a file without an owner
+// write bit as read-only, (2) installs the view read gives — the
+// entries of the file's first size bytes — and reads what follows them
+// (lines another process appended), and (3) keeps the leaf on the entry
+// it was on when that entry is still there, else on the last entry.
+// read gets the open file's stat, taken first; an error from it leaves
+// the view as it was.
+func (s *Store) viewLocked(read func(st fs.FileInfo) (f *File, size int64, err error)) error {
+	st, err := s.fd.Stat()
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.path, err)
+	}
+	if st.Mode().Perm()&0o200 == 0 {
+		s.readOnly = true
+	}
 	leafID := ""
 	if s.leaf != nil {
 		leafID = s.leaf.ID
 	}
+	f, size, err := read(st)
+	if err != nil {
+		return err
+	}
 	s.file = f
 	s.tree = NewTree(f.Entries)
+	s.leaf = s.tree.Last()
+	s.size = size
+	// After readLocked nothing complete follows size (at most the torn
+	// last line, read again and left out again); after a rewrite, the
+	// lines carried over into the new file do.
+	if err := s.catchUp(st); err != nil {
+		return err
+	}
 	s.leaf = s.tree.Last()
 	if e := s.tree.Get(leafID); leafID != "" && e != nil {
 		s.leaf = e
 	}
-	s.size = int64(complete)
 	return nil
 }
 

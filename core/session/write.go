@@ -729,9 +729,19 @@ func (s *Store) adoptLocked(f *File, encoded int64) error {
 	if f.Migrated {
 		return s.loadLocked()
 	}
-	// Encode writes the header, then the skipped lines and entries in
-	// order, one line each: number them the same way.
-	nf := &File{Header: f.Header, Entries: make([]*Entry, 0, len(f.Entries)), Warnings: f.Warnings}
+	nf, ok := renumbered(f)
+	if !ok {
+		return s.loadLocked() // a line a reread would skip
+	}
+	return s.viewLocked(func(fs.FileInfo) (*File, int64, error) { return nf, encoded, nil })
+}
+
+// renumbered is f as Encode writes it — the header, then the skipped
+// lines and entries in order, one line each — with every line number
+// where that puts it. ok is false when an entry that must be renumbered
+// no longer parses (a reread would skip it).
+func renumbered(f *File) (nf *File, ok bool) {
+	nf = &File{Header: f.Header, Entries: make([]*Entry, 0, len(f.Entries)), Warnings: f.Warnings}
 	var skipped []int
 	for l := range f.Skipped {
 		skipped = append(skipped, l)
@@ -756,7 +766,7 @@ func (s *Store) adoptLocked(f *File, encoded int64) error {
 			// renumber one in place.
 			ne, err := ParseEntry(e.Raw)
 			if err != nil {
-				return s.loadLocked() // a line a reread would skip
+				return nil, false
 			}
 			ne.Line = line
 			e = ne
@@ -766,29 +776,7 @@ func (s *Store) adoptLocked(f *File, encoded int64) error {
 	for _, l := range skipped {
 		keep(l)
 	}
-	leafID := ""
-	if s.leaf != nil {
-		leafID = s.leaf.ID
-	}
-	st, err := s.fd.Stat()
-	if err != nil {
-		return fmt.Errorf("%s: %w", s.path, err)
-	}
-	if st.Mode().Perm()&0o200 == 0 {
-		s.readOnly = true
-	}
-	s.file = nf
-	s.tree = NewTree(nf.Entries)
-	s.leaf = s.tree.Last()
-	s.size = encoded
-	if err := s.catchUp(st); err != nil {
-		return err
-	}
-	s.leaf = s.tree.Last()
-	if e := s.tree.Get(leafID); leafID != "" && e != nil {
-		s.leaf = e
-	}
-	return nil
+	return nf, true
 }
 
 // drainWait bounds how long a rewrite waits for other processes to close

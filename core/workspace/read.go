@@ -10,14 +10,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/pith-dev/pith/internal/regularfile"
 )
 
 // Sentinel errors, for callers that explain a refusal to a model or a user.
 var (
 	// ErrOutside: the path names something outside the workspace.
 	ErrOutside = errors.New("path is outside the workspace")
-	// ErrNotRegular: the path is a directory, device, socket or the like.
-	ErrNotRegular = errors.New("not a regular file")
+	// ErrNotRegular: the path is a directory, FIFO, device, socket or
+	// the like (internal/regularfile's sentinel, as session's).
+	ErrNotRegular = regularfile.ErrNotRegular
 	// ErrBinary: the file holds NUL bytes in its first block.
 	ErrBinary = errors.New("binary file")
 	// ErrNotExist: no such file in the workspace.
@@ -138,7 +141,13 @@ func (w *Workspace) Read(path string, o ReadOptions) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := w.root.Open(filepath.FromSlash(rel))
+	// Through the one regular-file open (internal/regularfile): a FIFO
+	// in the workspace would block a plain open until a writer came, and
+	// with it the compaction that reads the file.
+	f, err := regularfile.Open(filepath.FromSlash(rel), os.O_RDONLY, 0, w.root.Stat, w.root.OpenFile)
+	if errors.Is(err, ErrNotRegular) {
+		return nil, fmt.Errorf("%s: %w", rel, regularfile.Unnamed(err))
+	}
 	if err != nil {
 		return nil, w.openError(rel, err)
 	}
@@ -146,9 +155,6 @@ func (w *Workspace) Read(path string, o ReadOptions) (*File, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", rel, err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %w", rel, ErrNotRegular)
 	}
 	if o.Offset < 0 || o.Limit < 0 {
 		return nil, fmt.Errorf("%s: offset and limit must not be negative", rel)

@@ -1,0 +1,128 @@
+// Package regularfile is Pith's one way to open a file that must be a
+// regular file: a session, its archive, a sidecar. A FIFO in its place
+// would block the open until a writer comes (or a read forever), a device
+// would be read without end, a directory cannot be read at all. Open
+// opens without blocking and decides on the opened descriptor, so a file
+// swapped for a FIFO between a check by name and the open is refused too.
+//
+// Which names may be followed is each caller's policy, not this
+// package's: the caller passes the stat and open functions (os.Stat and
+// os.OpenFile follow symlinks, an os.Root confines every name to its
+// directory, core/session's FS refuses a symlink by passing Lstat).
+package regularfile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+)
+
+// ErrNotRegular is what every refusal wraps: callers branch on it with
+// errors.Is.
+var ErrNotRegular = errors.New("not a regular file")
+
+// Error is a refusal: the name given to Open (or Check) and the mode of
+// what stands there.
+type Error struct {
+	Name string
+	Mode fs.FileMode
+}
+
+// Error reads "NAME is not a regular file (a FIFO)".
+func (e *Error) Error() string { return e.Name + " is " + e.Unnamed().Error() }
+
+// Unnamed is the refusal without the name, "not a regular file (a
+// FIFO)", still wrapping ErrNotRegular: for a caller that names the file
+// itself, by the path the user gave rather than the name Open was given.
+func (e *Error) Unnamed() error {
+	kind := Kind(e.Mode)
+	return fmt.Errorf("%w (a%s %s)", ErrNotRegular, article(kind), kind)
+}
+
+func (e *Error) Unwrap() error { return ErrNotRegular }
+
+// Unnamed returns a refusal in err without its name (see Error.Unnamed)
+// and any other error as it is.
+func Unnamed(err error) error {
+	var re *Error
+	if errors.As(err, &re) {
+		return re.Unnamed()
+	}
+	return err
+}
+
+// article is "n" before a kind that starts with a vowel.
+func article(kind string) string {
+	if strings.ContainsRune("aeiou", rune(kind[0])) {
+		return "n"
+	}
+	return ""
+}
+
+// Kind names what a mode is, in words a user knows.
+func Kind(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return "regular file"
+	case m&fs.ModeSymlink != 0:
+		return "symbolic link"
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	case m.IsDir():
+		return "directory"
+	}
+	return "special file"
+}
+
+// Check returns an *Error for name unless fi is a regular file.
+func Check(name string, fi fs.FileInfo) error {
+	if fi.Mode().IsRegular() {
+		return nil
+	}
+	return &Error{Name: name, Mode: fi.Mode()}
+}
+
+// File is what Open needs of an opened file: its own stat, and closing it
+// when it is refused.
+type File interface {
+	Stat() (fs.FileInfo, error)
+	Close() error
+}
+
+// Open opens name with open(name, flag|NoBlock, perm) and returns it only
+// if the opened file is a regular file; anything else is closed and
+// refused with an *Error. stat, when not nil, is asked first, so that
+// what is plainly not a regular file is refused without being opened
+// (opening a device can have effects of its own); it is only a shortcut,
+// the opened file's own stat decides. Errors of stat and open come back
+// as they are, for the caller to word.
+func Open[F File](name string, flag int, perm fs.FileMode, stat func(name string) (fs.FileInfo, error), open func(name string, flag int, perm fs.FileMode) (F, error)) (F, error) {
+	var none F
+	if stat != nil {
+		fi, err := stat(name)
+		if err != nil {
+			return none, err
+		}
+		if err := Check(name, fi); err != nil {
+			return none, err
+		}
+	}
+	f, err := open(name, flag|NoBlock, perm)
+	if err != nil {
+		return none, err
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		err = Check(name, fi)
+	}
+	if err != nil {
+		f.Close()
+		return none, err
+	}
+	return f, nil
+}

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package regularfiletest
+
+func mkfifo(string) error { return errUnsupported }
