@@ -10,7 +10,7 @@ PLUGINS   := $(notdir $(patsubst %/main.go,%,$(wildcard plugins/examples/*/main.
 help:
 	@echo "make build        bin/pith and bin/plugins/<name>"
 	@echo "make demo         the tour on the bundled demo session (no network)"
-	@echo "make test         every test (what CI runs)"
+	@echo "make test         every test (what CI runs); fails if they leave files in TMPDIR"
 	@echo "make bench        the benchmarks of the hot paths"
 	@echo "make bench-vs-pi  open a 110 MB session with pi (Node) and with Pith, compare"
 	@echo "make load         50 sessions appending and compacting for 30 s against one host"
@@ -39,11 +39,13 @@ build:
 	@for p in $(PLUGINS); do mv -f $(BIN)/.build/$$p $(BIN)/plugins/$$p; done
 	@rm -rf $(BIN)/.build
 
+# The tests run with a TMPDIR of their own and fail when they leave
+# anything in it (scripts/cleantmp.sh).
 test:
-	$(GO) test ./...
+	scripts/cleantmp.sh $(GO) test ./...
 
 test-short:
-	$(GO) test -short ./...
+	scripts/cleantmp.sh $(GO) test -short ./...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -17,24 +17,9 @@ import (
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/pluginhost"
+	"github.com/pith-dev/pith/internal/browsertest"
 	"github.com/tidwall/gjson"
 )
-
-// chromium finds Debian's chromium (or $PITH_CHROMIUM); no browser is
-// ever downloaded. The viewer package's browser tests use the same rule.
-func chromium(t testing.TB) string {
-	t.Helper()
-	if p := os.Getenv("PITH_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("SKIP browser tests: no chromium on the PATH (apt-get install chromium, or set PITH_CHROMIUM)")
-	return ""
-}
 
 // shot saves a screenshot under $PITH_ARTIFACTS/viewer (else
 // bin/artifacts/viewer), beside the viewer package's.
@@ -65,7 +50,7 @@ func shot(t *testing.T, ctx context.Context, name string) {
 // that the guard example plugin (a subprocess) cancels and see the run's
 // hook timeline with the guard's reason in the daemon panel.
 func TestViewerBrowserServe(t *testing.T) {
-	exe := chromium(t)
+	browsertest.Exe(t) // skips early without a browser
 	bin := filepath.Join(t.TempDir(), "guard")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/pith-dev/pith/plugins/examples/guard").CombinedOutput(); err != nil {
 		t.Fatalf("build guard: %v\n%s", err, out)
@@ -98,13 +83,7 @@ func TestViewerBrowserServe(t *testing.T) {
 		last = gjson.GetBytes(es[len(es)-1], "id").Str
 	}
 
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 1100))
-	bctx, cancelCtx := chromedp.NewContext(alloc)
-	bctx, cancelTimeout := context.WithTimeout(bctx, 90*time.Second)
-	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	bctx := browsertest.Start(t, browsertest.Options{Width: 1400, Height: 1100, Timeout: 90 * time.Second})
 	must := func(what string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(bctx, actions...); err != nil {

@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/pith-dev/pith/internal/browsertest"
 )
 
 // TestViewerBrowserStoreAcrossHosts: in real headless Chromium, the page
 // of a stored session on host B's viewer shows an entry appended through
 // host A without a reload.
 func TestViewerBrowserStoreAcrossHosts(t *testing.T) {
-	exe := chromium(t)
+	browsertest.Exe(t) // skips early without a browser
 	a, _, _, vb, _ := storeViewerHosts(t)
 	ctx := context.Background()
 	s, err := a.client.Create(ctx, "team-a/live.jsonl", "/w")
@@ -22,13 +23,7 @@ func TestViewerBrowserStoreAcrossHosts(t *testing.T) {
 	if _, err := s.AppendMessages(ctx, userMsg("first question", 50), assistantMsg("first answer", 50)); err != nil {
 		t.Fatal(err)
 	}
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 1100))
-	bctx, cancelCtx := chromedp.NewContext(alloc)
-	bctx, cancelTimeout := context.WithTimeout(bctx, 90*time.Second)
-	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	bctx := browsertest.Start(t, browsertest.Options{Width: 1400, Height: 1100, Timeout: 90 * time.Second})
 	if err := chromedp.Do(bctx, chromedp.Navigate(vb.URL+"/login"), chromedp.WaitVisible(`#token`),
 		chromedp.SendKeys(`#token`, "team-secret"), chromedp.Submit(`#token`), chromedp.WaitVisible(`a[href="/s/team-a/live.jsonl/"]`),
 		chromedp.Click(`a[href="/s/team-a/live.jsonl/"]`), chromedp.WaitVisible(`body[data-ready="1"]`), chromedp.WaitVisible(`#tree .row`)); err != nil {

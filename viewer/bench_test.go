@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/pith-dev/pith/internal/browsertest"
 	"github.com/pith-dev/pith/internal/sessiongen"
 	"github.com/pith-dev/pith/viewer"
 )
@@ -62,7 +63,7 @@ func BenchmarkOpenAPI100k(b *testing.B) {
 // render it in headless Chromium until the leaf's entry and context bars
 // are on screen — what a user waits for after `pith view`.
 func BenchmarkFirstRender100k(b *testing.B) {
-	ctx := newBrowser(b) // skips before the 110 MB session is written
+	ctx := browsertest.Start(b, browsertest.Options{}) // skips before the 110 MB session is written
 	path := bench100k(b)
 	b.ResetTimer()
 	for b.Loop() {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,24 +16,9 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/internal/browsertest"
 	"github.com/pith-dev/pith/viewer"
 )
-
-// chromium finds the browser: $PITH_CHROMIUM, else Debian's chromium on the
-// PATH. No browser is ever downloaded.
-func chromium(t testing.TB) string {
-	t.Helper()
-	if p := os.Getenv("PITH_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("SKIP browser tests: no chromium on the PATH (apt-get install chromium, or set PITH_CHROMIUM)")
-	return ""
-}
 
 // artifactDir is where screenshots and the accessibility report go:
 // $PITH_ARTIFACTS/viewer, else bin/artifacts/viewer at the repository root.
@@ -49,34 +33,6 @@ func artifactDir(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return dir
-}
-
-func newBrowser(t testing.TB) context.Context {
-	t.Helper()
-	exe := chromium(t)
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(exe),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1400, 1000),
-	}
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(alloc)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
-	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start %s: %v", exe, err)
-	}
-	return ctx
 }
 
 // demoWithCompaction copies the demo session and compacts it through the
@@ -152,7 +108,7 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 // the context bars, the compaction panel, a live append, the keyboard and
 // an axe-core accessibility check.
 func TestBrowser(t *testing.T) {
-	ctx := newBrowser(t)
+	ctx := browsertest.Start(t, browsertest.Options{})
 	path := demoWithCompaction(t)
 	h, err := viewer.New(viewer.Options{Path: path, Settings: viewer.Settings{ContextWindow: 200000, ReserveTokens: 16384, AutoCompaction: true}, Debounce: 20 * time.Millisecond})
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/pith-dev/pith/client"
+	"github.com/pith-dev/pith/internal/testtmp"
 	"github.com/tidwall/gjson"
 )
 
@@ -90,8 +91,19 @@ func startServe(t *testing.T, cfg string, extra ...string) *serveProc {
 		}
 	}()
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		// SIGTERM, the way a user stops the daemon: it stops its plugins
+		// and go-plugin removes their socket directories, which a SIGKILL
+		// left in TMPDIR. The kill is only for a daemon that hangs.
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		exited := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(exited) }()
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			t.Logf("pith serve still running 30 s after SIGTERM; killing it")
+			_ = cmd.Process.Kill()
+			<-exited
+		}
 		if t.Failed() {
 			t.Logf("pith serve log:\n%s", p.log())
 		}
@@ -304,6 +316,9 @@ func TestServeEndToEnd(t *testing.T) {
 // TestServeKilledLeavesNoPlugin SIGKILLs `pith serve` and checks that its
 // plugin process goes too (the SDK's parent-death watchdog).
 func TestServeKilledLeavesNoPlugin(t *testing.T) {
+	// The killed daemon cannot remove go-plugin's socket directory
+	// (plugin-dir*): it goes in a TMPDIR of the test's own.
+	t.Setenv("TMPDIR", testtmp.Short(t))
 	_, audit := buildExamplePlugins(t)
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "pith.json")

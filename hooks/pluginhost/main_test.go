@@ -17,6 +17,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/hooks/pluginhost"
+	"github.com/pith-dev/pith/internal/testtmp"
 	"github.com/pith-dev/pith/sdk/sdktest"
 )
 
@@ -128,11 +129,14 @@ func TestHostSIGKILLLeavesNoPlugin(t *testing.T) {
 }
 
 // startHelperHost runs helperHost in a subprocess with the plugin flags in
-// args and returns it with the plugin's pid once the plugin runs.
+// args and returns it with the plugin's pid once the plugin runs. The
+// helper has a TMPDIR of its own: the tests SIGKILL it, which leaves
+// go-plugin's socket directory (plugin-dir*) behind.
 func startHelperHost(t *testing.T, args string) (*exec.Cmd, int) {
 	t.Helper()
+	tmp := testtmp.Short(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+scripted, helperArgsEnv+"="+args)
+	cmd.Env = append(os.Environ(), helperEnv+"="+scripted, helperArgsEnv+"="+args, "TMPDIR="+tmp)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/pluginhost"
+	"github.com/pith-dev/pith/internal/testtmp"
 	"github.com/pith-dev/pith/internal/wire"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -160,6 +161,10 @@ func TestHandshakeAndHealth(t *testing.T) {
 		"PLUGIN_PROTOCOL_VERSIONS=1",
 		"PLUGIN_CLIENT_CERT=",
 		wire.EnvHostPID+"="+strconv.Itoa(os.Getpid()),
+		// As a host would: the socket's directory goes where the test
+		// removes it, since the SIGKILL below leaves the plugin no
+		// chance to.
+		"PLUGIN_UNIX_SOCKET_DIR="+testtmp.Short(t),
 	)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
