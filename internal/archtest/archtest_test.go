@@ -80,9 +80,9 @@ var hiddenPackages = in("internal/...")
 var wireRule = ImportRule{
 	Name:   "internal/wire is imported only by the adapters",
 	Target: in("internal/wire/..."),
-	// plugins/node: its test checks the Node plugin's handshake against
-	// the host's own constants.
-	AllowedBy: in("hooks/pluginhost/...", "sdk/...", "plugins/node"),
+	// plugins/node and plugins/python: their tests check the plugins'
+	// handshake against the host's own constants.
+	AllowedBy: in("hooks/pluginhost/...", "sdk/...", "plugins/node", "plugins/python"),
 }
 
 // testDepRule: only the provider package, its direct users and the CLI

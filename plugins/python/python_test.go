@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/testtmp"
 	"github.com/pith-dev/pith/internal/wire"
 	"github.com/pith-dev/pith/sdk/sdktest"
 )
@@ -119,7 +120,7 @@ func TestExitsWhenHostDies(t *testing.T) {
 	if err := host.Start(); err != nil {
 		t.Skipf("no sleep command: %v", err)
 	}
-	sockets, err := os.MkdirTemp(t.TempDir(), "plugin-dir") // as go-plugin names it
+	sockets, err := os.MkdirTemp(testtmp.Short(t), "plugin-dir") // as go-plugin names it; short: a socket path must fit in 108 bytes
 	if err != nil {
 		t.Fatal(err)
 	}
