@@ -220,18 +220,19 @@ func (s *Supervisor) describe(ctx context.Context, inst *instance, r *remote, tl
 }
 
 // killInstance ends the instance's process and everything it started: the
-// descendants are collected while the plugin still runs (a child that left
-// the group with setsid is found only through its parent), then go-plugin
-// ends the plugin and the group and those descendants are killed. An
+// descendants are collected and killed while the plugin still runs (a
+// child that left the group with setsid is found only through its parent,
+// and one holding the plugin's stdout would keep go-plugin from reaping
+// it), then go-plugin ends the plugin gracefully and the group is killed. An
 // attached instance's process is not the host's: only the connection is
 // closed. Its host API server stops with it.
 func killInstance(inst *instance) {
 	if inst.attached {
 		inst.detach()
 	} else {
-		desc := escapees(inst.pid)
+		proctree.Kill(0, escapees(inst.pid))
 		inst.client.Kill()
-		proctree.Kill(inst.pid, desc)
+		proctree.Kill(inst.pid, nil)
 		proctree.EndOrphans()
 	}
 	inst.stopHostAPI()

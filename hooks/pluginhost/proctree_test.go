@@ -153,3 +153,36 @@ func TestHostSIGKILLLeavesNoSocketDir(t *testing.T) {
 		t.Fatalf("socket directory %s left after the host was SIGKILLed (%v): %v", dir, err, entries)
 	}
 }
+
+// TestStopEndsAHelperHoldingThePluginsOutput: a helper in a session of its
+// own that keeps the plugin's stdout and stderr open (what a daemonising
+// child that does not redirect its output does) would keep go-plugin from
+// ever reaping the plugin; both ways of stopping end it first and return.
+func TestStopEndsAHelperHoldingThePluginsOutput(t *testing.T) {
+	for _, now := range []bool{false, true} {
+		file := filepath.Join(t.TempDir(), "pid")
+		sup := pluginhost.NewSupervisor(spec("holder", 1, "-compact", "record", "-spawn-stdout-holder", file), pluginhost.Options{})
+		if err := sup.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		pid := sup.Pid()
+		children := readPids(t, file)
+		t.Cleanup(func() { killAll(children) })
+		stopped := make(chan struct{})
+		go func() {
+			if now {
+				sup.StopNow(context.Background())
+			} else {
+				sup.Stop(context.Background())
+			}
+			close(stopped)
+		}()
+		select {
+		case <-stopped:
+		case <-time.After(time.Minute): // a safety net, not a measurement
+			killAll(children)
+			t.Fatalf("StopNow=%v did not return while the helper held the plugin's output", now)
+		}
+		assertAllGoneWithin(t, survivorBound, append([]int{pid}, children...)...)
+	}
+}

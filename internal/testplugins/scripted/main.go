@@ -55,6 +55,7 @@ func main() {
 	flag.StringVar(&p.marker, "marker", "", "exit-once: exit only while this file does not exist")
 	flag.BoolVar(&p.garbage, "garbage", false, "write garbage and odd JSON log lines to stderr on every call")
 	spawn := flag.String("spawn", "", "start two long-running children, one in a new session (setsid), and write their pids to this file")
+	holder := flag.String("spawn-stdout-holder", "", "start a long-running child in a new session that keeps the plugin's stdout and stderr open, and write its pid to this file")
 	orphan := flag.String("spawn-orphan", "", "double-fork a long-running process in a new session, whose parent exits at once, and write its pid to this file")
 	dumpEnv := flag.String("dump-env", "", "write the plugin's environment, NAME=value entries separated by NUL bytes, to this file")
 	dumpStdin := flag.String("dump-stdin", "", "write what the plugin reads from its standard input until end of file (at most 1 KiB) to this file")
@@ -74,6 +75,19 @@ func main() {
 		in, _ := io.ReadAll(io.LimitReader(os.Stdin, 1024))
 		if err := os.WriteFile(*dumpStdin, in, 0o600); err != nil {
 			fmt.Fprintln(stderr, "dump-stdin:", err)
+			os.Exit(2)
+		}
+	}
+	if *holder != "" {
+		cmd := exec.Command("sleep", "600")
+		cmd.SysProcAttr = ownSession(true)
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintln(stderr, "spawn-stdout-holder:", err)
+			os.Exit(2)
+		}
+		if err := os.WriteFile(*holder, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
+			fmt.Fprintln(stderr, "spawn-stdout-holder:", err)
 			os.Exit(2)
 		}
 	}
