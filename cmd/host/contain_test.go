@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,18 +20,53 @@ import (
 // parent exits at once, so that neither the plugin's process group nor a
 // walk of its descendants finds it — leaves nothing running once `pith
 // compact` (a real pith process, set up as main sets it up) has exited.
+//
+// With -orphan-keeps-output the process also keeps the plugin's stdout and
+// stderr open, as a daemon that does not redirect them does: go-plugin
+// reads them to their end before it reaps the plugin, so the command must
+// not wait for that end once the plugin itself is dead.
 func TestDoubleForkedPluginProcessDoesNotOutliveTheCommand(t *testing.T) {
 	bin, err := sdktest.BuildTo(t.TempDir(), "github.com/pith-dev/pith/internal/testplugins/scripted")
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, keepsOutput := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keeps-output=%v", keepsOutput), func(t *testing.T) {
+			daemonisedPluginEnds(t, bin, keepsOutput)
+		})
+	}
+}
+
+func daemonisedPluginEnds(t *testing.T, bin string, keepsOutput bool) {
 	pidFile := filepath.Join(t.TempDir(), "orphan")
-	cfg := writeConfig(t, map[string]any{"name": "daemoniser", "path": bin, "priority": 10, "events": []string{"session_before_compact"},
-		"args": []string{"-name", "daemoniser", "-before-compact", "none", "-spawn-orphan", pidFile}})
+	args := []string{"-name", "daemoniser", "-before-compact", "none", "-spawn-orphan", pidFile}
+	if keepsOutput {
+		args = append(args, "-orphan-keeps-output")
+	}
+	cfg := writeConfig(t, map[string]any{"name": "daemoniser", "path": bin, "priority": 10, "events": []string{"session_before_compact"}, "args": args})
 	path := copyFile(t, "../../examples/demo-session.jsonl")
 	cmd := cliChild("compact", "--config", cfg, "--keep-recent-tokens", "8000", path)
-	if out, err := cmd.CombinedOutput(); err != nil {
+	// A safety net, not a measurement: a command that waits for the
+	// orphan's output to end would wait for its 600 s sleep.
+	timer := time.AfterFunc(time.Minute, func() {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		if cmd.Process != nil {
+			_ = cmd.Process.Kill()
+		}
+	})
+	out, err := cmd.CombinedOutput()
+	if !timer.Stop() {
+		t.Fatalf("compact did not return within a minute while the plugin's orphan held its output:\n%s", out)
+	}
+	if err != nil {
 		t.Fatalf("compact: %v\n%s", err, out)
+	}
+	if said := strings.Contains(string(out), "still holds its output"); said != keepsOutput {
+		t.Errorf("warning about the held output printed: %v, want %v:\n%s", said, keepsOutput, out)
 	}
 	b, err := os.ReadFile(pidFile)
 	if err != nil {

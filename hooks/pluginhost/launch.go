@@ -137,7 +137,7 @@ func (s *Supervisor) processClientConfig(cmd *exec.Cmd, tlsCfg *tls.Config, logs
 		// it passes its handshake variables on the placeholder command.
 		RunnerFunc: func(_ hclog.Logger, placeholder *exec.Cmd, dir string) (runner.Runner, error) {
 			*socketDir = dir
-			return newProcessRunner(cmd, placeholder.Env, dir)
+			return newProcessRunner(cmd, placeholder.Env, dir, s.log)
 		},
 		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: socketTempDir()},
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},

@@ -186,3 +186,35 @@ func TestStopEndsAHelperHoldingThePluginsOutput(t *testing.T) {
 		assertAllGoneWithin(t, survivorBound, append([]int{pid}, children...)...)
 	}
 }
+
+// TestCrashIsNoticedWhileAHelperHoldsThePluginsOutput: a plugin that exits
+// by itself while a process it started keeps its stdout and stderr open is
+// still seen to have exited, and restarted: go-plugin learns of the exit
+// only once it has read both to their end, which the helper would put off
+// for as long as it lives.
+func TestCrashIsNoticedWhileAHelperHoldsThePluginsOutput(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "pid")
+	// No health checks: two missed pings would report the crash too, late.
+	sup := pluginhost.NewSupervisor(spec("held", 1, "-before-compact", "exit", "-spawn-stdout-holder", file), pluginhost.Options{MinBackoff: 1, HealthInterval: -1})
+	if err := sup.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sup.StopNow(context.Background()) })
+	children := readPids(t, file)
+	t.Cleanup(func() { killAll(children) })
+	_, _ = sup.BeforeCompact(context.Background(), preparedEvent())       // the plugin exits
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a safety net, not a measurement
+	defer cancel()
+	for {
+		if n, _ := sup.Crashes(); n > 0 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the plugin's exit went unnoticed while its helper held its output")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := sup.WaitRunning(ctx); err != nil {
+		t.Fatalf("not restarted: %v", err)
+	}
+}

@@ -8,7 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"sync"
+	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin/runner"
 	"github.com/pith-dev/pith/internal/proctree"
 )
@@ -20,11 +23,13 @@ import (
 // /dev/null; the rest is what go-plugin's runner does.
 type processRunner struct {
 	cmd            *exec.Cmd
-	stdout, stderr io.ReadCloser
+	stdout, stderr *outputPipe
 	// socketDir is the directory go-plugin made for the plugin's socket;
 	// go-plugin removes it when it kills a started process, and Start
 	// when there is none.
 	socketDir string
+	log       hclog.Logger
+	endOnce   sync.Once
 }
 
 var _ runner.Runner = (*processRunner)(nil)
@@ -32,7 +37,7 @@ var _ runner.Runner = (*processRunner)(nil)
 // newProcessRunner prepares cmd, whose environment go-plugin has not seen:
 // goPluginEnv (the handshake variables go-plugin put on its placeholder
 // command) is added last.
-func newProcessRunner(cmd *exec.Cmd, goPluginEnv []string, socketDir string) (*processRunner, error) {
+func newProcessRunner(cmd *exec.Cmd, goPluginEnv []string, socketDir string, log hclog.Logger) (*processRunner, error) {
 	cmd.Env = append(cmd.Env, goPluginEnv...)
 	cmd.Stdin = nil // /dev/null
 	stdout, err := cmd.StdoutPipe()
@@ -43,17 +48,54 @@ func newProcessRunner(cmd *exec.Cmd, goPluginEnv []string, socketDir string) (*p
 	if err != nil {
 		return nil, err
 	}
-	return &processRunner{cmd: cmd, stdout: stdout, stderr: stderr, socketDir: socketDir}, nil
+	r := &processRunner{cmd: cmd, socketDir: socketDir, log: log}
+	r.stdout = &outputPipe{r: stdout, cut: r.outputCut}
+	r.stderr = &outputPipe{r: stderr, cut: r.outputCut}
+	return r, nil
 }
 
 func (r *processRunner) Start(context.Context) error {
 	err := proctree.Start(r.cmd)
-	if err != nil && r.socketDir != "" {
-		// No process: go-plugin's Kill skips its cleanup, and a daemon
-		// retrying a broken plugin would leave one directory per try.
-		os.RemoveAll(r.socketDir)
+	if err != nil {
+		if r.socketDir != "" {
+			// No process: go-plugin's Kill skips its cleanup, and a daemon
+			// retrying a broken plugin would leave one directory per try.
+			os.RemoveAll(r.socketDir)
+		}
+		return err
 	}
-	return err
+	// Where the exit cannot be watched, Kill ends the output instead; a
+	// plugin that exits by itself while a process it started holds its
+	// output is then noticed only when it is stopped.
+	proctree.OnExit(r.cmd.Process.Pid, r.endOutput)
+	return nil
+}
+
+// outputDrainGrace is how long the output of a plugin that has exited is
+// still read for a process holding it open: what the plugin wrote before
+// it exited is already in the pipe, and is read in far less.
+const outputDrainGrace = 250 * time.Millisecond
+
+// endOutput bounds the reading of the plugin's stdout and stderr, once its
+// process has exited or is being killed. go-plugin reads both to their end
+// before it reaps the plugin (and before a stop returns), and the end comes
+// only when every process holding them has closed them: a process the
+// plugin started that keeps them — a daemon that does not redirect its
+// output, re-parented away from the plugin where no descendants walk finds
+// it — would keep the plugin unreaped, and the host's stop waiting, for as
+// long as that process lives.
+func (r *processRunner) endOutput() {
+	r.endOnce.Do(func() {
+		deadline := time.Now().Add(outputDrainGrace)
+		r.stdout.endBy(deadline)
+		r.stderr.endBy(deadline)
+	})
+}
+
+// outputCut reports, once per plugin process, that its output was cut.
+func (r *processRunner) outputCut() {
+	r.log.Warn("the plugin's process has ended but another process still holds its output open; no longer reading it",
+		"plugin", r.cmd.Args[0], "pid", r.ID())
 }
 
 func (r *processRunner) Wait(context.Context) error {
@@ -66,7 +108,9 @@ func (r *processRunner) Kill(context.Context) error {
 	if r.cmd.Process == nil {
 		return nil
 	}
-	if err := r.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+	err := r.cmd.Process.Kill()
+	r.endOutput()
+	if err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return err
 	}
 	return nil
@@ -95,6 +139,35 @@ func (r *processRunner) PluginToHost(network, addr string) (string, string, erro
 
 func (r *processRunner) HostToPlugin(network, addr string) (string, string, error) {
 	return network, addr, nil
+}
+
+// outputPipe is the host's end of a plugin's stdout or stderr pipe, whose
+// reading endBy can bound: past the deadline a read that would wait for
+// more reports the end instead (io.EOF, so that go-plugin takes it for the
+// pipe's end rather than for an error).
+type outputPipe struct {
+	r       io.ReadCloser
+	cut     func()
+	cutOnce sync.Once
+}
+
+func (p *outputPipe) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		p.cutOnce.Do(p.cut)
+		return n, io.EOF
+	}
+	return n, err
+}
+
+func (p *outputPipe) Close() error { return p.r.Close() }
+
+// endBy sets the deadline; a pipe without deadlines (not os.Pipe's) keeps
+// being read to its end.
+func (p *outputPipe) endBy(deadline time.Time) {
+	if d, ok := p.r.(interface{ SetReadDeadline(time.Time) error }); ok {
+		_ = d.SetReadDeadline(deadline)
+	}
 }
 
 // maxSocketBase is the longest temporary directory the sockets can live

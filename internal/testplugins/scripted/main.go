@@ -57,6 +57,7 @@ func main() {
 	spawn := flag.String("spawn", "", "start two long-running children, one in a new session (setsid), and write their pids to this file")
 	holder := flag.String("spawn-stdout-holder", "", "start a long-running child in a new session that keeps the plugin's stdout and stderr open, and write its pid to this file")
 	orphan := flag.String("spawn-orphan", "", "double-fork a long-running process in a new session, whose parent exits at once, and write its pid to this file")
+	orphanOutput := flag.Bool("orphan-keeps-output", false, "spawn-orphan: the process keeps the plugin's stdout and stderr open instead of /dev/null")
 	dumpEnv := flag.String("dump-env", "", "write the plugin's environment, NAME=value entries separated by NUL bytes, to this file")
 	dumpStdin := flag.String("dump-stdin", "", "write what the plugin reads from its standard input until end of file (at most 1 KiB) to this file")
 	floodMB := flag.Int("flood-stderr", 0, "write this many MiB of 1 KiB lines to stderr, in the background")
@@ -92,7 +93,7 @@ func main() {
 		}
 	}
 	if *orphan != "" {
-		if err := spawnOrphan(*orphan); err != nil {
+		if err := spawnOrphan(*orphan, *orphanOutput); err != nil {
 			fmt.Fprintln(stderr, "spawn-orphan:", err)
 			os.Exit(2)
 		}
@@ -171,8 +172,20 @@ func spawnChildren(file string) error {
 // spawnOrphan double-forks, as a daemon does: a shell starts `sleep` in a
 // session of its own and exits, so the sleep is re-parented away from the
 // plugin — to init, or to the nearest subreaper. Its pid goes to file.
-func spawnOrphan(file string) error {
-	out, err := exec.Command("sh", "-c", "setsid sleep 600 </dev/null >/dev/null 2>&1 & echo $!").Output()
+// With keepOutput the sleep keeps the plugin's stdout and stderr, as a
+// careless daemon does; otherwise they go to /dev/null.
+func spawnOrphan(file string, keepOutput bool) error {
+	script := "setsid sleep 600 </dev/null >/dev/null 2>&1 & echo $!"
+	var extra []*os.File
+	if keepOutput {
+		// The shell's stdout carries the pid back; the sleep gets the
+		// plugin's own through fds 3 and 4.
+		script = "setsid sleep 600 </dev/null >&3 2>&4 3>&- 4>&- & echo $!"
+		extra = []*os.File{os.Stdout, os.Stderr}
+	}
+	cmd := exec.Command("sh", "-c", script)
+	cmd.ExtraFiles = extra
+	out, err := cmd.Output()
 	if err != nil {
 		return err
 	}
