@@ -34,6 +34,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"sync"
 	"unicode/utf8"
 
@@ -245,7 +246,7 @@ func (k *keeper) sessionCwd(ctx context.Context, sessionID string) (string, erro
 
 // readInstructions reads one file into instruction items.
 func readInstructions(path string, maxChars int) ([]string, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}
@@ -255,6 +256,30 @@ func readInstructions(path string, maxChars int) ([]string, error) {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return parseInstructions(string(data), maxChars), nil
+}
+
+// openRegular opens path for reading if it is a regular file (through
+// symlinks: CLAUDE.md is often one). The project directory comes from the
+// session, so its files are whatever the repository holds: an AGENTS.md that
+// is a FIFO would block the open until the host's timeout, and a device
+// could be read from forever. The open does not wait (O_NONBLOCK, which a
+// regular file ignores), and the check is made on the file opened, so a
+// swap after a check by name cannot get past it.
+func openRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file (%s)", path, info.Mode().Type())
+	}
+	return f, nil
 }
 
 // parseInstructions turns Markdown into one item per instruction: blank
