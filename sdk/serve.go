@@ -142,7 +142,7 @@ func serveConfig(srv *server) *plugin.ServeConfig {
 		VersionedPlugins: map[int]plugin.PluginSet{
 			wire.ProtocolVersion: {wire.PluginName: &grpcPlugin{srv: srv}},
 		},
-		GRPCServer: wire.NewServer,
+		GRPCServer: wire.NewPluginServer,
 		Logger:     Logger(),
 	}
 }

@@ -8,6 +8,9 @@ set -euo pipefail
 BUF_VERSION=v1.75.0
 PROTOC_GEN_GO_VERSION=v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION=v1.6.0
+# The version gRPC itself requires, so that the runtime it generates code
+# for (vtprotobuf/protohelpers) is the one already in the module graph.
+PROTOC_GEN_GO_VTPROTO_VERSION=v0.6.1-0.20240319094008-0393e58bdf10
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin="${PITH_TOOLS_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/pith/tools/bin}"
@@ -24,6 +27,7 @@ install() { # module@version binary
 install "github.com/bufbuild/buf/cmd/buf@$BUF_VERSION" buf
 install "google.golang.org/protobuf/cmd/protoc-gen-go@$PROTOC_GEN_GO_VERSION" protoc-gen-go
 install "google.golang.org/grpc/cmd/protoc-gen-go-grpc@$PROTOC_GEN_GO_GRPC_VERSION" protoc-gen-go-grpc
+install "github.com/planetscale/vtprotobuf/cmd/protoc-gen-go-vtproto@$PROTOC_GEN_GO_VTPROTO_VERSION" protoc-gen-go-vtproto
 
 cd "$root"
 PATH="$bin:$PATH" buf lint

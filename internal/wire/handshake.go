@@ -52,3 +52,10 @@ func DialOptions() []grpc.DialOption {
 func NewServer(opts []grpc.ServerOption) *grpc.Server {
 	return grpc.NewServer(append(opts, ServerOptions()...)...)
 }
+
+// NewPluginServer is NewServer for a plugin's own server, whose only peer is
+// the host that started it: what it receives is decoded by the generated
+// code rather than by protobuf-go (codec.go says what that changes).
+func NewPluginServer(opts []grpc.ServerOption) *grpc.Server {
+	return NewServer(append(opts, grpc.ForceServerCodecV2(codec{protobuf: protobufCodec, trustPeer: true})))
+}

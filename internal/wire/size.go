@@ -13,7 +13,13 @@ import (
 // a plugin — the supervisor and the SDK's in-process connection — checks
 // through it.
 func CheckSize(m proto.Message) error {
-	if n := proto.Size(m); n > MaxMessageSize {
+	var n int
+	if vm, ok := m.(interface{ SizeVT() int }); ok {
+		n = vm.SizeVT()
+	} else {
+		n = proto.Size(m)
+	}
+	if n > MaxMessageSize {
 		return fmt.Errorf("%w: %d bytes, the maximum is %d", hooks.ErrPayloadTooLarge, n, MaxMessageSize)
 	}
 	return nil
