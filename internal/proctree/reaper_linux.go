@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -54,11 +55,27 @@ func Subreap() bool {
 	signal.Notify(chld, syscall.SIGCHLD)
 	go func() {
 		for range chld {
+			// Reaping an orphan that exited by itself is not urgent (it
+			// only frees its process table entry), and every pass reads
+			// the children lists of all of this process's threads. Exits
+			// come in bursts — a command stopping its plugins, whose
+			// stops reap what EndOrphans kills — so one pass a little
+			// after the first covers the burst, instead of one per exit
+			// contending with the stops for the lock.
+			time.Sleep(reapDelay)
+			select {
+			case <-chld: // covered by this pass
+			default:
+			}
 			reapExitedOrphans()
 		}
 	}()
 	return true
 }
+
+// reapDelay is how long after a SIGCHLD the reaper looks for exited
+// orphans.
+const reapDelay = 100 * time.Millisecond
 
 // Subreaping reports whether Subreap made this process a subreaper.
 func Subreaping() bool { return reaper.on.Load() }
