@@ -55,10 +55,8 @@ func (s *Server) NewViewer(exposed bool) *Viewer {
 			st := s.opts.Settings(s.cfg.Load())
 			return viewer.Settings{ContextWindow: st.ContextWindow, ReserveTokens: st.ReserveTokens, AutoCompaction: st.Enabled}
 		},
-		Logger: s.log.Named("viewer"),
-		// The listener policy and the credentials guard the viewer; a
-		// real host name is fine behind them.
-		AllowHost: func(string) bool { return true },
+		Logger:    s.log.Named("viewer"),
+		AllowHost: v.allowHost,
 		Daemon:    v.daemonPanel,
 	}
 	v.sessions = viewer.NewSessions(opts)
@@ -79,9 +77,29 @@ func (v *Viewer) Close() error {
 }
 
 func (v *Viewer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !v.allowHost(r.Host) {
+		http.Error(w, "the viewer answers only to an IP address or localhost unless server.tokens or client certificates guard it", http.StatusMisdirectedRequest)
+		return
+	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	v.mux.ServeHTTP(w, r)
+}
+
+// allowHost checks the Host header of every request. A viewer that takes
+// anonymous requests answers only to names that are loopback by
+// definition: any web page can point a name it controls at 127.0.0.1 (DNS
+// rebinding) and would then read every session as a page of its own
+// origin. Where every request needs credentials (server.tokens, a client
+// certificate, or an exposed listener, which refuses anonymous requests),
+// a rebound page has none — the cookie belongs to the origin that signed
+// in — so a real host name in front of the daemon is fine. Asked on every
+// request: a reload adding or removing the tokens changes the answer.
+func (v *Viewer) allowHost(host string) bool {
+	if v.exposed || v.s.opts.ClientCerts || len(v.s.cfg.Load().Server.Tokens) > 0 {
+		return true
+	}
+	return viewer.LoopbackHost(host)
 }
 
 type viewerCallerKey struct{}

@@ -357,17 +357,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 const hostRefusal = "the viewer answers only to an IP address or localhost"
 
-// allowed applies check, or by default localHost: a page on another site
+// allowed applies check, or by default LoopbackHost: a page on another site
 // can point a name it controls at 127.0.0.1 (DNS rebinding), so only names
 // that are loopback by definition pass.
 func allowed(check func(string) bool, host string) bool {
 	if check != nil {
 		return check(host)
 	}
-	return localHost(host)
+	return LoopbackHost(host)
 }
 
-func localHost(hostport string) bool {
+// LoopbackHost reports whether a Host header names this machine by
+// definition (an IP address or localhost), so that no DNS answer another
+// site controls can lead a browser to it under that name.
+func LoopbackHost(hostport string) bool {
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h

@@ -1,0 +1,90 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+// anonymousViewer is a daemon with no tokens and no client certificates —
+// the default, on loopback — and its viewer on a loopback HTTP server.
+func anonymousViewer(t *testing.T) (*harness, *httptest.Server) {
+	t.Helper()
+	h := startServer(t, testConfig(t.TempDir()))
+	v := h.srv.NewViewer(false)
+	hs := httptest.NewServer(v)
+	t.Cleanup(func() {
+		hs.CloseClientConnections()
+		hs.Close()
+		v.Close()
+	})
+	return h, hs
+}
+
+func getWithHost(t *testing.T, u, host string) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = host
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestViewerAnonymousRefusesForeignHost: a daemon's viewer that takes
+// anonymous requests (loopback, no server.tokens) must answer only to names
+// that are loopback by definition. Otherwise any web page the user visits
+// can point a name of its own at 127.0.0.1 (DNS rebinding) and read every
+// session under sessions.root as a same-origin page: the index, the
+// entries, the prune archive.
+func TestViewerAnonymousRefusesForeignHost(t *testing.T) {
+	h, hs := anonymousViewer(t)
+	ctx := context.Background()
+	s, err := h.client.Create(ctx, "secret.jsonl", "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendMessages(ctx, userMsg("api-key-here", 20)); err != nil {
+		t.Fatal(err)
+	}
+	port := hs.Listener.Addr().String()[len("127.0.0.1"):]
+	for _, path := range []string{"/", "/s/secret.jsonl/api/session", "/s/secret.jsonl/api/events", "/app.css", "/login"} {
+		if code := getWithHost(t, hs.URL+path, "rebind.example"+port); code != http.StatusMisdirectedRequest {
+			t.Errorf("GET %s with Host rebind.example: %d, want 421", path, code)
+		}
+	}
+	// Loopback names still work.
+	for _, host := range []string{"127.0.0.1" + port, "localhost" + port, "[::1]" + port} {
+		if code := getWithHost(t, hs.URL+"/s/secret.jsonl/api/session", host); code != http.StatusOK {
+			t.Errorf("GET with Host %s: %d, want 200", host, code)
+		}
+	}
+}
+
+// TestViewerWithTokensAllowsRealHostName: with server.tokens every request
+// needs the cookie or header (bound to the origin that signed in), so a
+// real host name in front of the daemon is fine.
+func TestViewerWithTokensAllowsRealHostName(t *testing.T) {
+	_, hs, c := viewerHarness(t)
+	ctx := context.Background()
+	if _, err := c.Create(ctx, "a.jsonl", "/w"); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, hs.URL+"/s/a.jsonl/api/session", nil)
+	req.Host = "pith.internal.example"
+	req.Header.Set("Authorization", "Bearer admin-secret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("real host name with a token: %d, want 200", resp.StatusCode)
+	}
+}
