@@ -94,6 +94,8 @@ type Server struct {
 	reload   reloadRecord
 	// viewer is the running Viewer's sessions, or nil.
 	viewer atomic.Pointer[viewer.Sessions]
+	// streams counts each caller's open event streams.
+	streams streamCounts
 
 	mu       sync.Mutex // guards the fields below and pluginSet
 	sessions map[string]*openSession

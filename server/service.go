@@ -132,7 +132,7 @@ func (v *service) Compact(req *pb.CompactRequest, stream grpc.ServerStreamingSer
 		for {
 			select {
 			case ev := <-w.ch:
-				if err := progress(ev); err != nil {
+				if err := progress(*ev); err != nil {
 					done <- err
 					return
 				}
@@ -141,7 +141,7 @@ func (v *service) Compact(req *pb.CompactRequest, stream grpc.ServerStreamingSer
 				for {
 					select {
 					case ev := <-w.ch:
-						if err := progress(ev); err != nil {
+						if err := progress(*ev); err != nil {
 							done <- err
 							return
 						}
@@ -240,6 +240,11 @@ func (v *service) turn(ctx context.Context, id string, msg []byte, fn func(*engi
 }
 
 func (v *service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
+	release, err := v.s.openStream(callerOf(stream.Context()))
+	if err != nil {
+		return toStatus(err)
+	}
+	defer release()
 	o, w, cancel, err := v.s.watch(stream.Context(), req.GetSessionId())
 	if err != nil {
 		return toStatus(err)
@@ -253,7 +258,7 @@ func (v *service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 	for {
 		select {
 		case ev := <-w.ch:
-			if err := stream.Send(&pb.WatchEventsResponse{Event: eventProto(o.id, ev)}); err != nil {
+			if err := stream.Send(&pb.WatchEventsResponse{Event: eventProto(o.id, *ev)}); err != nil {
 				return err
 			}
 		case <-w.overrun:

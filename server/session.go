@@ -52,7 +52,10 @@ type openSession struct {
 }
 
 type watcher struct {
-	ch      chan engine.Event
+	// ch holds pointers, one event shared by every watcher: a buffer of
+	// watchBuffer events by value would cost each stream about 190 KB
+	// before any event arrives.
+	ch      chan *engine.Event
 	overrun chan struct{}
 	// local watchers (a Compact call's progress) get this host's engine
 	// events only, not those other hosts published.
@@ -176,12 +179,13 @@ func (o *openSession) unsubscribe() {
 func (o *openSession) broadcast(ev engine.Event, remote bool) {
 	o.watchMu.Lock()
 	defer o.watchMu.Unlock()
+	shared := &ev // read-only from here on
 	for _, w := range o.watchers {
 		if remote && w.local {
 			continue
 		}
 		select {
-		case w.ch <- ev:
+		case w.ch <- shared:
 		default:
 			w.once.Do(func() { close(w.overrun) })
 		}
@@ -191,7 +195,7 @@ func (o *openSession) broadcast(ev engine.Event, remote bool) {
 // watch registers a watcher; cancel removes it. It returns nil when the
 // session is being closed by the daemon (look it up again).
 func (o *openSession) watch(local bool) (*watcher, func()) {
-	w := &watcher{ch: make(chan engine.Event, watchBuffer), overrun: make(chan struct{}), local: local}
+	w := &watcher{ch: make(chan *engine.Event, watchBuffer), overrun: make(chan struct{}), local: local}
 	o.watchMu.Lock()
 	if o.evicting {
 		o.watchMu.Unlock()

@@ -137,6 +137,16 @@ func (v *Viewer) serveAuthenticated(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusUnauthorized)
 		return
 	}
+	if strings.HasSuffix(r.URL.Path, "/api/events") {
+		// A live update stream: it counts against the caller's
+		// server.maxStreams with its WatchEvents streams.
+		release, err := v.s.openStream(c)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusTooManyRequests)
+			return
+		}
+		defer release()
+	}
 	v.sessions.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewerCallerKey{}, c)))
 }
 

@@ -12,14 +12,7 @@ import (
 func anonymousViewer(t *testing.T) (*harness, *httptest.Server) {
 	t.Helper()
 	h := startServer(t, testConfig(t.TempDir()))
-	v := h.srv.NewViewer(false)
-	hs := httptest.NewServer(v)
-	t.Cleanup(func() {
-		hs.CloseClientConnections()
-		hs.Close()
-		v.Close()
-	})
-	return h, hs
+	return h, httptestServer(t, h.srv.NewViewer(false))
 }
 
 func getWithHost(t *testing.T, u, host string) int {
