@@ -96,6 +96,9 @@ type Server struct {
 	viewer atomic.Pointer[viewer.Sessions]
 	// streams counts each caller's open event streams.
 	streams streamCounts
+	// applied is closed, and replaced, when a configuration is applied:
+	// open streams check their caller again then (revalidate).
+	applied atomic.Pointer[chan struct{}]
 
 	mu       sync.Mutex // guards the fields below and pluginSet
 	sessions map[string]*openSession
@@ -138,6 +141,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		janitor:  make(chan struct{}),
 	}
 	s.cfg.Store(opts.Config)
+	first := make(chan struct{})
+	s.applied.Store(&first)
 	if opts.Store != nil {
 		src, err := newStoreSource(opts.Store, opts.Config.Sessions.LeaseTTL, log, s.deliver, s.storeChanged)
 		if err != nil {
@@ -248,6 +253,8 @@ func (s *Server) PrepareReload(ctx context.Context, old, next *config.Config) er
 // settings they started with.
 func (s *Server) ApplyConfig(ch config.Change) {
 	s.cfg.Store(ch.New)
+	next := make(chan struct{})
+	close(*s.applied.Swap(&next))
 	// The listeners and the transport are built once, at start.
 	for _, k := range []string{"server.listen", "server.metrics", "server.tls", "sessions.leaseTTL"} {
 		if ch.Has(k) {

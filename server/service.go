@@ -250,6 +250,8 @@ func (v *service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 		return toStatus(err)
 	}
 	defer cancel()
+	ctx, stop := v.s.revalidate(stream.Context(), func() error { return v.s.mayStill(stream.Context(), o.rel) })
+	defer stop()
 	// The header tells the client the subscription is in place, so it can
 	// act knowing no later event will be missed.
 	if err := stream.SendHeader(metadata.MD{}); err != nil {
@@ -265,7 +267,10 @@ func (v *service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 			return status.Error(codes.ResourceExhausted, errWatchOverrun.Error())
 		case <-v.s.shutdown:
 			return nil
-		case <-stream.Context().Done():
+		case <-ctx.Done():
+			if err := context.Cause(ctx); !errors.Is(err, context.Canceled) {
+				return toStatus(err) // no longer allowed
+			}
 			return nil
 		}
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -129,4 +130,90 @@ func httptestServer(t *testing.T, v *Viewer) *httptest.Server {
 		v.Close()
 	})
 	return hs
+}
+
+// TestRevokedTokenEndsStreams: removing a token from the configuration
+// revokes it for the streams it holds open too, not only for its next
+// call — before, a WatchEvents stream and the viewer's live stream of a
+// revoked token went on delivering the session's events for as long as
+// the client kept them. Narrowing a token's prefix away from the session
+// ends them as well.
+func TestRevokedTokenEndsStreams(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	cfg.Server.Tokens = []config.Token{
+		{Name: "admin", SHA256: HashToken("secret-admin")},
+		{Name: "gone", SHA256: HashToken("secret-gone")},
+		{Name: "team", SHA256: HashToken("secret-team"), Prefix: "team-a/"},
+	}
+	h := startServer(t, cfg)
+	hs := httptestServer(t, h.srv.NewViewer(false))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	admin, err := client.Dial(h.addr, client.WithToken("secret-admin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	s, err := admin.Create(ctx, "team-a/w.jsonl", "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	conn, err := grpc.NewClient(h.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	raw := pb.NewSessionServiceClient(conn)
+	watch := func(tok string) pb.SessionService_WatchEventsClient {
+		sctx := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tok)
+		st, err := raw.WatchEvents(sctx, &pb.WatchEventsRequest{SessionId: s.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Header(); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	gone, team := watch("secret-gone"), watch("secret-team")
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, hs.URL+"/s/team-a/w.jsonl/api/events", nil)
+	req.Header.Set("Authorization", "Bearer secret-gone")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("viewer stream: %d", resp.StatusCode)
+	}
+
+	// "gone" is revoked; "team" now reaches team-b/ only.
+	next := *h.srv.Config()
+	next.Server.Tokens = []config.Token{
+		{Name: "admin", SHA256: HashToken("secret-admin")},
+		{Name: "team", SHA256: HashToken("secret-team"), Prefix: "team-b/"},
+	}
+	h.srv.ApplyConfig(config.Change{Old: cfg, New: &next})
+	// Something happens on the session: a stream still open would get it.
+	if _, err := s.AppendMessages(ctx, userMsg("after revocation", 20)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Compact(ctx, "", nil); err != nil {
+		t.Logf("compact: %v", err) // the events are what matters
+	}
+	for name, st := range map[string]pb.SessionService_WatchEventsClient{"revoked": gone, "narrowed": team} {
+		ev, err := st.Recv()
+		want := codes.Unauthenticated
+		if name == "narrowed" {
+			want = codes.PermissionDenied
+		}
+		if status.Code(err) != want {
+			t.Errorf("%s token's stream: event %v, error %v; want it ended with %v", name, ev, err, want)
+		}
+	}
+	// The viewer's stream ends: the body reaches its end.
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil && ctx.Err() != nil {
+		t.Fatalf("the viewer's stream of a revoked token is still open: %v", err)
+	}
 }

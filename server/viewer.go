@@ -146,6 +146,20 @@ func (v *Viewer) serveAuthenticated(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer release()
+		// A token revoked or narrowed by a reload ends the stream.
+		name := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/s/"), "/api/events")
+		ctx, stop := v.s.revalidate(r.Context(), func() error {
+			c, err := v.s.check(presentedBy(r), v.exposed)
+			if err != nil {
+				return err
+			}
+			if !c.may(name) {
+				return fmt.Errorf("%w: %q", ErrForbidden, name)
+			}
+			return nil
+		})
+		defer stop()
+		r = r.WithContext(ctx)
 	}
 	v.sessions.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewerCallerKey{}, c)))
 }
