@@ -173,6 +173,13 @@ func (v *service) Navigate(ctx context.Context, req *pb.NavigateRequest) (*pb.Na
 		return nil, toStatus(err)
 	}
 	defer o.release()
+	if label := req.GetLabel(); label != "" {
+		// The label is written as an entry: the size limits of an
+		// append hold for it.
+		if err := v.s.checkGrowth(o, len(label), 1); err != nil {
+			return nil, toStatus(err)
+		}
+	}
 	bs := v.s.cfg.Load().BranchSummary
 	mode := engine.SummarizeDefault // branchSummary.enabled decides
 	if req.GetNoSummarize() {
