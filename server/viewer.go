@@ -193,7 +193,7 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 	if err != nil {
 		return viewer.Source{}, err
 	}
-	if _, err := root.Stat(name); err != nil {
+	if _, err := root.Lstat(name); err != nil {
 		return viewer.Source{}, rootError(err)
 	}
 	limit := func() int64 { return int64(v.s.cfg.Load().Server.MaxSessionBytes) }
@@ -216,10 +216,12 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 // openRegular opens name in root for reading, as a regular file only,
 // through the mechanism every entry point uses (internal/regularfile):
 // a FIFO in the place of a session or its archive must not hang the
-// viewer, nor a device be read. root confines the name, symlinks
-// included, to the sessions directory.
+// viewer, nor a device be read. The check is Lstat, as core/session's
+// for the gRPC calls: a symlink in the place of a session is refused, not
+// followed — a token's prefix is checked on the name, and a link in one
+// tenant's directory may point into another's.
 func openRegular(root *os.Root, name string) (*os.File, error) {
-	f, err := regularfile.Open(name, os.O_RDONLY, 0, root.Stat, root.OpenFile)
+	f, err := regularfile.Open(name, os.O_RDONLY, 0, root.Lstat, root.OpenFile)
 	if err != nil {
 		return nil, rootError(err)
 	}

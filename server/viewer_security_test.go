@@ -2,9 +2,15 @@ package server
 
 import (
 	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/pith-dev/pith/client"
 )
 
 // anonymousViewer is a daemon with no tokens and no client certificates —
@@ -79,5 +85,50 @@ func TestViewerWithTokensAllowsRealHostName(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("real host name with a token: %d, want 200", resp.StatusCode)
+	}
+}
+
+// TestViewerRefusesSymlinkedSession: a session file is never a symlink —
+// the gRPC calls refuse one — and the viewer refuses it too. Before, the
+// viewer followed it (anywhere inside sessions.root), so a link
+// team-a/link.jsonl -> ../team-b/two.jsonl showed team-b's session to a
+// token for team-a/ only, which OpenSession refused it.
+func TestViewerRefusesSymlinkedSession(t *testing.T) {
+	h, hs, c := viewerHarness(t)
+	ctx := context.Background()
+	s, err := c.Create(ctx, "team-b/two.jsonl", "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendMessages(ctx, userMsg("team-b-only", 20)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create(ctx, "team-a/one.jsonl", "/w"); err != nil {
+		t.Fatal(err)
+	}
+	root := h.srv.Config().Sessions.Root
+	if err := os.Symlink("../team-b/two.jsonl", filepath.Join(root, "team-a", "link.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	team, err := client.Dial(h.addr, client.WithToken("team-secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer team.Close()
+	if _, err := team.Open(ctx, "team-a/link.jsonl"); err == nil {
+		t.Fatal("OpenSession followed the symlink")
+	}
+	for _, path := range []string{"/s/team-a/link.jsonl/api/session", "/s/team-a/link.jsonl/api/tree"} {
+		req, _ := http.NewRequest(http.MethodGet, hs.URL+path, nil)
+		req.Header.Set("Authorization", "Bearer team-secret")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK || strings.Contains(string(body), "team-b-only") {
+			t.Errorf("GET %s through a symlink to team-b: %d\n%.300s", path, resp.StatusCode, body)
+		}
 	}
 }
