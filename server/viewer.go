@@ -210,7 +210,7 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 	archive := func() (io.ReadCloser, error) {
 		return openRegular(root, name+compaction.ArchiveSuffix)
 	}
-	return viewer.Source{Path: filepath.Join(base, filepath.FromSlash(name)), Tail: tail, OpenArchive: archive}, nil
+	return viewer.Source{Path: filepath.Join(base, filepath.FromSlash(name)), Name: name, Tail: tail, OpenArchive: archive}, nil
 }
 
 // openRegular opens name in root for reading, as a regular file only,

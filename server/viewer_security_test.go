@@ -3,11 +3,11 @@ package server
 import (
 	"context"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/pith-dev/pith/client"
@@ -130,5 +130,32 @@ func TestViewerRefusesSymlinkedSession(t *testing.T) {
 		if resp.StatusCode == http.StatusOK || strings.Contains(string(body), "team-b-only") {
 			t.Errorf("GET %s through a symlink to team-b: %d\n%.300s", path, resp.StatusCode, body)
 		}
+	}
+}
+
+// TestViewerHidesServerPaths: the viewer names a session as the caller
+// does, relative to sessions.root — as the gRPC errors do — never by the
+// server's absolute path. Before, api/session answered
+// "path":"/srv/.../sessions/team-a/one.jsonl" to any viewer client.
+func TestViewerHidesServerPaths(t *testing.T) {
+	h, hs, c := viewerHarness(t)
+	ctx := context.Background()
+	if _, err := c.Create(ctx, "team-a/one.jsonl", "/w"); err != nil {
+		t.Fatal(err)
+	}
+	root := h.srv.Config().Sessions.Root
+	req, _ := http.NewRequest(http.MethodGet, hs.URL+"/s/team-a/one.jsonl/api/session", nil)
+	req.Header.Set("Authorization", "Bearer team-secret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("api/session: %d", resp.StatusCode)
+	}
+	if strings.Contains(string(body), root) || !strings.Contains(string(body), `"path":"team-a/one.jsonl"`) {
+		t.Fatalf("api/session names the session by the server's path (root %s):\n%s", root, body)
 	}
 }

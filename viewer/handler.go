@@ -1,6 +1,7 @@
 package viewer
 
 import (
+	"cmp"
 	"embed"
 	"fmt"
 	"io"
@@ -38,7 +39,9 @@ type Options struct {
 	// nothing is watched and the caller tells the handler of changes
 	// (Refresh, Reload).
 	Path string
-	// Name is shown in the page instead of Path when Path is empty.
+	// Name is shown in the page instead of Path: required when Path is
+	// empty, and a daemon's name for the session (relative to its root)
+	// so that its clients never read the server's paths.
 	Name string
 	// Tail reads the session, whole and then what was appended (see
 	// Tail); nil reads Path through FileTail. A daemon passes one that
@@ -67,6 +70,7 @@ type Options struct {
 // mount it at any prefix with http.StripPrefix. Close it to stop watching.
 type Handler struct {
 	path         string
+	shown        string // the session's name in the page
 	watched      bool
 	tail         Tail
 	openArchive  func() (io.ReadCloser, error)
@@ -108,6 +112,7 @@ func New(opts Options) (*Handler, error) {
 	}
 	h := &Handler{
 		path:         path,
+		shown:        cmp.Or(opts.Name, path),
 		watched:      watched,
 		tail:         opts.Tail,
 		openArchive:  opts.OpenArchive,

@@ -62,8 +62,9 @@ type Sessions struct {
 	wg   sync.WaitGroup
 }
 
-// Source is where a session comes from: its path (watched, and named in
-// the page), or none and a name for a session kept in a store, and how to
+// Source is where a session comes from: its path (watched) and the name
+// the page shows for it (the path when empty), or no path and a name for
+// a session kept in a store, and how to
 // read it (Tail) and its prune archive when the caller must read through
 // a confined root or a store. See Options. A session without a path
 // changes when the caller says so: Refresh for an append, Reload for a
