@@ -76,3 +76,27 @@ func TestNavigateLabelWithinLimits(t *testing.T) {
 		t.Fatalf("a small label: %v", err)
 	}
 }
+
+// TestCreateCwdWithinLimits: the cwd of a session created by OpenSession
+// is written into its header, so it obeys server.maxAppendBytes and
+// server.maxSessionBytes as an append does. Before, a 1 MB cwd created a
+// 1 MB file under limits of 64 KB a call and 256 KB a session — a file
+// the daemon then refused to open.
+func TestCreateCwdWithinLimits(t *testing.T) {
+	root := t.TempDir()
+	cfg := testConfig(root)
+	cfg.Server.MaxAppendBytes = 64 << 10
+	cfg.Server.MaxSessionBytes = 256 << 10
+	h := startServer(t, cfg)
+	ctx := context.Background()
+	_, err := h.client.Create(ctx, "big-cwd.jsonl", "/"+strings.Repeat("d", 1<<20))
+	if !errors.Is(err, client.ErrResourceExhausted) {
+		t.Fatalf("a 1 MB cwd: %v, want ResourceExhausted", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "big-cwd.jsonl")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the refused session was written: %v", err)
+	}
+	if _, err := h.client.Create(ctx, "ok.jsonl", "/work/project"); err != nil {
+		t.Fatalf("an ordinary cwd: %v", err)
+	}
+}
