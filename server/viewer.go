@@ -40,13 +40,17 @@ type Viewer struct {
 	sessions *viewer.Sessions
 	mux      *http.ServeMux
 	exposed  bool
+	// csrf refuses a cross-site request that is not a read (the login
+	// form's POST): another site must not sign the browser in with a
+	// token of its choosing.
+	csrf *http.CrossOriginProtection
 }
 
 // NewViewer returns the viewer's handler; exposed says its listener is
 // reachable from other machines (then, as for gRPC calls, anonymous
 // requests are refused). Close it before the Server.
 func (s *Server) NewViewer(exposed bool) *Viewer {
-	v := &Viewer{s: s, exposed: exposed}
+	v := &Viewer{s: s, exposed: exposed, csrf: http.NewCrossOriginProtection()}
 	opts := viewer.SessionsOptions{
 		Resolve:   v.resolve,
 		Authorize: v.authorize,
@@ -83,6 +87,10 @@ func (v *Viewer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Referrer-Policy", "no-referrer")
+	if err := v.csrf.Check(r); err != nil {
+		http.Error(w, "cross-site request refused", http.StatusForbidden)
+		return
+	}
 	v.mux.ServeHTTP(w, r)
 }
 

@@ -159,3 +159,45 @@ func TestViewerHidesServerPaths(t *testing.T) {
 		t.Fatalf("api/session names the session by the server's path (root %s):\n%s", root, body)
 	}
 }
+
+// TestViewerLoginRefusesCrossSite: another site cannot sign a browser in
+// to the viewer (login CSRF): a form on evil.example posting its own
+// token to /login would have set the viewer's cookie, and the user would
+// then read and trust the attacker's sessions as their own. A cross-site
+// POST is refused; the viewer's own form, and a client that is no
+// browser, still sign in.
+func TestViewerLoginRefusesCrossSite(t *testing.T) {
+	_, hs, _ := viewerHarness(t)
+	post := func(hdr map[string]string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, hs.URL+"/login", strings.NewReader("token=team-secret"))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	for name, hdr := range map[string]map[string]string{
+		"Sec-Fetch-Site cross-site": {"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"},
+		"foreign Origin":            {"Origin": "https://evil.example"},
+	} {
+		resp := post(hdr)
+		if resp.StatusCode != http.StatusForbidden || resp.Header.Get("Set-Cookie") != "" {
+			t.Errorf("%s: %d, Set-Cookie %q; want 403 and no cookie", name, resp.StatusCode, resp.Header.Get("Set-Cookie"))
+		}
+	}
+	for name, hdr := range map[string]map[string]string{
+		"same origin": {"Sec-Fetch-Site": "same-origin", "Origin": hs.URL},
+		"no browser":  {},
+	} {
+		if resp := post(hdr); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Set-Cookie") == "" {
+			t.Errorf("%s: %d; want 303 with the cookie", name, resp.StatusCode)
+		}
+	}
+}
