@@ -200,6 +200,8 @@ func (d *daemon) serveMetrics(addr string, tlsConfig *tls.Config) error {
 		handler = d.srv.MetricsAuth(handler)
 		ml = tls.NewListener(ml, tlsConfig)
 		scheme = "https"
+	} else {
+		handler = server.LoopbackOnly(handler)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", handler)
