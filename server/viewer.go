@@ -333,7 +333,7 @@ func (v *Viewer) list(r *http.Request) ([]string, error) {
 		}
 		return nil
 	})
-	return names, err
+	return store.SkipArchives(names), err
 }
 
 var loginPage = template.Must(template.New("login").Parse(`<!doctype html>
