@@ -381,6 +381,12 @@ const maxMessage = 256 << 20
 // recvSlack is what a request carries beside the bytes it appends.
 const recvSlack = 1 << 20
 
+// maxHeaderBytes bounds a call's headers (its metadata). They are read
+// whole before authentication, by anyone who can connect: gRPC's default
+// (16 MiB) let every anonymous call make the daemon hold that much. A
+// bearer token and gRPC's own headers take well under 1 KiB.
+const maxHeaderBytes = 64 << 10
+
 // GRPCOptions are the options a gRPC server for the SessionService needs:
 // the message limits, and interceptors that turn a panic in a call into an
 // Internal error (logged with its stack) instead of killing the daemon and
@@ -393,6 +399,7 @@ func (s *Server) GRPCOptions() []grpc.ServerOption {
 	s.recvLimit = max(s.cfg.Load().Server.MaxAppendBytes, 4<<20) + recvSlack
 	return []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(s.recvLimit), grpc.MaxSendMsgSize(maxMessage),
+		grpc.MaxHeaderListSize(maxHeaderBytes),
 		// Authentication runs inside the panic guard, before any handler.
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
 			defer s.recoverCall(info.FullMethod, &err)
