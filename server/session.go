@@ -212,50 +212,29 @@ func (o *openSession) watch(local bool) (*watcher, func()) {
 	}
 }
 
-// appendEntries appends raw entry objects in order through the engine
-// (runs of message entries as messages, the others as entries), so the
-// live context and the engine's guards stay current. Call with the op lock
+// appendEntries appends raw entry objects, in order, in one write through
+// the engine, so the live context and the engine's guards stay current —
+// and a call is all or nothing: written in runs (a write for the messages,
+// one for the other entries, and so on) a call cancelled or failed between
+// two runs left its first runs in the file while its client got an error.
+// Every entry is checked before anything is written. Call with the op lock
 // held.
 func (o *openSession) appendEntries(ctx context.Context, raws []json.RawMessage) ([]*session.Entry, error) {
-	type part struct {
-		messages []json.RawMessage
-		drafts   []session.Draft
-	}
-	var parts []part
+	drafts := make([]session.Draft, len(raws))
 	for i, raw := range raws {
 		ce, err := session.ParseClientEntry(raw)
 		if err != nil {
 			return nil, fmt.Errorf("entry %d: %w", i+1, err)
 		}
 		if ce.Type == session.TypeMessage {
-			if len(parts) == 0 || parts[len(parts)-1].messages == nil {
-				parts = append(parts, part{messages: []json.RawMessage{}})
+			if drafts[i], err = session.MessageDraft(ce.Message); err != nil {
+				return nil, fmt.Errorf("entry %d: %w", i+1, err)
 			}
-			p := &parts[len(parts)-1]
-			p.messages = append(p.messages, ce.Message)
 			continue
 		}
-		if len(parts) == 0 || parts[len(parts)-1].messages != nil {
-			parts = append(parts, part{})
-		}
-		p := &parts[len(parts)-1]
-		p.drafts = append(p.drafts, session.Draft{Type: ce.Type, Fields: ce.Fields})
+		drafts[i] = session.Draft{Type: ce.Type, Fields: ce.Fields}
 	}
-	var out []*session.Entry
-	for _, p := range parts {
-		var es []*session.Entry
-		var err error
-		if p.messages != nil {
-			es, err = o.engine().AppendMessages(ctx, p.messages...)
-		} else {
-			es, err = o.engine().AppendEntries(ctx, p.drafts...)
-		}
-		out = append(out, es...)
-		if err != nil {
-			return out, err
-		}
-	}
-	return out, nil
+	return o.engine().AppendEntries(ctx, drafts...)
 }
 
 // leafSettings is the model and thinking level in force at the leaf (docs/behaviour.md
