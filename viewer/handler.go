@@ -64,6 +64,10 @@ type Options struct {
 	// A daemon that serves a real host name behind its own authentication
 	// passes its own check.
 	AllowHost func(host string) bool
+
+	// watch is the file watch a Sessions shares among its sessions; nil:
+	// the handler has one of its own.
+	watch *dirWatch
 }
 
 // Handler serves the viewer of one session file. It is an http.Handler:
@@ -86,7 +90,10 @@ type Handler struct {
 	version  int64      // guarded by reloadMu
 	last     reading    // guarded by reloadMu
 
-	watcher *fsnotify.Watcher
+	// unwatch stops following the file; ownWatch is the watch the
+	// handler made for itself (nil when it shares its Sessions').
+	unwatch  func()
+	ownWatch *dirWatch
 	timerMu sync.Mutex
 	timer   *time.Timer
 	wait    time.Duration // the debounce after the last reload's cost
@@ -97,7 +104,6 @@ type Handler struct {
 
 	done      chan struct{}
 	closeOnce sync.Once
-	wg        sync.WaitGroup
 }
 
 // New reads the session file and starts watching it.
@@ -146,19 +152,23 @@ func New(opts Options) (*Handler, error) {
 	if !watched {
 		return h, nil
 	}
-	// Watch the directory, not the file: an atomic rewrite (prune, migrate)
-	// replaces the file by a rename, which a watch on the old inode misses.
-	w, err := fsnotify.NewWatcher()
+	// The directory is watched, not the file (see dirWatch).
+	dw := opts.watch
+	if dw == nil {
+		var err error
+		if dw, err = newDirWatch(h.log); err != nil {
+			return nil, fmt.Errorf("viewer: watch %s: %w", path, err)
+		}
+		h.ownWatch = dw
+	}
+	unwatch, err := dw.follow(path, h.changed)
 	if err != nil {
+		if h.ownWatch != nil {
+			h.ownWatch.close()
+		}
 		return nil, fmt.Errorf("viewer: watch %s: %w", path, err)
 	}
-	h.watcher = w
-	if err := w.Add(filepath.Dir(path)); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("viewer: watch %s: %w", path, err)
-	}
-	h.wg.Add(1)
-	go h.watch()
+	h.unwatch = unwatch
 	return h, nil
 }
 
@@ -167,10 +177,12 @@ func (h *Handler) Close() error {
 	var err error
 	h.closeOnce.Do(func() {
 		close(h.done)
-		if h.watcher != nil {
-			err = h.watcher.Close()
+		if h.unwatch != nil {
+			h.unwatch()
 		}
-		h.wg.Wait()
+		if h.ownWatch != nil {
+			err = h.ownWatch.close()
+		}
 		h.timerMu.Lock()
 		if h.timer != nil {
 			h.timer.Stop()
@@ -230,29 +242,13 @@ func (h *Handler) reload(full bool) error {
 	return nil
 }
 
-func (h *Handler) watch() {
-	defer h.wg.Done()
-	for {
-		select {
-		case ev, ok := <-h.watcher.Events:
-			if !ok {
-				return
-			}
-			if filepath.Clean(ev.Name) != h.path {
-				continue
-			}
-			switch {
-			case ev.Op&(fsnotify.Create|fsnotify.Rename) != 0:
-				h.schedule(true) // another file under the name: read it whole
-			case ev.Op&fsnotify.Write != 0:
-				h.schedule(false)
-			}
-		case err, ok := <-h.watcher.Errors:
-			if !ok {
-				return
-			}
-			h.log.Warn("watching the session file", "path", h.path, "error", err)
-		}
+// changed is the file watch's news of the session file.
+func (h *Handler) changed(op fsnotify.Op) {
+	switch {
+	case op&(fsnotify.Create|fsnotify.Rename) != 0:
+		h.schedule(true) // another file under the name: read it whole
+	case op&fsnotify.Write != 0:
+		h.schedule(false)
 	}
 }
 

@@ -2,6 +2,7 @@ package viewer
 
 import (
 	"errors"
+	"fmt"
 	"html/template"
 	"io"
 	"net/http"
@@ -60,6 +61,22 @@ type Sessions struct {
 	open map[string]*openSession
 	done chan struct{}
 	wg   sync.WaitGroup
+
+	// watch is the one file watch of every session (see dirWatch), made
+	// with the first session that has a path.
+	watchMu  sync.Mutex
+	watch    *dirWatch
+	watchErr error
+}
+
+// sharedWatch is the file watch every session of s shares.
+func (s *Sessions) sharedWatch() (*dirWatch, error) {
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
+	if s.watch == nil && s.watchErr == nil {
+		s.watch, s.watchErr = newDirWatch(s.opts.Logger)
+	}
+	return s.watch, s.watchErr
 }
 
 // Source is where a session comes from: its path (watched) and the name
@@ -182,6 +199,11 @@ func (s *Sessions) Close() error {
 		// s.done closed.
 		delete(s.open, name)
 	}
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
+	if s.watch != nil {
+		return s.watch.close()
+	}
 	return nil
 }
 
@@ -261,7 +283,14 @@ func (s *Sessions) openHandler(name string) (*Handler, error) {
 	if s.opts.Settings != nil {
 		settings = s.opts.Settings()
 	}
-	return New(Options{Path: src.Path, Name: src.Name, Tail: src.Tail, OpenArchive: src.OpenArchive, Settings: settings, SettingsFunc: s.opts.Settings, AllowHost: s.opts.AllowHost, Logger: s.opts.Logger.With("session", name)})
+	var watch *dirWatch
+	if src.Path != "" {
+		if watch, err = s.sharedWatch(); err != nil {
+			return nil, fmt.Errorf("viewer: watch the session files: %w", err)
+		}
+	}
+	return New(Options{Path: src.Path, Name: src.Name, Tail: src.Tail, OpenArchive: src.OpenArchive, Settings: settings, SettingsFunc: s.opts.Settings,
+		AllowHost: s.opts.AllowHost, Logger: s.opts.Logger.With("session", name), watch: watch})
 }
 
 // evictLocked closes the least recently used session without a stream.
