@@ -94,6 +94,7 @@ type Handler struct {
 	// handler made for itself (nil when it shares its Sessions').
 	unwatch  func()
 	ownWatch *dirWatch
+
 	timerMu sync.Mutex
 	timer   *time.Timer
 	wait    time.Duration // the debounce after the last reload's cost
