@@ -96,7 +96,7 @@ func (s *Server) Open(ctx context.Context, rel string, create bool, cwd string) 
 	if len(s.sessions) >= limits.MaxOpenSessions && !s.evictLRULocked() {
 		return nil, false, fmt.Errorf("%w: %d sessions are open and busy (server.maxOpenSessions); close one or try again", ErrLimit, len(s.sessions))
 	}
-	o := &openSession{id: id, rel: rel, b: b, op: make(chan struct{}, 1), watchers: map[int]*watcher{}}
+	o := &openSession{id: id, rel: rel, b: b, op: make(chan struct{}, 1), gone: make(chan struct{}), watchers: map[int]*watcher{}}
 	o.disp, err = hooks.NewDispatcher(hooks.Options{
 		Logger: s.log.Named("hooks"),
 		Host:   s.hostAPI,

@@ -272,6 +272,13 @@ func (v *service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 			}
 		case <-w.overrun:
 			return status.Error(codes.ResourceExhausted, errWatchOverrun.Error())
+		case <-o.gone:
+			select {
+			case <-v.s.shutdown:
+				return nil
+			default:
+			}
+			return toStatus(fmt.Errorf("%w: %q was closed; open it and watch again", ErrNoSession, o.id))
 		case <-v.s.shutdown:
 			return nil
 		case <-ctx.Done():

@@ -41,6 +41,10 @@ type openSession struct {
 	// closed is set by Server.Close under the op lock: an operation that
 	// was waiting for the lock finds the file closed and stops there.
 	closed atomic.Bool
+	// gone is closed with closed: the session's event streams end then,
+	// rather than stay open on an entry of the registry no event reaches
+	// any more (a later open makes a new one).
+	gone chan struct{}
 
 	watchMu  sync.Mutex // guards the fields below
 	watchers map[int]*watcher
@@ -88,6 +92,7 @@ func (o *openSession) closeFiles() error {
 	if !o.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	close(o.gone)
 	o.unsubscribe()
 	return o.b.close()
 }
