@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
+	"google.golang.org/grpc/keepalive"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 )
@@ -387,6 +388,13 @@ const recvSlack = 1 << 20
 // bearer token and gRPC's own headers take well under 1 KiB.
 const maxHeaderBytes = 64 << 10
 
+// connIdle closes a connection no call has used for that long (a client
+// dials again when it needs one): without it connections opened and left
+// — by anyone who can connect, before any credential is asked — piled up
+// without bound. A connection with a stream open is not idle. A variable
+// for the tests.
+var connIdle = 5 * time.Minute
+
 // GRPCOptions are the options a gRPC server for the SessionService needs:
 // the message limits, and interceptors that turn a panic in a call into an
 // Internal error (logged with its stack) instead of killing the daemon and
@@ -400,6 +408,7 @@ func (s *Server) GRPCOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(s.recvLimit), grpc.MaxSendMsgSize(maxMessage),
 		grpc.MaxHeaderListSize(maxHeaderBytes),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: connIdle}),
 		// Authentication runs inside the panic guard, before any handler.
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
 			defer s.recoverCall(info.FullMethod, &err)
