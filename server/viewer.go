@@ -156,8 +156,9 @@ func (v *Viewer) serveAuthenticated(w http.ResponseWriter, r *http.Request) {
 		defer release()
 		// A token revoked or narrowed by a reload ends the stream.
 		name := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/s/"), "/api/events")
+		pr := presentedBy(r) // read here: the check runs beside the handler
 		ctx, stop := v.s.revalidate(r.Context(), func() error {
-			c, err := v.s.check(presentedBy(r), v.exposed)
+			c, err := v.s.check(pr, v.exposed)
 			if err != nil {
 				return err
 			}
