@@ -330,6 +330,11 @@ type Server struct {
 	// MaxSessionBytes bounds a session file's size: an append that would
 	// pass it is refused, and a larger file is not opened.
 	MaxSessionBytes int `koanf:"maxSessionBytes"`
+	// MaxStreams bounds the event streams one caller (a token's name, a
+	// client certificate's subject; every anonymous caller together)
+	// holds open at once: WatchEvents, and the viewer's live updates.
+	// Past it a new stream is refused.
+	MaxStreams int `koanf:"maxStreams"`
 }
 
 // ServerTLS is the daemon's TLS: a server certificate, and optionally the
@@ -379,6 +384,7 @@ const (
 	DefaultIdleTimeout         = 15 * time.Minute
 	DefaultMaxAppendBytes      = 16 << 20
 	DefaultMaxSessionBytes     = 512 << 20
+	DefaultMaxStreams          = 256
 )
 
 // Defaults returns the reference configuration. Every call returns a fresh
@@ -444,6 +450,7 @@ func Defaults() *Config {
 			IdleTimeout:     DefaultIdleTimeout,
 			MaxAppendBytes:  DefaultMaxAppendBytes,
 			MaxSessionBytes: DefaultMaxSessionBytes,
+			MaxStreams:      DefaultMaxStreams,
 		},
 		Logging: Logging{Level: "info", Format: "text"},
 	}

@@ -409,6 +409,7 @@ func (v *validator) server(s *Server) {
 	v.positive("server.maxOpenSessions", s.MaxOpenSessions)
 	v.positive("server.maxAppendBytes", s.MaxAppendBytes)
 	v.positive("server.maxSessionBytes", s.MaxSessionBytes)
+	v.positive("server.maxStreams", s.MaxStreams)
 	if (s.TLS.CertFile == "") != (s.TLS.KeyFile == "") {
 		v.add("server.tls", "certFile and keyFile go together")
 	}

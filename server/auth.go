@@ -11,6 +11,7 @@ import (
 
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/internal/checksum"
+	"github.com/pith-dev/pith/viewer"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -198,6 +199,21 @@ type callerStream struct {
 }
 
 func (s *callerStream) Context() context.Context { return s.ctx }
+
+// LoopbackOnly guards a handler that takes anonymous requests on a
+// loopback listener (/metrics there): it answers only to a Host header
+// that names this machine by definition (viewer.LoopbackHost, the
+// viewer's check too), so a web page that rebinds a name of its own to
+// 127.0.0.1 reads nothing.
+func LoopbackOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !viewer.LoopbackHost(r.Host) {
+			http.Error(w, "this endpoint answers only to an IP address or localhost", http.StatusMisdirectedRequest)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
 
 // MetricsAuth guards the /metrics handler with the rules of the gRPC
 // calls, for a metrics address that is not loopback. Metrics count every

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -17,6 +18,26 @@ func BenchmarkAppend(b *testing.B) {
 	m := userMsg("bench", 100)
 	for b.Loop() {
 		if _, err := s.AppendMessages(context.Background(), m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAppendMixedEntries is one Append of 20 raw entries
+// alternating messages and custom entries (an agent's turn with its
+// extension state): one write and one fsync for the call.
+func BenchmarkAppendMixedEntries(b *testing.B) {
+	s := benchSession(b)
+	entries := make([]json.RawMessage, 20)
+	for i := range entries {
+		if i%2 == 0 {
+			entries[i] = json.RawMessage(`{"type":"message","message":{"role":"user","content":[{"type":"text","text":"bench"}],"timestamp":1}}`)
+		} else {
+			entries[i] = json.RawMessage(`{"type":"custom","customType":"state","data":{"step":1}}`)
+		}
+	}
+	for b.Loop() {
+		if _, err := s.AppendEntries(context.Background(), entries...); err != nil {
 			b.Fatal(err)
 		}
 	}

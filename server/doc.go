@@ -35,14 +35,13 @@
 //     comparing the name's inode with the open one at the start of a call.
 //   - Every error leaving the daemon passes one interceptor that strips
 //     sessions.root's absolute path.
-//   - Appending a raw entry of a type that does not contribute to the
-//     context (custom, label, model_change, …) goes straight to the store,
-//     under the session's operation lock. A custom_message does contribute,
-//     and the engine has no way to take one in, so the session's engine is
-//     rebuilt from the file afterwards; the engine's per-process memory
-//     (the overflow episode, the failure guard, silent overflows) starts
-//     over then. compaction and branch_summary entries are written by
-//     Compact and Navigate only.
+//   - Raw entries of every type an agent writes (messages, custom,
+//     custom_message, label, model_change, …) go through the engine's
+//     AppendEntries, all of one call in one write under the session's
+//     operation lock: the live context and the engine's guards stay
+//     current, and a call cancelled midway leaves all of its entries or
+//     none. compaction and branch_summary entries are written by Compact
+//     and Navigate only.
 //   - The summarizer is reached through an indirection that a reload
 //     swaps, so sessions opened before a reload use the new one; settings
 //     are pushed into every open engine with SetSettings, and an operation

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/hooks"
@@ -40,6 +41,13 @@ func (s *Server) Open(ctx context.Context, rel string, create bool, cwd string) 
 		return nil, false, err
 	}
 	limits := s.cfg.Load().Server
+	if create {
+		// The cwd goes into the header of a file created here: the
+		// limits of an append hold for it, before anything is written.
+		if err := checkBytes(limits, len(cwd), 0, 1); err != nil {
+			return nil, false, err
+		}
+	}
 	// seen shares a session already open under another name of it, and
 	// refuses one over the size limit before it is parsed.
 	seen := func(key any, size int64) (*openSession, error) {
@@ -88,7 +96,7 @@ func (s *Server) Open(ctx context.Context, rel string, create bool, cwd string) 
 	if len(s.sessions) >= limits.MaxOpenSessions && !s.evictLRULocked() {
 		return nil, false, fmt.Errorf("%w: %d sessions are open and busy (server.maxOpenSessions); close one or try again", ErrLimit, len(s.sessions))
 	}
-	o := &openSession{id: id, rel: rel, b: b, op: make(chan struct{}, 1), watchers: map[int]*watcher{}}
+	o := &openSession{id: id, rel: rel, b: b, op: make(chan struct{}, 1), gone: make(chan struct{}), watchers: map[int]*watcher{}}
 	o.disp, err = hooks.NewDispatcher(hooks.Options{
 		Logger: s.log.Named("hooks"),
 		Host:   s.hostAPI,
@@ -379,13 +387,24 @@ func (s *Server) closeIdle() {
 // checkGrowth refuses, before anything is written, a call that would add
 // n bytes in items entries to o past a size limit.
 func (s *Server) checkGrowth(o *openSession, n, items int) error {
-	lim := s.cfg.Load().Server
+	size := o.b.size()
+	if size < 0 {
+		// The write itself reports a missing file.
+		return checkBytes(s.cfg.Load().Server, n, -1, items)
+	}
+	return checkBytes(s.cfg.Load().Server, n, size, items)
+}
+
+// checkBytes is the one size check of every write a client asks for: n
+// bytes in items entries (or a header) added in one call to a session of
+// size bytes (0 for one being created; -1 unknown: the per-call limit
+// only).
+func checkBytes(lim config.Server, n int, size int64, items int) error {
 	if n > lim.MaxAppendBytes {
 		return fmt.Errorf("%w: %d bytes in one call, over server.maxAppendBytes (%d)", ErrLimit, n, lim.MaxAppendBytes)
 	}
-	size := o.b.size()
 	if size < 0 {
-		return nil // the write itself reports a missing file
+		return nil
 	}
 	// Each entry gains its envelope (type, id, parentId, timestamp).
 	const envelope = 128

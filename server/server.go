@@ -25,6 +25,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
 )
 
@@ -94,6 +95,11 @@ type Server struct {
 	reload   reloadRecord
 	// viewer is the running Viewer's sessions, or nil.
 	viewer atomic.Pointer[viewer.Sessions]
+	// streams counts each caller's open event streams.
+	streams streamCounts
+	// applied is closed, and replaced, when a configuration is applied:
+	// open streams check their caller again then (revalidate).
+	applied atomic.Pointer[chan struct{}]
 
 	mu       sync.Mutex // guards the fields below and pluginSet
 	sessions map[string]*openSession
@@ -136,6 +142,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		janitor:  make(chan struct{}),
 	}
 	s.cfg.Store(opts.Config)
+	first := make(chan struct{})
+	s.applied.Store(&first)
 	if opts.Store != nil {
 		src, err := newStoreSource(opts.Store, opts.Config.Sessions.LeaseTTL, log, s.deliver, s.storeChanged)
 		if err != nil {
@@ -246,6 +254,8 @@ func (s *Server) PrepareReload(ctx context.Context, old, next *config.Config) er
 // settings they started with.
 func (s *Server) ApplyConfig(ch config.Change) {
 	s.cfg.Store(ch.New)
+	next := make(chan struct{})
+	close(*s.applied.Swap(&next))
 	// The listeners and the transport are built once, at start.
 	for _, k := range []string{"server.listen", "server.metrics", "server.tls", "sessions.leaseTTL"} {
 		if ch.Has(k) {
@@ -372,6 +382,19 @@ const maxMessage = 256 << 20
 // recvSlack is what a request carries beside the bytes it appends.
 const recvSlack = 1 << 20
 
+// maxHeaderBytes bounds a call's headers (its metadata). They are read
+// whole before authentication, by anyone who can connect: gRPC's default
+// (16 MiB) let every anonymous call make the daemon hold that much. A
+// bearer token and gRPC's own headers take well under 1 KiB.
+const maxHeaderBytes = 64 << 10
+
+// connIdle closes a connection no call has used for that long (a client
+// dials again when it needs one): without it connections opened and left
+// — by anyone who can connect, before any credential is asked — piled up
+// without bound. A connection with a stream open is not idle. A variable
+// for the tests.
+var connIdle = 5 * time.Minute
+
 // GRPCOptions are the options a gRPC server for the SessionService needs:
 // the message limits, and interceptors that turn a panic in a call into an
 // Internal error (logged with its stack) instead of killing the daemon and
@@ -384,6 +407,8 @@ func (s *Server) GRPCOptions() []grpc.ServerOption {
 	s.recvLimit = max(s.cfg.Load().Server.MaxAppendBytes, 4<<20) + recvSlack
 	return []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(s.recvLimit), grpc.MaxSendMsgSize(maxMessage),
+		grpc.MaxHeaderListSize(maxHeaderBytes),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: connIdle}),
 		// Authentication runs inside the panic guard, before any handler.
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
 			defer s.recoverCall(info.FullMethod, &err)

@@ -132,7 +132,7 @@ func (v *service) Compact(req *pb.CompactRequest, stream grpc.ServerStreamingSer
 		for {
 			select {
 			case ev := <-w.ch:
-				if err := progress(ev); err != nil {
+				if err := progress(*ev); err != nil {
 					done <- err
 					return
 				}
@@ -141,7 +141,7 @@ func (v *service) Compact(req *pb.CompactRequest, stream grpc.ServerStreamingSer
 				for {
 					select {
 					case ev := <-w.ch:
-						if err := progress(ev); err != nil {
+						if err := progress(*ev); err != nil {
 							done <- err
 							return
 						}
@@ -173,6 +173,13 @@ func (v *service) Navigate(ctx context.Context, req *pb.NavigateRequest) (*pb.Na
 		return nil, toStatus(err)
 	}
 	defer o.release()
+	if label := req.GetLabel(); label != "" {
+		// The label is written as an entry: the size limits of an
+		// append hold for it.
+		if err := v.s.checkGrowth(o, len(label), 1); err != nil {
+			return nil, toStatus(err)
+		}
+	}
 	bs := v.s.cfg.Load().BranchSummary
 	mode := engine.SummarizeDefault // branchSummary.enabled decides
 	if req.GetNoSummarize() {
@@ -240,11 +247,18 @@ func (v *service) turn(ctx context.Context, id string, msg []byte, fn func(*engi
 }
 
 func (v *service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
+	release, err := v.s.openStream(callerOf(stream.Context()))
+	if err != nil {
+		return toStatus(err)
+	}
+	defer release()
 	o, w, cancel, err := v.s.watch(stream.Context(), req.GetSessionId())
 	if err != nil {
 		return toStatus(err)
 	}
 	defer cancel()
+	ctx, stop := v.s.revalidate(stream.Context(), func() error { return v.s.mayStill(stream.Context(), o.rel) })
+	defer stop()
 	// The header tells the client the subscription is in place, so it can
 	// act knowing no later event will be missed.
 	if err := stream.SendHeader(metadata.MD{}); err != nil {
@@ -253,14 +267,24 @@ func (v *service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 	for {
 		select {
 		case ev := <-w.ch:
-			if err := stream.Send(&pb.WatchEventsResponse{Event: eventProto(o.id, ev)}); err != nil {
+			if err := stream.Send(&pb.WatchEventsResponse{Event: eventProto(o.id, *ev)}); err != nil {
 				return err
 			}
 		case <-w.overrun:
 			return status.Error(codes.ResourceExhausted, errWatchOverrun.Error())
+		case <-o.gone:
+			select {
+			case <-v.s.shutdown:
+				return nil
+			default:
+			}
+			return toStatus(fmt.Errorf("%w: %q was closed; open it and watch again", ErrNoSession, o.id))
 		case <-v.s.shutdown:
 			return nil
-		case <-stream.Context().Done():
+		case <-ctx.Done():
+			if err := context.Cause(ctx); !errors.Is(err, context.Canceled) {
+				return toStatus(err) // no longer allowed
+			}
 			return nil
 		}
 	}

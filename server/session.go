@@ -41,6 +41,10 @@ type openSession struct {
 	// closed is set by Server.Close under the op lock: an operation that
 	// was waiting for the lock finds the file closed and stops there.
 	closed atomic.Bool
+	// gone is closed with closed: the session's event streams end then,
+	// rather than stay open on an entry of the registry no event reaches
+	// any more (a later open makes a new one).
+	gone chan struct{}
 
 	watchMu  sync.Mutex // guards the fields below
 	watchers map[int]*watcher
@@ -52,7 +56,10 @@ type openSession struct {
 }
 
 type watcher struct {
-	ch      chan engine.Event
+	// ch holds pointers, one event shared by every watcher: a buffer of
+	// watchBuffer events by value would cost each stream about 190 KB
+	// before any event arrives.
+	ch      chan *engine.Event
 	overrun chan struct{}
 	// local watchers (a Compact call's progress) get this host's engine
 	// events only, not those other hosts published.
@@ -85,6 +92,7 @@ func (o *openSession) closeFiles() error {
 	if !o.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	close(o.gone)
 	o.unsubscribe()
 	return o.b.close()
 }
@@ -176,12 +184,13 @@ func (o *openSession) unsubscribe() {
 func (o *openSession) broadcast(ev engine.Event, remote bool) {
 	o.watchMu.Lock()
 	defer o.watchMu.Unlock()
+	shared := &ev // read-only from here on
 	for _, w := range o.watchers {
 		if remote && w.local {
 			continue
 		}
 		select {
-		case w.ch <- ev:
+		case w.ch <- shared:
 		default:
 			w.once.Do(func() { close(w.overrun) })
 		}
@@ -191,7 +200,7 @@ func (o *openSession) broadcast(ev engine.Event, remote bool) {
 // watch registers a watcher; cancel removes it. It returns nil when the
 // session is being closed by the daemon (look it up again).
 func (o *openSession) watch(local bool) (*watcher, func()) {
-	w := &watcher{ch: make(chan engine.Event, watchBuffer), overrun: make(chan struct{}), local: local}
+	w := &watcher{ch: make(chan *engine.Event, watchBuffer), overrun: make(chan struct{}), local: local}
 	o.watchMu.Lock()
 	if o.evicting {
 		o.watchMu.Unlock()
@@ -208,50 +217,29 @@ func (o *openSession) watch(local bool) (*watcher, func()) {
 	}
 }
 
-// appendEntries appends raw entry objects in order through the engine
-// (runs of message entries as messages, the others as entries), so the
-// live context and the engine's guards stay current. Call with the op lock
+// appendEntries appends raw entry objects, in order, in one write through
+// the engine, so the live context and the engine's guards stay current —
+// and a call is all or nothing: written in runs (a write for the messages,
+// one for the other entries, and so on) a call cancelled or failed between
+// two runs left its first runs in the file while its client got an error.
+// Every entry is checked before anything is written. Call with the op lock
 // held.
 func (o *openSession) appendEntries(ctx context.Context, raws []json.RawMessage) ([]*session.Entry, error) {
-	type part struct {
-		messages []json.RawMessage
-		drafts   []session.Draft
-	}
-	var parts []part
+	drafts := make([]session.Draft, len(raws))
 	for i, raw := range raws {
 		ce, err := session.ParseClientEntry(raw)
 		if err != nil {
 			return nil, fmt.Errorf("entry %d: %w", i+1, err)
 		}
 		if ce.Type == session.TypeMessage {
-			if len(parts) == 0 || parts[len(parts)-1].messages == nil {
-				parts = append(parts, part{messages: []json.RawMessage{}})
+			if drafts[i], err = session.MessageDraft(ce.Message); err != nil {
+				return nil, fmt.Errorf("entry %d: %w", i+1, err)
 			}
-			p := &parts[len(parts)-1]
-			p.messages = append(p.messages, ce.Message)
 			continue
 		}
-		if len(parts) == 0 || parts[len(parts)-1].messages != nil {
-			parts = append(parts, part{})
-		}
-		p := &parts[len(parts)-1]
-		p.drafts = append(p.drafts, session.Draft{Type: ce.Type, Fields: ce.Fields})
+		drafts[i] = session.Draft{Type: ce.Type, Fields: ce.Fields}
 	}
-	var out []*session.Entry
-	for _, p := range parts {
-		var es []*session.Entry
-		var err error
-		if p.messages != nil {
-			es, err = o.engine().AppendMessages(ctx, p.messages...)
-		} else {
-			es, err = o.engine().AppendEntries(ctx, p.drafts...)
-		}
-		out = append(out, es...)
-		if err != nil {
-			return out, err
-		}
-	}
-	return out, nil
+	return o.engine().AppendEntries(ctx, drafts...)
 }
 
 // leafSettings is the model and thinking level in force at the leaf (docs/behaviour.md

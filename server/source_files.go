@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
 )
@@ -107,6 +108,14 @@ func (f *filesSource) open(_ context.Context, rel string, create bool, cwd strin
 			sub.Close()
 		}
 	}()
+	if owner, ok := strings.CutSuffix(base, compaction.ArchiveSuffix); ok {
+		// NAME.pruned.jsonl beside a session NAME is its prune archive
+		// (pith prune appends there), never a session of its own: not
+		// opened, and not created where the next prune would write.
+		if fi, err := sub.Lstat(owner); err == nil && fi.Mode().IsRegular() {
+			return nil, nil, false, fmt.Errorf("%w %q: the prune archive of session %q, not a session", ErrInvalidPath, rel, path.Join(path.Dir(rel), owner))
+		}
+	}
 	if fi, err := sub.Lstat(base); err == nil {
 		size := int64(-1)
 		if fi.Mode().IsRegular() {

@@ -40,13 +40,17 @@ type Viewer struct {
 	sessions *viewer.Sessions
 	mux      *http.ServeMux
 	exposed  bool
+	// csrf refuses a cross-site request that is not a read (the login
+	// form's POST): another site must not sign the browser in with a
+	// token of its choosing.
+	csrf *http.CrossOriginProtection
 }
 
 // NewViewer returns the viewer's handler; exposed says its listener is
 // reachable from other machines (then, as for gRPC calls, anonymous
 // requests are refused). Close it before the Server.
 func (s *Server) NewViewer(exposed bool) *Viewer {
-	v := &Viewer{s: s, exposed: exposed}
+	v := &Viewer{s: s, exposed: exposed, csrf: http.NewCrossOriginProtection()}
 	opts := viewer.SessionsOptions{
 		Resolve:   v.resolve,
 		Authorize: v.authorize,
@@ -55,10 +59,8 @@ func (s *Server) NewViewer(exposed bool) *Viewer {
 			st := s.opts.Settings(s.cfg.Load())
 			return viewer.Settings{ContextWindow: st.ContextWindow, ReserveTokens: st.ReserveTokens, AutoCompaction: st.Enabled}
 		},
-		Logger: s.log.Named("viewer"),
-		// The listener policy and the credentials guard the viewer; a
-		// real host name is fine behind them.
-		AllowHost: func(string) bool { return true },
+		Logger:    s.log.Named("viewer"),
+		AllowHost: v.allowHost,
 		Daemon:    v.daemonPanel,
 	}
 	v.sessions = viewer.NewSessions(opts)
@@ -79,9 +81,33 @@ func (v *Viewer) Close() error {
 }
 
 func (v *Viewer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !v.allowHost(r.Host) {
+		http.Error(w, "the viewer answers only to an IP address or localhost unless server.tokens or client certificates guard it", http.StatusMisdirectedRequest)
+		return
+	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Referrer-Policy", "no-referrer")
+	if err := v.csrf.Check(r); err != nil {
+		http.Error(w, "cross-site request refused", http.StatusForbidden)
+		return
+	}
 	v.mux.ServeHTTP(w, r)
+}
+
+// allowHost checks the Host header of every request. A viewer that takes
+// anonymous requests answers only to names that are loopback by
+// definition: any web page can point a name it controls at 127.0.0.1 (DNS
+// rebinding) and would then read every session as a page of its own
+// origin. Where every request needs credentials (server.tokens, a client
+// certificate, or an exposed listener, which refuses anonymous requests),
+// a rebound page has none — the cookie belongs to the origin that signed
+// in — so a real host name in front of the daemon is fine. Asked on every
+// request: a reload adding or removing the tokens changes the answer.
+func (v *Viewer) allowHost(host string) bool {
+	if v.exposed || v.s.opts.ClientCerts || len(v.s.cfg.Load().Server.Tokens) > 0 {
+		return true
+	}
+	return viewer.LoopbackHost(host)
 }
 
 type viewerCallerKey struct{}
@@ -119,6 +145,31 @@ func (v *Viewer) serveAuthenticated(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusUnauthorized)
 		return
 	}
+	if strings.HasSuffix(r.URL.Path, "/api/events") {
+		// A live update stream: it counts against the caller's
+		// server.maxStreams with its WatchEvents streams.
+		release, err := v.s.openStream(c)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusTooManyRequests)
+			return
+		}
+		defer release()
+		// A token revoked or narrowed by a reload ends the stream.
+		name := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/s/"), "/api/events")
+		pr := presentedBy(r) // read here: the check runs beside the handler
+		ctx, stop := v.s.revalidate(r.Context(), func() error {
+			c, err := v.s.check(pr, v.exposed)
+			if err != nil {
+				return err
+			}
+			if !c.may(name) {
+				return fmt.Errorf("%w: %q", ErrForbidden, name)
+			}
+			return nil
+		})
+		defer stop()
+		r = r.WithContext(ctx)
+	}
 	v.sessions.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewerCallerKey{}, c)))
 }
 
@@ -151,7 +202,7 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 	if err != nil {
 		return viewer.Source{}, err
 	}
-	if _, err := root.Stat(name); err != nil {
+	if _, err := root.Lstat(name); err != nil {
 		return viewer.Source{}, rootError(err)
 	}
 	limit := func() int64 { return int64(v.s.cfg.Load().Server.MaxSessionBytes) }
@@ -168,16 +219,18 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 	archive := func() (io.ReadCloser, error) {
 		return openRegular(root, name+compaction.ArchiveSuffix)
 	}
-	return viewer.Source{Path: filepath.Join(base, filepath.FromSlash(name)), Tail: tail, OpenArchive: archive}, nil
+	return viewer.Source{Path: filepath.Join(base, filepath.FromSlash(name)), Name: name, Tail: tail, OpenArchive: archive}, nil
 }
 
 // openRegular opens name in root for reading, as a regular file only,
 // through the mechanism every entry point uses (internal/regularfile):
 // a FIFO in the place of a session or its archive must not hang the
-// viewer, nor a device be read. root confines the name, symlinks
-// included, to the sessions directory.
+// viewer, nor a device be read. The check is Lstat, as core/session's
+// for the gRPC calls: a symlink in the place of a session is refused, not
+// followed — a token's prefix is checked on the name, and a link in one
+// tenant's directory may point into another's.
 func openRegular(root *os.Root, name string) (*os.File, error) {
-	f, err := regularfile.Open(name, os.O_RDONLY, 0, root.Stat, root.OpenFile)
+	f, err := regularfile.Open(name, os.O_RDONLY, 0, root.Lstat, root.OpenFile)
 	if err != nil {
 		return nil, rootError(err)
 	}
@@ -281,7 +334,7 @@ func (v *Viewer) list(r *http.Request) ([]string, error) {
 		}
 		return nil
 	})
-	return names, err
+	return store.SkipArchives(names), err
 }
 
 var loginPage = template.Must(template.New("login").Parse(`<!doctype html>

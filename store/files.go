@@ -321,9 +321,16 @@ func (f *Files) List(_ context.Context) ([]string, error) {
 		}
 		return nil
 	})
+	return SkipArchives(names), err
+}
+
+// SkipArchives sorts names and drops each session's prune archive
+// (NAME.pruned.jsonl beside NAME): it has a session's name but is its
+// companion, not a session. A lone file with such a name is a session.
+// Every listing of session files uses it (Files.List, the daemon's
+// viewer).
+func SkipArchives(names []string) []string {
 	sort.Strings(names)
-	// A session's prune archive (NAME.pruned.jsonl beside it) has a
-	// session's name but is its companion, not a session.
 	keep := make([]string, 0, len(names))
 	for i, n := range names {
 		if base, ok := strings.CutSuffix(n, compaction.ArchiveSuffix); ok {
@@ -333,5 +340,5 @@ func (f *Files) List(_ context.Context) ([]string, error) {
 		}
 		keep = append(keep, n)
 	}
-	return keep, err
+	return keep
 }

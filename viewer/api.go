@@ -65,7 +65,7 @@ type sessionJSON struct {
 func (h *Handler) apiSession(w http.ResponseWriter, _ *http.Request) {
 	s := h.snap.Load()
 	out := sessionJSON{
-		Path: h.path, Version: s.version, ID: s.file.Header.ID, Cwd: s.file.Header.Cwd,
+		Path: h.shown, Version: s.version, ID: s.file.Header.ID, Cwd: s.file.Header.Cwd,
 		Created: s.file.Header.Timestamp, Entries: len(s.nodes), LeafRow: -1,
 		Warnings: len(s.file.Warnings), Settings: h.currentSettings(),
 	}

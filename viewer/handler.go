@@ -1,6 +1,7 @@
 package viewer
 
 import (
+	"cmp"
 	"embed"
 	"fmt"
 	"io"
@@ -38,7 +39,9 @@ type Options struct {
 	// nothing is watched and the caller tells the handler of changes
 	// (Refresh, Reload).
 	Path string
-	// Name is shown in the page instead of Path when Path is empty.
+	// Name is shown in the page instead of Path: required when Path is
+	// empty, and a daemon's name for the session (relative to its root)
+	// so that its clients never read the server's paths.
 	Name string
 	// Tail reads the session, whole and then what was appended (see
 	// Tail); nil reads Path through FileTail. A daemon passes one that
@@ -61,12 +64,17 @@ type Options struct {
 	// A daemon that serves a real host name behind its own authentication
 	// passes its own check.
 	AllowHost func(host string) bool
+
+	// watch is the file watch a Sessions shares among its sessions; nil:
+	// the handler has one of its own.
+	watch *dirWatch
 }
 
 // Handler serves the viewer of one session file. It is an http.Handler:
 // mount it at any prefix with http.StripPrefix. Close it to stop watching.
 type Handler struct {
 	path         string
+	shown        string // the session's name in the page
 	watched      bool
 	tail         Tail
 	openArchive  func() (io.ReadCloser, error)
@@ -82,7 +90,11 @@ type Handler struct {
 	version  int64      // guarded by reloadMu
 	last     reading    // guarded by reloadMu
 
-	watcher *fsnotify.Watcher
+	// unwatch stops following the file; ownWatch is the watch the
+	// handler made for itself (nil when it shares its Sessions').
+	unwatch  func()
+	ownWatch *dirWatch
+
 	timerMu sync.Mutex
 	timer   *time.Timer
 	wait    time.Duration // the debounce after the last reload's cost
@@ -93,7 +105,6 @@ type Handler struct {
 
 	done      chan struct{}
 	closeOnce sync.Once
-	wg        sync.WaitGroup
 }
 
 // New reads the session file and starts watching it.
@@ -108,6 +119,7 @@ func New(opts Options) (*Handler, error) {
 	}
 	h := &Handler{
 		path:         path,
+		shown:        cmp.Or(opts.Name, path),
 		watched:      watched,
 		tail:         opts.Tail,
 		openArchive:  opts.OpenArchive,
@@ -141,19 +153,23 @@ func New(opts Options) (*Handler, error) {
 	if !watched {
 		return h, nil
 	}
-	// Watch the directory, not the file: an atomic rewrite (prune, migrate)
-	// replaces the file by a rename, which a watch on the old inode misses.
-	w, err := fsnotify.NewWatcher()
+	// The directory is watched, not the file (see dirWatch).
+	dw := opts.watch
+	if dw == nil {
+		var err error
+		if dw, err = newDirWatch(h.log); err != nil {
+			return nil, fmt.Errorf("viewer: watch %s: %w", path, err)
+		}
+		h.ownWatch = dw
+	}
+	unwatch, err := dw.follow(path, h.changed)
 	if err != nil {
+		if h.ownWatch != nil {
+			h.ownWatch.close()
+		}
 		return nil, fmt.Errorf("viewer: watch %s: %w", path, err)
 	}
-	h.watcher = w
-	if err := w.Add(filepath.Dir(path)); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("viewer: watch %s: %w", path, err)
-	}
-	h.wg.Add(1)
-	go h.watch()
+	h.unwatch = unwatch
 	return h, nil
 }
 
@@ -162,10 +178,12 @@ func (h *Handler) Close() error {
 	var err error
 	h.closeOnce.Do(func() {
 		close(h.done)
-		if h.watcher != nil {
-			err = h.watcher.Close()
+		if h.unwatch != nil {
+			h.unwatch()
 		}
-		h.wg.Wait()
+		if h.ownWatch != nil {
+			err = h.ownWatch.close()
+		}
 		h.timerMu.Lock()
 		if h.timer != nil {
 			h.timer.Stop()
@@ -225,29 +243,13 @@ func (h *Handler) reload(full bool) error {
 	return nil
 }
 
-func (h *Handler) watch() {
-	defer h.wg.Done()
-	for {
-		select {
-		case ev, ok := <-h.watcher.Events:
-			if !ok {
-				return
-			}
-			if filepath.Clean(ev.Name) != h.path {
-				continue
-			}
-			switch {
-			case ev.Op&(fsnotify.Create|fsnotify.Rename) != 0:
-				h.schedule(true) // another file under the name: read it whole
-			case ev.Op&fsnotify.Write != 0:
-				h.schedule(false)
-			}
-		case err, ok := <-h.watcher.Errors:
-			if !ok {
-				return
-			}
-			h.log.Warn("watching the session file", "path", h.path, "error", err)
-		}
+// changed is the file watch's news of the session file.
+func (h *Handler) changed(op fsnotify.Op) {
+	switch {
+	case op&(fsnotify.Create|fsnotify.Rename) != 0:
+		h.schedule(true) // another file under the name: read it whole
+	case op&fsnotify.Write != 0:
+		h.schedule(false)
 	}
 }
 
@@ -357,17 +359,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 const hostRefusal = "the viewer answers only to an IP address or localhost"
 
-// allowed applies check, or by default localHost: a page on another site
+// allowed applies check, or by default LoopbackHost: a page on another site
 // can point a name it controls at 127.0.0.1 (DNS rebinding), so only names
 // that are loopback by definition pass.
 func allowed(check func(string) bool, host string) bool {
 	if check != nil {
 		return check(host)
 	}
-	return localHost(host)
+	return LoopbackHost(host)
 }
 
-func localHost(hostport string) bool {
+// LoopbackHost reports whether a Host header names this machine by
+// definition (an IP address or localhost), so that no DNS answer another
+// site controls can lead a browser to it under that name.
+func LoopbackHost(hostport string) bool {
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h

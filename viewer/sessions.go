@@ -2,6 +2,7 @@ package viewer
 
 import (
 	"errors"
+	"fmt"
 	"html/template"
 	"io"
 	"net/http"
@@ -60,10 +61,27 @@ type Sessions struct {
 	open map[string]*openSession
 	done chan struct{}
 	wg   sync.WaitGroup
+
+	// watch is the one file watch of every session (see dirWatch), made
+	// with the first session that has a path.
+	watchMu  sync.Mutex
+	watch    *dirWatch
+	watchErr error
 }
 
-// Source is where a session comes from: its path (watched, and named in
-// the page), or none and a name for a session kept in a store, and how to
+// sharedWatch is the file watch every session of s shares.
+func (s *Sessions) sharedWatch() (*dirWatch, error) {
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
+	if s.watch == nil && s.watchErr == nil {
+		s.watch, s.watchErr = newDirWatch(s.opts.Logger)
+	}
+	return s.watch, s.watchErr
+}
+
+// Source is where a session comes from: its path (watched) and the name
+// the page shows for it (the path when empty), or no path and a name for
+// a session kept in a store, and how to
 // read it (Tail) and its prune archive when the caller must read through
 // a confined root or a store. See Options. A session without a path
 // changes when the caller says so: Refresh for an append, Reload for a
@@ -75,11 +93,21 @@ type Source struct {
 	OpenArchive func() (io.ReadCloser, error)
 }
 
+// openSession is a session in the viewer: h is nil while its first
+// reading runs (outside the lock: a large session takes a second or more
+// to read, and no other request may wait for it); ready is closed when
+// it ends, with h or err set.
 type openSession struct {
 	h       *Handler
+	err     error
+	ready   chan struct{}
 	used    time.Time
 	streams int
 }
+
+// opened reports whether o's first reading is done and succeeded.
+// Callers hold s.mu.
+func (o *openSession) opened() bool { return o.h != nil }
 
 // ErrTooManyOpen answers a request for one session more than MaxOpen
 // when every open one is in use.
@@ -112,22 +140,27 @@ func (s *Sessions) Open() int {
 // Refresh tells the viewer of name, if one is open, that the session
 // changed (see Handler.Refresh). It never opens one.
 func (s *Sessions) Refresh(name string) {
-	s.mu.Lock()
-	o, ok := s.open[name]
-	s.mu.Unlock()
-	if ok {
-		o.h.Refresh()
+	if h := s.handler(name); h != nil {
+		h.Refresh()
 	}
+}
+
+// handler is the open viewer of name, nil when none is (or its first
+// reading is still running: it reads what is there then).
+func (s *Sessions) handler(name string) *Handler {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if o, ok := s.open[name]; ok {
+		return o.h
+	}
+	return nil
 }
 
 // Reload tells the viewer of name, if one is open, that the session was
 // rewritten (see Handler.Reload). It never opens one.
 func (s *Sessions) Reload(name string) {
-	s.mu.Lock()
-	o, ok := s.open[name]
-	s.mu.Unlock()
-	if ok {
-		o.h.Reload()
+	if h := s.handler(name); h != nil {
+		h.Reload()
 	}
 }
 
@@ -135,13 +168,15 @@ func (s *Sessions) Reload(name string) {
 // its store's change announcements were interrupted.
 func (s *Sessions) ReloadAll() {
 	s.mu.Lock()
-	open := make([]*openSession, 0, len(s.open))
+	open := make([]*Handler, 0, len(s.open))
 	for _, o := range s.open {
-		open = append(open, o)
+		if o.opened() {
+			open = append(open, o.h)
+		}
 	}
 	s.mu.Unlock()
-	for _, o := range open {
-		o.h.Reload()
+	for _, h := range open {
+		h.Reload()
 	}
 }
 
@@ -157,8 +192,17 @@ func (s *Sessions) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for name, o := range s.open {
-		o.h.Close()
+		if o.opened() {
+			o.h.Close()
+		}
+		// One still being read is closed by its opener, which finds
+		// s.done closed.
 		delete(s.open, name)
+	}
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
+	if s.watch != nil {
+		return s.watch.close()
 	}
 	return nil
 }
@@ -174,7 +218,7 @@ func (s *Sessions) sweep() {
 		case now := <-t.C:
 			s.mu.Lock()
 			for name, o := range s.open {
-				if o.streams == 0 && now.Sub(o.used) >= s.opts.Idle {
+				if o.opened() && o.streams == 0 && now.Sub(o.used) >= s.opts.Idle {
 					o.h.Close()
 					delete(s.open, name)
 				}
@@ -184,39 +228,76 @@ func (s *Sessions) sweep() {
 	}
 }
 
-// acquire returns the open viewer of name, opening it when needed.
+// acquire returns the open viewer of name, opening it when needed. The
+// first reading runs outside s.mu; concurrent requests for the same
+// session wait for it, others do not.
 func (s *Sessions) acquire(name string) (*openSession, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if o, ok := s.open[name]; ok {
 		o.used = time.Now()
+		s.mu.Unlock()
+		<-o.ready
+		if o.err != nil {
+			return nil, o.err
+		}
 		return o, nil
 	}
+	if len(s.open) >= s.opts.MaxOpen && !s.evictLocked() {
+		s.mu.Unlock()
+		return nil, ErrTooManyOpen
+	}
+	o := &openSession{ready: make(chan struct{}), used: time.Now()}
+	s.open[name] = o
+	s.mu.Unlock()
+
+	h, err := s.openHandler(name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer close(o.ready)
+	select {
+	case <-s.done:
+		if h != nil {
+			h.Close()
+		}
+		h, err = nil, errors.New("viewer: closed")
+	default:
+	}
+	if err != nil {
+		o.err = err
+		if s.open[name] == o {
+			delete(s.open, name)
+		}
+		return nil, err
+	}
+	o.h = h
+	return o, nil
+}
+
+// openHandler resolves name and reads it whole.
+func (s *Sessions) openHandler(name string) (*Handler, error) {
 	src, err := s.opts.Resolve(name)
 	if err != nil {
 		return nil, err
-	}
-	if len(s.open) >= s.opts.MaxOpen && !s.evictLocked() {
-		return nil, ErrTooManyOpen
 	}
 	settings := Settings{}
 	if s.opts.Settings != nil {
 		settings = s.opts.Settings()
 	}
-	h, err := New(Options{Path: src.Path, Name: src.Name, Tail: src.Tail, OpenArchive: src.OpenArchive, Settings: settings, SettingsFunc: s.opts.Settings, AllowHost: s.opts.AllowHost, Logger: s.opts.Logger.With("session", name)})
-	if err != nil {
-		return nil, err
+	var watch *dirWatch
+	if src.Path != "" {
+		if watch, err = s.sharedWatch(); err != nil {
+			return nil, fmt.Errorf("viewer: watch the session files: %w", err)
+		}
 	}
-	o := &openSession{h: h, used: time.Now()}
-	s.open[name] = o
-	return o, nil
+	return New(Options{Path: src.Path, Name: src.Name, Tail: src.Tail, OpenArchive: src.OpenArchive, Settings: settings, SettingsFunc: s.opts.Settings,
+		AllowHost: s.opts.AllowHost, Logger: s.opts.Logger.With("session", name), watch: watch})
 }
 
 // evictLocked closes the least recently used session without a stream.
 func (s *Sessions) evictLocked() bool {
 	var oldest string
 	for name, o := range s.open {
-		if o.streams == 0 && (oldest == "" || o.used.Before(s.open[oldest].used)) {
+		if o.opened() && o.streams == 0 && (oldest == "" || o.used.Before(s.open[oldest].used)) {
 			oldest = name
 		}
 	}

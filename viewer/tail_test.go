@@ -194,8 +194,8 @@ func TestSessionsStoredSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := o.h
-	if h.watcher != nil || h.path != "team/s.jsonl" {
-		t.Fatalf("watcher %v, path %q", h.watcher, h.path)
+	if h.unwatch != nil || s.watch != nil || h.path != "team/s.jsonl" {
+		t.Fatalf("watching (%v, %v), path %q", h.unwatch != nil, s.watch != nil, h.path)
 	}
 	ch, unsub := h.subscribe()
 	defer unsub()

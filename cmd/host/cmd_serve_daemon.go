@@ -187,6 +187,13 @@ func (d *daemon) serve(e endpoints) (<-chan error, error) {
 	return serveErr, nil
 }
 
+// httpIdle closes a keep-alive connection of /metrics or the viewer that
+// no request used for that long, as the gRPC listener does (server's
+// connIdle): left open they piled up without bound, before any
+// credential was asked. A live page's event stream is a request, not
+// idle.
+const httpIdle = 2 * time.Minute
+
 func (d *daemon) serveMetrics(addr string, tlsConfig *tls.Config) error {
 	ml, err := listenOn(addr)
 	if err != nil {
@@ -200,10 +207,12 @@ func (d *daemon) serveMetrics(addr string, tlsConfig *tls.Config) error {
 		handler = d.srv.MetricsAuth(handler)
 		ml = tls.NewListener(ml, tlsConfig)
 		scheme = "https"
+	} else {
+		handler = server.LoopbackOnly(handler)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", handler)
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: httpIdle}
 	go func() { _ = hs.Serve(ml) }()
 	d.https = append(d.https, hs)
 	d.log.Info("metrics", "address", scheme+"://"+ml.Addr().String()+"/metrics")
@@ -225,7 +234,7 @@ func (d *daemon) serveViewer(addr string, tlsConfig *tls.Config) error {
 	}
 	vh := d.srv.NewViewer(exposed)
 	d.onExit(func() { vh.Close() })
-	hs := &http.Server{Handler: vh, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: vh, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: httpIdle}
 	go func() { _ = hs.Serve(vl) }()
 	d.https = append(d.https, hs)
 	d.viewer = fmt.Sprintf("%s://%s/", scheme, boundAddress(vl))

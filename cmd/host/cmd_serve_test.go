@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -387,4 +388,39 @@ func procStat(pid int) (ppid int, state string) {
 func alive(pid int) bool {
 	_, state := procStat(pid)
 	return state != "" && state != "Z"
+}
+
+// TestServeMetricsRefusesForeignHost: /metrics on loopback takes
+// anonymous requests, so it answers only to a Host that is loopback by
+// definition — a web page rebinding a name of its own to 127.0.0.1 must
+// not read the daemon's series (its sessions, calls, plugins). Before, it
+// answered any Host.
+func TestServeMetricsRefusesForeignHost(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "pith.json")
+	writeServeConfig(t, cfg, 800, nil)
+	p := startServe(t, cfg, "--metrics", "127.0.0.1:0")
+	p.waitLog(t, "metrics: address=")
+	var url string
+	for _, line := range strings.Split(p.log(), "\n") {
+		if _, after, ok := strings.Cut(line, "metrics: address="); ok {
+			url = strings.TrimSpace(after)
+		}
+	}
+	get := func(host string) int {
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := get("rebind.example"); code != http.StatusMisdirectedRequest {
+		t.Errorf("GET /metrics with Host rebind.example: %d, want 421", code)
+	}
+	if code := get(""); code != http.StatusOK {
+		t.Errorf("GET %s: %d, want 200", url, code)
+	}
 }

@@ -59,7 +59,12 @@ type SessionServiceClient interface {
 	// recovery, docs/behaviour.md §9.2).
 	ReportError(ctx context.Context, in *ReportErrorRequest, opts ...grpc.CallOption) (*ReportErrorResponse, error)
 	// WatchEvents streams the session's engine events and hook errors until
-	// the call is cancelled or the server shuts down.
+	// the call is cancelled or the server shuts down, or it ends with an
+	// error: NOT_FOUND when the session is closed (CloseSession), then open
+	// it and watch again; UNAUTHENTICATED or PERMISSION_DENIED when a
+	// configuration reload revokes the caller's token or narrows its
+	// prefix; RESOURCE_EXHAUSTED when the client fell behind, or when the
+	// caller already holds server.maxStreams streams.
 	WatchEvents(ctx context.Context, in *WatchEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchEventsResponse], error)
 	// CloseSession closes a session: the daemon releases its file and its
 	// engine, and later calls naming it get NOT_FOUND until it is opened
@@ -208,7 +213,12 @@ type SessionServiceServer interface {
 	// recovery, docs/behaviour.md §9.2).
 	ReportError(context.Context, *ReportErrorRequest) (*ReportErrorResponse, error)
 	// WatchEvents streams the session's engine events and hook errors until
-	// the call is cancelled or the server shuts down.
+	// the call is cancelled or the server shuts down, or it ends with an
+	// error: NOT_FOUND when the session is closed (CloseSession), then open
+	// it and watch again; UNAUTHENTICATED or PERMISSION_DENIED when a
+	// configuration reload revokes the caller's token or narrows its
+	// prefix; RESOURCE_EXHAUSTED when the client fell behind, or when the
+	// caller already holds server.maxStreams streams.
 	WatchEvents(*WatchEventsRequest, grpc.ServerStreamingServer[WatchEventsResponse]) error
 	// CloseSession closes a session: the daemon releases its file and its
 	// engine, and later calls naming it get NOT_FOUND until it is opened

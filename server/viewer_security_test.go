@@ -1,0 +1,203 @@
+package server
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pith-dev/pith/client"
+)
+
+// anonymousViewer is a daemon with no tokens and no client certificates —
+// the default, on loopback — and its viewer on a loopback HTTP server.
+func anonymousViewer(t *testing.T) (*harness, *httptest.Server) {
+	t.Helper()
+	h := startServer(t, testConfig(t.TempDir()))
+	return h, httptestServer(t, h.srv.NewViewer(false))
+}
+
+func getWithHost(t *testing.T, u, host string) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = host
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestViewerAnonymousRefusesForeignHost: a daemon's viewer that takes
+// anonymous requests (loopback, no server.tokens) must answer only to names
+// that are loopback by definition. Otherwise any web page the user visits
+// can point a name of its own at 127.0.0.1 (DNS rebinding) and read every
+// session under sessions.root as a same-origin page: the index, the
+// entries, the prune archive.
+func TestViewerAnonymousRefusesForeignHost(t *testing.T) {
+	h, hs := anonymousViewer(t)
+	ctx := context.Background()
+	s, err := h.client.Create(ctx, "secret.jsonl", "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendMessages(ctx, userMsg("api-key-here", 20)); err != nil {
+		t.Fatal(err)
+	}
+	port := hs.Listener.Addr().String()[len("127.0.0.1"):]
+	for _, path := range []string{"/", "/s/secret.jsonl/api/session", "/s/secret.jsonl/api/events", "/app.css", "/login"} {
+		if code := getWithHost(t, hs.URL+path, "rebind.example"+port); code != http.StatusMisdirectedRequest {
+			t.Errorf("GET %s with Host rebind.example: %d, want 421", path, code)
+		}
+	}
+	// Loopback names still work.
+	for _, host := range []string{"127.0.0.1" + port, "localhost" + port, "[::1]" + port} {
+		if code := getWithHost(t, hs.URL+"/s/secret.jsonl/api/session", host); code != http.StatusOK {
+			t.Errorf("GET with Host %s: %d, want 200", host, code)
+		}
+	}
+}
+
+// TestViewerWithTokensAllowsRealHostName: with server.tokens every request
+// needs the cookie or header (bound to the origin that signed in), so a
+// real host name in front of the daemon is fine.
+func TestViewerWithTokensAllowsRealHostName(t *testing.T) {
+	_, hs, c := viewerHarness(t)
+	ctx := context.Background()
+	if _, err := c.Create(ctx, "a.jsonl", "/w"); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, hs.URL+"/s/a.jsonl/api/session", nil)
+	req.Host = "pith.internal.example"
+	req.Header.Set("Authorization", "Bearer admin-secret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("real host name with a token: %d, want 200", resp.StatusCode)
+	}
+}
+
+// TestViewerRefusesSymlinkedSession: a session file is never a symlink —
+// the gRPC calls refuse one — and the viewer refuses it too. Before, the
+// viewer followed it (anywhere inside sessions.root), so a link
+// team-a/link.jsonl -> ../team-b/two.jsonl showed team-b's session to a
+// token for team-a/ only, which OpenSession refused it.
+func TestViewerRefusesSymlinkedSession(t *testing.T) {
+	h, hs, c := viewerHarness(t)
+	ctx := context.Background()
+	s, err := c.Create(ctx, "team-b/two.jsonl", "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendMessages(ctx, userMsg("team-b-only", 20)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create(ctx, "team-a/one.jsonl", "/w"); err != nil {
+		t.Fatal(err)
+	}
+	root := h.srv.Config().Sessions.Root
+	if err := os.Symlink("../team-b/two.jsonl", filepath.Join(root, "team-a", "link.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	team, err := client.Dial(h.addr, client.WithToken("team-secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer team.Close()
+	if _, err := team.Open(ctx, "team-a/link.jsonl"); err == nil {
+		t.Fatal("OpenSession followed the symlink")
+	}
+	for _, path := range []string{"/s/team-a/link.jsonl/api/session", "/s/team-a/link.jsonl/api/tree"} {
+		req, _ := http.NewRequest(http.MethodGet, hs.URL+path, nil)
+		req.Header.Set("Authorization", "Bearer team-secret")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK || strings.Contains(string(body), "team-b-only") {
+			t.Errorf("GET %s through a symlink to team-b: %d\n%.300s", path, resp.StatusCode, body)
+		}
+	}
+}
+
+// TestViewerHidesServerPaths: the viewer names a session as the caller
+// does, relative to sessions.root — as the gRPC errors do — never by the
+// server's absolute path. Before, api/session answered
+// "path":"/srv/.../sessions/team-a/one.jsonl" to any viewer client.
+func TestViewerHidesServerPaths(t *testing.T) {
+	h, hs, c := viewerHarness(t)
+	ctx := context.Background()
+	if _, err := c.Create(ctx, "team-a/one.jsonl", "/w"); err != nil {
+		t.Fatal(err)
+	}
+	root := h.srv.Config().Sessions.Root
+	req, _ := http.NewRequest(http.MethodGet, hs.URL+"/s/team-a/one.jsonl/api/session", nil)
+	req.Header.Set("Authorization", "Bearer team-secret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("api/session: %d", resp.StatusCode)
+	}
+	if strings.Contains(string(body), root) || !strings.Contains(string(body), `"path":"team-a/one.jsonl"`) {
+		t.Fatalf("api/session names the session by the server's path (root %s):\n%s", root, body)
+	}
+}
+
+// TestViewerLoginRefusesCrossSite: another site cannot sign a browser in
+// to the viewer (login CSRF): a form on evil.example posting its own
+// token to /login would have set the viewer's cookie, and the user would
+// then read and trust the attacker's sessions as their own. A cross-site
+// POST is refused; the viewer's own form, and a client that is no
+// browser, still sign in.
+func TestViewerLoginRefusesCrossSite(t *testing.T) {
+	_, hs, _ := viewerHarness(t)
+	post := func(hdr map[string]string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, hs.URL+"/login", strings.NewReader("token=team-secret"))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	for name, hdr := range map[string]map[string]string{
+		"Sec-Fetch-Site cross-site": {"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"},
+		"foreign Origin":            {"Origin": "https://evil.example"},
+	} {
+		resp := post(hdr)
+		if resp.StatusCode != http.StatusForbidden || resp.Header.Get("Set-Cookie") != "" {
+			t.Errorf("%s: %d, Set-Cookie %q; want 403 and no cookie", name, resp.StatusCode, resp.Header.Get("Set-Cookie"))
+		}
+	}
+	for name, hdr := range map[string]map[string]string{
+		"same origin": {"Sec-Fetch-Site": "same-origin", "Origin": hs.URL},
+		"no browser":  {},
+	} {
+		if resp := post(hdr); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Set-Cookie") == "" {
+			t.Errorf("%s: %d; want 303 with the cookie", name, resp.StatusCode)
+		}
+	}
+}
