@@ -278,17 +278,14 @@ func (s *Store) readLocked(st fs.FileInfo) (*File, int64, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: read: %w", s.path, err)
 	}
-	// An unfinished last line is left out of the Store's view and of
-	// s.size: most often it is pi's append caught halfway (a write that
+	// An unfinished last line that is not yet a whole entry (ViewEnd) is
+	// left out of the Store's view and of s.size: most often it is pi's append caught halfway (a write that
 	// crosses a page boundary becomes visible in parts), which the next
 	// catchUp or a rewrite's carry-over picks up whole from s.size. Were
 	// it parsed here, a rewrite would write the fragment and then carry
 	// over the finished line again: one line torn, one doubled.
 	torn := len(data) > 0 && data[len(data)-1] != '\n'
-	complete := len(data)
-	if torn {
-		complete = bytes.LastIndexByte(data, '\n') + 1
-	}
+	complete := ViewEnd(data)
 	f, err := Parse(data[:complete])
 	if err != nil && complete < len(data) && errors.Is(err, ErrNotSession) {
 		// Not even the header line is finished: read it as it is (a

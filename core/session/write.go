@@ -164,8 +164,8 @@ func (s *Store) catchUp(st fs.FileInfo) error {
 	if _, err := s.fd.ReadAt(data, s.size); err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("%s: read: %w", s.path, err)
 	}
-	complete := bytes.LastIndexByte(data, '\n') + 1
-	s.file.TornTail = complete < len(data)
+	complete := ViewEnd(data)
+	s.file.TornTail = data[len(data)-1] != '\n'
 	line := len(s.file.Entries) + len(s.file.Skipped) + 1
 	rest := data[:complete]
 	copied := false // s.file.Skipped is this call's own copy
