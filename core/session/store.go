@@ -43,6 +43,10 @@ type Store struct {
 	// size is how many bytes of the file this Store has read; a torn last
 	// line is not counted, so it is read again once completed.
 	size int64
+	// edge is the file's last bytes before size as this Store read or
+	// wrote them (edge.go): a file overwritten in place no longer has
+	// them there.
+	edge []byte
 	log  hclog.Logger
 	now  func() time.Time
 	rand io.Reader
@@ -329,6 +333,9 @@ func (s *Store) viewLocked(read func(st fs.FileInfo) (f *File, size int64, err e
 	s.tree = NewTree(f.Entries)
 	s.leaf = s.tree.Last()
 	s.size = size
+	if err := s.readEdge(); err != nil {
+		return err
+	}
 	// After readLocked nothing complete follows size (at most the torn
 	// last line, read again and left out again); after a rewrite, the
 	// lines carried over into the new file do.

@@ -96,6 +96,20 @@ func (s *Store) lockFresh() (replaced bool, held fs.FileInfo, err error) {
 				s.fd.Unlock()
 				return replaced, nil, err
 			}
+			if !replaced && !undone {
+				same, err := s.edgeHolds(held)
+				if err != nil {
+					s.fd.Unlock()
+					return replaced, nil, err
+				}
+				if !same {
+					// Overwritten in place: what follows s.size is not
+					// lines appended to what this Store read. Read it
+					// afresh, as after a replacement by rename.
+					s.log.Warn("the session file was overwritten in place since it was read; reading it again", "file", s.path)
+					replaced = true
+				}
+			}
 			if undone {
 				if held, err = s.fd.Stat(); err != nil {
 					s.fd.Unlock()
@@ -197,6 +211,7 @@ func (s *Store) catchUp(st fs.FileInfo) error {
 		s.tree.Add(e)
 	}
 	s.size += int64(complete)
+	s.extendEdge(data[:complete])
 	return nil
 }
 
@@ -319,6 +334,7 @@ func (s *Store) AppendWith(parent func(t *Tree, last *Entry) (string, error), dr
 		return entries, nil
 	}
 	s.size += int64(buf.Len())
+	s.extendEdge(buf.Bytes())
 	s.file.TornTail = false
 	line := len(s.file.Entries) + len(s.file.Skipped) + 1
 	for _, e := range entries {
