@@ -75,7 +75,7 @@ func ParseArchiveRecord(line []byte) (ArchiveRecord, error) {
 	if !v.IsObject() || !entry.IsObject() || r.ID == "" {
 		return ArchiveRecord{}, fmt.Errorf("%w: no id or no entry", ErrBadRecord)
 	}
-	r.Original = []byte(entry.Raw)
+	r.Original = originalBytes(line, entry)
 	if got := gjson.GetBytes(r.Original, "id").String(); got != r.ID {
 		return ArchiveRecord{}, fmt.Errorf("%w: the record is for %q, its entry is %q", ErrBadRecord, r.ID, got)
 	}
@@ -93,6 +93,26 @@ func ParseArchiveRecord(line []byte) (ArchiveRecord, error) {
 		return ArchiveRecord{}, fmt.Errorf("%w: the SHA-256 of its original does not match (the record was changed or torn)", ErrBadRecord)
 	}
 	return r, nil
+}
+
+// originalBytes is the entry of a record line as writeTo wrote it. gjson
+// leaves whitespace after a value out of its Raw, but an original may end
+// in some: the \r of a session with CRLF line ends, which the record's
+// hash covers. When only whitespace and the record's closing brace follow
+// the entry, that whitespace is the original's.
+func originalBytes(line []byte, entry gjson.Result) []byte {
+	start, end := entry.Index, entry.Index+len(entry.Raw)
+	if start <= 0 || end > len(line) || string(line[start:end]) != entry.Raw {
+		return []byte(entry.Raw)
+	}
+	rest := bytes.TrimRight(line[end:], " \t\r\n")
+	if len(rest) == 0 || rest[len(rest)-1] != '}' {
+		return []byte(entry.Raw)
+	}
+	if ws := rest[:len(rest)-1]; len(bytes.Trim(ws, " \t\r\n")) == 0 {
+		end += len(ws)
+	}
+	return bytes.Clone(line[start:end])
 }
 
 // RefusedRecord is a record Restore did not apply, and why.
