@@ -272,6 +272,12 @@ func (s *Store) AppendWith(parent func(t *Tree, last *Entry) (string, error), dr
 			return nil, err
 		}
 	}
+	if pid != "" && !s.tree.Has(pid) {
+		// An explicit parent chosen before the lock (a navigation's
+		// target) may be gone: the file was replaced meanwhile. An entry
+		// below it would dangle.
+		return nil, fmt.Errorf("%s: no entry with id %q (the file changed since it was chosen)", s.path, pid)
+	}
 	var buf bytes.Buffer
 	if s.file.TornTail {
 		// Never glue a new line onto a line a crash left unfinished.
