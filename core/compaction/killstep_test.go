@@ -64,7 +64,19 @@ func killStepChild(spec string) int {
 // has pruned, and the same command run again ends where a clean run ends
 // (rewrites) or appends whole lines after what is there (appends), with
 // no temp file left.
+//
+// With PITH_HEAVY=1 the same runs on a session of about 40 MB, whose
+// rewrite takes many writes, each a place to be killed.
 func TestKillAtEveryStep(t *testing.T) {
+	killAtEveryStep(t)
+	if os.Getenv("PITH_HEAVY") == "1" {
+		faultPadding = 500 // 500 turns of 80 000 bytes
+		defer func() { faultPadding = 0 }()
+		t.Run("heavy", killAtEveryStep)
+	}
+}
+
+func killAtEveryStep(t *testing.T) {
 	for _, cmd := range faultCommands() {
 		t.Run(cmd.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -80,15 +92,23 @@ func TestKillAtEveryStep(t *testing.T) {
 			for _, op := range faultfs.Ops() {
 				total += counter.Count(op)
 			}
+			restored := 0
+			if cmd.name == "prune" {
+				_, res, err := RestoreFile(mustParse(t, want.session), want.archive)
+				if err != nil {
+					t.Fatal(err)
+				}
+				restored = res.Restored
+			}
 			for n := 1; n <= total; n++ {
-				checkKill(t, cmd, n, before, want)
+				checkKill(t, cmd, n, before, want, restored)
 			}
 			t.Logf("%s: killed before each of %d operations (%s)", cmd.name, total, opCounts(counter))
 		})
 	}
 }
 
-func checkKill(t *testing.T, cmd faultCommand, n int, before, want snapshot) {
+func checkKill(t *testing.T, cmd faultCommand, n int, before, want snapshot, restored int) {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "s.jsonl")
@@ -113,7 +133,7 @@ func checkKill(t *testing.T, cmd faultCommand, n int, before, want snapshot) {
 		t.Fatalf("step %d: the archive lost records", n)
 	}
 	if cmd.name == "prune" && !bytes.Equal(got.session, before.session) {
-		if _, res, err := RestoreFile(mustParse(t, got.session), got.archive); err != nil || res.Restored != 2 {
+		if _, res, err := RestoreFile(mustParse(t, got.session), got.archive); err != nil || res.Restored != restored {
 			t.Fatalf("step %d: the archive cannot restore the pruned session: %+v %v", n, res, err)
 		}
 	}
