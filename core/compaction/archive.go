@@ -96,14 +96,22 @@ func ParseArchiveRecord(line []byte) (ArchiveRecord, error) {
 }
 
 // originalBytes is the entry of a record line as writeTo wrote it. gjson
-// leaves whitespace after a value out of its Raw, but an original may end
-// in some: the \r of a session with CRLF line ends, which the record's
-// hash covers. When only whitespace and the record's closing brace follow
-// the entry, that whitespace is the original's.
+// leaves whitespace around a value out of its Raw, but an original may
+// have some: the \r of a session with CRLF line ends, spaces before the
+// object, which the record's hash covers. Whitespace between "entry": and
+// the object is the original's, and so is whitespace after it when only
+// the record's closing brace follows.
 func originalBytes(line []byte, entry gjson.Result) []byte {
 	start, end := entry.Index, entry.Index+len(entry.Raw)
 	if start <= 0 || end > len(line) || string(line[start:end]) != entry.Raw {
 		return []byte(entry.Raw)
+	}
+	lead := start
+	for lead > 0 && isSpace(line[lead-1]) {
+		lead--
+	}
+	if lead > 0 && line[lead-1] == ':' {
+		start = lead
 	}
 	rest := bytes.TrimRight(line[end:], " \t\r\n")
 	if len(rest) == 0 || rest[len(rest)-1] != '}' {
@@ -114,6 +122,9 @@ func originalBytes(line []byte, entry gjson.Result) []byte {
 	}
 	return bytes.Clone(line[start:end])
 }
+
+// isSpace is JSON's whitespace.
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 // RefusedRecord is a record Restore did not apply, and why.
 type RefusedRecord struct {

@@ -14,9 +14,18 @@ import (
 // The archive record ends "…"entry":{…}\r}": the original keeps its \r,
 // which its SHA-256 covers, but reading the record took the entry without
 // it, so every record failed its check and --restore put nothing back.
+//
+// Whitespace before the object is kept the same way.
 func TestPruneRestoreCRLF(t *testing.T) {
+	crlf := bytes.ReplaceAll(faultSession(&builder{}), []byte("\n"), []byte("\r\n"))
+	lead := bytes.ReplaceAll(faultSession(&builder{}), []byte("\n{"), []byte("\n \t{"))
+	pruneRestoreByteForByte(t, crlf)
+	pruneRestoreByteForByte(t, lead)
+}
+
+func pruneRestoreByteForByte(t *testing.T, original []byte) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "s.jsonl")
-	original := bytes.ReplaceAll(faultSession(&builder{}), []byte("\n"), []byte("\r\n"))
 	writeSession(t, path, original)
 	s, err := session.Open(path, session.Options{})
 	if err != nil {
