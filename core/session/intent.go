@@ -133,16 +133,17 @@ func decodeIntent(b []byte) (a appendIntent, ok bool) {
 }
 
 // intentHandle opens the intent sidecar once per Store. nil without error
-// means appends go unprotected: the system has no inode numbers, or the
+// means appends go unprotected: the system has no inode numbers, the
 // directory may not be written (a writable session in a read-only
-// directory stays writable, as before).
+// directory stays writable, as before), or the session's name is too
+// long to leave room for the sidecar's.
 func (s *Store) intentHandle() (Handle, error) {
 	if s.intent != nil || s.noIntent {
 		return s.intent, nil
 	}
 	// No check before opening: the sidecar is created by this open.
 	h, err := regularfile.Open(intentName(s.name), os.O_RDWR|os.O_CREATE, 0o644, nil, s.fsys.OpenFile)
-	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.ENAMETOOLONG) {
 		s.noIntent = true
 		return nil, nil
 	}
