@@ -170,7 +170,6 @@ func (s *Session) reload(ctx context.Context) error {
 		return fmt.Errorf("%s: %w", s.name, err)
 	}
 	f.TornTail = len(data) > 0 && data[len(data)-1] != '\n'
-
 	session.LogWarnings(s.log, s.name, f.Warnings)
 	var oldLast, oldLeaf string
 	if s.tree != nil {

@@ -41,7 +41,8 @@ type Store struct {
 	tree       *Tree
 	leaf       *Entry
 	// size is how many bytes of the file this Store has read; a torn last
-	// line is not counted, so it is read again once completed.
+	// line (one that is not a whole entry yet) is not counted, so it is
+	// read again once completed.
 	size int64
 	// edge is the file's last bytes before size as this Store read or
 	// wrote them (edge.go): a file overwritten in place no longer has
@@ -283,11 +284,12 @@ func (s *Store) readLocked(st fs.FileInfo) (*File, int64, error) {
 		return nil, 0, fmt.Errorf("%s: read: %w", s.path, err)
 	}
 	// An unfinished last line that is not yet a whole entry (ViewEnd) is
-	// left out of the Store's view and of s.size: most often it is pi's append caught halfway (a write that
-	// crosses a page boundary becomes visible in parts), which the next
-	// catchUp or a rewrite's carry-over picks up whole from s.size. Were
-	// it parsed here, a rewrite would write the fragment and then carry
-	// over the finished line again: one line torn, one doubled.
+	// left out of the Store's view and of s.size: most often it is pi's
+	// append caught halfway (a write that crosses a page boundary becomes
+	// visible in parts), which the next catchUp or a rewrite's carry-over
+	// picks up whole from s.size. Were it parsed here, a rewrite would
+	// write the fragment and then carry over the finished line again: one
+	// line torn, one doubled.
 	torn := len(data) > 0 && data[len(data)-1] != '\n'
 	complete := ViewEnd(data)
 	f, err := Parse(data[:complete])
