@@ -91,12 +91,35 @@ func (s *Store) removeOrphanIntent(n string) {
 	if _, err := s.fsys.Lstat(name); !errors.Is(err, fs.ErrNotExist) {
 		return
 	}
-	if st, err := s.fsys.Lstat(n); err != nil || !st.Mode().IsRegular() || st.Size() > intentSize {
+	if st, err := s.fsys.Lstat(n); err != nil || !st.Mode().IsRegular() || st.Size() > intentSize || !isIntentFile(s.fsys, n) {
 		return // not one of ours
 	}
 	if err := s.fsys.Remove(n); err == nil {
 		s.log.Info("removed the append intent sidecar of a session that is gone", "file", n)
 	}
+}
+
+// isIntentFile reports whether the file n holds what an intent sidecar
+// can: nothing (created, never written), a record, or a cleared record.
+// A small file of the user's that merely has such a name is not removed.
+func isIntentFile(fsys FS, n string) bool {
+	h, err := openRegular(fsys, n, os.O_RDONLY)
+	if err != nil {
+		return false
+	}
+	defer h.Close()
+	var buf [intentSize + 1]byte
+	k, err := h.ReadAt(buf[:], 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false
+	}
+	switch k {
+	case 0:
+		return true
+	case intentSize:
+		return [8]byte(buf[:8]) == intentMagic || buf == [intentSize + 1]byte{}
+	}
+	return false
 }
 
 // appendIntent is an append in progress: length bytes at offset at of the
