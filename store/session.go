@@ -161,7 +161,7 @@ func (s *Session) reload(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	complete := bytes.LastIndexByte(data, '\n') + 1
+	complete := session.ViewEnd(data)
 	if complete == 0 {
 		complete = len(data) // not even the header is finished
 	}
@@ -169,7 +169,7 @@ func (s *Session) reload(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.name, err)
 	}
-	f.TornTail = complete < len(data)
+	f.TornTail = len(data) > 0 && data[len(data)-1] != '\n'
 	session.LogWarnings(s.log, s.name, f.Warnings)
 	var oldLast, oldLeaf string
 	if s.tree != nil {
@@ -181,12 +181,23 @@ func (s *Session) reload(ctx context.Context) error {
 		}
 	}
 	s.file, s.tree = f, session.NewTree(f.Entries)
-	s.lines = bytes.Count(data[:complete], []byte("\n"))
+	s.lines = viewLines(data[:complete])
 	s.leaf = s.tree.Last()
 	if e := s.tree.Get(oldLeaf); e != nil && LastID(f) == oldLast {
 		s.leaf = e
 	}
 	return nil
+}
+
+// viewLines is the number of lines in view, the bytes of a session a
+// reader takes in (session.ViewEnd): a last line without its newline is
+// one, as it is for Store.Tail, which then starts after it.
+func viewLines(view []byte) int {
+	n := bytes.Count(view, []byte("\n"))
+	if len(view) > 0 && view[len(view)-1] != '\n' {
+		n++
+	}
+	return n
 }
 
 // catchUp adds the lines appended after the ones read. The caller holds
@@ -199,17 +210,20 @@ func (s *Session) catchUp(ctx context.Context) error {
 	if n < s.lines {
 		return s.reload(ctx) // rewritten shorter: line numbers changed
 	}
-	complete := bytes.LastIndexByte(data, '\n') + 1
-	s.file.TornTail = complete < len(data)
-	if complete == 0 {
+	if len(data) == 0 {
 		return nil
 	}
+	complete := session.ViewEnd(data)
+	s.file.TornTail = data[len(data)-1] != '\n'
 	added := false
 	rest := data[:complete]
 	for len(rest) > 0 {
-		i := bytes.IndexByte(rest, '\n')
-		l := rest[:i]
-		rest = rest[i+1:]
+		l := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			l, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil // a whole entry without its newline (ViewEnd)
+		}
 		s.lines++
 		if len(bytes.TrimSpace(l)) == 0 {
 			continue

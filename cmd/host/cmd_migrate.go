@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/spf13/cobra"
@@ -20,7 +21,8 @@ func newMigrateCommand() *cobra.Command {
 		Long: `Upgrades a v1 or v2 session to v3: ids and parent links for v1 entries,
 firstKeptEntryIndex → firstKeptEntryId, hookMessage → custom. Reading never
 changes a file; this command writes the result to --out, over FILE with
---in-place, or to standard output. Files are written atomically. With
+--in-place (also when --out names FILE itself), or to standard output.
+Files are written atomically. With
 --store, NAME is a session of that store, and --in-place rewrites it there
 under its lease.`,
 		Args: cobra.ExactArgs(1),
@@ -28,6 +30,11 @@ under its lease.`,
 			path := args[0]
 			if out != "" && inPlace {
 				return errors.New("--out and --in-place cannot be used together")
+			}
+			if out != "" && storeURL == "" && sameFile(path, out) {
+				// The result goes over the session itself: a change of
+				// the session, so through its write protocol.
+				inPlace, out = true, ""
 			}
 			if inPlace && storeURL != "" {
 				return migrateStored(cmd, storeURL, path)
@@ -102,4 +109,15 @@ func migrateStored(cmd *cobra.Command, storeURL, name string) error {
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d entries from an older version written as version 3 in place\n", name, n)
 	return nil
+}
+
+// sameFile reports whether the two paths name the same existing file,
+// following links.
+func sameFile(a, b string) bool {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
 }

@@ -120,3 +120,40 @@ func TestNonRegularFilesCLI(t *testing.T) {
 		}
 	}
 }
+
+// TestMigrateOutOverItself: `migrate FILE --out FILE` (or --out naming
+// FILE through a link) changes the session itself, so it goes through the
+// session's write protocol like --in-place: a link stays a link and its
+// target is migrated, a file with a second hard link is refused and left
+// as it was. It used to be written as any --out file — a temp file
+// renamed over the name, without the session's lock — which replaced the
+// link with a copy (the session stayed version 2), split hard links, and
+// lost what pi appended between the read and the rename.
+func TestMigrateOutOverItself(t *testing.T) {
+	target := smallSession(t, t.TempDir(), 2)
+	link := filepath.Join(t.TempDir(), "link.jsonl")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := runCLI(t, "migrate", link, "--out", link); code != 0 {
+		t.Fatalf("migrate through the link: %s", stderr)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Fatal("migrate --out over the session replaced the link")
+	}
+	data, _ := os.ReadFile(target)
+	if !bytes.Contains(data[:bytes.IndexByte(data, '\n')], []byte(`"version":3`)) {
+		t.Fatal("the link's target was not migrated")
+	}
+
+	linked := smallSession(t, t.TempDir(), 2)
+	if err := os.Link(linked, linked+".second"); err != nil {
+		t.Skipf("no hard links: %v", err)
+	}
+	before, _ := os.ReadFile(linked)
+	_, stderr, code := runCLI(t, "migrate", linked, "--out", linked)
+	wantOneLine(t, "migrate --out over a hard-linked session", stderr, code, "hard link")
+	if got, _ := os.ReadFile(linked); !bytes.Equal(got, before) {
+		t.Fatal("the hard-linked session changed")
+	}
+}

@@ -75,7 +75,7 @@ func ParseArchiveRecord(line []byte) (ArchiveRecord, error) {
 	if !v.IsObject() || !entry.IsObject() || r.ID == "" {
 		return ArchiveRecord{}, fmt.Errorf("%w: no id or no entry", ErrBadRecord)
 	}
-	r.Original = []byte(entry.Raw)
+	r.Original = originalBytes(line, entry)
 	if got := gjson.GetBytes(r.Original, "id").String(); got != r.ID {
 		return ArchiveRecord{}, fmt.Errorf("%w: the record is for %q, its entry is %q", ErrBadRecord, r.ID, got)
 	}
@@ -94,6 +94,37 @@ func ParseArchiveRecord(line []byte) (ArchiveRecord, error) {
 	}
 	return r, nil
 }
+
+// originalBytes is the entry of a record line as writeTo wrote it. gjson
+// leaves whitespace around a value out of its Raw, but an original may
+// have some: the \r of a session with CRLF line ends, spaces before the
+// object, which the record's hash covers. Whitespace between "entry": and
+// the object is the original's, and so is whitespace after it when only
+// the record's closing brace follows.
+func originalBytes(line []byte, entry gjson.Result) []byte {
+	start, end := entry.Index, entry.Index+len(entry.Raw)
+	if start <= 0 || end > len(line) || string(line[start:end]) != entry.Raw {
+		return []byte(entry.Raw)
+	}
+	lead := start
+	for lead > 0 && isSpace(line[lead-1]) {
+		lead--
+	}
+	if lead > 0 && line[lead-1] == ':' {
+		start = lead
+	}
+	rest := bytes.TrimRight(line[end:], " \t\r\n")
+	if len(rest) == 0 || rest[len(rest)-1] != '}' {
+		return []byte(entry.Raw)
+	}
+	if ws := rest[:len(rest)-1]; len(bytes.Trim(ws, " \t\r\n")) == 0 {
+		end += len(ws)
+	}
+	return bytes.Clone(line[start:end])
+}
+
+// isSpace is JSON's whitespace.
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 // RefusedRecord is a record Restore did not apply, and why.
 type RefusedRecord struct {

@@ -33,7 +33,14 @@ var faultNow = time.UnixMilli(1767225600000)
 // one without write the same bytes.
 func detRandom() io.Reader { return rand.NewChaCha8([32]byte{7}) }
 
+// faultPadding, when set, puts that many large user turns first, so a
+// rewrite's encoding takes many writes (TestKillAtEveryStep, PITH_HEAVY).
+var faultPadding int
+
 func faultSession(b *builder) []byte {
+	for range faultPadding {
+		b.user(20000)
+	}
 	b.user(10)
 	b.assistant(10, "c1:bash", "c2:bash", "c3:bash")
 	b.result("c1", "bash", 3000)

@@ -67,6 +67,17 @@ func Persist(store session.Backend, prep *Preparation, res *Result, fromHook boo
 	}
 	leaf := store.Leaf()
 	parent := func(t *session.Tree, last *session.Entry) (string, error) {
+		// t is the file as it is now; a file replaced meanwhile (moved or
+		// copied over) may no longer have the entries the summary was
+		// made from, and then the compaction would dangle.
+		for _, id := range []string{prep.LeafID, res.FirstKeptEntryID} {
+			if !t.Has(id) {
+				return "", fmt.Errorf("%w: entry %s is no longer in the session (the file was replaced while the summary was made); compact again", ErrDiscarded, id)
+			}
+		}
+		if leaf != nil {
+			leaf = t.Get(leaf.ID) // the entry as the file has it now
+		}
 		if leaf == nil || !descends(t, leaf, prep.LeafID) {
 			return "", fmt.Errorf("%w: this session moved to another entry than %s while the summary was made; compact again", ErrDiscarded, prep.LeafID)
 		}

@@ -36,7 +36,7 @@ func sessionFromShape(shape []byte) []byte {
 }
 
 // FuzzRewriteProtocol prunes and restores sessions with duplicate ids,
-// torn tails and pruned entries, against archives with torn and forged
+// torn tails, pruned entries, CRLF line ends and indented lines, against archives with torn and forged
 // records. Nothing may panic; a failed step leaves the session as it was;
 // prune then restore gives back every entry Pith pruned byte for byte and
 // keeps the torn tail's bytes; the archive only grows by whole verified
@@ -48,11 +48,22 @@ func FuzzRewriteProtocol(f *testing.F) {
 	f.Add([]byte{4, 1, 1, 1, 0}, []byte(""), append(bytes.Clone(valid), `{"pos":1,"id":"x`...))
 	f.Add([]byte{1, 1, 4, 1}, []byte("\x00garbage"), bytes.Replace(valid, []byte("message"), []byte("massage"), 1))
 	f.Add([]byte{1, 6, 11, 16, 21}, []byte(""), []byte(`{"id":"00000002","prunedAt":1,"entry":{"id":"00000002","type":"message"}}`+"\n"))
+	f.Add([]byte{0x81, 1, 1, 0, 2}, []byte(""), []byte(""))
+	f.Add([]byte{0x41, 1, 1, 0, 2}, []byte(""), []byte(""))
 	f.Fuzz(func(t *testing.T, shape, tail, archive []byte) {
 		if len(shape) > 64 || len(tail) > 256 || len(archive) > 4096 {
 			return
 		}
-		data := append(sessionFromShape(shape), tail...)
+		data := sessionFromShape(shape)
+		if len(shape) > 0 && shape[0]&0x80 != 0 {
+			// Line formats pi reads too: CRLF ends, whitespace before
+			// the object.
+			data = bytes.ReplaceAll(data, []byte("\n"), []byte("\r\n"))
+		}
+		if len(shape) > 0 && shape[0]&0x40 != 0 {
+			data = bytes.ReplaceAll(data, []byte("\n{"), []byte("\n {"))
+		}
+		data = append(data, tail...)
 		orig, err := session.Parse(data)
 		if err != nil {
 			return

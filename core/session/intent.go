@@ -91,12 +91,35 @@ func (s *Store) removeOrphanIntent(n string) {
 	if _, err := s.fsys.Lstat(name); !errors.Is(err, fs.ErrNotExist) {
 		return
 	}
-	if st, err := s.fsys.Lstat(n); err != nil || !st.Mode().IsRegular() || st.Size() > intentSize {
+	if st, err := s.fsys.Lstat(n); err != nil || !st.Mode().IsRegular() || st.Size() > intentSize || !isIntentFile(s.fsys, n) {
 		return // not one of ours
 	}
 	if err := s.fsys.Remove(n); err == nil {
 		s.log.Info("removed the append intent sidecar of a session that is gone", "file", n)
 	}
+}
+
+// isIntentFile reports whether the file n holds what an intent sidecar
+// can: nothing (created, never written), a record, or a cleared record.
+// A small file of the user's that merely has such a name is not removed.
+func isIntentFile(fsys FS, n string) bool {
+	h, err := openRegular(fsys, n, os.O_RDONLY)
+	if err != nil {
+		return false
+	}
+	defer h.Close()
+	var buf [intentSize + 1]byte
+	k, err := h.ReadAt(buf[:], 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false
+	}
+	switch k {
+	case 0:
+		return true
+	case intentSize:
+		return [8]byte(buf[:8]) == intentMagic || buf == [intentSize + 1]byte{}
+	}
+	return false
 }
 
 // appendIntent is an append in progress: length bytes at offset at of the
@@ -133,16 +156,17 @@ func decodeIntent(b []byte) (a appendIntent, ok bool) {
 }
 
 // intentHandle opens the intent sidecar once per Store. nil without error
-// means appends go unprotected: the system has no inode numbers, or the
+// means appends go unprotected: the system has no inode numbers, the
 // directory may not be written (a writable session in a read-only
-// directory stays writable, as before).
+// directory stays writable, as before), or the session's name is too
+// long to leave room for the sidecar's.
 func (s *Store) intentHandle() (Handle, error) {
 	if s.intent != nil || s.noIntent {
 		return s.intent, nil
 	}
 	// No check before opening: the sidecar is created by this open.
 	h, err := regularfile.Open(intentName(s.name), os.O_RDWR|os.O_CREATE, 0o644, nil, s.fsys.OpenFile)
-	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.ENAMETOOLONG) {
 		s.noIntent = true
 		return nil, nil
 	}

@@ -84,6 +84,8 @@ func TestOrphanIntentSidecarRemovedByRewrite(t *testing.T) {
 	gone := write(".gone.jsonl.append", rec)
 	live := write(".other.jsonl.append", rec)
 	foreign := write(".notes.append", bytes.Repeat([]byte("x"), 100)) // not a record
+	// Small enough to be a record, but not one: a file of the user's.
+	small := write(".todo.append", []byte("buy milk\n"))
 	s, err := session.Open(path, session.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +97,7 @@ func TestOrphanIntentSidecarRemovedByRewrite(t *testing.T) {
 	if _, err := os.Stat(gone); !os.IsNotExist(err) {
 		t.Fatalf("the sidecar of a session that is gone was kept: %v", err)
 	}
-	for _, p := range []string{live, foreign} {
+	for _, p := range []string{live, foreign, small} {
 		if _, err := os.Stat(p); err != nil {
 			t.Fatalf("%s was removed: %v", filepath.Base(p), err)
 		}

@@ -196,6 +196,25 @@ func nextLine(data []byte) (line, rest []byte) {
 	return line, rest
 }
 
+// ViewEnd is how much of data — bytes of a session file from a line
+// start to its end — a reader takes in: every line up to the last
+// newline, and an unfinished last line too when it already is a whole
+// entry. pi reads such a line (a file whose editor dropped the final
+// newline, a writer caught just before it), and no byte can be added to
+// it that keeps it an entry, so nothing read now is read differently
+// later: at most a newline follows, an empty line. Any other unfinished
+// line is a piece of a write in progress or cut short, left for the next
+// read (or the crash recovery) to take whole.
+func ViewEnd(data []byte) int {
+	complete := bytes.LastIndexByte(data, '\n') + 1
+	if tail := data[complete:]; len(bytes.TrimSpace(tail)) > 0 {
+		if e := (Entry{}); parseEntry(tail, &e) == "" {
+			return len(data)
+		}
+	}
+	return complete
+}
+
 // ParseEntry reads one entry line. It reports why a line is not an entry.
 func ParseEntry(line []byte) (*Entry, error) {
 	e := &Entry{}

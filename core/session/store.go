@@ -41,8 +41,13 @@ type Store struct {
 	tree       *Tree
 	leaf       *Entry
 	// size is how many bytes of the file this Store has read; a torn last
-	// line is not counted, so it is read again once completed.
+	// line (one that is not a whole entry yet) is not counted, so it is
+	// read again once completed.
 	size int64
+	// edge is the file's last bytes before size as this Store read or
+	// wrote them (edge.go): a file overwritten in place no longer has
+	// them there.
+	edge []byte
 	log  hclog.Logger
 	now  func() time.Time
 	rand io.Reader
@@ -278,17 +283,15 @@ func (s *Store) readLocked(st fs.FileInfo) (*File, int64, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: read: %w", s.path, err)
 	}
-	// An unfinished last line is left out of the Store's view and of
-	// s.size: most often it is pi's append caught halfway (a write that
-	// crosses a page boundary becomes visible in parts), which the next
-	// catchUp or a rewrite's carry-over picks up whole from s.size. Were
-	// it parsed here, a rewrite would write the fragment and then carry
-	// over the finished line again: one line torn, one doubled.
+	// An unfinished last line that is not yet a whole entry (ViewEnd) is
+	// left out of the Store's view and of s.size: most often it is pi's
+	// append caught halfway (a write that crosses a page boundary becomes
+	// visible in parts), which the next catchUp or a rewrite's carry-over
+	// picks up whole from s.size. Were it parsed here, a rewrite would
+	// write the fragment and then carry over the finished line again: one
+	// line torn, one doubled.
 	torn := len(data) > 0 && data[len(data)-1] != '\n'
-	complete := len(data)
-	if torn {
-		complete = bytes.LastIndexByte(data, '\n') + 1
-	}
+	complete := ViewEnd(data)
 	f, err := Parse(data[:complete])
 	if err != nil && complete < len(data) && errors.Is(err, ErrNotSession) {
 		// Not even the header line is finished: read it as it is (a
@@ -332,6 +335,9 @@ func (s *Store) viewLocked(read func(st fs.FileInfo) (f *File, size int64, err e
 	s.tree = NewTree(f.Entries)
 	s.leaf = s.tree.Last()
 	s.size = size
+	if err := s.readEdge(); err != nil {
+		return err
+	}
 	// After readLocked nothing complete follows size (at most the torn
 	// last line, read again and left out again); after a rewrite, the
 	// lines carried over into the new file do.

@@ -96,6 +96,20 @@ func (s *Store) lockFresh() (replaced bool, held fs.FileInfo, err error) {
 				s.fd.Unlock()
 				return replaced, nil, err
 			}
+			if !replaced && !undone {
+				same, err := s.edgeHolds(held)
+				if err != nil {
+					s.fd.Unlock()
+					return replaced, nil, err
+				}
+				if !same {
+					// Overwritten in place: what follows s.size is not
+					// lines appended to what this Store read. Read it
+					// afresh, as after a replacement by rename.
+					s.log.Warn("the session file was overwritten in place since it was read; reading it again", "file", s.path)
+					replaced = true
+				}
+			}
 			if undone {
 				if held, err = s.fd.Stat(); err != nil {
 					s.fd.Unlock()
@@ -164,8 +178,8 @@ func (s *Store) catchUp(st fs.FileInfo) error {
 	if _, err := s.fd.ReadAt(data, s.size); err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("%s: read: %w", s.path, err)
 	}
-	complete := bytes.LastIndexByte(data, '\n') + 1
-	s.file.TornTail = complete < len(data)
+	complete := ViewEnd(data)
+	s.file.TornTail = data[len(data)-1] != '\n'
 	line := len(s.file.Entries) + len(s.file.Skipped) + 1
 	rest := data[:complete]
 	copied := false // s.file.Skipped is this call's own copy
@@ -197,6 +211,7 @@ func (s *Store) catchUp(st fs.FileInfo) error {
 		s.tree.Add(e)
 	}
 	s.size += int64(complete)
+	s.extendEdge(data[:complete])
 	return nil
 }
 
@@ -256,6 +271,12 @@ func (s *Store) AppendWith(parent func(t *Tree, last *Entry) (string, error), dr
 		if pid, err = parent(s.tree, s.tree.Last()); err != nil {
 			return nil, err
 		}
+	}
+	if pid != "" && !s.tree.Has(pid) {
+		// An explicit parent chosen before the lock (a navigation's
+		// target) may be gone: the file was replaced meanwhile. An entry
+		// below it would dangle.
+		return nil, fmt.Errorf("%s: no entry with id %q (the file changed since it was chosen)", s.path, pid)
 	}
 	var buf bytes.Buffer
 	if s.file.TornTail {
@@ -319,6 +340,7 @@ func (s *Store) AppendWith(parent func(t *Tree, last *Entry) (string, error), dr
 		return entries, nil
 	}
 	s.size += int64(buf.Len())
+	s.extendEdge(buf.Bytes())
 	s.file.TornTail = false
 	line := len(s.file.Entries) + len(s.file.Skipped) + 1
 	for _, e := range entries {

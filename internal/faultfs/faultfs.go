@@ -1,6 +1,6 @@
 // Package faultfs wraps a session.FS so that tests can fail any single file
-// operation: the Nth write, fsync, truncate, rename, create, remove or
-// directory sync, with an error such as ENOSPC or EIO. A failed write
+// operation: the Nth write, fsync, truncate, rename, create, remove,
+// directory sync or chmod, with an error such as ENOSPC or EIO. A failed write
 // first writes half of its bytes, as a disk that fills up mid-write does.
 //
 // Tests run a command once with no fault to count its operations, then
@@ -28,10 +28,13 @@ const (
 	Create
 	Remove
 	SyncDir
+	// Chmod is a handle's chmod: a rewrite gives the new file the
+	// session's permissions before it takes the name.
+	Chmod
 	numOps
 )
 
-var opNames = [...]string{"write", "fsync", "truncate", "rename", "create", "remove", "dirsync"}
+var opNames = [...]string{"write", "fsync", "truncate", "rename", "create", "remove", "dirsync", "chmod"}
 
 func (o Op) String() string { return opNames[o] }
 
@@ -184,6 +187,13 @@ func (h *handle) Sync() error {
 		return err
 	}
 	return h.Handle.Sync()
+}
+
+func (h *handle) Chmod(mode fs.FileMode) error {
+	if err := h.c.hit(Chmod); err != nil {
+		return &fs.PathError{Op: "chmod", Path: "", Err: err}
+	}
+	return h.Handle.Chmod(mode)
 }
 
 func (h *handle) Truncate(size int64) error {

@@ -69,6 +69,45 @@ func RunSession(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("LastLineWithoutNewline", func(t *testing.T) {
+		// pi reads a last line without its newline that is a whole entry
+		// (an editor dropped the newline): it is the session's leaf. A
+		// handle that left it out appended below the entry before it, or
+		// conflicted with a store that counts it as the last entry until
+		// it gave up.
+		hosts := open(t)
+		a, b := hosts(), hosts()
+		last := `{"type":"message","id":"aaaa0003","parentId":"aaaa0002","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user","content":"last","timestamp":3}}`
+		mustCreate(t, a, "s/nl.jsonl", Sample+last)
+		ha := mustOpen(t, a, "s/nl.jsonl", "A")
+		if l := ha.Leaf(); l == nil || l.ID != "aaaa0003" {
+			t.Fatalf("leaf %v, want the last line's entry aaaa0003", l)
+		}
+		got, err := ha.Append(msg("after"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[0].ParentID != "aaaa0003" || got[0].Line != 6 {
+			t.Fatalf("appended below %q at line %d, want below aaaa0003 at line 6", got[0].ParentID, got[0].Line)
+		}
+		exported, err := a.Export(ctx, "s/nl.jsonl")
+		if err != nil || !bytes.HasPrefix(exported, []byte(Sample+last+"\n{")) {
+			t.Fatalf("export: %v\n%s", err, exported)
+		}
+		// Another handle that read the file before the append catches
+		// up to exactly the lines after it.
+		hb := mustOpen(t, b, "s/nl.jsonl", "B")
+		if _, err := ha.Append(msg("more")); err != nil {
+			t.Fatal(err)
+		}
+		if err := hb.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(hb.File().Entries); n != 5 || hb.Leaf().ParentID != got[0].ID {
+			t.Fatalf("B sees %d entries (want 5), leaf %+v", n, hb.Leaf())
+		}
+	})
+
 	t.Run("ConcurrentHandles", func(t *testing.T) {
 		hosts := open(t)
 		mustCreate(t, hosts(), "s/cc.jsonl", header)

@@ -1,0 +1,68 @@
+package session
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+)
+
+// A file can change under a Store without being replaced: `cp other
+// s.jsonl`, an editor's save or a restore from a backup truncate the
+// session and write new content into the same file. Its size then says
+// nothing — the new content is usually longer, so it looks like lines
+// appended — and a Store that went on from the size it read would take
+// the middle of the new content for new lines, and a rewrite would write
+// the old content back over the new. Every writer, once it holds the
+// lock, therefore checks that a file that grew still has, right before
+// the size the Store read, the last bytes it read or wrote there
+// (lockFresh); if not, it reads the file afresh. An overwrite that keeps
+// the size exactly goes unnoticed (see edgeHolds).
+
+// edgeLen is how many of those bytes a Store keeps: enough that another
+// session's bytes at the same offset match only by accident (they end
+// in a line's id, timestamp and content), little enough to cost one
+// small read per write.
+const edgeLen = 64
+
+// readEdge takes s.edge from the file, up to s.size.
+func (s *Store) readEdge() error {
+	n := min(int64(edgeLen), s.size)
+	s.edge = make([]byte, n)
+	if _, err := s.fd.ReadAt(s.edge, s.size-n); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s: read: %w", s.path, err)
+	}
+	return nil
+}
+
+// extendEdge notes that added now ends what the Store read.
+func (s *Store) extendEdge(added []byte) {
+	if len(added) >= edgeLen {
+		s.edge = append(s.edge[:0], added[len(added)-edgeLen:]...)
+		return
+	}
+	keep := max(0, len(s.edge)+len(added)-edgeLen)
+	s.edge = append(s.edge[:0], s.edge[keep:]...)
+	s.edge = append(s.edge, added...)
+}
+
+// edgeHolds reports whether the locked file, whose stat is held, still
+// has s.edge right before s.size. A file shorter than s.size does not. A
+// file of the size the Store left it is taken as unchanged without a
+// read: that is every write of a sole writer, and an overwrite with
+// content of exactly the same length is not worth a read per append.
+func (s *Store) edgeHolds(held fs.FileInfo) (bool, error) {
+	switch {
+	case held.Size() < s.size:
+		return false, nil
+	case held.Size() == s.size:
+		return true, nil
+	}
+	var buf [edgeLen]byte
+	got := buf[:len(s.edge)]
+	if _, err := s.fd.ReadAt(got, s.size-int64(len(got))); err != nil && !errors.Is(err, io.EOF) {
+		return false, fmt.Errorf("%s: read: %w", s.path, err)
+	}
+	return bytes.Equal(got, s.edge), nil
+}
