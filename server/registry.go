@@ -230,10 +230,11 @@ func (s *Server) acquire(ctx context.Context, id string) (*openSession, error) {
 }
 
 // getFresh is get for a call that only reads: it takes the operation
-// lock only when the file was replaced on disk, to reopen it.
+// lock only when the session moved on behind its handle, to bring it up
+// to date.
 func (s *Server) getFresh(ctx context.Context, id string) (*openSession, error) {
 	o, err := s.get(ctx, id)
-	if err != nil || !o.replaced() {
+	if err != nil || !o.stale() {
 		return o, err
 	}
 	o, err = s.acquire(ctx, id)

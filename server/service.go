@@ -26,7 +26,7 @@ type service struct {
 
 func (v *service) OpenSession(ctx context.Context, req *pb.OpenSessionRequest) (*pb.OpenSessionResponse, error) {
 	o, created, err := v.s.Open(ctx, req.GetPath(), req.GetCreate(), req.GetCwd())
-	if err == nil && !created && o.replaced() {
+	if err == nil && !created && o.stale() {
 		// Open already, and changed since: the answer shows it as it is.
 		o, err = v.s.getFresh(ctx, o.id)
 	}

@@ -97,14 +97,15 @@ func (o *openSession) closeFiles() error {
 	return o.b.close()
 }
 
-// replaced reports whether the session was replaced behind its handle.
-func (o *openSession) replaced() bool { return o.b.replaced() }
+// stale reports whether the session moved on behind its handle.
+func (o *openSession) stale() bool { return o.b.stale() }
 
 // reopenIfReplaced opens the session again when another program replaced
 // it since (pith prune, migrate, an editor), and rebuilds the engine from
-// it; or, for a shared store's session, reads what other hosts wrote and
-// brings the engine's live context up to date (keeping what the engine
-// remembers between calls). Call with the op lock held.
+// it; or reads what others appended — pi or a pith command to a file,
+// other hosts to a shared store's session — and brings the engine's live
+// context up to date (keeping what the engine remembers between calls).
+// Call with the op lock held.
 func (o *openSession) reopenIfReplaced(ctx context.Context, s *Server) error {
 	done, fresh, err := o.b.reopen(func(st session.Backend) error {
 		if st.File().Header.ID != o.id {

@@ -40,13 +40,13 @@ type backing interface {
 	key() any
 	// size is the session's size in bytes now, -1 when not known cheaply.
 	size() int64
-	// replaced reports whether the session was replaced behind the
-	// handle by something the handle does not follow (a file renamed
-	// over the name by pith prune or an editor).
-	replaced() bool
+	// stale reports whether the session moved on behind the handle: it
+	// was replaced by something the handle does not follow (a file
+	// renamed over the name by pith prune or an editor), or others wrote
+	// to it (pi or a pith command appending to a file, other hosts).
+	stale() bool
 	// reopen brings the handle up to date: opens the replacement (a new
-	// handle: fresh), or reads into the same handle what other hosts
-	// wrote. accept may refuse the result (another session now has the
+	// handle: fresh), or reads into the same handle what others wrote. accept may refuse the result (another session now has the
 	// name). done, nil when nothing changed, runs once the caller brought
 	// the engine up to date (it closes a replaced handle).
 	reopen(accept func(session.Backend) error) (done func(), fresh bool, err error)

@@ -206,9 +206,9 @@ func (b *fileBacking) size() int64 {
 	return fi.Size()
 }
 
-func (b *fileBacking) replaced() bool {
+func (b *fileBacking) stale() bool {
 	fi, err := b.sub.Lstat(b.base)
-	return err != nil || b.replacedBy(fi)
+	return err != nil || b.replacedBy(fi) || b.st.Load().Behind()
 }
 
 func (b *fileBacking) replacedBy(fi fs.FileInfo) bool {
@@ -225,7 +225,19 @@ func (b *fileBacking) reopen(accept func(session.Backend) error) (func(), bool, 
 		return nil, false, fmt.Errorf("session %q: %w", b.rel, rootError(err))
 	}
 	if !b.replacedBy(fi) {
-		return nil, false, nil
+		// The same file: read what pi or a pith command appended.
+		st := b.st.Load()
+		moved, err := st.Refresh()
+		if err != nil {
+			return nil, false, fmt.Errorf("session %q: %w", b.rel, unprefix(err, b.base))
+		}
+		if !moved {
+			return nil, false, nil
+		}
+		if err := accept(st); err != nil {
+			return nil, false, err
+		}
+		return func() {}, false, nil
 	}
 	st, err := session.OpenIn(b.sub, b.base, b.src.storeOptions())
 	if err != nil {

@@ -263,7 +263,7 @@ func (b *storeBacking) size() int64 {
 
 // replaced is always true: another host may have appended, and the next
 // call must see it. reopen finds out cheaply whether anything changed.
-func (b *storeBacking) replaced() bool { return true }
+func (b *storeBacking) stale() bool { return true }
 
 // reopen reads into the handle what other hosts wrote: the new lines, or
 // the whole session after a rewrite or an outage. It reports a change

@@ -277,11 +277,13 @@ func (s *Session) AppendEntries(ctx context.Context, drafts ...session.Draft) ([
 		return nil, err
 	}
 	defer s.release()
+	prev := s.store.Leaf()
 	entries, err := s.store.Append(drafts...)
 	if err != nil {
 		s.resyncOnConflict(err)
 		return nil, err
 	}
+	s.followOutside(prev, entries[0])
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, e := range entries {
@@ -319,8 +321,26 @@ func (s *Session) Resync(ctx context.Context) error {
 	return nil
 }
 
-func (s *Session) resyncLocked() {
-	lc := buildLive(s.store.Tree(), s.store.Leaf())
+// followOutside brings the live context up to the parent of first, the
+// first entry an append wrote, when that is not prev, the leaf before the
+// append: the backend read entries another writer appended (pi, a pith
+// command, another host) and put the new ones below them, so the context
+// the append extends is the file's, not the one the engine had. The caller
+// holds the operation lock.
+func (s *Session) followOutside(prev, first *session.Entry) {
+	if prev != nil && first.ParentID == prev.ID || prev == nil && first.ParentID == "" {
+		return
+	}
+	if parent := s.store.Tree().Get(first.ParentID); parent != nil {
+		s.resyncTo(parent)
+	}
+}
+
+func (s *Session) resyncLocked() { s.resyncTo(s.store.Leaf()) }
+
+// resyncTo rebuilds the live context as it is at leaf.
+func (s *Session) resyncTo(leaf *session.Entry) {
+	lc := buildLive(s.store.Tree(), leaf)
 	kept := lc.messages[:0]
 	for _, m := range lc.messages {
 		if s.inContext(m) {
@@ -368,11 +388,13 @@ func (s *Session) AfterTurn(ctx context.Context, msg json.RawMessage) (*Outcome,
 	}
 	defer s.release()
 	st := s.Settings()
+	prev := s.store.Leaf()
 	entries, err := s.store.Append(d)
 	if err != nil {
 		s.resyncOnConflict(err)
 		return nil, err
 	}
+	s.followOutside(prev, entries[0])
 	return s.afterAppend(ctx, st, entries[0], msg)
 }
 

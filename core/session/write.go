@@ -183,6 +183,7 @@ func (s *Store) catchUp(st fs.FileInfo) error {
 	line := len(s.file.Entries) + len(s.file.Skipped) + 1
 	rest := data[:complete]
 	copied := false // s.file.Skipped is this call's own copy
+	var last *Entry
 	for len(rest) > 0 {
 		var l []byte
 		l, rest = nextLine(rest)
@@ -209,9 +210,18 @@ func (s *Store) catchUp(st fs.FileInfo) error {
 		e.Line = line
 		s.file.Entries = append(s.file.Entries, e)
 		s.tree.Add(e)
+		last = e
 	}
 	s.size += int64(complete)
 	s.extendEdge(data[:complete])
+	if last != nil {
+		// Another writer went on: the leaf follows it to the last entry,
+		// where a fresh load of the file puts it and where pi goes on,
+		// so that a write after this one continues the session rather
+		// than forking it around the other writer's entries. (A rewrite
+		// that carried lines over keeps its leaf: viewLocked.)
+		s.leaf = last
+	}
 	return nil
 }
 

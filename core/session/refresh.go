@@ -1,0 +1,63 @@
+package session
+
+import (
+	"fmt"
+)
+
+// Behind reports whether the file holds more than this Store has read:
+// lines another process (pi, a pith command) appended since, or a last line
+// not finished yet. One fstat; no lock.
+func (s *Store) Behind() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, err := s.fd.Stat()
+	return err != nil || st.Size() != s.size
+}
+
+// Refresh reads what other processes appended since this Store last read
+// the file, as a write does before it writes, and reports whether that
+// moved the Store on: new entries, and the leaf on the last of them, where
+// a fresh load of the file puts it. It is for a process that keeps a
+// session open between its own writes (pith serve), so that its reads
+// show what pi or a pith command appended meanwhile. A file renamed over
+// the name is not followed (the caller opens the new one); a file
+// overwritten in place is read again.
+//
+// It takes the file's lock shared: a Pith writer holds it exclusively
+// until its lines are final (cut back on a failure), so none of its lines
+// is read half-done. A line pi is still writing is left for later.
+func (s *Store) Refresh() (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, err := s.fd.Stat()
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", s.path, err)
+	}
+	if st.Size() == s.size {
+		return false, nil
+	}
+	if err := s.fd.Lock(false); err != nil {
+		return false, fmt.Errorf("%s: lock: %w", s.path, err)
+	}
+	defer s.fd.Unlock()
+	held, err := s.fd.Stat()
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", s.path, err)
+	}
+	file, leaf := s.file, s.leaf
+	n := len(file.Entries)
+	same, err := s.edgeHolds(held)
+	switch {
+	case err != nil:
+		return false, err
+	case !same:
+		s.log.Warn("the session file was overwritten in place since it was read; reading it again", "file", s.path)
+		err = s.loadLocked()
+	default:
+		err = s.catchUp(held)
+	}
+	if err != nil {
+		return false, err
+	}
+	return s.file != file || len(s.file.Entries) != n || s.leaf != leaf, nil
+}
