@@ -86,6 +86,19 @@ func faultCommands() []faultCommand {
 			_, _, err = Persist(s, prep, res, false, nil)
 			return err
 		}},
+		{name: "compact+message", setup: plain, run: func(s *session.Store) error {
+			// A compaction with the message that follows it in the same
+			// write (files read back, a plugin's message): several lines.
+			prep, err := Prepare(s.Tree().Path(s.Leaf()), Settings{ReserveTokens: 1000, KeepRecentTokens: 100})
+			if err != nil {
+				return err
+			}
+			prep.FileEntries = len(s.Tree().Entries)
+			res := &Result{Summary: "SUM", FirstKeptEntryID: prep.FirstKeptEntryID, TokensBefore: prep.TokensBefore}
+			msg := session.Draft{Type: session.TypeCustomMessage, Fields: map[string]any{"customType": "pith.rehydrate", "content": "FILES", "display": false}}
+			_, _, err = Persist(s, prep, res, false, nil, msg)
+			return err
+		}},
 		{name: "prune", rewrites: true, setup: func(t *testing.T, path string) {
 			// An archive with an old record and a torn tail (a full disk
 			// once tore it): repaired, never glued onto.

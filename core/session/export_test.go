@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"time"
@@ -15,15 +16,20 @@ func SetDrainWait(d time.Duration) (restore func()) {
 }
 
 // SimulateTornAppend leaves path as a Store killed in the middle of
-// appending line would: the intent recorded in the sidecar, and only the
-// first cut bytes of line in the file.
+// appending line would: the intent recorded in the sidecar (with the
+// bytes, when line is several lines), and only the first cut bytes of
+// line in the file.
 func SimulateTornAppend(path string, line []byte, cut int) error {
 	st, err := os.Stat(path)
 	if err != nil {
 		return err
 	}
 	ino, _ := fileInode(st)
-	rec := appendIntent{ino, st.Size(), int64(len(line))}.encode()
+	a := appendIntent{ino: ino, at: st.Size(), size: int64(len(line)), lines: bytes.Count(line, []byte{'\n'}) > 1}
+	rec := a.encode()
+	if a.lines {
+		rec = append(rec, line...)
+	}
 	side := filepath.Join(filepath.Dir(path), intentName(filepath.Base(path)))
 	if err := os.WriteFile(side, rec, 0o644); err != nil {
 		return err

@@ -23,7 +23,9 @@ import (
 // open — and clears the record when the append was cut back (a record
 // of a whole write is harmless and stays until the next writer). Whoever takes the file's lock
 // to write next reads the record first (recoverTornAppend) and cuts a
-// torn piece back off. There is no fsync: the record only has to survive
+// torn piece back off. An append of several lines also records its bytes
+// after the record, so that a piece of it that ends after a whole line is
+// told apart from a line another writer appended. There is no fsync: the record only has to survive
 // the death of the process, whose writes stay in the page cache, not a
 // power cut.
 //
@@ -43,6 +45,13 @@ import (
 const intentSize = 32
 
 var intentMagic = [8]byte{'p', 'i', 't', 'h', 'a', 'p', 'n', 'd'}
+
+// intentMagicLines starts the record of an append of several lines, whose
+// bytes follow the record in the sidecar: a kill can leave such an append
+// with its first lines whole and the next one cut (a compaction without
+// the message that belongs to it), and only the bytes themselves tell
+// that piece from a line another writer appended after a whole one.
+var intentMagicLines = [8]byte{'p', 'i', 't', 'h', 'a', 'p', 'n', 'l'}
 
 // intentName is the sidecar holding the append intent of session name.
 func intentName(name string) string { return "." + name + ".append" }
@@ -91,7 +100,7 @@ func (s *Store) removeOrphanIntent(n string) {
 	if _, err := s.fsys.Lstat(name); !errors.Is(err, fs.ErrNotExist) {
 		return
 	}
-	if st, err := s.fsys.Lstat(n); err != nil || !st.Mode().IsRegular() || st.Size() > intentSize || !isIntentFile(s.fsys, n) {
+	if st, err := s.fsys.Lstat(n); err != nil || !st.Mode().IsRegular() || !isIntentFile(s.fsys, n, st.Size()) {
 		return // not one of ours
 	}
 	if err := s.fsys.Remove(n); err == nil {
@@ -99,27 +108,29 @@ func (s *Store) removeOrphanIntent(n string) {
 	}
 }
 
-// isIntentFile reports whether the file n holds what an intent sidecar
-// can: nothing (created, never written), a record, or a cleared record.
-// A small file of the user's that merely has such a name is not removed.
-func isIntentFile(fsys FS, n string) bool {
+// isIntentFile reports whether the file n, of size bytes, holds what an
+// intent sidecar can: nothing (created, never written), or a record —
+// cleared (zeros) or not — with, after an append of several lines, the
+// bytes of one. A file of the user's that merely has such a name is not
+// removed.
+func isIntentFile(fsys FS, n string, size int64) bool {
+	if size == 0 {
+		return true
+	}
+	if size < intentSize {
+		return false
+	}
 	h, err := openRegular(fsys, n, os.O_RDONLY)
 	if err != nil {
 		return false
 	}
 	defer h.Close()
-	var buf [intentSize + 1]byte
-	k, err := h.ReadAt(buf[:], 0)
-	if err != nil && !errors.Is(err, io.EOF) {
+	var buf [intentSize]byte
+	if k, err := h.ReadAt(buf[:], 0); k != intentSize || err != nil && !errors.Is(err, io.EOF) {
 		return false
 	}
-	switch k {
-	case 0:
-		return true
-	case intentSize:
-		return [8]byte(buf[:8]) == intentMagic || buf == [intentSize + 1]byte{}
-	}
-	return false
+	magic := [8]byte(buf[:8])
+	return magic == intentMagic || magic == intentMagicLines || buf == [intentSize]byte{}
 }
 
 // appendIntent is an append in progress: length bytes at offset at of the
@@ -127,6 +138,8 @@ func isIntentFile(fsys FS, n string) bool {
 type appendIntent struct {
 	ino      uint64
 	at, size int64
+	// lines: the appended bytes follow the record (intentMagicLines).
+	lines bool
 }
 
 func (a appendIntent) encode() []byte {
@@ -139,6 +152,9 @@ func (a appendIntent) encode() []byte {
 // append allocates nothing for it.
 func (a appendIntent) encodeTo(b *[intentSize]byte) {
 	copy(b[:], intentMagic[:])
+	if a.lines {
+		copy(b[:], intentMagicLines[:])
+	}
 	binary.LittleEndian.PutUint64(b[8:], a.ino)
 	binary.LittleEndian.PutUint64(b[16:], uint64(a.at))
 	binary.LittleEndian.PutUint64(b[24:], uint64(a.size))
@@ -146,7 +162,14 @@ func (a appendIntent) encodeTo(b *[intentSize]byte) {
 
 // decodeIntent reads a record; ok is false for a cleared, short or foreign one.
 func decodeIntent(b []byte) (a appendIntent, ok bool) {
-	if len(b) < intentSize || [8]byte(b[:8]) != intentMagic {
+	if len(b) < intentSize {
+		return a, false
+	}
+	switch [8]byte(b[:8]) {
+	case intentMagic:
+	case intentMagicLines:
+		a.lines = true
+	default:
 		return a, false
 	}
 	a.ino = binary.LittleEndian.Uint64(b[8:])
@@ -180,9 +203,10 @@ func (s *Store) intentHandle() (Handle, error) {
 	return h, nil
 }
 
-// recordIntent notes that n bytes are about to be appended at offset at
-// of the file whose stat is held.
-func (s *Store) recordIntent(held fs.FileInfo, at, n int64) error {
+// recordIntent notes that data is about to be appended at offset at of
+// the file whose stat is held; an append of several lines records its
+// bytes too.
+func (s *Store) recordIntent(held fs.FileInfo, at int64, data []byte) error {
 	ino, ok := fileInode(held)
 	if !ok {
 		return nil
@@ -191,8 +215,13 @@ func (s *Store) recordIntent(held fs.FileInfo, at, n int64) error {
 	if err != nil || h == nil {
 		return err
 	}
-	appendIntent{ino, at, n}.encodeTo(&s.intentBuf)
-	if _, err := h.WriteAt(s.intentBuf[:], 0); err != nil {
+	a := appendIntent{ino: ino, at: at, size: int64(len(data)), lines: bytes.Count(data, []byte{'\n'}) > 1}
+	a.encodeTo(&s.intentBuf)
+	rec := s.intentBuf[:]
+	if a.lines {
+		rec = append(bytes.Clone(rec), data...)
+	}
+	if _, err := h.WriteAt(rec, 0); err != nil {
 		return fmt.Errorf("%s: record the append intent: %w", s.path, err)
 	}
 	return nil
@@ -283,7 +312,10 @@ func (s *Store) recoverTornAppend(held fs.FileInfo, replaced bool) (undone bool,
 	if err != nil {
 		return false, fmt.Errorf("%s: read: %w", s.path, err)
 	}
-	if size < end && bytes.IndexByte(tail, '\n') < 0 {
+	// A piece with no newline is this append's alone (a line another
+	// writer added would end in one); a piece of several lines is when it
+	// is exactly the start of what the record says was written.
+	if size < end && (bytes.IndexByte(tail, '\n') < 0 || a.lines && ownPiece(h, tail)) {
 		if err := s.fd.Truncate(a.at); err != nil {
 			return false, fmt.Errorf("%s: undo a write a crash interrupted: %w", s.path, err)
 		}
@@ -297,6 +329,16 @@ func (s *Store) recoverTornAppend(held fs.FileInfo, replaced bool) (undone bool,
 	LogWarnings(s.log, s.path, []Warning{{Line: line, Problem: "an append interrupted by a crash",
 		Reason: "left in place: a line ends after the piece of it (another writer's line glued to it)"}})
 	return false, nil
+}
+
+// ownPiece reports whether tail is the start of the bytes an append of
+// several lines recorded after its record in the sidecar h.
+func ownPiece(h Handle, tail []byte) bool {
+	rec := make([]byte, len(tail))
+	if n, err := h.ReadAt(rec, intentSize); n != len(rec) || err != nil && !errors.Is(err, io.EOF) {
+		return false
+	}
+	return bytes.Equal(rec, tail)
 }
 
 // byteAt is the byte at offset off of the locked file (0 when unreadable).

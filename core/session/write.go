@@ -316,7 +316,7 @@ func (s *Store) AppendWith(parent func(t *Tree, last *Entry) (string, error), dr
 		fence = 1 // a newline ending another's line, not part of the append
 	}
 	start, exact, err := appendAllFrom(s.fd, buf.Bytes(), func(at int64) error {
-		return s.recordIntent(held, at+fence, int64(buf.Len())-fence)
+		return s.recordIntent(held, at+fence, buf.Bytes()[fence:])
 	})
 	switch {
 	case err == nil:
