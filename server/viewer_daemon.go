@@ -16,10 +16,12 @@ type reloadRecord struct {
 	Last       *lastLoad `json:"lastReload,omitempty"`
 }
 
+// lastLoad is what the viewer's users see of a reload: not why one was
+// rejected, which is the operator's (the daemon logs it) — the reason
+// quotes the configuration, token prefixes of other tenants included.
 type lastLoad struct {
 	Time    time.Time `json:"time"`
 	Outcome string    `json:"outcome"` // applied, rejected or unchanged
-	Error   string    `json:"error,omitempty"`
 }
 
 func (s *Server) recordReload(r config.Result) {
@@ -32,7 +34,6 @@ func (s *Server) recordReload(r config.Result) {
 		s.reload.Generation++
 	case r.Err != nil:
 		l.Outcome = "rejected"
-		l.Error = s.scrubPaths(r.Err).Error()
 	}
 	s.reload.Last = l
 }

@@ -459,7 +459,7 @@ async function loadDaemon() {
     parts.push(el("p", { class: "muted", text: "No plugins are configured." }));
   }
   const c = d.config || {};
-  parts.push(el("h3", { text: "Configuration" }), el("p", { text: `generation ${c.generation}${c.lastReload ? ` · last reload ${c.lastReload.outcome} at ${new Date(c.lastReload.time).toLocaleString()}${c.lastReload.error ? `: ${c.lastReload.error}` : ""}` : " · not reloaded since start"}` }));
+  parts.push(el("h3", { text: "Configuration" }), el("p", { text: `generation ${c.generation}${c.lastReload ? ` · last reload ${c.lastReload.outcome} at ${new Date(c.lastReload.time).toLocaleString()}${c.lastReload.outcome === "rejected" ? " (the reason is in the daemon's log)" : ""}` : " · not reloaded since start"}` }));
   $("daemon-body").replaceChildren(...parts);
   $("daemon").hidden = false;
 }
