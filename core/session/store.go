@@ -11,7 +11,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -521,8 +523,14 @@ func buildLine(d Draft, id, parent, ts string) ([]byte, error) {
 
 // WriteAtomic replaces path with what write produces: a temp file in the
 // same directory, fsync, the original permissions, rename, then an fsync of
-// the directory. On any error the original file is untouched.
+// the directory. On any error the original file is untouched. A path that
+// is a symlink is written through: the file it leads to is replaced and
+// the link stays (a rename over the link would have replaced the link
+// itself with a file, leaving its target as it was).
 func WriteAtomic(path string, write func(io.Writer) error) error {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
 	perm := fs.FileMode(0o644)
 	if st, err := os.Stat(path); err == nil {
 		perm = st.Mode().Perm()
@@ -555,9 +563,16 @@ func WriteAtomic(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("%s: %w", path, unwrapPathError(err))
 	}
 	done = true
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
+	// The rename is durable once the directory is: a failure here is
+	// reported (the new content is in place, but may not survive a crash).
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("%s: written, but its directory could not be synced: %w", path, unwrapPathError(err))
+	}
+	defer d.Close()
+	// (Windows cannot sync a directory, and some file systems refuse to.)
+	if err := d.Sync(); err != nil && runtime.GOOS != "windows" && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, errors.ErrUnsupported) {
+		return fmt.Errorf("%s: written, but its directory could not be synced: %w", path, err)
 	}
 	return nil
 }

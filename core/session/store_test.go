@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -250,5 +251,33 @@ func TestAppendCompactsMultiLineRawDraft(t *testing.T) {
 	f, err := session.Load(path)
 	if err != nil || len(f.Entries) != 1 || len(f.Warnings) != 0 {
 		t.Fatalf("reload: %v, %d entries, warnings %v", err, len(f.Entries), f.Warnings)
+	}
+}
+
+// TestWriteAtomicThroughSymlink: an --out path that is a symlink is
+// written through — the file it leads to gets the content and the link
+// stays a link (a rename over it replaced the link with a file and left the
+// target as it was).
+func TestWriteAtomicThroughSymlink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "real.jsonl")
+	if err := os.WriteFile(target, []byte("old\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.jsonl")
+	if err := os.Symlink("real.jsonl", link); err != nil {
+		t.Skipf("SKIP: no symlinks here: %v", err)
+	}
+	if err := session.WriteAtomic(link, func(w io.Writer) error { _, err := io.WriteString(w, "new\n"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link is no longer a link: %v %v", fi, err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "new\n" {
+		t.Fatalf("target holds %q", b)
+	}
+	if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("target's mode %v, want its own 0600", fi.Mode().Perm())
 	}
 }
