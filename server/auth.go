@@ -253,3 +253,15 @@ func (s *Server) MetricsAuth(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+// hasTenants reports whether cfg gives any token a prefix: then callers
+// are confined to parts of sessions.root, and names must lead where they
+// say (filesSource.checkDirs).
+func hasTenants(cfg *config.Config) bool {
+	for _, t := range cfg.Server.Tokens {
+		if t.Prefix != "" {
+			return true
+		}
+	}
+	return false
+}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path"
 	"strings"
 	"syscall"
 
@@ -20,6 +22,58 @@ var (
 // checkName enforces the session name grammar; store.CheckName is the one
 // place it lives, shared with every store and the CLI.
 func checkName(rel string) error { return store.CheckName(rel) }
+
+// realDirs refuses a session name whose directories under root include a
+// symlink. os.Root follows a link that stays inside sessions.root, but a
+// token's prefix is checked on the name: team-a/shared -> ../team-b would
+// open team-b's sessions to a token for team-a/ (and create files there).
+// So a session is reached through real directories only. Each directory is
+// checked with Lstat from the top, so every one is checked where it
+// really is; one missing ends the check (the caller's open or create
+// reports it). It returns the last directory's FileInfo, nil when there
+// is none, for the caller to check the directory it then opens against
+// (sameDir): one swapped in between is refused too. Every entry point
+// that opens a session by name under sessions.root calls it.
+func realDirs(root *os.Root, rel string) (fs.FileInfo, error) {
+	dir := path.Dir(rel)
+	if dir == "." {
+		return nil, nil
+	}
+	var last fs.FileInfo
+	for i := 0; i <= len(dir); i++ {
+		if i < len(dir) && dir[i] != '/' {
+			continue
+		}
+		fi, err := root.Lstat(dir[:i])
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, rootError(err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, fmt.Errorf("%w: %q is a symlink; sessions are reached through real directories only", ErrOutsideRoot, dir[:i])
+		}
+		last = fi
+	}
+	return last, nil
+}
+
+// sameDir checks that sub, the directory opened after realDirs, is the
+// one realDirs checked (want nil: nothing to check).
+func sameDir(sub *os.Root, want fs.FileInfo) error {
+	if want == nil {
+		return nil
+	}
+	got, err := sub.Stat(".")
+	if err != nil {
+		return rootError(err)
+	}
+	if !os.SameFile(got, want) {
+		return fmt.Errorf("%w: its directory changed while it was opened", ErrOutsideRoot)
+	}
+	return nil
+}
 
 // rootError words an error of an os.Root operation for a client: the
 // refusals os.Root reports with unexported values become this package's

@@ -151,7 +151,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		}
 		s.src = src
 	} else {
-		s.files = newFilesSource(func() string { return s.cfg.Load().Sessions.Root }, log)
+		s.files = newFilesSource(func() string { return s.cfg.Load().Sessions.Root }, func() bool { return hasTenants(s.cfg.Load()) }, log)
 		s.src = s.files
 	}
 	sum, err := opts.Summarizer(opts.Config)

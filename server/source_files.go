@@ -23,7 +23,11 @@ import (
 type filesSource struct {
 	// rootPath is sessions.root in force (a reload may move it).
 	rootPath func() string
-	log      hclog.Logger
+	// tenants reports whether the configuration in force gives tokens
+	// prefixes: then a session is reached through real directories only
+	// (checkDirs).
+	tenants func() bool
+	log     hclog.Logger
 
 	mu sync.Mutex // guards the fields below
 	// root is sessions.root, opened once: every file operation under it
@@ -34,8 +38,19 @@ type filesSource struct {
 	closed   bool
 }
 
-func newFilesSource(rootPath func() string, log hclog.Logger) *filesSource {
-	return &filesSource{rootPath: rootPath, log: log}
+func newFilesSource(rootPath func() string, tenants func() bool, log hclog.Logger) *filesSource {
+	return &filesSource{rootPath: rootPath, tenants: tenants, log: log}
+}
+
+// checkDirs is realDirs when tokens have prefixes. Without tenants a
+// directory link inside sessions.root is an alias (one session, one key,
+// whatever the name); with them it could lead one tenant's name into
+// another's directory.
+func (f *filesSource) checkDirs(root *os.Root, rel string) (fs.FileInfo, error) {
+	if f.tenants == nil || !f.tenants() {
+		return nil, nil
+	}
+	return realDirs(root, rel)
 }
 
 func (f *filesSource) storeOptions() session.Options {
@@ -90,10 +105,19 @@ func (f *filesSource) open(_ context.Context, rel string, create bool, cwd strin
 	if dir == "" {
 		dir = "."
 	}
+	if _, err := f.checkDirs(root, rel); err != nil {
+		return nil, nil, false, fmt.Errorf("session %q: %w", rel, err)
+	}
 	if create && dir != "." {
 		if err := root.MkdirAll(dir, 0o755); err != nil {
 			return nil, nil, false, fmt.Errorf("session %q: create its directory: %w", rel, rootError(err))
 		}
+	}
+	// Checked again now that it exists (MkdirAll may have made it), and
+	// the directory opened must be the one checked.
+	checked, err := f.checkDirs(root, rel)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("session %q: %w", rel, err)
 	}
 	sub, err := root.OpenRoot(dir)
 	if err != nil {
@@ -108,6 +132,9 @@ func (f *filesSource) open(_ context.Context, rel string, create bool, cwd strin
 			sub.Close()
 		}
 	}()
+	if err := sameDir(sub, checked); err != nil {
+		return nil, nil, false, fmt.Errorf("session %q: %w", rel, err)
+	}
 	if owner, ok := strings.CutSuffix(base, compaction.ArchiveSuffix); ok {
 		// NAME.pruned.jsonl beside a session NAME is its prune archive
 		// (pith prune appends there), never a session of its own: not

@@ -207,7 +207,7 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 	}
 	limit := func() int64 { return int64(v.s.cfg.Load().Server.MaxSessionBytes) }
 	fileTail := viewer.FileTail(func() (*os.File, error) {
-		return openRegular(root, name)
+		return v.s.files.openRegular(root, name)
 	}, limit)
 	tail := func(after int) ([]byte, int, error) {
 		data, n, err := fileTail(after)
@@ -217,7 +217,7 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 		return data, n, err
 	}
 	archive := func() (io.ReadCloser, error) {
-		return openRegular(root, name+compaction.ArchiveSuffix)
+		return v.s.files.openRegular(root, name+compaction.ArchiveSuffix)
 	}
 	return viewer.Source{Path: filepath.Join(base, filepath.FromSlash(name)), Name: name, Tail: tail, OpenArchive: archive}, nil
 }
@@ -229,7 +229,14 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 // for the gRPC calls: a symlink in the place of a session is refused, not
 // followed — a token's prefix is checked on the name, and a link in one
 // tenant's directory may point into another's.
-func openRegular(root *os.Root, name string) (*os.File, error) {
+//
+// Its directories are checked on every open (checkDirs), not only when
+// the session was first resolved: the viewer opens it again at every
+// change.
+func (src *filesSource) openRegular(root *os.Root, name string) (*os.File, error) {
+	if _, err := src.checkDirs(root, name); err != nil {
+		return nil, err
+	}
 	f, err := regularfile.Open(name, os.O_RDONLY, 0, root.Lstat, root.OpenFile)
 	if err != nil {
 		return nil, rootError(err)

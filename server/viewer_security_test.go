@@ -201,3 +201,55 @@ func TestViewerLoginRefusesCrossSite(t *testing.T) {
 		}
 	}
 }
+
+// TestSymlinkedDirectoryIsNoWayIntoAnotherTenant: a token's prefix is
+// checked on the session's name, so a directory link inside sessions.root
+// — team-a/shared -> ../team-b, which os.Root follows since it stays
+// inside the root — opened team-b's sessions to a token for team-a/ only,
+// through the gRPC calls and the viewer alike, and let OpenSession create
+// files in team-b. A session is reached through real directories only.
+func TestSymlinkedDirectoryIsNoWayIntoAnotherTenant(t *testing.T) {
+	h, hs, c := viewerHarness(t)
+	ctx := context.Background()
+	s, err := c.Create(ctx, "team-b/two.jsonl", "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendMessages(ctx, userMsg("team-b-only", 20)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create(ctx, "team-a/one.jsonl", "/w"); err != nil {
+		t.Fatal(err)
+	}
+	root := h.srv.Config().Sessions.Root
+	if err := os.Symlink("../team-b", filepath.Join(root, "team-a", "shared")); err != nil {
+		t.Fatal(err)
+	}
+	team, err := client.Dial(h.addr, client.WithToken("team-secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer team.Close()
+	if _, err := team.Open(ctx, "team-a/shared/two.jsonl"); err == nil {
+		t.Error("OpenSession reached team-b's session through a directory link")
+	}
+	if _, err := team.Create(ctx, "team-a/shared/planted.jsonl", "/w"); err == nil {
+		t.Error("OpenSession created a session through a directory link")
+	}
+	if _, err := os.Lstat(filepath.Join(root, "team-b", "planted.jsonl")); err == nil {
+		t.Error("a file was created in team-b")
+	}
+	for _, path := range []string{"/s/team-a/shared/two.jsonl/api/session", "/s/team-a/shared/two.jsonl/api/tree"} {
+		req, _ := http.NewRequest(http.MethodGet, hs.URL+path, nil)
+		req.Header.Set("Authorization", "Bearer team-secret")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK || strings.Contains(string(body), "team-b-only") {
+			t.Errorf("GET %s through a directory link to team-b: %d\n%.300s", path, resp.StatusCode, body)
+		}
+	}
+}
