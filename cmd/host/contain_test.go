@@ -32,17 +32,26 @@ func TestDoubleForkedPluginProcessDoesNotOutliveTheCommand(t *testing.T) {
 	}
 	for _, keepsOutput := range []bool{false, true} {
 		t.Run(fmt.Sprintf("keeps-output=%v", keepsOutput), func(t *testing.T) {
-			daemonisedPluginEnds(t, bin, keepsOutput)
+			args := []string{"-spawn-orphan"}
+			if keepsOutput {
+				args = []string{"-orphan-keeps-output", "-spawn-orphan"}
+			}
+			daemonisedPluginEnds(t, bin, args, keepsOutput)
 		})
 	}
+	// A child in a session of its own whose parent, the plugin, lives
+	// until it is killed: pith walks no descendants (it is a subreaper),
+	// so the child is re-parented to it when the plugin dies, and ended.
+	t.Run("setsid-child-keeps-output", func(t *testing.T) {
+		daemonisedPluginEnds(t, bin, []string{"-spawn-stdout-holder"}, true)
+	})
 }
 
-func daemonisedPluginEnds(t *testing.T, bin string, keepsOutput bool) {
+// daemonisedPluginEnds runs pith compact with a plugin given args, the last
+// of which takes the file the plugin writes its helper's pid to.
+func daemonisedPluginEnds(t *testing.T, bin string, flags []string, keepsOutput bool) {
 	pidFile := filepath.Join(t.TempDir(), "orphan")
-	args := []string{"-name", "daemoniser", "-before-compact", "none", "-spawn-orphan", pidFile}
-	if keepsOutput {
-		args = append(args, "-orphan-keeps-output")
-	}
+	args := append([]string{"-name", "daemoniser", "-before-compact", "none"}, append(flags, pidFile)...)
 	cfg := writeConfig(t, map[string]any{"name": "daemoniser", "path": bin, "priority": 10, "events": []string{"session_before_compact"}, "args": args})
 	path := copyFile(t, "../../examples/demo-session.jsonl")
 	cmd := cliChild("compact", "--config", cfg, "--keep-recent-tokens", "8000", path)

@@ -255,12 +255,20 @@ func killInstanceNow(inst *instance) {
 }
 
 // escapees lists the descendants of a plugin's process to end with its
-// process group, found before it dies: those may have left the group, and
-// one that keeps the plugin's stdout or stderr open would keep go-plugin
-// from ever reaping the plugin. A double-forked process no walk finds is
-// re-parented to a subreaping host (proctree.Subreap, the pith command)
-// and ended by EndOrphans once the plugin is dead.
-func escapees(pid int) []int { return proctree.Descendants(pid) }
+// process group, found before it dies: those may have left the group.
+// A subreaping host (proctree.Subreap, the pith command) needs no walk:
+// whatever the plugin started is re-parented to it as its ancestors die,
+// and EndOrphans ends it once the plugin is dead — a double-forked
+// process no walk finds included, and one that keeps the plugin's output
+// open too, since that output is cut once the plugin has exited
+// (processRunner.endOutput). The walk reads a few /proc files per thread
+// of the plugin, on the stop of every plugin of every command.
+func escapees(pid int) []int {
+	if proctree.Subreaping() {
+		return nil
+	}
+	return proctree.Descendants(pid)
+}
 
 func (in *instance) flushLogs() {
 	for _, w := range in.logs {

@@ -44,6 +44,12 @@ func Subreap() bool {
 	if reaper.on.Load() {
 		return true
 	}
+	if !haveChildrenLists() {
+		// Orphans are found through this process's children lists;
+		// without them the host keeps walking each plugin's descendants
+		// before it kills them, as where there is no subreaper.
+		return false
+	}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return false
 	}
