@@ -72,14 +72,25 @@ func childrenOf(pid int) []int {
 	}
 	var out []int
 	for _, t := range tasks {
-		b, err := os.ReadFile(dir + t.Name() + "/children")
+		tid, err := strconv.Atoi(t.Name())
 		if err != nil {
 			continue
 		}
-		for _, f := range strings.Fields(string(b)) {
-			if c, err := strconv.Atoi(f); err == nil {
-				out = append(out, c)
-			}
+		out = append(out, threadChildren(pid, tid)...)
+	}
+	return out
+}
+
+// threadChildren reads the children list of thread tid of process pid.
+func threadChildren(pid, tid int) []int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(tid) + "/children")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		if c, err := strconv.Atoi(f); err == nil {
+			out = append(out, c)
 		}
 	}
 	return out

@@ -1,6 +1,7 @@
 package proctree
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -79,6 +80,35 @@ func Subreap() bool {
 	return true
 }
 
+// adoptedChildren lists this process's children where orphans re-parented
+// to it are: since Linux 3.19 the kernel gives them to the thread group's
+// leader (the first of its threads still alive, and a Go program's main
+// thread never exits), so one children list holds them all; before, to
+// the thread that had started their parent, so every thread's list is
+// read. Processes the host started itself are in their starting thread's
+// list either way, and skipped by the caller.
+func adoptedChildren() []int {
+	self := os.Getpid()
+	if leaderAdopts() {
+		return threadChildren(self, self)
+	}
+	return childrenOf(self)
+}
+
+// leaderAdopts reports whether the kernel re-parents orphans to a
+// subreaper's thread group leader (Linux 3.19, find_alive_thread).
+var leaderAdopts = sync.OnceValue(func() bool {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return false
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &major, &minor); err != nil {
+		return false
+	}
+	return major > 3 || major == 3 && minor >= 19
+})
+
 // reapDelay is how long after a SIGCHLD the reaper looks for exited
 // orphans.
 const reapDelay = 100 * time.Millisecond
@@ -122,7 +152,7 @@ func Waited(pid int) {
 // ends with it.
 func orphansLocked(inGroups bool) []int {
 	var out []int
-	for _, pid := range childrenOf(os.Getpid()) {
+	for _, pid := range adoptedChildren() {
 		if reaper.started[pid] > 0 {
 			continue
 		}

@@ -6,17 +6,28 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // envReaperHelper runs this test binary as a subreaping host (a process of
 // its own: a subreaper test process would take every test's children).
 const envReaperHelper = "PITH_PROCTREE_REAPER_HELPER"
+
+// The subreaping helper's main goroutine keeps the main thread, so that a
+// goroutine of its own runs on another.
+func init() {
+	if os.Getenv(envReaperHelper) != "" {
+		runtime.LockOSThread()
+	}
+}
 
 func TestMain(m *testing.M) {
 	if os.Getenv(envReaperHelper) != "" {
@@ -108,11 +119,24 @@ func reaperHelper() int {
 
 	// A daemon: double-forked into a session of its own. Once here it
 	// belongs to no running leader and is ended, whatever runs.
+	// Its parent is started from a thread other than the main one (which
+	// init locked to the main goroutine): the kernel gives the orphan to
+	// the thread group's leader all the same (adoptedChildren).
 	keep, _, err := startLeader("echo 0; exec sleep 600")
 	var daemon int
 	if err == nil {
 		var starter *exec.Cmd
-		starter, daemon, err = startLeader("setsid sleep 600 </dev/null >/dev/null 2>&1 & echo $!")
+		started := make(chan error)
+		go func() {
+			if unix.Gettid() == os.Getpid() {
+				started <- fmt.Errorf("the starter runs on the main thread")
+				return
+			}
+			var err error
+			starter, daemon, err = startLeader("setsid sleep 600 </dev/null >/dev/null 2>&1 & echo $!")
+			started <- err
+		}()
+		err = <-started
 		if err == nil {
 			_ = starter.Wait()
 			Waited(starter.Process.Pid)
