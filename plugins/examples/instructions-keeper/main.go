@@ -34,8 +34,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"sync"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/pith-dev/pith/sdk"
