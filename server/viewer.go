@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -233,11 +234,31 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 // Its directories are checked on every open (checkDirs), not only when
 // the session was first resolved: the viewer opens it again at every
 // change.
+//
+// With tenants the file is opened in its directory, opened itself after
+// the check and compared with the one checked (as the gRPC calls do), so
+// a directory swapped for a link in between is refused; regularfile.Open
+// refuses a file swapped for one.
 func (src *filesSource) openRegular(root *os.Root, name string) (*os.File, error) {
-	if _, err := src.checkDirs(root, name); err != nil {
+	checked, err := src.checkDirs(root, name)
+	if err != nil {
 		return nil, err
 	}
-	f, err := regularfile.Open(name, os.O_RDONLY, 0, root.Lstat, root.OpenFile)
+	dir, base := path.Split(name)
+	dir = strings.TrimSuffix(dir, "/")
+	in := root
+	if checked != nil {
+		sub, err := root.OpenRoot(dir)
+		if err != nil {
+			return nil, rootError(err)
+		}
+		defer sub.Close()
+		if err := sameDir(sub, checked); err != nil {
+			return nil, err
+		}
+		in, name = sub, base
+	}
+	f, err := regularfile.Open(name, os.O_RDONLY, 0, in.Lstat, in.OpenFile)
 	if err != nil {
 		return nil, rootError(err)
 	}

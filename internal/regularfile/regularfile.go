@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"strings"
 )
 
@@ -101,8 +102,15 @@ type File interface {
 // (opening a device can have effects of its own); it is only a shortcut,
 // the opened file's own stat decides. Errors of stat and open come back
 // as they are, for the caller to word.
+//
+// When stat found a file, the file opened must be that one (ErrChanged
+// otherwise): a caller whose policy is to refuse a symlink (stat is
+// Lstat) would otherwise open what a link swapped in after the check
+// leads to — another tenant's session, through an os.Root that follows
+// links staying inside it.
 func Open[F File](name string, flag int, perm fs.FileMode, stat func(name string) (fs.FileInfo, error), open func(name string, flag int, perm fs.FileMode) (F, error)) (F, error) {
 	var none F
+	var checked fs.FileInfo
 	if stat != nil {
 		fi, err := stat(name)
 		if err != nil {
@@ -111,6 +119,7 @@ func Open[F File](name string, flag int, perm fs.FileMode, stat func(name string
 		if err := Check(name, fi); err != nil {
 			return none, err
 		}
+		checked = fi
 	}
 	f, err := open(name, flag|NoBlock, perm)
 	if err != nil {
@@ -120,9 +129,20 @@ func Open[F File](name string, flag int, perm fs.FileMode, stat func(name string
 	if err == nil {
 		err = Check(name, fi)
 	}
+	if err == nil && checked != nil && comparable(checked) && comparable(fi) && !os.SameFile(checked, fi) {
+		err = fmt.Errorf("%s: %w", name, ErrChanged)
+	}
 	if err != nil {
 		f.Close()
 		return none, err
 	}
 	return f, nil
 }
+
+// ErrChanged: the name led to another file when it was opened than when
+// it was checked.
+var ErrChanged = errors.New("changed while it was opened")
+
+// comparable reports whether os.SameFile can tell fi apart (it came from
+// the os package; a test file system's may not).
+func comparable(fi fs.FileInfo) bool { return os.SameFile(fi, fi) }

@@ -223,3 +223,38 @@ func TestNoBlockAdded(t *testing.T) {
 		t.Fatalf("flags %#x", got)
 	}
 }
+
+// TestSwapForLinkAfterCheck: a regular file when checked with Lstat, a
+// symlink to another regular file when opened (an os.Root follows a link
+// that stays inside it) — the open must not return that other file.
+func TestSwapForLinkAfterCheck(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	other := filepath.Join(dir, "other.jsonl")
+	for _, p := range []string{path, other} {
+		if err := os.WriteFile(p, []byte("{}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stat := func(name string) (fs.FileInfo, error) {
+		fi, err := os.Lstat(name)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.Remove(name); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("other.jsonl", name); err != nil {
+			t.Fatal(err)
+		}
+		return fi, nil
+	}
+	f, err := regularfile.Open(path, os.O_RDONLY, 0, stat, os.OpenFile)
+	if err == nil {
+		f.Close()
+		t.Fatal("opened the file a link swapped in after the check leads to")
+	}
+	if !errors.Is(err, regularfile.ErrChanged) {
+		t.Fatalf("%v", err)
+	}
+}
