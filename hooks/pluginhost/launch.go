@@ -66,7 +66,7 @@ func (s *Supervisor) startProcess() (*instance, *remote, *tls.Config, error) {
 	cmd := spec.command(bin.path, id.PEM())
 	logs := newInstanceLogs(s.log, spec.Limits.OrDefaults())
 	inst := &instance{done: make(chan struct{}), logs: logs.writers(), relay: logs.relay}
-	inst.client = plugin.NewClient(s.processClientConfig(cmd, tlsCfg, logs, &inst.socketDir))
+	inst.client = plugin.NewClient(s.processClientConfig(cmd, tlsCfg, logs, inst))
 	client := inst.client
 	// Verification is done by then (the pinned root); this only keeps
 	// the certificate the plugin showed, for status and tests.
@@ -128,16 +128,16 @@ func (l instanceLogs) writers() []*logWriter { return []*logWriter{l.stderr, l.s
 // whose P-521 keys cost most of a plugin's start; the scheme is the same.
 //
 // go-plugin makes a private directory (mode 0700) for the plugin's sockets
-// when it starts the process; its path is stored in *socketDir.
-func (s *Supervisor) processClientConfig(cmd *exec.Cmd, tlsCfg *tls.Config, logs instanceLogs, socketDir *string) *plugin.ClientConfig {
+// when it starts the process; its path is stored in inst.socketDir.
+func (s *Supervisor) processClientConfig(cmd *exec.Cmd, tlsCfg *tls.Config, logs instanceLogs, inst *instance) *plugin.ClientConfig {
 	return &plugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake,
 		VersionedPlugins: map[int]plugin.PluginSet{wire.ProtocolVersion: {wire.PluginName: &hostPlugin{}}},
 		// go-plugin's own runner would give the plugin the host's stdin;
 		// it passes its handshake variables on the placeholder command.
 		RunnerFunc: func(_ hclog.Logger, placeholder *exec.Cmd, dir string) (runner.Runner, error) {
-			*socketDir = dir
-			return newProcessRunner(cmd, placeholder.Env, dir, s.log)
+			inst.socketDir = dir
+			return newProcessRunner(cmd, placeholder.Env, dir, s.log, func() { inst.exitWatched.Store(true) })
 		},
 		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: socketTempDir()},
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
@@ -230,7 +230,7 @@ func killInstance(inst *instance) {
 	if inst.attached {
 		inst.detach()
 	} else {
-		proctree.Kill(0, escapees(inst.pid))
+		proctree.Kill(0, escapees(inst))
 		inst.client.Kill()
 		proctree.Kill(inst.pid, nil)
 		proctree.EndOrphans()
@@ -246,7 +246,7 @@ func killInstanceNow(inst *instance) {
 	if inst.attached {
 		inst.detach()
 	} else {
-		proctree.Kill(inst.pid, escapees(inst.pid))
+		proctree.Kill(inst.pid, escapees(inst))
 		inst.client.Kill()
 		proctree.EndOrphans()
 	}
@@ -261,13 +261,16 @@ func killInstanceNow(inst *instance) {
 // and EndOrphans ends it once the plugin is dead — a double-forked
 // process no walk finds included, and one that keeps the plugin's output
 // open too, since that output is cut once the plugin has exited
-// (processRunner.endOutput). The walk reads a few /proc files per thread
-// of the plugin, on the stop of every plugin of every command.
-func escapees(pid int) []int {
-	if proctree.Subreaping() {
+// (processRunner.endOutput) — when its exit is watched, which needs
+// pidfds; without, a helper holding the output would hold the stop up
+// (go-plugin's graceful wait, 2 s), so the walk stays. The walk reads a
+// few /proc files per thread of the plugin, on the stop of every plugin
+// of every command.
+func escapees(inst *instance) []int {
+	if proctree.Subreaping() && inst.exitWatched.Load() {
 		return nil
 	}
-	return proctree.Descendants(pid)
+	return proctree.Descendants(inst.pid)
 }
 
 func (in *instance) flushLogs() {

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -30,6 +31,10 @@ type processRunner struct {
 	socketDir string
 	log       hclog.Logger
 	endOnce   sync.Once
+	// watched is called once the process's exit is being watched;
+	// exitWatched records it (Start sets it, before Kill can run).
+	watched     func()
+	exitWatched atomic.Bool
 }
 
 var _ runner.Runner = (*processRunner)(nil)
@@ -37,7 +42,7 @@ var _ runner.Runner = (*processRunner)(nil)
 // newProcessRunner prepares cmd, whose environment go-plugin has not seen:
 // goPluginEnv (the handshake variables go-plugin put on its placeholder
 // command) is added last.
-func newProcessRunner(cmd *exec.Cmd, goPluginEnv []string, socketDir string, log hclog.Logger) (*processRunner, error) {
+func newProcessRunner(cmd *exec.Cmd, goPluginEnv []string, socketDir string, log hclog.Logger, watched func()) (*processRunner, error) {
 	cmd.Env = append(cmd.Env, goPluginEnv...)
 	cmd.Stdin = nil // /dev/null
 	stdout, err := cmd.StdoutPipe()
@@ -48,7 +53,7 @@ func newProcessRunner(cmd *exec.Cmd, goPluginEnv []string, socketDir string, log
 	if err != nil {
 		return nil, err
 	}
-	r := &processRunner{cmd: cmd, socketDir: socketDir, log: log}
+	r := &processRunner{cmd: cmd, socketDir: socketDir, log: log, watched: watched}
 	r.stdout = &outputPipe{r: stdout, cut: r.outputCut}
 	r.stderr = &outputPipe{r: stderr, cut: r.outputCut}
 	return r, nil
@@ -67,7 +72,12 @@ func (r *processRunner) Start(context.Context) error {
 	// Where the exit cannot be watched, Kill ends the output instead; a
 	// plugin that exits by itself while a process it started holds its
 	// output is then noticed only when it is stopped.
-	proctree.OnExit(r.cmd.Process.Pid, r.endOutput)
+	if proctree.OnExit(r.cmd.Process.Pid, r.endOutput) {
+		r.exitWatched.Store(true)
+		if r.watched != nil {
+			r.watched()
+		}
+	}
 	return nil
 }
 
@@ -109,7 +119,11 @@ func (r *processRunner) Kill(context.Context) error {
 		return nil
 	}
 	err := r.cmd.Process.Kill()
-	r.endOutput()
+	if !r.exitWatched.Load() {
+		// The cut counts from the exit where that is watched: a plugin
+		// slow to die keeps its output until then.
+		r.endOutput()
+	}
 	if err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return err
 	}
