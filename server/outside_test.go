@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -73,6 +74,46 @@ func TestOutsideAppendsAreFollowed(t *testing.T) {
 	for _, tag := range []string{"daemon-q", "daemon-a", "outside-q", "daemon-after"} {
 		if !strings.Contains(all, tag) {
 			t.Errorf("context lacks %s", tag)
+		}
+	}
+}
+
+// TestSessionOverwrittenInPlaceByAnother: the file of an open session is
+// overwritten in place (same file) with another session. The daemon's
+// next call finds it holds another session and refuses — and so does
+// every call after, instead of serving the other session under the first
+// one's id once the refresh had read it.
+func TestSessionOverwrittenInPlaceByAnother(t *testing.T) {
+	root := t.TempDir()
+	h := startServer(t, testConfig(root))
+	ctx := context.Background()
+	s, err := h.client.Create(ctx, "team/s1.jsonl", "/work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := h.client.Create(ctx, "team/s2.jsonl", "/elsewhere")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.AppendMessages(ctx, userMsg("other-session", 200)); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(root, "team", "s2.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(root, "team", "s1.jsonl"), os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	for i := range 2 {
+		c, err := s.Context(ctx)
+		if err == nil {
+			t.Fatalf("call %d: served %d messages from a file that now holds another session", i+1, len(c.Messages))
 		}
 	}
 }

@@ -219,6 +219,9 @@ type fileBacking struct {
 	// replaced on disk (prune, migrate, an editor).
 	fi atomic.Pointer[fs.FileInfo]
 	st atomic.Pointer[session.Store]
+	// refused: the file, read again in place, was refused (it holds
+	// another session now); calls are refused until it is accepted.
+	refused atomic.Bool
 }
 
 func (b *fileBacking) handle() session.Backend { return b.st.Load() }
@@ -235,7 +238,7 @@ func (b *fileBacking) size() int64 {
 
 func (b *fileBacking) stale() bool {
 	fi, err := b.sub.Lstat(b.base)
-	return err != nil || b.replacedBy(fi) || b.st.Load().Behind()
+	return err != nil || b.replacedBy(fi) || b.refused.Load() || b.st.Load().Behind()
 }
 
 func (b *fileBacking) replacedBy(fi fs.FileInfo) bool {
@@ -258,12 +261,17 @@ func (b *fileBacking) reopen(accept func(session.Backend) error) (func(), bool, 
 		if err != nil {
 			return nil, false, fmt.Errorf("session %q: %w", b.rel, unprefix(err, b.base))
 		}
-		if !moved {
+		if !moved && !b.refused.Load() {
 			return nil, false, nil
 		}
+		// The Store has read the file as it is now: if accept refuses it
+		// (overwritten in place by another session), every call is
+		// refused until it is accepted, rather than served from it.
 		if err := accept(st); err != nil {
+			b.refused.Store(true)
 			return nil, false, err
 		}
+		b.refused.Store(false)
 		return func() {}, false, nil
 	}
 	st, err := session.OpenIn(b.sub, b.base, b.src.storeOptions())

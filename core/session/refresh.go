@@ -6,12 +6,14 @@ import (
 
 // Behind reports whether the file holds more than this Store has read:
 // lines another process (pi, a pith command) appended since, or a last line
-// not finished yet. One fstat; no lock.
+// not finished yet — unless Refresh has seen the file at this size already
+// (an unfinished line left there, by a crash say, would otherwise keep a
+// reader refreshing on every call). One fstat; no lock.
 func (s *Store) Behind() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, err := s.fd.Stat()
-	return err != nil || st.Size() != s.size
+	return err != nil || st.Size() != s.size && st.Size() != s.refreshed
 }
 
 // Refresh reads what other processes appended since this Store last read
@@ -44,6 +46,7 @@ func (s *Store) Refresh() (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("%s: %w", s.path, err)
 	}
+	s.refreshed = held.Size()
 	file, leaf := s.file, s.leaf
 	n := len(file.Entries)
 	same, err := s.edgeHolds(held)

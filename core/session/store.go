@@ -46,6 +46,8 @@ type Store struct {
 	// line (one that is not a whole entry yet) is not counted, so it is
 	// read again once completed.
 	size int64
+	// refreshed is the file's size when Refresh last read it (Behind).
+	refreshed int64
 	// edge is the file's last bytes before size as this Store read or
 	// wrote them (edge.go): a file overwritten in place no longer has
 	// them there.
