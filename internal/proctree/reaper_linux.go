@@ -184,10 +184,18 @@ func EndOrphans() {
 		// Killed under the lock too: without pidfds, a pid reaped and
 		// reused meanwhile would be someone else's.
 		for _, pid := range orphansLocked(false) {
-			if p, err := os.FindProcess(pid); err == nil {
-				_ = p.Kill()
-				procs = append(procs, p)
+			p, err := os.FindProcess(pid)
+			if err != nil {
+				continue
 			}
+			if err := p.Kill(); err != nil {
+				// Not ours to kill (a setuid program, say): waiting
+				// for it would hold the stop up until it ends by
+				// itself; the SIGCHLD pass reaps it then.
+				_ = p.Release()
+				continue
+			}
+			procs = append(procs, p)
 		}
 		reaper.mu.Unlock()
 		if len(procs) == 0 {
