@@ -331,8 +331,21 @@ func (s *Session) followOutside(prev, first *session.Entry) {
 	if prev != nil && first.ParentID == prev.ID || prev == nil && first.ParentID == "" {
 		return
 	}
-	if parent := s.store.Tree().Get(first.ParentID); parent != nil {
-		s.resyncTo(parent)
+	tree := s.store.Tree()
+	parent := tree.Get(first.ParentID)
+	if parent == nil {
+		return
+	}
+	s.resyncTo(parent)
+	// A user message among the other writer's entries started a new turn,
+	// and with it a new overflow episode, as one appended here does.
+	for e := parent; e != nil && (prev == nil || e.ID != prev.ID); e = tree.Get(e.ParentID) {
+		if m, ok := session.EntryMessage(e); ok && m.Role == session.RoleUser {
+			s.mu.Lock()
+			s.overflowTried = false
+			s.mu.Unlock()
+			break
+		}
 	}
 }
 
