@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
@@ -109,9 +110,10 @@ func (f *Files) Create(_ context.Context, name string, data []byte) error {
 		return err
 	}
 	defer dir.Close()
+	removeStaleImports(dir, base)
 	var b [6]byte
 	rand.Read(b[:])
-	tmp := "." + base + ".import-" + hex.EncodeToString(b[:])
+	tmp := importPrefix(base) + hex.EncodeToString(b[:])
 	h, err := dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
@@ -134,6 +136,35 @@ func (f *Files) Create(_ context.Context, name string, data []byte) error {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return session.NewRootFS(dir).SyncDir()
+}
+
+// importPrefix starts the names of Create's temp files for base.
+func importPrefix(base string) string { return "." + base + ".import-" }
+
+// staleImport is the age past which a Create's temp file is taken for
+// one a killed Create left: a live Create holds its own for the time of
+// one write and fsync.
+const staleImport = time.Hour
+
+// removeStaleImports removes the temp files killed Creates of base left
+// in dir; a Create of the same name (the retry after the kill) sweeps
+// them, and a live Create's is far younger than staleImport.
+func removeStaleImports(dir *os.Root, base string) {
+	d, err := dir.Open(".")
+	if err != nil {
+		return
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	prefix := importPrefix(base)
+	for _, n := range names {
+		if !strings.HasPrefix(n, prefix) {
+			continue
+		}
+		if fi, err := dir.Lstat(n); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) > staleImport {
+			_ = dir.Remove(n)
+		}
+	}
 }
 
 // Export reads the file under a shared lock, so no locked writer is

@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/store"
@@ -235,4 +237,38 @@ func FuzzFilesTail(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCreateSweepsStaleImports: a Create killed before it linked its temp
+// file under the name leaves the temp; the next Create of that name (the
+// retry) removes those older than an hour, and leaves a younger one, which
+// may be a concurrent Create's.
+func TestCreateSweepsStaleImports(t *testing.T) {
+	root := t.TempDir()
+	f, err := store.OpenFiles(root, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	stale := filepath.Join(root, ".s.jsonl.import-0123456789ab")
+	young := filepath.Join(root, ".s.jsonl.import-ba9876543210")
+	for _, p := range []string{stale, young} {
+		if err := os.WriteFile(p, []byte("partial"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-2 * time.Hour)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
+	header := []byte(`{"type":"session","version":3,"id":"x","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}` + "\n")
+	if err := f.Create(context.Background(), "s.jsonl", header); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(stale); !os.IsNotExist(err) {
+		t.Errorf("the stale temp is still there: %v", err)
+	}
+	if _, err := os.Lstat(young); err != nil {
+		t.Errorf("a young temp was removed: %v", err)
+	}
 }
