@@ -11,6 +11,7 @@ const state = {
   pages: new Map(), pending: new Map(),
   active: -1, selectedId: "", selectedRow: -1,
   compactions: [], compactionId: "", context: null,
+  daemon: false, // served by pith serve: the daemon panel is shown
 };
 
 const $ = (id) => document.getElementById(id);
@@ -428,10 +429,17 @@ function timelineList(steps) {
   return t;
 }
 
+// daemonEvery is how often the daemon's panel is read again: what it shows
+// (a compaction run a plugin cancelled, a plugin restarted, a reload)
+// changes without the session file changing, which is what the live
+// stream reports.
+const daemonEvery = 5000;
+
 async function loadDaemon() {
   const r = await fetch("api/daemon", { cache: "no-store" });
   if (r.status === 404) return; // pith view: no daemon
   if (!r.ok) throw new Error(`api/daemon: ${r.status}`);
+  state.daemon = true;
   const d = await r.json();
   const parts = [];
   parts.push(el("h3", { text: "Last compaction run" }));
@@ -513,6 +521,9 @@ async function start() {
   await loadDaemon().catch(showError);
   if (!state.compactionId && state.compactions.length) showCompaction(state.compactions[state.compactions.length - 1].id);
   connect();
+  if (state.daemon) {
+    setInterval(() => { if (!document.hidden) loadDaemon().catch(() => {}); }, daemonEvery);
+  }
   document.body.dataset.ready = "1";
 }
 
