@@ -42,6 +42,34 @@ func newFilesSource(rootPath func() string, tenants func() bool, log hclog.Logge
 	return &filesSource{rootPath: rootPath, tenants: tenants, log: log}
 }
 
+// openDir opens the directory of the session rel under root, checked by
+// checkDirs and compared with what was checked (so a directory swapped for
+// a link in between is refused), and returns it with the file's name in
+// it. The caller closes it.
+func (f *filesSource) openDir(root *os.Root, rel string) (*os.Root, string, error) {
+	checked, err := f.checkDirs(root, rel)
+	if err != nil {
+		return nil, "", err
+	}
+	dir, base := path.Split(rel)
+	dir = strings.TrimSuffix(dir, "/")
+	if dir == "" {
+		dir = "."
+	}
+	sub, err := root.OpenRoot(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, "", fmt.Errorf("no directory %q: %w", dir, fs.ErrNotExist)
+		}
+		return nil, "", rootError(err)
+	}
+	if err := sameDir(sub, checked); err != nil {
+		sub.Close()
+		return nil, "", err
+	}
+	return sub, base, nil
+}
+
 // checkDirs is realDirs when tokens have prefixes. Without tenants a
 // directory link inside sessions.root is an alias (one session, one key,
 // whatever the name); with them it could lead one tenant's name into
@@ -100,31 +128,17 @@ func (f *filesSource) open(_ context.Context, rel string, create bool, cwd strin
 	if err != nil {
 		return nil, nil, false, err
 	}
-	dir, base := path.Split(rel)
-	dir = strings.TrimSuffix(dir, "/")
-	if dir == "" {
-		dir = "."
-	}
-	if _, err := f.checkDirs(root, rel); err != nil {
-		return nil, nil, false, fmt.Errorf("session %q: %w", rel, err)
-	}
-	if create && dir != "." {
+	if dir := path.Dir(rel); create && dir != "." {
+		if _, err := f.checkDirs(root, rel); err != nil {
+			return nil, nil, false, fmt.Errorf("session %q: %w", rel, err)
+		}
 		if err := root.MkdirAll(dir, 0o755); err != nil {
 			return nil, nil, false, fmt.Errorf("session %q: create its directory: %w", rel, rootError(err))
 		}
 	}
-	// Checked again now that it exists (MkdirAll may have made it), and
-	// the directory opened must be the one checked.
-	checked, err := f.checkDirs(root, rel)
+	sub, base, err := f.openDir(root, rel)
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("session %q: %w", rel, err)
-	}
-	sub, err := root.OpenRoot(dir)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, false, fmt.Errorf("session %q: no directory %q: %w", rel, dir, fs.ErrNotExist)
-		}
-		return nil, nil, false, fmt.Errorf("session %q: %w", rel, rootError(err))
 	}
 	keep := false
 	defer func() {
@@ -132,9 +146,6 @@ func (f *filesSource) open(_ context.Context, rel string, create bool, cwd strin
 			sub.Close()
 		}
 	}()
-	if err := sameDir(sub, checked); err != nil {
-		return nil, nil, false, fmt.Errorf("session %q: %w", rel, err)
-	}
 	if owner, ok := strings.CutSuffix(base, compaction.ArchiveSuffix); ok {
 		// NAME.pruned.jsonl beside a session NAME is its prune archive
 		// (pith prune appends there), never a session of its own: not

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -235,30 +234,17 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 // the session was first resolved: the viewer opens it again at every
 // change.
 //
-// With tenants the file is opened in its directory, opened itself after
-// the check and compared with the one checked (as the gRPC calls do), so
-// a directory swapped for a link in between is refused; regularfile.Open
-// refuses a file swapped for one.
+// The file is opened in its directory as the gRPC calls open it
+// (filesSource.openDir), so a directory swapped for a link between the
+// check and the open is refused; regularfile.Open refuses a file swapped
+// for one.
 func (src *filesSource) openRegular(root *os.Root, name string) (*os.File, error) {
-	checked, err := src.checkDirs(root, name)
+	dir, base, err := src.openDir(root, name)
 	if err != nil {
 		return nil, err
 	}
-	dir, base := path.Split(name)
-	dir = strings.TrimSuffix(dir, "/")
-	in := root
-	if checked != nil {
-		sub, err := root.OpenRoot(dir)
-		if err != nil {
-			return nil, rootError(err)
-		}
-		defer sub.Close()
-		if err := sameDir(sub, checked); err != nil {
-			return nil, err
-		}
-		in, name = sub, base
-	}
-	f, err := regularfile.Open(name, os.O_RDONLY, 0, in.Lstat, in.OpenFile)
+	defer dir.Close()
+	f, err := regularfile.Open(base, os.O_RDONLY, 0, dir.Lstat, dir.OpenFile)
 	if err != nil {
 		return nil, rootError(err)
 	}

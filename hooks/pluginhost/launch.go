@@ -137,7 +137,12 @@ func (s *Supervisor) processClientConfig(cmd *exec.Cmd, tlsCfg *tls.Config, logs
 		// it passes its handshake variables on the placeholder command.
 		RunnerFunc: func(_ hclog.Logger, placeholder *exec.Cmd, dir string) (runner.Runner, error) {
 			inst.socketDir = dir
-			return newProcessRunner(cmd, placeholder.Env, dir, s.log, func() { inst.exitWatched.Store(true) })
+			r, err := newProcessRunner(cmd, placeholder.Env, dir, s.log)
+			if err != nil {
+				return nil, err
+			}
+			inst.runner.Store(r)
+			return r, nil
 		},
 		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: socketTempDir()},
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
@@ -267,7 +272,7 @@ func killInstanceNow(inst *instance) {
 // few /proc files per thread of the plugin, on the stop of every plugin
 // of every command.
 func escapees(inst *instance) []int {
-	if proctree.Subreaping() && inst.exitWatched.Load() {
+	if r := inst.runner.Load(); r != nil && r.exitWatched.Load() && proctree.Subreaping() {
 		return nil
 	}
 	return proctree.Descendants(inst.pid)

@@ -31,9 +31,8 @@ type processRunner struct {
 	socketDir string
 	log       hclog.Logger
 	endOnce   sync.Once
-	// watched is called once the process's exit is being watched;
-	// exitWatched records it (Start sets it, before Kill can run).
-	watched     func()
+	// exitWatched: Start watches the process's exit (proctree.OnExit),
+	// which cuts its output once it has exited, whoever else holds it.
 	exitWatched atomic.Bool
 }
 
@@ -42,7 +41,7 @@ var _ runner.Runner = (*processRunner)(nil)
 // newProcessRunner prepares cmd, whose environment go-plugin has not seen:
 // goPluginEnv (the handshake variables go-plugin put on its placeholder
 // command) is added last.
-func newProcessRunner(cmd *exec.Cmd, goPluginEnv []string, socketDir string, log hclog.Logger, watched func()) (*processRunner, error) {
+func newProcessRunner(cmd *exec.Cmd, goPluginEnv []string, socketDir string, log hclog.Logger) (*processRunner, error) {
 	cmd.Env = append(cmd.Env, goPluginEnv...)
 	cmd.Stdin = nil // /dev/null
 	stdout, err := cmd.StdoutPipe()
@@ -53,7 +52,7 @@ func newProcessRunner(cmd *exec.Cmd, goPluginEnv []string, socketDir string, log
 	if err != nil {
 		return nil, err
 	}
-	r := &processRunner{cmd: cmd, socketDir: socketDir, log: log, watched: watched}
+	r := &processRunner{cmd: cmd, socketDir: socketDir, log: log}
 	r.stdout = &outputPipe{r: stdout, cut: r.outputCut}
 	r.stderr = &outputPipe{r: stderr, cut: r.outputCut}
 	return r, nil
@@ -72,12 +71,7 @@ func (r *processRunner) Start(context.Context) error {
 	// Where the exit cannot be watched, Kill ends the output instead; a
 	// plugin that exits by itself while a process it started holds its
 	// output is then noticed only when it is stopped.
-	if proctree.OnExit(r.cmd.Process.Pid, r.endOutput) {
-		r.exitWatched.Store(true)
-		if r.watched != nil {
-			r.watched()
-		}
-	}
+	r.exitWatched.Store(proctree.OnExit(r.cmd.Process.Pid, r.endOutput))
 	return nil
 }
 

@@ -164,9 +164,9 @@ type instance struct {
 	// hostAPI is the server of the host API for this instance, from
 	// describe until the instance is ended, which stops it.
 	hostAPI atomic.Pointer[hostAPIEndpoint]
-	// exitWatched: the process's exit is watched (processRunner), so
-	// its output is cut once it has exited, whoever else holds it.
-	exitWatched atomic.Bool
+	// runner runs the process (nil for an attached plugin): set when
+	// go-plugin starts it.
+	runner atomic.Pointer[processRunner]
 }
 
 func (in *instance) retire() { in.once.Do(func() { close(in.done) }) }
