@@ -2,7 +2,20 @@ package session
 
 import (
 	"fmt"
+	"io/fs"
 )
+
+// overwritten reports, with a warning, whether the file (held is its stat
+// under the lock) was overwritten in place since this Store read it: it
+// no longer has the bytes this Store read before size (edge.go).
+func (s *Store) overwritten(held fs.FileInfo) (bool, error) {
+	same, err := s.edgeHolds(held)
+	if err != nil || same {
+		return false, err
+	}
+	s.log.Warn("the session file was overwritten in place since it was read; reading it again", "file", s.path)
+	return true, nil
+}
 
 // Behind reports whether the file holds more than this Store has read:
 // lines another process (pi, a pith command) appended since, or a last line
@@ -49,12 +62,11 @@ func (s *Store) Refresh() (bool, error) {
 	s.refreshed = held.Size()
 	file, leaf := s.file, s.leaf
 	n := len(file.Entries)
-	same, err := s.edgeHolds(held)
+	over, err := s.overwritten(held)
 	switch {
 	case err != nil:
 		return false, err
-	case !same:
-		s.log.Warn("the session file was overwritten in place since it was read; reading it again", "file", s.path)
+	case over:
 		err = s.loadLocked()
 	default:
 		err = s.catchUp(held)

@@ -97,18 +97,15 @@ func (s *Store) lockFresh() (replaced bool, held fs.FileInfo, err error) {
 				return replaced, nil, err
 			}
 			if !replaced && !undone {
-				same, err := s.edgeHolds(held)
+				// Overwritten in place: what follows s.size is not lines
+				// appended to what this Store read. Read it afresh, as
+				// after a replacement by rename.
+				over, err := s.overwritten(held)
 				if err != nil {
 					s.fd.Unlock()
 					return replaced, nil, err
 				}
-				if !same {
-					// Overwritten in place: what follows s.size is not
-					// lines appended to what this Store read. Read it
-					// afresh, as after a replacement by rename.
-					s.log.Warn("the session file was overwritten in place since it was read; reading it again", "file", s.path)
-					replaced = true
-				}
+				replaced = over
 			}
 			if undone {
 				if held, err = s.fd.Stat(); err != nil {
