@@ -52,3 +52,14 @@ func HostAPIServed(s *Supervisor) <-chan struct{} {
 	}
 	return s.inst.hostAPI.Load().served
 }
+
+// SocketDir is the private directory go-plugin made for the sockets of the
+// running instance of s, "" when no instance runs.
+func SocketDir(s *Supervisor) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inst == nil {
+		return ""
+	}
+	return s.inst.socketDir
+}

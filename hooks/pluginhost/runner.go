@@ -185,10 +185,26 @@ func (p *outputPipe) endBy(deadline time.Time) {
 const maxSocketBase = 60
 
 // socketTempDir is where go-plugin makes each plugin's private socket
-// directory: the system's temporary directory, unless its path is too
-// long for a socket below it (a deep TMPDIR made every plugin fail to
-// listen); then /tmp, where the directory is as private (mode 0700).
+// directory (mode 0700), and where an attached plugin's host API gets one:
+//   - TMPDIR, when the user set it: their choice of where such files go;
+//   - otherwise a directory in memory when the system has one the user may
+//     use (the per-user runtime directory, or a shared memory file system
+//     on Linux; see memorySocketBase): each plugin start makes and removes
+//     a directory, a file and two sockets there, which on a disk file
+//     system with journaling and online discard cost ~0.7 ms of CPU per
+//     plugin against ~0.1 ms in memory;
+//   - otherwise the system's temporary directory.
+//
+// A candidate too long for a socket below it is skipped (a deep TMPDIR
+// made every plugin fail to listen), down to /tmp, where the directory is
+// as private.
 func socketTempDir() string {
+	if dir := os.Getenv("TMPDIR"); dir != "" && len(dir) <= maxSocketBase {
+		return dir
+	}
+	if dir := memorySocketBase(); dir != "" && len(dir) <= maxSocketBase {
+		return dir
+	}
 	dir := os.TempDir()
 	if len(dir) <= maxSocketBase {
 		return dir
