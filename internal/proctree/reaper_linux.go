@@ -169,12 +169,13 @@ func orphansLocked(inGroups bool) []int {
 // EndOrphans ends and reaps the orphans re-parented to this process —
 // those of a plugin just stopped, and any a running plugin left outside
 // its process group — until none is left (ending one re-parents its own
-// children here). It does nothing unless Subreap made this process a
-// subreaper.
+// children here), or until orphanWait has passed. It does nothing unless
+// Subreap made this process a subreaper.
 func EndOrphans() {
 	if !reaper.on.Load() {
 		return
 	}
+	deadline := time.Now().Add(orphanWait)
 	for {
 		// The pidfds are taken under the lock, while the orphans are
 		// still unreaped children: nothing else reaps them meanwhile, so
@@ -198,13 +199,44 @@ func EndOrphans() {
 			procs = append(procs, p)
 		}
 		reaper.mu.Unlock()
-		if len(procs) == 0 {
+		if len(procs) == 0 || !reapBy(procs, deadline) {
 			return
 		}
+	}
+}
+
+// orphanWait bounds how long EndOrphans waits for the orphans it killed.
+// A killed process ends at once unless it sleeps uninterruptibly — on I/O
+// to a hung network mount, say — where it can stay for any time, and a
+// plugin's stop, which calls EndOrphans, must not hang on it. Such an
+// orphan is reaped when it ends (by the goroutine left waiting for it, or
+// the SIGCHLD pass).
+var orphanWait = 2 * time.Second
+
+// waitOrphan reaps one killed orphan; a variable so that a test can stand
+// in for an orphan that does not end.
+var waitOrphan = func(p *os.Process) {
+	_, _ = p.Wait() // an error: reaped on SIGCHLD first
+}
+
+// reapBy reaps procs, and reports whether it did before deadline; after
+// it, the reaping goes on in the background.
+func reapBy(procs []*os.Process, deadline time.Time) bool {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
 		for _, p := range procs {
-			_, _ = p.Wait() // an error: reaped on SIGCHLD first
+			waitOrphan(p)
 			_ = p.Release()
 		}
+	}()
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
 	}
 }
 

@@ -176,6 +176,36 @@ func reaperHelper() int {
 		}
 	}
 	report("zombie", err)
+
+	// An orphan that a kill does not end (one in uninterruptible sleep,
+	// stood in for by a wait that never returns) does not hold EndOrphans
+	// up past orphanWait; once it ends, the next pass reaps it.
+	var stuck int
+	starter, stuck, err = startLeader("setsid sleep 600 </dev/null >/dev/null 2>&1 & echo $!")
+	if err == nil {
+		_ = starter.Wait()
+		Waited(starter.Process.Pid)
+		err = waitReparented(stuck)
+	}
+	if err == nil {
+		never := make(chan struct{})
+		orphanWait, waitOrphan = 200*time.Millisecond, func(*os.Process) { <-never }
+		returned := make(chan struct{})
+		go func() { EndOrphans(); close(returned) }()
+		select {
+		case <-returned:
+		case <-time.After(60 * time.Second):
+			err = fmt.Errorf("EndOrphans still waits for an orphan that does not end")
+		}
+		orphanWait, waitOrphan = 2*time.Second, func(p *os.Process) { _, _ = p.Wait() }
+	}
+	if err == nil {
+		EndOrphans()
+		if alive(stuck) {
+			err = fmt.Errorf("orphan %d outlived EndOrphans", stuck)
+		}
+	}
+	report("stuck", err)
 	Kill(keep.Process.Pid, nil)
 	if werr := keep.Wait(); werr != nil && !strings.Contains(werr.Error(), "killed") {
 		report("leader-wait", fmt.Errorf("os/exec could not wait for its own child: %v", werr))
@@ -198,7 +228,7 @@ func TestReaper(t *testing.T) {
 	if strings.Contains(text, "subreap SKIP") {
 		t.Skip("SKIP: PR_SET_CHILD_SUBREAPER refused here")
 	}
-	for _, name := range []string{"group-helper", "daemon", "zombie"} {
+	for _, name := range []string{"group-helper", "daemon", "zombie", "stuck"} {
 		if !strings.Contains(text, name+" ok\n") {
 			t.Errorf("%s: want ok; the helper said:\n%s", name, text)
 		}
