@@ -3,6 +3,7 @@ package pluginhost_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -82,5 +83,27 @@ func TestTMPDIRWinsForSockets(t *testing.T) {
 	t.Setenv("XDG_RUNTIME_DIR", run)
 	if dir := startedSocketDir(t); filepath.Dir(dir) != tmp {
 		t.Errorf("socket directory %s, want one in TMPDIR %s", dir, tmp)
+	}
+}
+
+// TestRuntimeDirWithoutRoomIsSkipped: a runtime directory where no
+// directory can be made (here an immutable one, where even root cannot)
+// is not used: the plugin still starts, with its sockets elsewhere.
+func TestRuntimeDirWithoutRoomIsSkipped(t *testing.T) {
+	run := t.TempDir()
+	if err := os.Chmod(run, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("chattr", "+i", run).CombinedOutput(); err != nil {
+		t.Skipf("cannot make a directory immutable here: %v %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("chattr", "-i", run).Run() })
+	if err := os.Mkdir(filepath.Join(run, "x"), 0o700); err == nil {
+		t.Skip("an immutable directory still takes new entries here")
+	}
+	t.Setenv("TMPDIR", "")
+	t.Setenv("XDG_RUNTIME_DIR", run)
+	if dir := startedSocketDir(t); filepath.Dir(dir) == run {
+		t.Errorf("socket directory %s made in a directory that takes none", dir)
 	}
 }
