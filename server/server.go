@@ -95,8 +95,8 @@ type Server struct {
 	reload   reloadRecord
 	// viewer is the running Viewer's sessions, or nil.
 	viewer atomic.Pointer[viewer.Sessions]
-	// streams counts each caller's open event streams.
-	streams streamCounts
+	// slots counts each caller's open event streams and calls in flight.
+	slots callerSlots
 	// applied is closed, and replaced, when a configuration is applied:
 	// open streams check their caller again then (revalidate).
 	applied atomic.Pointer[chan struct{}]

@@ -247,11 +247,8 @@ func (v *service) turn(ctx context.Context, id string, msg []byte, fn func(*engi
 }
 
 func (v *service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
-	release, err := v.s.openStream(callerOf(stream.Context()))
-	if err != nil {
-		return toStatus(err)
-	}
-	defer release()
+	// Its stream slot (server.maxStreams) was taken with the caller's
+	// credentials (streamAuth).
 	o, w, cancel, err := v.s.watch(stream.Context(), req.GetSessionId())
 	if err != nil {
 		return toStatus(err)

@@ -148,7 +148,7 @@ func (v *Viewer) serveAuthenticated(w http.ResponseWriter, r *http.Request) {
 	if strings.HasSuffix(r.URL.Path, "/api/events") {
 		// A live update stream: it counts against the caller's
 		// server.maxStreams with its WatchEvents streams.
-		release, err := v.s.openStream(c)
+		release, err := v.s.take(c, slotStream)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusTooManyRequests)
 			return
