@@ -61,7 +61,10 @@ func (s *Server) NewViewer(exposed bool) *Viewer {
 		},
 		Logger:    s.log.Named("viewer"),
 		AllowHost: v.allowHost,
-		Daemon:    v.daemonPanel,
+		// The viewer's slots are shared fairly among callers as the
+		// daemon knows them (a token's name, a certificate's subject).
+		Caller: func(r *http.Request) string { return viewerCaller(r).name },
+		Daemon: v.daemonPanel,
 	}
 	v.sessions = viewer.NewSessions(opts)
 	s.viewer.Store(v.sessions)

@@ -38,9 +38,17 @@ type SessionsOptions struct {
 	// (no request, no open event stream); 0 means 5 minutes.
 	Idle time.Duration
 	// MaxOpen bounds the sessions watched at once; past it the least
-	// recently used idle one is closed, or the request is refused with
-	// 503 when none is idle. 0 means 64.
+	// recently used idle one is closed, or, when every one has a live
+	// page (an open event stream), the fair share below decides; else the
+	// request is refused with 503. 0 means 64.
 	MaxOpen int
+	// Caller names who a request is from (a daemon's token name), for
+	// the fair share of MaxOpen: when every open session has a live page,
+	// a caller with more sessions live than the requester has plus one
+	// gives up its least recently used one (its page's stream ends) —
+	// so one caller's pages cannot lock every other caller out. nil: every
+	// request is from one caller.
+	Caller func(r *http.Request) string
 	// AllowHost is the Host header check, as in Options.
 	AllowHost func(host string) bool
 	// Daemon, when set, answers /s/NAME/api/daemon with what the daemon
@@ -98,11 +106,22 @@ type Source struct {
 // to read, and no other request may wait for it); ready is closed when
 // it ends, with h or err set.
 type openSession struct {
-	h       *Handler
-	err     error
-	ready   chan struct{}
-	used    time.Time
-	streams int
+	h     *Handler
+	err   error
+	ready chan struct{}
+	used  time.Time
+	// streams counts the open event streams (live pages) on the
+	// session by caller.
+	streams map[string]int
+}
+
+// soleCaller is the caller of o's streams when they are all one
+// caller's. Callers hold s.mu.
+func (o *openSession) soleCaller() string {
+	for c := range o.streams {
+		return c
+	}
+	return ""
 }
 
 // opened reports whether o's first reading is done and succeeded.
@@ -218,7 +237,7 @@ func (s *Sessions) sweep() {
 		case now := <-t.C:
 			s.mu.Lock()
 			for name, o := range s.open {
-				if o.opened() && o.streams == 0 && now.Sub(o.used) >= s.opts.Idle {
+				if o.opened() && len(o.streams) == 0 && now.Sub(o.used) >= s.opts.Idle {
 					o.h.Close()
 					delete(s.open, name)
 				}
@@ -228,10 +247,10 @@ func (s *Sessions) sweep() {
 	}
 }
 
-// acquire returns the open viewer of name, opening it when needed. The
-// first reading runs outside s.mu; concurrent requests for the same
-// session wait for it, others do not.
-func (s *Sessions) acquire(name string) (*openSession, error) {
+// acquire returns the open viewer of name for a request of caller who,
+// opening it when needed. The first reading runs outside s.mu; concurrent
+// requests for the same session wait for it, others do not.
+func (s *Sessions) acquire(name, who string) (*openSession, error) {
 	s.mu.Lock()
 	if o, ok := s.open[name]; ok {
 		o.used = time.Now()
@@ -242,11 +261,11 @@ func (s *Sessions) acquire(name string) (*openSession, error) {
 		}
 		return o, nil
 	}
-	if len(s.open) >= s.opts.MaxOpen && !s.evictLocked() {
+	if len(s.open) >= s.opts.MaxOpen && !s.evictLocked() && !s.evictFairLocked(who) {
 		s.mu.Unlock()
 		return nil, ErrTooManyOpen
 	}
-	o := &openSession{ready: make(chan struct{}), used: time.Now()}
+	o := &openSession{ready: make(chan struct{}), used: time.Now(), streams: map[string]int{}}
 	s.open[name] = o
 	s.mu.Unlock()
 
@@ -297,15 +316,58 @@ func (s *Sessions) openHandler(name string) (*Handler, error) {
 func (s *Sessions) evictLocked() bool {
 	var oldest string
 	for name, o := range s.open {
-		if o.opened() && o.streams == 0 && (oldest == "" || o.used.Before(s.open[oldest].used)) {
+		if o.opened() && len(o.streams) == 0 && (oldest == "" || o.used.Before(s.open[oldest].used)) {
 			oldest = name
 		}
 	}
-	if oldest == "" {
+	return s.closeLocked(oldest)
+}
+
+// evictFairLocked makes room for caller who when every open session has a
+// live page: it closes, ending its streams, the least recently used
+// session live for one caller only, taken from the caller with the most
+// live sessions, provided that caller has more than who's count plus one.
+// After it the two are at worst level, so the closed page's reconnection
+// (EventSource retries) finds no session to take back and gets 503:
+// there is no ping-pong. Without it 64 live pages of one caller held
+// every slot and every other caller got 503. A session live for several
+// callers is never closed: it serves them all.
+func (s *Sessions) evictFairLocked(who string) bool {
+	live := map[string]int{}
+	for _, o := range s.open {
+		if o.opened() {
+			for c := range o.streams {
+				live[c]++
+			}
+		}
+	}
+	var victim, from string
+	for name, o := range s.open {
+		if !o.opened() || len(o.streams) != 1 {
+			continue
+		}
+		c := o.soleCaller()
+		if live[c] <= live[who]+1 {
+			continue
+		}
+		if victim == "" || live[c] > live[from] || (live[c] == live[from] && o.used.Before(s.open[victim].used)) {
+			victim, from = name, c
+		}
+	}
+	if victim != "" {
+		s.opts.Logger.Info("viewer: a caller's live page closed to make room for another caller", "session", victim, "caller", from, "live", live[from])
+	}
+	return s.closeLocked(victim)
+}
+
+// closeLocked closes the open session name ("": none), ending its
+// streams.
+func (s *Sessions) closeLocked(name string) bool {
+	if name == "" {
 		return false
 	}
-	s.open[oldest].h.Close()
-	delete(s.open, oldest)
+	s.open[name].h.Close()
+	delete(s.open, name)
 	return true
 }
 
@@ -347,7 +409,11 @@ func (s *Sessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, s.opts.Daemon(r, name))
 		return
 	}
-	o, err := s.acquire(name)
+	who := ""
+	if s.opts.Caller != nil {
+		who = s.opts.Caller(r)
+	}
+	o, err := s.acquire(name, who)
 	if errors.Is(err, ErrTooManyOpen) {
 		http.Error(w, "too many sessions are open in the viewer; try again later", http.StatusServiceUnavailable)
 		return
@@ -360,11 +426,13 @@ func (s *Sessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	stream := sub == "api/events"
 	if stream {
 		s.mu.Lock()
-		o.streams++
+		o.streams[who]++
 		s.mu.Unlock()
 		defer func() {
 			s.mu.Lock()
-			o.streams--
+			if o.streams[who]--; o.streams[who] <= 0 {
+				delete(o.streams, who)
+			}
 			o.used = time.Now()
 			s.mu.Unlock()
 		}()
