@@ -3,11 +3,14 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/pith-dev/pith/client"
 	"github.com/pith-dev/pith/core/session"
 )
 
@@ -116,4 +119,71 @@ func TestSessionOverwrittenInPlaceByAnother(t *testing.T) {
 			t.Fatalf("call %d: served %d messages from a file that now holds another session", i+1, len(c.Messages))
 		}
 	}
+}
+
+// TestOutsideAppendsAnnounced: a WatchEvents client hears of entries
+// another writer appends to the session file as they land, as
+// entries_appended — the event the daemon's own appends produce — with no
+// call of its own reading the session first. Before, it learnt of them
+// only at its next read. The other writer here is this process through
+// the session package; TestServeWatchSeesOutsideAppends (cmd/host) runs
+// pith label and a pi-style appender as other processes.
+func TestOutsideAppendsAnnounced(t *testing.T) {
+	root := t.TempDir()
+	h := startServer(t, testConfig(root))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s, err := h.client.Create(ctx, "team/s1.jsonl", "/work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	next := func(what string) client.Event {
+		t.Helper()
+		ev, err := w.Next()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return ev
+	}
+	own, err := s.AppendMessages(ctx, userMsg("daemon-q", 20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := next("own append"); ev.Kind != string(EventEntriesAppended) || ev.EntryID != entryID(t, own[0]) {
+		t.Fatalf("after the daemon's own append: %+v, want entries_appended of %s", ev, entryID(t, own[0]))
+	}
+	for i := range 2 {
+		other, err := session.Open(filepath.Join(root, "team", "s1.jsonl"), session.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := session.MessageDraft(userMsg(fmt.Sprint("outside-", i), 20))
+		if err != nil {
+			t.Fatal(err)
+		}
+		outside, err := other.Append(d)
+		other.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev := next("outside append"); ev.Kind != string(EventEntriesAppended) || ev.EntryID != outside[0].ID {
+			t.Fatalf("after another writer's append %d: %+v, want entries_appended of %s", i, ev, outside[0].ID)
+		}
+	}
+}
+
+func entryID(t *testing.T, raw []byte) string {
+	t.Helper()
+	var e struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(raw, &e); err != nil {
+		t.Fatal(err)
+	}
+	return e.ID
 }

@@ -97,6 +97,7 @@ func (s *Server) Open(ctx context.Context, rel string, create bool, cwd string) 
 		return nil, false, fmt.Errorf("%w: %d sessions are open and busy (server.maxOpenSessions); close one or try again", ErrLimit, len(s.sessions))
 	}
 	o := &openSession{id: id, rel: rel, b: b, op: make(chan struct{}, 1), gone: make(chan struct{}), watchers: map[int]*watcher{}}
+	o.follow.kick = make(chan struct{}, 1)
 	o.disp, err = hooks.NewDispatcher(hooks.Options{
 		Logger: s.log.Named("hooks"),
 		Host:   s.hostAPI,
@@ -255,7 +256,9 @@ func (s *Server) watch(ctx context.Context, id string) (*openSession, *watcher, 
 			return nil, nil, nil, err
 		}
 		if w, cancel := o.watch(false); w != nil {
-			return o, w, cancel, nil
+			// Its client hears of other writers' appends as they land.
+			stop := s.followOutside(o)
+			return o, w, func() { stop(); cancel() }, nil
 		}
 	}
 	return nil, nil, nil, fmt.Errorf("%w: session %q keeps being closed; raise server.maxOpenSessions", ErrLimit, id)

@@ -70,6 +70,9 @@ func (v *service) Append(ctx context.Context, req *pb.AppendRequest) (*pb.Append
 		return nil, toStatus(err)
 	}
 	v.s.refreshViewer(o.rel) // the page need not wait for the file watch
+	if len(entries) > 0 {
+		o.announceAppended(entries[len(entries)-1])
+	}
 	resp := &pb.AppendResponse{Entries: entryBytes(entries)}
 	if leaf := o.st().Leaf(); leaf != nil {
 		resp.LeafId = leaf.ID
@@ -237,6 +240,10 @@ func (v *service) turn(ctx context.Context, id string, msg []byte, fn func(*engi
 	}
 	out, err := fn(o.engine(), ctx, msg)
 	v.s.refreshViewer(o.rel)
+	if out != nil {
+		// The message (a compaction it set off has its own events).
+		o.announceAppended(out.Entry)
+	}
 	if out == nil {
 		if err == nil {
 			err = errors.New("the engine returned no outcome")
@@ -261,9 +268,20 @@ func (v *service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 	if err := stream.SendHeader(metadata.MD{}); err != nil {
 		return err
 	}
+	checked := *v.s.applied.Load()
 	for {
 		select {
 		case ev := <-w.ch:
+			// An event that arrives right after a reload is sent only
+			// once the caller passed the check again: revalidate runs
+			// beside this loop and may not have run yet (an Append right
+			// after a revoking reload reached the revoked stream).
+			if now := *v.s.applied.Load(); now != checked {
+				if err := v.s.mayStill(stream.Context(), o.rel); err != nil {
+					return toStatus(err)
+				}
+				checked = now
+			}
 			if err := stream.Send(&pb.WatchEventsResponse{Event: eventProto(o.id, *ev)}); err != nil {
 				return err
 			}

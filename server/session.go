@@ -53,6 +53,10 @@ type openSession struct {
 	// evicting is set, with no watcher registered, when the daemon
 	// decides to close the session; no watcher is added after that.
 	evicting bool
+
+	// follow reads, and announces, other writers' appends while
+	// WatchEvents clients watch (followOutside).
+	follow follower
 }
 
 type watcher struct {
@@ -106,7 +110,12 @@ func (o *openSession) stale() bool { return o.b.stale() }
 // other hosts to a shared store's session — and brings the engine's live
 // context up to date (keeping what the engine remembers between calls).
 // Call with the op lock held.
+//
+// Entries it reads that others appended are announced to the session's
+// watchers (entries_appended), as the daemon's own appends are: whether
+// a call or the file watch (followOutside) found them first.
 func (o *openSession) reopenIfReplaced(ctx context.Context, s *Server) error {
+	before := len(o.st().Tree().Entries)
 	done, fresh, err := o.b.reopen(func(st session.Backend) error {
 		if st.File().Header.ID != o.id {
 			return fmt.Errorf("%w: %q (its file now holds another session; open it again)", ErrNoSession, o.id)
@@ -121,7 +130,29 @@ func (o *openSession) reopenIfReplaced(ctx context.Context, s *Server) error {
 		o.newEngine(s)
 		return nil
 	}
-	return o.engine().Resync(ctx)
+	if err := o.engine().Resync(ctx); err != nil {
+		return err
+	}
+	if len(o.st().Tree().Entries) > before {
+		o.announceAppended(o.st().Leaf())
+	}
+	return nil
+}
+
+// EventEntriesAppended is the daemon's event for entries added to a
+// session (not one of the engine's): by a call of this daemon (Append,
+// AfterTurn, ReportError), or by another writer — pi or a pith command
+// appending to the file, another host to a shared store's session — once
+// the daemon has read them. EntryID is the session's leaf after them.
+const EventEntriesAppended engine.EventKind = "entries_appended"
+
+// announceAppended tells the session's watchers that entries up to leaf
+// were appended. Call with the op lock held.
+func (o *openSession) announceAppended(leaf *session.Entry) {
+	if leaf == nil {
+		return
+	}
+	o.broadcast(engine.Event{Kind: EventEntriesAppended, Time: time.Now(), EntryID: leaf.ID}, false)
 }
 
 func (o *openSession) acquire(ctx context.Context) error {

@@ -66,6 +66,13 @@ func (s *Server) NewViewer(exposed bool) *Viewer {
 		Caller: func(r *http.Request) string { return viewerCaller(r).name },
 		Daemon: v.daemonPanel,
 	}
+	if s.files != nil {
+		// The daemon's one file watch, shared with the sessions it
+		// follows for their WatchEvents clients.
+		if w, err := s.fileWatch(); err == nil {
+			opts.Follow = w.Follow
+		}
+	}
 	v.sessions = viewer.NewSessions(opts)
 	s.viewer.Store(v.sessions)
 	v.mux = http.NewServeMux()

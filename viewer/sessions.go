@@ -11,7 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/internal/dirwatch"
 )
 
 // SessionsOptions configure a Sessions handler.
@@ -49,6 +51,11 @@ type SessionsOptions struct {
 	// so one caller's pages cannot lock every other caller out. nil: every
 	// request is from one caller.
 	Caller func(r *http.Request) string
+	// Follow, when set, is how the sessions follow their files: a
+	// daemon's one file watch, shared with what else it follows (the
+	// kernel allows a user few inotify instances). nil: Sessions makes a
+	// watch of its own, for all its sessions.
+	Follow FollowFunc
 	// AllowHost is the Host header check, as in Options.
 	AllowHost func(host string) bool
 	// Daemon, when set, answers /s/NAME/api/daemon with what the daemon
@@ -70,22 +77,33 @@ type Sessions struct {
 	done chan struct{}
 	wg   sync.WaitGroup
 
-	// watch is the one file watch of every session (see dirWatch), made
-	// with the first session that has a path.
+	// watch is the file watch Sessions made for its sessions (see
+	// dirwatch), with the first session that has a path, when
+	// SessionsOptions.Watch is nil.
 	watchMu  sync.Mutex
-	watch    *dirWatch
+	watch    *dirwatch.Watch
 	watchErr error
 }
 
 // sharedWatch is the file watch every session of s shares.
-func (s *Sessions) sharedWatch() (*dirWatch, error) {
+func (s *Sessions) sharedWatch() (FollowFunc, error) {
+	if s.opts.Follow != nil {
+		return s.opts.Follow, nil
+	}
 	s.watchMu.Lock()
 	defer s.watchMu.Unlock()
 	if s.watch == nil && s.watchErr == nil {
-		s.watch, s.watchErr = newDirWatch(s.opts.Logger)
+		s.watch, s.watchErr = dirwatch.New(s.opts.Logger)
 	}
-	return s.watch, s.watchErr
+	if s.watchErr != nil {
+		return nil, s.watchErr
+	}
+	return s.watch.Follow, nil
 }
+
+// FollowFunc calls fn with the operation of every file system event on
+// path (absolute and clean) until stop is called; fn must not block.
+type FollowFunc func(path string, fn func(fsnotify.Op)) (stop func(), err error)
 
 // Source is where a session comes from: its path (watched) and the name
 // the page shows for it (the path when empty), or no path and a name for
@@ -221,7 +239,7 @@ func (s *Sessions) Close() error {
 	s.watchMu.Lock()
 	defer s.watchMu.Unlock()
 	if s.watch != nil {
-		return s.watch.close()
+		return s.watch.Close()
 	}
 	return nil
 }
@@ -302,14 +320,14 @@ func (s *Sessions) openHandler(name string) (*Handler, error) {
 	if s.opts.Settings != nil {
 		settings = s.opts.Settings()
 	}
-	var watch *dirWatch
+	var follow FollowFunc
 	if src.Path != "" {
-		if watch, err = s.sharedWatch(); err != nil {
+		if follow, err = s.sharedWatch(); err != nil {
 			return nil, fmt.Errorf("viewer: watch the session files: %w", err)
 		}
 	}
 	return New(Options{Path: src.Path, Name: src.Name, Tail: src.Tail, OpenArchive: src.OpenArchive, Settings: settings, SettingsFunc: s.opts.Settings,
-		AllowHost: s.opts.AllowHost, Logger: s.opts.Logger.With("session", name), watch: watch})
+		AllowHost: s.opts.AllowHost, Logger: s.opts.Logger.With("session", name), follow: follow})
 }
 
 // evictLocked closes the least recently used session without a stream.

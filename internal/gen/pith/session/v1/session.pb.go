@@ -1403,7 +1403,15 @@ type Event struct {
 	// kind: compaction_start, compaction_end, hook_error, overflow_reported,
 	// auto_compaction_disabled, compaction_warning (error carries the warning),
 	// compaction_progress (a turn of the explore strategy's worker), pruned,
-	// agent_abort.
+	// agent_abort, entries_appended.
+	//
+	// entries_appended is sent when entries were added to the session: by a
+	// call (Append, AfterTurn, ReportError), or by another writer once the
+	// daemon has read them — what pi or a pith command appends to a session
+	// file as it lands (the file is watched while the session has a
+	// WatchEvents stream), what another host appends to a shared store at
+	// the next call that reads the session. entry_id is the last entry
+	// added.
 	//
 	// agent_abort is sent when a manual compaction (Compact) starts: the
 	// agent must cancel its in-flight turn (the model request it is
