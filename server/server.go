@@ -113,7 +113,7 @@ type Server struct {
 	keyed map[any]*openSession
 	// evicted remembers where sessions closed for idleness or the count
 	// limit live, so that a call naming one reopens it transparently.
-	evicted map[string]string
+	evicted map[string][]string
 	// src is where sessions live; files is it when it is the files
 	// under sessions.root (the viewer reads those), else nil.
 	src      source
@@ -142,7 +142,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		health:   health.NewServer(),
 		sessions: map[string]*openSession{},
 		keyed:    map[any]*openSession{},
-		evicted:  map[string]string{},
+		evicted:  map[string][]string{},
 		shutdown: make(chan struct{}),
 		janitor:  make(chan struct{}),
 	}

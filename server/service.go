@@ -33,7 +33,9 @@ func (v *service) OpenSession(ctx context.Context, req *pb.OpenSessionRequest) (
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	resp := &pb.OpenSessionResponse{SessionId: o.id, Path: o.rel, Created: created, EntryCount: int64(len(o.st().Tree().Entries))}
+	// The name the caller asked for: a file reached by two names is one
+	// session, and the other name may be another tenant's.
+	resp := &pb.OpenSessionResponse{SessionId: o.id, Path: req.GetPath(), Created: created, EntryCount: int64(len(o.st().Tree().Entries))}
 	if leaf := o.st().Leaf(); leaf != nil {
 		resp.LeafId = leaf.ID
 	}
@@ -261,7 +263,7 @@ func (v *service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 		return toStatus(err)
 	}
 	defer cancel()
-	ctx, stop := v.s.revalidate(stream.Context(), func() error { return v.s.mayStill(stream.Context(), o.rel) })
+	ctx, stop := v.s.revalidate(stream.Context(), func() error { return v.s.mayStill(stream.Context(), o) })
 	defer stop()
 	// The header tells the client the subscription is in place, so it can
 	// act knowing no later event will be missed.
@@ -277,7 +279,7 @@ func (v *service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 			// beside this loop and may not have run yet (an Append right
 			// after a revoking reload reached the revoked stream).
 			if now := *v.s.applied.Load(); now != checked {
-				if err := v.s.mayStill(stream.Context(), o.rel); err != nil {
+				if err := v.s.mayStill(stream.Context(), o); err != nil {
 					return toStatus(err)
 				}
 				checked = now

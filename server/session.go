@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -57,6 +58,45 @@ type openSession struct {
 	// follow reads, and announces, other writers' appends while
 	// WatchEvents clients watch (followOutside).
 	follow follower
+
+	// names are the names the session was opened by (rel first): a file
+	// reached by two names (a symlinked directory, a hard link) is one
+	// session, and a caller may use it when it may touch any name it was
+	// opened by — it proved so when it opened it.
+	namesMu sync.Mutex
+	names   []string
+}
+
+// maxNames bounds the names one open session remembers; a further name
+// is refused (close the session, or use a name it has).
+const maxNames = 16
+
+// addName records rel as a name of o.
+func (o *openSession) addName(rel string) error {
+	o.namesMu.Lock()
+	defer o.namesMu.Unlock()
+	if slices.Contains(o.names, rel) {
+		return nil
+	}
+	if len(o.names) >= maxNames {
+		return fmt.Errorf("%w: session %q is open under %d names already; open it by one of them", ErrLimit, rel, len(o.names))
+	}
+	o.names = append(o.names, rel)
+	return nil
+}
+
+// reachableBy reports whether c may touch o by one of its names.
+func (o *openSession) reachableBy(c caller) bool {
+	o.namesMu.Lock()
+	defer o.namesMu.Unlock()
+	return slices.ContainsFunc(o.names, c.may)
+}
+
+// nameList is a copy of o's names.
+func (o *openSession) nameList() []string {
+	o.namesMu.Lock()
+	defer o.namesMu.Unlock()
+	return slices.Clone(o.names)
 }
 
 type watcher struct {

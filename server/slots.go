@@ -127,15 +127,15 @@ func (s *Server) revalidate(ctx context.Context, recheck func() error) (_ contex
 }
 
 // mayStill is the check of a gRPC stream's caller against the
-// configuration in force: the credentials it presented, and the
-// session's name rel within its token's prefix.
-func (s *Server) mayStill(ctx context.Context, rel string) error {
+// configuration in force: the credentials it presented, and a name of
+// the session o within its token's prefix.
+func (s *Server) mayStill(ctx context.Context, o *openSession) error {
 	c, err := s.authenticate(ctx)
 	if err != nil {
 		return err
 	}
-	if !c.may(rel) {
-		return fmt.Errorf("%w: %q (token %q may touch %q only)", ErrForbidden, rel, c.name, c.prefix)
+	if !o.reachableBy(c) {
+		return fmt.Errorf("%w: session %q (token %q may touch %q only)", ErrForbidden, o.id, c.name, c.prefix)
 	}
 	return nil
 }

@@ -148,7 +148,10 @@ type OpenSessionResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// session_id is the header id; every other call names the session by it.
 	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	// path is the file's path relative to sessions.root.
+	// path is the file's path relative to sessions.root: the one asked for
+	// (a file reached by two names is one session; each caller is answered
+	// with its own name, and may use the session as long as it may touch a
+	// name it was opened by).
 	Path          string `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
 	Created       bool   `protobuf:"varint,3,opt,name=created,proto3" json:"created,omitempty"`
 	LeafId        string `protobuf:"bytes,4,opt,name=leaf_id,json=leafId,proto3" json:"leaf_id,omitempty"`
