@@ -337,8 +337,9 @@ type Server struct {
 	MaxStreams int `koanf:"maxStreams"`
 	// MaxCallsInFlight bounds the calls one caller (counted as for
 	// MaxStreams) has running at once — every call but WatchEvents, a
-	// Compact until its result. Past it a call is refused at once
-	// (RESOURCE_EXHAUSTED), not queued: retry after a back-off.
+	// Compact until its result, and the viewer's requests but its live
+	// stream. Past it a call is refused at once (RESOURCE_EXHAUSTED, 429
+	// in the viewer), not queued: retry after a back-off.
 	MaxCallsInFlight int `koanf:"maxCallsInFlight"`
 }
 

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"net/http"
 	"testing"
 	"time"
 
@@ -71,6 +72,18 @@ func TestCallsInFlightBoundedPerCaller(t *testing.T) {
 	}
 	if _, err := a.Open(ctx, "a.jsonl"); !errors.Is(err, client.ErrResourceExhausted) {
 		t.Fatalf("a 4th call of one caller (OpenSession): %v, want ResourceExhausted", err)
+	}
+	// The viewer's requests count with the gRPC calls (429 there).
+	hs := httptestServer(t, h.srv.NewViewer(false))
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, hs.URL+"/s/a.jsonl/api/session", nil)
+	req.Header.Set("Authorization", "Bearer secret-a")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("a viewer request past the caller's calls in flight: %d, want 429", resp.StatusCode)
 	}
 	// Another caller is not held back by the first.
 	if _, err := sb.Context(ctx); err != nil {
