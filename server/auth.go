@@ -177,11 +177,11 @@ func (s *Server) unaryAuth(ctx context.Context, req any, info *grpc.UnaryServerI
 		s.metrics.authFailures.Inc()
 		return nil, status.Error(codes.Unauthenticated, err.Error())
 	}
-	release, err := s.take(c, slotFor(info.FullMethod))
-	if err != nil {
+	slot := slotKey{c.name, slotFor(info.FullMethod)}
+	if err := s.takeSlot(slot); err != nil {
 		return nil, toStatus(err)
 	}
-	defer release()
+	defer s.giveSlot(slot)
 	return h(context.WithValue(ctx, callerKey{}, c), req)
 }
 
@@ -197,11 +197,11 @@ func (s *Server) streamAuth(srv any, ss grpc.ServerStream, info *grpc.StreamServ
 	// Where callers are identified, so every method is bounded per
 	// caller: WatchEvents by server.maxStreams, the rest by
 	// server.maxCallsInFlight.
-	release, err := s.take(c, slotFor(info.FullMethod))
-	if err != nil {
+	slot := slotKey{c.name, slotFor(info.FullMethod)}
+	if err := s.takeSlot(slot); err != nil {
 		return toStatus(err)
 	}
-	defer release()
+	defer s.giveSlot(slot)
 	return h(srv, &callerStream{ServerStream: ss, ctx: context.WithValue(ss.Context(), callerKey{}, c)})
 }
 

@@ -89,7 +89,12 @@ func (o *openSession) addName(rel string) error {
 func (o *openSession) reachableBy(c caller) bool {
 	o.namesMu.Lock()
 	defer o.namesMu.Unlock()
-	return slices.ContainsFunc(o.names, c.may)
+	for _, n := range o.names { // not ContainsFunc(c.may): a call's hot path
+		if c.may(n) {
+			return true
+		}
+	}
+	return false
 }
 
 // nameList is a copy of o's names.
@@ -189,8 +194,8 @@ const EventEntriesAppended engine.EventKind = "entries_appended"
 // announceAppended tells the session's watchers that entries up to leaf
 // were appended. Call with the op lock held.
 func (o *openSession) announceAppended(leaf *session.Entry) {
-	if leaf == nil {
-		return
+	if leaf == nil || !o.watched() {
+		return // no event built for nobody: an append is a hot path
 	}
 	o.broadcast(engine.Event{Kind: EventEntriesAppended, Time: time.Now(), EntryID: leaf.ID}, false)
 }
@@ -267,6 +272,13 @@ func (o *openSession) broadcast(ev engine.Event, remote bool) {
 			w.once.Do(func() { close(w.overrun) })
 		}
 	}
+}
+
+// watched reports whether anyone watches o's events.
+func (o *openSession) watched() bool {
+	o.watchMu.Lock()
+	defer o.watchMu.Unlock()
+	return len(o.watchers) > 0
 }
 
 // watch registers a watcher; cancel removes it. It returns nil when the

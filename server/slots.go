@@ -56,28 +56,39 @@ func (k slotKind) limit(cfg config.Server) (int, string) {
 // gRPC clients do, while a queue in the daemon would hold the very memory
 // the bound is there to cap. release gives the slot back; call it once.
 func (s *Server) take(c caller, kind slotKind) (release func(), err error) {
-	limit, what := kind.limit(s.cfg.Load().Server)
-	sc := &s.slots
 	key := slotKey{c.name, kind}
+	if err := s.takeSlot(key); err != nil {
+		return nil, err
+	}
+	var once sync.Once
+	return func() { once.Do(func() { s.giveSlot(key) }) }, nil
+}
+
+// takeSlot is take without the release function (two allocations less
+// on every call): the interceptors give the slot back with giveSlot.
+func (s *Server) takeSlot(key slotKey) error {
+	limit, what := key.kind.limit(s.cfg.Load().Server)
+	sc := &s.slots
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	if sc.n == nil {
 		sc.n = map[slotKey]int{}
 	}
 	if n := sc.n[key]; n >= limit {
-		return nil, fmt.Errorf("%w: this caller has %d %s", ErrLimit, n, what)
+		return fmt.Errorf("%w: this caller has %d %s", ErrLimit, n, what)
 	}
 	sc.n[key]++
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			sc.mu.Lock()
-			defer sc.mu.Unlock()
-			if sc.n[key]--; sc.n[key] <= 0 {
-				delete(sc.n, key)
-			}
-		})
-	}, nil
+	return nil
+}
+
+// giveSlot gives back a slot takeSlot took; call it once.
+func (s *Server) giveSlot(key slotKey) {
+	sc := &s.slots
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.n[key]--; sc.n[key] <= 0 {
+		delete(sc.n, key)
+	}
 }
 
 // held is how many slots of kind c's name holds now.
