@@ -56,23 +56,29 @@ func (s *Server) followOutside(o *openSession) (stop func()) {
 	}
 }
 
-// startFollowing starts o's catch-up loop and, for a file, the watch that
-// pokes it.
+// startFollowing starts the watch of o's file and the catch-up loop it
+// pokes. A session that is no file here (a shared store's) is caught up
+// by its calls only.
 func (s *Server) startFollowing(o *openSession) (stop func()) {
 	f := &o.follow
-	ctx, cancel := context.WithCancel(context.Background())
-	unwatch := func() {}
-	if p := o.b.path(); p != "" {
-		w, err := s.fileWatch()
-		if err == nil {
-			unwatch, err = w.Follow(p, func(fsnotify.Op) { f.poke() })
-		}
-		if err != nil {
-			// The calls still catch up; only the announcement waits.
-			s.log.Warn("cannot watch a session file for other writers; its watchers hear of their appends at the next call", "session", o.id, "error", err)
-			unwatch = func() {}
-		}
+	p := o.b.path()
+	if p == "" {
+		return func() {}
 	}
+	w, err := s.fileWatch()
+	var unwatch func()
+	if err == nil {
+		unwatch, err = w.Follow(p, func(fsnotify.Op) { f.poke() })
+	}
+	if err != nil {
+		// The calls still catch up; only the announcement waits.
+		s.log.Warn("cannot watch a session file for other writers; its watchers hear of their appends at the next call", "session", o.id, "error", err)
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	// What was appended before the watch began is read (and announced)
+	// at once too, not at the next change.
+	f.poke()
 	go func() {
 		for {
 			select {
