@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -186,4 +187,115 @@ func entryID(t *testing.T, raw []byte) string {
 		t.Fatal(err)
 	}
 	return e.ID
+}
+
+// TestFollowersComeAndGo: streams opening and closing on a session while
+// another writer and the daemon append — the file watch is started and
+// stopped again and again under them. Every stream still open at the end
+// hears of the last outside append, and nothing is left following once
+// the last stream is gone. (Run it with -race.)
+func TestFollowersComeAndGo(t *testing.T) {
+	root := t.TempDir()
+	h := startServer(t, testConfig(root))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s, err := h.client.Create(ctx, "s.jsonl", "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(root, "s.jsonl")
+	outside := func(tag string) string {
+		other, err := session.Open(path, session.Options{})
+		if err != nil {
+			t.Error(err)
+			return ""
+		}
+		defer other.Close()
+		d, err := session.MessageDraft(userMsg(tag, 5))
+		if err != nil {
+			t.Error(err)
+			return ""
+		}
+		es, err := other.Append(d)
+		if err != nil {
+			t.Error(err)
+			return ""
+		}
+		return es[0].ID
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; ; j++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				w, err := s.Watch(ctx)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if (i+j)%2 == 0 {
+					if _, err := s.AppendMessages(ctx, userMsg("own", 5)); err != nil {
+						t.Error(err)
+					}
+				} else {
+					outside(fmt.Sprint("churn-", i, "-", j))
+				}
+				w.Close()
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	close(done)
+	wg.Wait()
+
+	// Streams opened now all hear of the next outside append.
+	var ws []*client.Watcher
+	for range 3 {
+		w, err := s.Watch(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		ws = append(ws, w)
+	}
+	// Whatever the churn left unread is read when the first of them
+	// starts the follow; drain up to the last outside entry.
+	last := outside("last")
+	for i, w := range ws {
+		for {
+			ev, err := w.Next()
+			if err != nil {
+				t.Fatalf("stream %d: %v", i, err)
+			}
+			if ev.Kind == string(EventEntriesAppended) && ev.EntryID == last {
+				break
+			}
+		}
+	}
+	for _, w := range ws {
+		w.Close()
+	}
+	h.srv.mu.Lock()
+	o := h.srv.sessions[s.ID]
+	h.srv.mu.Unlock()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		o.follow.mu.Lock()
+		n := o.follow.n
+		o.follow.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d followers left after every stream closed", n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
