@@ -33,6 +33,19 @@ func TestTwoNamesAnswerTheirOwn(t *testing.T) {
 		if second.ID != first.ID || second.Path != "alias/s.jsonl" {
 			t.Fatalf("opened by its second name: id %s path %q, want id %s path %q", second.ID, second.Path, first.ID, "alias/s.jsonl")
 		}
+		// The last compaction run shows under both names (the viewer's
+		// daemon panel reads it by the page's name).
+		if _, err := second.AppendMessages(ctx, userMsg("q", 400), assistantMsg("a", 400), userMsg("q2", 400), assistantMsg("a2", 400), userMsg("q3", 400)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := second.Compact(ctx, "", nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"team/s.jsonl", "alias/s.jsonl"} {
+			if run, ok := h.srv.lastRunByName(name); !ok || run.Session != first.ID || run.Name != name {
+				t.Errorf("last run under %s: %+v, %v", name, run, ok)
+			}
+		}
 	})
 	t.Run("hard link across tenants", func(t *testing.T) {
 		root := t.TempDir()
