@@ -362,7 +362,10 @@ func (s *Session) ReportError(ctx context.Context, msg json.RawMessage) (*Outcom
 // Event is one notification of a session's engine.
 type Event struct {
 	// Kind: compaction_start, compaction_end, hook_error,
-	// overflow_reported, auto_compaction_disabled.
+	// overflow_reported, auto_compaction_disabled, compaction_warning,
+	// compaction_progress, pruned, agent_abort, entries_appended (entries
+	// added by a call or by another writer of the session, EntryID the
+	// last; see the SessionService's Event).
 	Kind           string
 	SessionID      string
 	Time           time.Time

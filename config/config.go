@@ -335,6 +335,12 @@ type Server struct {
 	// holds open at once: WatchEvents, and the viewer's live updates.
 	// Past it a new stream is refused.
 	MaxStreams int `koanf:"maxStreams"`
+	// MaxCallsInFlight bounds the calls one caller (counted as for
+	// MaxStreams) has running at once — every call but WatchEvents, a
+	// Compact until its result, and the viewer's requests but its live
+	// stream. Past it a call is refused at once (RESOURCE_EXHAUSTED, 429
+	// in the viewer), not queued: retry after a back-off.
+	MaxCallsInFlight int `koanf:"maxCallsInFlight"`
 }
 
 // ServerTLS is the daemon's TLS: a server certificate, and optionally the
@@ -385,6 +391,7 @@ const (
 	DefaultMaxAppendBytes      = 16 << 20
 	DefaultMaxSessionBytes     = 512 << 20
 	DefaultMaxStreams          = 256
+	DefaultMaxCallsInFlight    = 64
 )
 
 // Defaults returns the reference configuration. Every call returns a fresh
@@ -443,14 +450,15 @@ func Defaults() *Config {
 		Plugins:       []Plugin{},
 		Sessions:      Sessions{Root: DefaultSessionsRoot, LeaseTTL: DefaultLeaseTTL},
 		Server: Server{
-			Listen:          DefaultListen,
-			ShutdownTimeout: DefaultShutdownTimeout,
-			Tokens:          []Token{},
-			MaxOpenSessions: DefaultMaxOpenSessions,
-			IdleTimeout:     DefaultIdleTimeout,
-			MaxAppendBytes:  DefaultMaxAppendBytes,
-			MaxSessionBytes: DefaultMaxSessionBytes,
-			MaxStreams:      DefaultMaxStreams,
+			Listen:           DefaultListen,
+			ShutdownTimeout:  DefaultShutdownTimeout,
+			Tokens:           []Token{},
+			MaxOpenSessions:  DefaultMaxOpenSessions,
+			IdleTimeout:      DefaultIdleTimeout,
+			MaxAppendBytes:   DefaultMaxAppendBytes,
+			MaxSessionBytes:  DefaultMaxSessionBytes,
+			MaxStreams:       DefaultMaxStreams,
+			MaxCallsInFlight: DefaultMaxCallsInFlight,
 		},
 		Logging: Logging{Level: "info", Format: "text"},
 	}

@@ -410,6 +410,7 @@ func (v *validator) server(s *Server) {
 	v.positive("server.maxAppendBytes", s.MaxAppendBytes)
 	v.positive("server.maxSessionBytes", s.MaxSessionBytes)
 	v.positive("server.maxStreams", s.MaxStreams)
+	v.positive("server.maxCallsInFlight", s.MaxCallsInFlight)
 	if (s.TLS.CertFile == "") != (s.TLS.KeyFile == "") {
 		v.add("server.tls", "certFile and keyFile go together")
 	}

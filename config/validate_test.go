@@ -114,6 +114,7 @@ func TestValidateRules(t *testing.T) {
 		{"max open sessions", func(c *Config) { c.Server.MaxOpenSessions = 0 }, "server.maxOpenSessions", "must be > 0"},
 		{"max append", func(c *Config) { c.Server.MaxAppendBytes = -1 }, "server.maxAppendBytes", "must be > 0"},
 		{"max session", func(c *Config) { c.Server.MaxSessionBytes = 0 }, "server.maxSessionBytes", "must be > 0"},
+		{"max calls in flight", func(c *Config) { c.Server.MaxCallsInFlight = 0 }, "server.maxCallsInFlight", "must be > 0"},
 		{"listen everywhere", func(c *Config) { c.Server.Listen = "0.0.0.0:7420" }, "server.listen", "set server.tls.certFile and server.tls.keyFile, and server.tls.clientCAFile or server.tokens"},
 		{"listen no host", func(c *Config) { c.Server.Listen = ":7420" }, "server.listen", "reachable from other machines"},
 		{"metrics exposed", func(c *Config) { c.Server.Metrics = "10.0.0.1:9464" }, "server.metrics", "reachable from other machines"},

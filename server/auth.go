@@ -177,6 +177,11 @@ func (s *Server) unaryAuth(ctx context.Context, req any, info *grpc.UnaryServerI
 		s.metrics.authFailures.Inc()
 		return nil, status.Error(codes.Unauthenticated, err.Error())
 	}
+	slot := slotKey{c.name, slotFor(info.FullMethod)}
+	if err := s.takeSlot(slot); err != nil {
+		return nil, toStatus(err)
+	}
+	defer s.giveSlot(slot)
 	return h(context.WithValue(ctx, callerKey{}, c), req)
 }
 
@@ -189,6 +194,14 @@ func (s *Server) streamAuth(srv any, ss grpc.ServerStream, info *grpc.StreamServ
 		s.metrics.authFailures.Inc()
 		return status.Error(codes.Unauthenticated, err.Error())
 	}
+	// Where callers are identified, so every method is bounded per
+	// caller: WatchEvents by server.maxStreams, the rest by
+	// server.maxCallsInFlight.
+	slot := slotKey{c.name, slotFor(info.FullMethod)}
+	if err := s.takeSlot(slot); err != nil {
+		return toStatus(err)
+	}
+	defer s.giveSlot(slot)
 	return h(srv, &callerStream{ServerStream: ss, ctx: context.WithValue(ss.Context(), callerKey{}, c)})
 }
 

@@ -23,6 +23,31 @@ func BenchmarkAppend(b *testing.B) {
 	}
 }
 
+// BenchmarkAppendWatched is BenchmarkAppend while a WatchEvents stream
+// watches the session: each append is announced (entries_appended), and
+// the file watch wakes the session's catch-up, which finds nothing new.
+func BenchmarkAppendWatched(b *testing.B) {
+	s := benchSession(b)
+	w, err := s.Watch(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	go func() {
+		for {
+			if _, err := w.Next(); err != nil {
+				return
+			}
+		}
+	}()
+	m := userMsg("bench", 100)
+	for b.Loop() {
+		if _, err := s.AppendMessages(context.Background(), m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkAppendMixedEntries is one Append of 20 raw entries
 // alternating messages and custom entries (an agent's turn with its
 // extension state): one write and one fsync for the call.

@@ -19,7 +19,13 @@
 //     refused on the next call. The caller it establishes (a token's name
 //     and session prefix, or a client certificate's subject) travels in the
 //     context; Open checks the prefix on the name, every other call on the
-//     session's name, before touching anything.
+//     names the session was opened by (a file reached by two names is one
+//     session; each caller is answered with its own name), before
+//     touching anything. The interceptor is also where each caller's
+//     holds are bounded (slots.go): event streams (server.maxStreams,
+//     shared with the viewer's live pages) and other calls in flight
+//     (server.maxCallsInFlight, shared with the viewer's requests), a
+//     refusal immediate rather than queued.
 //   - Where sessions live is a source (source.go): the files under
 //     sessions.root (source_files.go) or a shared store (source_store.go,
 //     which reads other hosts' appends before each call and relays engine
@@ -35,6 +41,11 @@
 //     comparing the name's inode with the open one at the start of a call.
 //   - Every error leaving the daemon passes one interceptor that strips
 //     sessions.root's absolute path.
+//   - Every append is announced to the session's WatchEvents streams
+//     (entries_appended), another writer's once it is read: a session with
+//     a stream has its file followed through the daemon's one file watch
+//     (internal/dirwatch, shared with the viewer), which wakes a catch-up
+//     under the session's operation lock (follow.go).
 //   - Raw entries of every type an agent writes (messages, custom,
 //     custom_message, label, model_change, …) go through the engine's
 //     AppendEntries, all of one call in one write under the session's

@@ -43,7 +43,7 @@ func (l *lastRuns) record(o *openSession, ev engine.Event) {
 		return
 	}
 	run := LastRun{
-		Session: o.id, Name: o.rel, Time: ev.Time, Reason: ev.Reason, EntryID: ev.EntryID,
+		Session: o.id, Time: ev.Time, Reason: ev.Reason, EntryID: ev.EntryID,
 		Cancelled: ev.Cancelled, Aborted: ev.Aborted, Plugin: ev.Plugin, Error: ev.Error, Timeline: ev.Timeline,
 	}
 	if run.Time.IsZero() {
@@ -54,16 +54,21 @@ func (l *lastRuns) record(o *openSession, ev engine.Event) {
 	if l.runs == nil {
 		l.runs = map[string]LastRun{}
 	}
-	if _, ok := l.runs[o.rel]; !ok && len(l.runs) >= maxLastRuns {
-		oldest := ""
-		for name, r := range l.runs {
-			if oldest == "" || r.Time.Before(l.runs[oldest].Time) {
-				oldest = name
+	// Under every name the session was opened by: the viewer's panel of
+	// each name shows it.
+	for _, name := range o.nameList() {
+		if _, ok := l.runs[name]; !ok && len(l.runs) >= maxLastRuns {
+			oldest := ""
+			for n, r := range l.runs {
+				if oldest == "" || r.Time.Before(l.runs[oldest].Time) {
+					oldest = n
+				}
 			}
+			delete(l.runs, oldest)
 		}
-		delete(l.runs, oldest)
+		run.Name = name
+		l.runs[name] = run
 	}
-	l.runs[o.rel] = run
 }
 
 // lastRunByName is LastRun by the name the session was opened by.

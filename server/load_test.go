@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pith-dev/pith/client"
+	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/internal/pgtest"
 	"github.com/pith-dev/pith/store/postgres"
@@ -45,15 +46,22 @@ func TestLoad(t *testing.T) {
 	}
 	root := t.TempDir()
 	ctx := context.Background()
+	// Every agent here is the one anonymous caller: the bound on its
+	// calls in flight must not be what the figures measure.
+	loadConfig := func() *config.Config {
+		c := testConfig(root)
+		c.Server.MaxCallsInFlight = max(c.Server.MaxCallsInFlight, 4*n)
+		return c
+	}
 	var hosts []*harness
 	readBack := func(path string) (*session.File, error) { return session.Load(filepath.Join(root, path)) }
 	switch os.Getenv("PITH_LOAD_STORE") {
 	case "", "files":
-		hosts = []*harness{startServer(t, testConfig(root))}
+		hosts = []*harness{startServer(t, loadConfig())}
 	case "postgres":
 		url := pgtest.NewDatabase(t)
 		for range envInt(t, "PITH_LOAD_HOSTS", 1) {
-			hosts = append(hosts, startStoreHost(t, testConfig(root), url))
+			hosts = append(hosts, startStoreHost(t, loadConfig(), url))
 		}
 		st, err := postgres.Open(ctx, url)
 		if err != nil {

@@ -3,11 +3,15 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/pith-dev/pith/client"
 	"github.com/pith-dev/pith/core/session"
 )
 
@@ -115,5 +119,183 @@ func TestSessionOverwrittenInPlaceByAnother(t *testing.T) {
 		if err == nil {
 			t.Fatalf("call %d: served %d messages from a file that now holds another session", i+1, len(c.Messages))
 		}
+	}
+}
+
+// TestOutsideAppendsAnnounced: a WatchEvents client hears of entries
+// another writer appends to the session file as they land, as
+// entries_appended — the event the daemon's own appends produce — with no
+// call of its own reading the session first. Before, it learnt of them
+// only at its next read. The other writer here is this process through
+// the session package; TestServeWatchSeesOutsideAppends (cmd/host) runs
+// pith label and a pi-style appender as other processes.
+func TestOutsideAppendsAnnounced(t *testing.T) {
+	root := t.TempDir()
+	h := startServer(t, testConfig(root))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s, err := h.client.Create(ctx, "team/s1.jsonl", "/work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	next := func(what string) client.Event {
+		t.Helper()
+		ev, err := w.Next()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return ev
+	}
+	own, err := s.AppendMessages(ctx, userMsg("daemon-q", 20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := next("own append"); ev.Kind != string(EventEntriesAppended) || ev.EntryID != entryID(t, own[0]) {
+		t.Fatalf("after the daemon's own append: %+v, want entries_appended of %s", ev, entryID(t, own[0]))
+	}
+	for i := range 2 {
+		other, err := session.Open(filepath.Join(root, "team", "s1.jsonl"), session.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := session.MessageDraft(userMsg(fmt.Sprint("outside-", i), 20))
+		if err != nil {
+			t.Fatal(err)
+		}
+		outside, err := other.Append(d)
+		other.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev := next("outside append"); ev.Kind != string(EventEntriesAppended) || ev.EntryID != outside[0].ID {
+			t.Fatalf("after another writer's append %d: %+v, want entries_appended of %s", i, ev, outside[0].ID)
+		}
+	}
+}
+
+func entryID(t *testing.T, raw []byte) string {
+	t.Helper()
+	var e struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(raw, &e); err != nil {
+		t.Fatal(err)
+	}
+	return e.ID
+}
+
+// TestFollowersComeAndGo: streams opening and closing on a session while
+// another writer and the daemon append — the file watch is started and
+// stopped again and again under them. Every stream still open at the end
+// hears of the last outside append, and nothing is left following once
+// the last stream is gone. (Run it with -race.)
+func TestFollowersComeAndGo(t *testing.T) {
+	root := t.TempDir()
+	h := startServer(t, testConfig(root))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s, err := h.client.Create(ctx, "s.jsonl", "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(root, "s.jsonl")
+	outside := func(tag string) string {
+		other, err := session.Open(path, session.Options{})
+		if err != nil {
+			t.Error(err)
+			return ""
+		}
+		defer other.Close()
+		d, err := session.MessageDraft(userMsg(tag, 5))
+		if err != nil {
+			t.Error(err)
+			return ""
+		}
+		es, err := other.Append(d)
+		if err != nil {
+			t.Error(err)
+			return ""
+		}
+		return es[0].ID
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; ; j++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				w, err := s.Watch(ctx)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if (i+j)%2 == 0 {
+					if _, err := s.AppendMessages(ctx, userMsg("own", 5)); err != nil {
+						t.Error(err)
+					}
+				} else {
+					outside(fmt.Sprint("churn-", i, "-", j))
+				}
+				w.Close()
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	close(done)
+	wg.Wait()
+
+	// Streams opened now all hear of the next outside append.
+	var ws []*client.Watcher
+	for range 3 {
+		w, err := s.Watch(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		ws = append(ws, w)
+	}
+	// Whatever the churn left unread is read when the first of them
+	// starts the follow; drain up to the last outside entry.
+	last := outside("last")
+	for i, w := range ws {
+		for {
+			ev, err := w.Next()
+			if err != nil {
+				t.Fatalf("stream %d: %v", i, err)
+			}
+			if ev.Kind == string(EventEntriesAppended) && ev.EntryID == last {
+				break
+			}
+		}
+	}
+	for _, w := range ws {
+		w.Close()
+	}
+	h.srv.mu.Lock()
+	o := h.srv.sessions[s.ID]
+	h.srv.mu.Unlock()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		o.follow.mu.Lock()
+		n := o.follow.n
+		o.follow.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d followers left after every stream closed", n)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -52,7 +53,7 @@ func (s *Server) Open(ctx context.Context, rel string, create bool, cwd string) 
 	// refuses one over the size limit before it is parsed.
 	seen := func(key any, size int64) (*openSession, error) {
 		if o := s.byKey(key); o != nil {
-			return o, nil
+			return o, o.addName(rel)
 		}
 		if size > int64(limits.MaxSessionBytes) {
 			return nil, fmt.Errorf("%w: session %q is %d bytes, over server.maxSessionBytes (%d)", ErrLimit, rel, size, limits.MaxSessionBytes)
@@ -60,8 +61,11 @@ func (s *Server) Open(ctx context.Context, rel string, create bool, cwd string) 
 		return nil, nil
 	}
 	b, shared, created, err := s.src.open(ctx, rel, create, cwd, seen)
-	if err != nil || shared != nil {
-		return shared, false, err
+	if err != nil {
+		return nil, false, err
+	}
+	if shared != nil {
+		return shared, false, nil
 	}
 	keep := false
 	defer func() {
@@ -85,6 +89,9 @@ func (s *Server) Open(ctx context.Context, rel string, create bool, cwd string) 
 	}
 	if o, ok := s.keyed[key]; ok {
 		// Opened by a concurrent call meanwhile: share that one.
+		if err := o.addName(rel); err != nil {
+			return nil, false, err
+		}
 		o.touch()
 		return o, false, nil
 	}
@@ -96,7 +103,8 @@ func (s *Server) Open(ctx context.Context, rel string, create bool, cwd string) 
 	if len(s.sessions) >= limits.MaxOpenSessions && !s.evictLRULocked() {
 		return nil, false, fmt.Errorf("%w: %d sessions are open and busy (server.maxOpenSessions); close one or try again", ErrLimit, len(s.sessions))
 	}
-	o := &openSession{id: id, rel: rel, b: b, op: make(chan struct{}, 1), gone: make(chan struct{}), watchers: map[int]*watcher{}}
+	o := &openSession{id: id, rel: rel, b: b, op: make(chan struct{}, 1), gone: make(chan struct{}), watchers: map[int]*watcher{}, names: []string{rel}}
+	o.follow.kick = make(chan struct{}, 1)
 	o.disp, err = hooks.NewDispatcher(hooks.Options{
 		Logger: s.log.Named("hooks"),
 		Host:   s.hostAPI,
@@ -181,24 +189,29 @@ func (s *Server) get(ctx context.Context, id string) (*openSession, error) {
 		return nil, ErrShuttingDown
 	}
 	o, ok := s.sessions[id]
-	rel, wasOpen := s.evicted[id]
+	names, wasOpen := s.evicted[id]
 	s.mu.Unlock()
 	if !ok {
 		if !wasOpen {
 			return nil, fmt.Errorf("%w: %q", ErrNoSession, id)
 		}
-		if !callerOf(ctx).may(rel) {
+		i := slices.IndexFunc(names, callerOf(ctx).may)
+		if i < 0 {
 			return nil, fmt.Errorf("%w: session %q", ErrForbidden, id)
 		}
 		var err error
-		if o, _, err = s.Open(ctx, rel, false, ""); err != nil {
+		if o, _, err = s.Open(ctx, names[i], false, ""); err != nil {
 			return nil, err
 		}
 		if o.id != id {
 			return nil, fmt.Errorf("%w: %q (its file now holds another session)", ErrNoSession, id)
 		}
+		// The callers of its other names keep their way in.
+		for _, n := range names {
+			_ = o.addName(n)
+		}
 	}
-	if c := callerOf(ctx); !c.may(o.rel) {
+	if c := callerOf(ctx); !o.reachableBy(c) {
 		return nil, fmt.Errorf("%w: session %q", ErrForbidden, id)
 	}
 	o.touch()
@@ -255,7 +268,9 @@ func (s *Server) watch(ctx context.Context, id string) (*openSession, *watcher, 
 			return nil, nil, nil, err
 		}
 		if w, cancel := o.watch(false); w != nil {
-			return o, w, cancel, nil
+			// Its client hears of other writers' appends as they land.
+			stop := s.followOutside(o)
+			return o, w, func() { stop(); cancel() }, nil
 		}
 	}
 	return nil, nil, nil, fmt.Errorf("%w: session %q keeps being closed; raise server.maxOpenSessions", ErrLimit, id)
@@ -267,10 +282,10 @@ func (s *Server) watch(ctx context.Context, id string) (*openSession, *watcher, 
 func (s *Server) CloseSession(ctx context.Context, id string) error {
 	s.mu.Lock()
 	o, ok := s.sessions[id]
-	rel, wasOpen := s.evicted[id]
+	names, wasOpen := s.evicted[id]
 	s.mu.Unlock()
 	if !ok {
-		if wasOpen && !callerOf(ctx).may(rel) {
+		if wasOpen && !slices.ContainsFunc(names, callerOf(ctx).may) {
 			return fmt.Errorf("%w: session %q", ErrForbidden, id)
 		}
 		if wasOpen {
@@ -281,7 +296,7 @@ func (s *Server) CloseSession(ctx context.Context, id string) error {
 		}
 		return fmt.Errorf("%w: %q", ErrNoSession, id)
 	}
-	if !callerOf(ctx).may(o.rel) {
+	if !o.reachableBy(callerOf(ctx)) {
 		return fmt.Errorf("%w: session %q", ErrForbidden, id)
 	}
 	if err := o.acquire(ctx); err != nil {
@@ -320,7 +335,7 @@ func (s *Server) dropLocked(o *openSession, remember bool) {
 			}
 		}
 	}
-	s.evicted[o.id] = o.rel
+	s.evicted[o.id] = o.nameList()
 }
 
 // evictLocked closes o when nothing uses it: no call holds it and nobody

@@ -18,6 +18,7 @@ import (
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/pluginhost"
+	"github.com/pith-dev/pith/internal/dirwatch"
 	sessionv1 "github.com/pith-dev/pith/internal/gen/pith/session/v1"
 	"github.com/pith-dev/pith/store"
 	"github.com/pith-dev/pith/viewer"
@@ -95,8 +96,12 @@ type Server struct {
 	reload   reloadRecord
 	// viewer is the running Viewer's sessions, or nil.
 	viewer atomic.Pointer[viewer.Sessions]
-	// streams counts each caller's open event streams.
-	streams streamCounts
+	// slots counts each caller's open event streams and calls in flight.
+	slots callerSlots
+	// watch is the daemon's one file watch (fileWatch), nil until used.
+	fsWatchMu  sync.Mutex
+	fsWatch    *dirwatch.Watch
+	fsWatchErr error
 	// applied is closed, and replaced, when a configuration is applied:
 	// open streams check their caller again then (revalidate).
 	applied atomic.Pointer[chan struct{}]
@@ -108,7 +113,7 @@ type Server struct {
 	keyed map[any]*openSession
 	// evicted remembers where sessions closed for idleness or the count
 	// limit live, so that a call naming one reopens it transparently.
-	evicted map[string]string
+	evicted map[string][]string
 	// src is where sessions live; files is it when it is the files
 	// under sessions.root (the viewer reads those), else nil.
 	src      source
@@ -137,7 +142,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		health:   health.NewServer(),
 		sessions: map[string]*openSession{},
 		keyed:    map[any]*openSession{},
-		evicted:  map[string]string{},
+		evicted:  map[string][]string{},
 		shutdown: make(chan struct{}),
 		janitor:  make(chan struct{}),
 	}
@@ -344,6 +349,14 @@ func (s *Server) Close(ctx context.Context) error {
 	if err := s.src.close(); err != nil {
 		errs = append(errs, err)
 	}
+	s.fsWatchMu.Lock()
+	if s.fsWatch != nil {
+		if err := s.fsWatch.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.fsWatch, s.fsWatchErr = nil, ErrShuttingDown
+	s.fsWatchMu.Unlock()
 	return errors.Join(errs...)
 }
 

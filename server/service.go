@@ -33,7 +33,9 @@ func (v *service) OpenSession(ctx context.Context, req *pb.OpenSessionRequest) (
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	resp := &pb.OpenSessionResponse{SessionId: o.id, Path: o.rel, Created: created, EntryCount: int64(len(o.st().Tree().Entries))}
+	// The name the caller asked for: a file reached by two names is one
+	// session, and the other name may be another tenant's.
+	resp := &pb.OpenSessionResponse{SessionId: o.id, Path: req.GetPath(), Created: created, EntryCount: int64(len(o.st().Tree().Entries))}
 	if leaf := o.st().Leaf(); leaf != nil {
 		resp.LeafId = leaf.ID
 	}
@@ -70,6 +72,9 @@ func (v *service) Append(ctx context.Context, req *pb.AppendRequest) (*pb.Append
 		return nil, toStatus(err)
 	}
 	v.s.refreshViewer(o.rel) // the page need not wait for the file watch
+	if len(entries) > 0 {
+		o.announceAppended(entries[len(entries)-1])
+	}
 	resp := &pb.AppendResponse{Entries: entryBytes(entries)}
 	if leaf := o.st().Leaf(); leaf != nil {
 		resp.LeafId = leaf.ID
@@ -237,6 +242,10 @@ func (v *service) turn(ctx context.Context, id string, msg []byte, fn func(*engi
 	}
 	out, err := fn(o.engine(), ctx, msg)
 	v.s.refreshViewer(o.rel)
+	if out != nil {
+		// The message (a compaction it set off has its own events).
+		o.announceAppended(out.Entry)
+	}
 	if out == nil {
 		if err == nil {
 			err = errors.New("the engine returned no outcome")
@@ -247,26 +256,34 @@ func (v *service) turn(ctx context.Context, id string, msg []byte, fn func(*engi
 }
 
 func (v *service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
-	release, err := v.s.openStream(callerOf(stream.Context()))
-	if err != nil {
-		return toStatus(err)
-	}
-	defer release()
+	// Its stream slot (server.maxStreams) was taken with the caller's
+	// credentials (streamAuth).
 	o, w, cancel, err := v.s.watch(stream.Context(), req.GetSessionId())
 	if err != nil {
 		return toStatus(err)
 	}
 	defer cancel()
-	ctx, stop := v.s.revalidate(stream.Context(), func() error { return v.s.mayStill(stream.Context(), o.rel) })
+	ctx, stop := v.s.revalidate(stream.Context(), func() error { return v.s.mayStill(stream.Context(), o) })
 	defer stop()
 	// The header tells the client the subscription is in place, so it can
 	// act knowing no later event will be missed.
 	if err := stream.SendHeader(metadata.MD{}); err != nil {
 		return err
 	}
+	checked := *v.s.applied.Load()
 	for {
 		select {
 		case ev := <-w.ch:
+			// An event that arrives right after a reload is sent only
+			// once the caller passed the check again: revalidate runs
+			// beside this loop and may not have run yet (an Append right
+			// after a revoking reload reached the revoked stream).
+			if now := *v.s.applied.Load(); now != checked {
+				if err := v.s.mayStill(stream.Context(), o); err != nil {
+					return toStatus(err)
+				}
+				checked = now
+			}
 			if err := stream.Send(&pb.WatchEventsResponse{Event: eventProto(o.id, *ev)}); err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,6 +54,54 @@ type openSession struct {
 	// evicting is set, with no watcher registered, when the daemon
 	// decides to close the session; no watcher is added after that.
 	evicting bool
+
+	// follow reads, and announces, other writers' appends while
+	// WatchEvents clients watch (followOutside).
+	follow follower
+
+	// names are the names the session was opened by (rel first): a file
+	// reached by two names (a symlinked directory, a hard link) is one
+	// session, and a caller may use it when it may touch any name it was
+	// opened by — it proved so when it opened it.
+	namesMu sync.Mutex
+	names   []string
+}
+
+// maxNames bounds the names one open session remembers; a further name
+// is refused (close the session, or use a name it has).
+const maxNames = 16
+
+// addName records rel as a name of o.
+func (o *openSession) addName(rel string) error {
+	o.namesMu.Lock()
+	defer o.namesMu.Unlock()
+	if slices.Contains(o.names, rel) {
+		return nil
+	}
+	if len(o.names) >= maxNames {
+		return fmt.Errorf("%w: session %q is open under %d names already; open it by one of them", ErrLimit, rel, len(o.names))
+	}
+	o.names = append(o.names, rel)
+	return nil
+}
+
+// reachableBy reports whether c may touch o by one of its names.
+func (o *openSession) reachableBy(c caller) bool {
+	o.namesMu.Lock()
+	defer o.namesMu.Unlock()
+	for _, n := range o.names { // not ContainsFunc(c.may): a call's hot path
+		if c.may(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// nameList is a copy of o's names.
+func (o *openSession) nameList() []string {
+	o.namesMu.Lock()
+	defer o.namesMu.Unlock()
+	return slices.Clone(o.names)
 }
 
 type watcher struct {
@@ -106,7 +155,12 @@ func (o *openSession) stale() bool { return o.b.stale() }
 // other hosts to a shared store's session — and brings the engine's live
 // context up to date (keeping what the engine remembers between calls).
 // Call with the op lock held.
+//
+// Entries it reads that others appended are announced to the session's
+// watchers (entries_appended), as the daemon's own appends are: whether
+// a call or the file watch (followOutside) found them first.
 func (o *openSession) reopenIfReplaced(ctx context.Context, s *Server) error {
+	before := len(o.st().Tree().Entries)
 	done, fresh, err := o.b.reopen(func(st session.Backend) error {
 		if st.File().Header.ID != o.id {
 			return fmt.Errorf("%w: %q (its file now holds another session; open it again)", ErrNoSession, o.id)
@@ -121,7 +175,29 @@ func (o *openSession) reopenIfReplaced(ctx context.Context, s *Server) error {
 		o.newEngine(s)
 		return nil
 	}
-	return o.engine().Resync(ctx)
+	if err := o.engine().Resync(ctx); err != nil {
+		return err
+	}
+	if len(o.st().Tree().Entries) > before {
+		o.announceAppended(o.st().Leaf())
+	}
+	return nil
+}
+
+// EventEntriesAppended is the daemon's event for entries added to a
+// session (not one of the engine's): by a call of this daemon (Append,
+// AfterTurn, ReportError), or by another writer — pi or a pith command
+// appending to the file, another host to a shared store's session — once
+// the daemon has read them. EntryID is the session's leaf after them.
+const EventEntriesAppended engine.EventKind = "entries_appended"
+
+// announceAppended tells the session's watchers that entries up to leaf
+// were appended. Call with the op lock held.
+func (o *openSession) announceAppended(leaf *session.Entry) {
+	if leaf == nil || !o.watched() {
+		return // no event built for nobody: an append is a hot path
+	}
+	o.broadcast(engine.Event{Kind: EventEntriesAppended, Time: time.Now(), EntryID: leaf.ID}, false)
 }
 
 func (o *openSession) acquire(ctx context.Context) error {
@@ -196,6 +272,13 @@ func (o *openSession) broadcast(ev engine.Event, remote bool) {
 			w.once.Do(func() { close(w.overrun) })
 		}
 	}
+}
+
+// watched reports whether anyone watches o's events.
+func (o *openSession) watched() bool {
+	o.watchMu.Lock()
+	defer o.watchMu.Unlock()
+	return len(o.watchers) > 0
 }
 
 // watch registers a watcher; cancel removes it. It returns nil when the

@@ -40,6 +40,9 @@ type backing interface {
 	key() any
 	// size is the session's size in bytes now, -1 when not known cheaply.
 	size() int64
+	// path is the file's absolute path, for the file watch; "" when the
+	// session is not a file here (nothing to watch).
+	path() string
 	// stale reports whether the session moved on behind the handle: it
 	// was replaced by something the handle does not follow (a file
 	// renamed over the name by pith prune or an editor), or others wrote

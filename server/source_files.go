@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -124,7 +125,7 @@ func (f *filesSource) sessionsRoot(create bool) (*os.Root, string, error) {
 }
 
 func (f *filesSource) open(_ context.Context, rel string, create bool, cwd string, seen func(key any, size int64) (*openSession, error)) (backing, *openSession, bool, error) {
-	root, _, err := f.sessionsRoot(create)
+	root, rootAt, err := f.sessionsRoot(create)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -177,7 +178,7 @@ func (f *filesSource) open(_ context.Context, rel string, create bool, cwd strin
 		st.Close()
 		return nil, nil, false, fmt.Errorf("session %q: %w", rel, rootError(err))
 	}
-	b := &fileBacking{src: f, rel: rel, sub: sub, base: base, k: keyOf(fi, rel)}
+	b := &fileBacking{src: f, rel: rel, sub: sub, base: base, k: keyOf(fi, rel), abs: filepath.Join(rootAt, filepath.FromSlash(rel))}
 	b.st.Store(st)
 	b.fi.Store(&fi)
 	keep = true
@@ -226,6 +227,8 @@ type fileBacking struct {
 	rel, base string
 	sub       *os.Root
 	k         fileKey
+	// abs is the file's path as opened (the file watch follows it).
+	abs string
 	// fi is the file as opened; a different file at the name means it was
 	// replaced on disk (prune, migrate, an editor).
 	fi atomic.Pointer[fs.FileInfo]
@@ -238,6 +241,8 @@ type fileBacking struct {
 func (b *fileBacking) handle() session.Backend { return b.st.Load() }
 
 func (b *fileBacking) key() any { return b.k }
+
+func (b *fileBacking) path() string { return b.abs }
 
 func (b *fileBacking) size() int64 {
 	fi, err := b.sub.Lstat(b.base)

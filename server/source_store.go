@@ -265,6 +265,10 @@ func (b *storeBacking) size() int64 {
 // call must see it. reopen finds out cheaply whether anything changed.
 func (b *storeBacking) stale() bool { return true }
 
+// path is "": a stored session is no file here; the store's events tell
+// of changes (the viewer's) and calls read them.
+func (b *storeBacking) path() string { return "" }
+
 // reopen reads into the handle what other hosts wrote: the new lines, or
 // the whole session after a rewrite or an outage. It reports a change
 // (done not nil) only when something arrived, so the engine resyncs only

@@ -61,7 +61,17 @@ func (s *Server) NewViewer(exposed bool) *Viewer {
 		},
 		Logger:    s.log.Named("viewer"),
 		AllowHost: v.allowHost,
-		Daemon:    v.daemonPanel,
+		// The viewer's slots are shared fairly among callers as the
+		// daemon knows them (a token's name, a certificate's subject).
+		Caller: func(r *http.Request) string { return viewerCaller(r).name },
+		Daemon: v.daemonPanel,
+	}
+	if s.files != nil {
+		// The daemon's one file watch, shared with the sessions it
+		// follows for their WatchEvents clients.
+		if w, err := s.fileWatch(); err == nil {
+			opts.Follow = w.Follow
+		}
 	}
 	v.sessions = viewer.NewSessions(opts)
 	s.viewer.Store(v.sessions)
@@ -145,15 +155,22 @@ func (v *Viewer) serveAuthenticated(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusUnauthorized)
 		return
 	}
-	if strings.HasSuffix(r.URL.Path, "/api/events") {
-		// A live update stream: it counts against the caller's
-		// server.maxStreams with its WatchEvents streams.
-		release, err := v.s.openStream(c)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusTooManyRequests)
-			return
-		}
-		defer release()
+	// A live update stream counts against the caller's server.maxStreams
+	// with its WatchEvents streams; any other request against its
+	// server.maxCallsInFlight with its gRPC calls (a page's context of a
+	// large session costs the daemon as much as a GetContext).
+	stream := strings.HasSuffix(r.URL.Path, "/api/events")
+	kind := slotCall
+	if stream {
+		kind = slotStream
+	}
+	release, err := v.s.take(c, kind)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusTooManyRequests)
+		return
+	}
+	defer release()
+	if stream {
 		// A token revoked or narrowed by a reload ends the stream.
 		name := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/s/"), "/api/events")
 		pr := presentedBy(r) // read here: the check runs beside the handler

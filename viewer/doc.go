@@ -17,7 +17,10 @@
 // a Resolve function admits, each under /s/NAME/, for a daemon to mount
 // behind its own listener policy and authentication (`pith serve`'s
 // server.viewer), with a daemon panel fed by SessionsOptions.Daemon. Both answer only GET:
-// nothing in the viewer changes a session.
+// nothing in the viewer changes a session. Sessions watches at most
+// MaxOpen sessions; when each has a live page, the callers a daemon names
+// (SessionsOptions.Caller) share them fairly, so one caller's pages cannot
+// lock the others out.
 //
 // Everything the page shows comes from a small JSON API under the same
 // handler (api/session, api/tree, api/entry, api/context, api/compactions,

@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/internal/dirwatch"
 )
 
 //go:embed assets
@@ -65,9 +66,9 @@ type Options struct {
 	// passes its own check.
 	AllowHost func(host string) bool
 
-	// watch is the file watch a Sessions shares among its sessions; nil:
+	// follow is the file watch a Sessions shares among its sessions; nil:
 	// the handler has one of its own.
-	watch *dirWatch
+	follow FollowFunc
 }
 
 // Handler serves the viewer of one session file. It is an http.Handler:
@@ -93,7 +94,7 @@ type Handler struct {
 	// unwatch stops following the file; ownWatch is the watch the
 	// handler made for itself (nil when it shares its Sessions').
 	unwatch  func()
-	ownWatch *dirWatch
+	ownWatch *dirwatch.Watch
 
 	timerMu sync.Mutex
 	timer   *time.Timer
@@ -153,19 +154,19 @@ func New(opts Options) (*Handler, error) {
 	if !watched {
 		return h, nil
 	}
-	// The directory is watched, not the file (see dirWatch).
-	dw := opts.watch
-	if dw == nil {
-		var err error
-		if dw, err = newDirWatch(h.log); err != nil {
+	// The directory is watched, not the file (see dirwatch).
+	follow := opts.follow
+	if follow == nil {
+		dw, err := dirwatch.New(h.log)
+		if err != nil {
 			return nil, fmt.Errorf("viewer: watch %s: %w", path, err)
 		}
-		h.ownWatch = dw
+		h.ownWatch, follow = dw, dw.Follow
 	}
-	unwatch, err := dw.follow(path, h.changed)
+	unwatch, err := follow(path, h.changed)
 	if err != nil {
 		if h.ownWatch != nil {
-			h.ownWatch.close()
+			h.ownWatch.Close()
 		}
 		return nil, fmt.Errorf("viewer: watch %s: %w", path, err)
 	}
@@ -182,7 +183,7 @@ func (h *Handler) Close() error {
 			h.unwatch()
 		}
 		if h.ownWatch != nil {
-			err = h.ownWatch.close()
+			err = h.ownWatch.Close()
 		}
 		h.timerMu.Lock()
 		if h.timer != nil {

@@ -11,7 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/internal/dirwatch"
 )
 
 // SessionsOptions configure a Sessions handler.
@@ -38,9 +40,22 @@ type SessionsOptions struct {
 	// (no request, no open event stream); 0 means 5 minutes.
 	Idle time.Duration
 	// MaxOpen bounds the sessions watched at once; past it the least
-	// recently used idle one is closed, or the request is refused with
-	// 503 when none is idle. 0 means 64.
+	// recently used idle one is closed, or, when every one has a live
+	// page (an open event stream), the fair share below decides; else the
+	// request is refused with 503. 0 means 64.
 	MaxOpen int
+	// Caller names who a request is from (a daemon's token name), for
+	// the fair share of MaxOpen: when every open session has a live page,
+	// a caller with more sessions live than the requester has plus one
+	// gives up its least recently used one (its page's stream ends) —
+	// so one caller's pages cannot lock every other caller out. nil: every
+	// request is from one caller.
+	Caller func(r *http.Request) string
+	// Follow, when set, is how the sessions follow their files: a
+	// daemon's one file watch, shared with what else it follows (the
+	// kernel allows a user few inotify instances). nil: Sessions makes a
+	// watch of its own, for all its sessions.
+	Follow FollowFunc
 	// AllowHost is the Host header check, as in Options.
 	AllowHost func(host string) bool
 	// Daemon, when set, answers /s/NAME/api/daemon with what the daemon
@@ -62,22 +77,33 @@ type Sessions struct {
 	done chan struct{}
 	wg   sync.WaitGroup
 
-	// watch is the one file watch of every session (see dirWatch), made
-	// with the first session that has a path.
+	// watch is the file watch Sessions made for its sessions (see
+	// dirwatch), with the first session that has a path, when
+	// SessionsOptions.Watch is nil.
 	watchMu  sync.Mutex
-	watch    *dirWatch
+	watch    *dirwatch.Watch
 	watchErr error
 }
 
 // sharedWatch is the file watch every session of s shares.
-func (s *Sessions) sharedWatch() (*dirWatch, error) {
+func (s *Sessions) sharedWatch() (FollowFunc, error) {
+	if s.opts.Follow != nil {
+		return s.opts.Follow, nil
+	}
 	s.watchMu.Lock()
 	defer s.watchMu.Unlock()
 	if s.watch == nil && s.watchErr == nil {
-		s.watch, s.watchErr = newDirWatch(s.opts.Logger)
+		s.watch, s.watchErr = dirwatch.New(s.opts.Logger)
 	}
-	return s.watch, s.watchErr
+	if s.watchErr != nil {
+		return nil, s.watchErr
+	}
+	return s.watch.Follow, nil
 }
+
+// FollowFunc calls fn with the operation of every file system event on
+// path (absolute and clean) until stop is called; fn must not block.
+type FollowFunc func(path string, fn func(fsnotify.Op)) (stop func(), err error)
 
 // Source is where a session comes from: its path (watched) and the name
 // the page shows for it (the path when empty), or no path and a name for
@@ -98,11 +124,22 @@ type Source struct {
 // to read, and no other request may wait for it); ready is closed when
 // it ends, with h or err set.
 type openSession struct {
-	h       *Handler
-	err     error
-	ready   chan struct{}
-	used    time.Time
-	streams int
+	h     *Handler
+	err   error
+	ready chan struct{}
+	used  time.Time
+	// streams counts the open event streams (live pages) on the
+	// session by caller.
+	streams map[string]int
+}
+
+// soleCaller is the caller of o's streams when they are all one
+// caller's. Callers hold s.mu.
+func (o *openSession) soleCaller() string {
+	for c := range o.streams {
+		return c
+	}
+	return ""
 }
 
 // opened reports whether o's first reading is done and succeeded.
@@ -202,7 +239,7 @@ func (s *Sessions) Close() error {
 	s.watchMu.Lock()
 	defer s.watchMu.Unlock()
 	if s.watch != nil {
-		return s.watch.close()
+		return s.watch.Close()
 	}
 	return nil
 }
@@ -218,7 +255,7 @@ func (s *Sessions) sweep() {
 		case now := <-t.C:
 			s.mu.Lock()
 			for name, o := range s.open {
-				if o.opened() && o.streams == 0 && now.Sub(o.used) >= s.opts.Idle {
+				if o.opened() && len(o.streams) == 0 && now.Sub(o.used) >= s.opts.Idle {
 					o.h.Close()
 					delete(s.open, name)
 				}
@@ -228,10 +265,10 @@ func (s *Sessions) sweep() {
 	}
 }
 
-// acquire returns the open viewer of name, opening it when needed. The
-// first reading runs outside s.mu; concurrent requests for the same
-// session wait for it, others do not.
-func (s *Sessions) acquire(name string) (*openSession, error) {
+// acquire returns the open viewer of name for a request of caller who,
+// opening it when needed. The first reading runs outside s.mu; concurrent
+// requests for the same session wait for it, others do not.
+func (s *Sessions) acquire(name, who string) (*openSession, error) {
 	s.mu.Lock()
 	if o, ok := s.open[name]; ok {
 		o.used = time.Now()
@@ -242,11 +279,11 @@ func (s *Sessions) acquire(name string) (*openSession, error) {
 		}
 		return o, nil
 	}
-	if len(s.open) >= s.opts.MaxOpen && !s.evictLocked() {
+	if len(s.open) >= s.opts.MaxOpen && !s.evictLocked() && !s.evictFairLocked(who) {
 		s.mu.Unlock()
 		return nil, ErrTooManyOpen
 	}
-	o := &openSession{ready: make(chan struct{}), used: time.Now()}
+	o := &openSession{ready: make(chan struct{}), used: time.Now(), streams: map[string]int{}}
 	s.open[name] = o
 	s.mu.Unlock()
 
@@ -283,29 +320,72 @@ func (s *Sessions) openHandler(name string) (*Handler, error) {
 	if s.opts.Settings != nil {
 		settings = s.opts.Settings()
 	}
-	var watch *dirWatch
+	var follow FollowFunc
 	if src.Path != "" {
-		if watch, err = s.sharedWatch(); err != nil {
+		if follow, err = s.sharedWatch(); err != nil {
 			return nil, fmt.Errorf("viewer: watch the session files: %w", err)
 		}
 	}
 	return New(Options{Path: src.Path, Name: src.Name, Tail: src.Tail, OpenArchive: src.OpenArchive, Settings: settings, SettingsFunc: s.opts.Settings,
-		AllowHost: s.opts.AllowHost, Logger: s.opts.Logger.With("session", name), watch: watch})
+		AllowHost: s.opts.AllowHost, Logger: s.opts.Logger.With("session", name), follow: follow})
 }
 
 // evictLocked closes the least recently used session without a stream.
 func (s *Sessions) evictLocked() bool {
 	var oldest string
 	for name, o := range s.open {
-		if o.opened() && o.streams == 0 && (oldest == "" || o.used.Before(s.open[oldest].used)) {
+		if o.opened() && len(o.streams) == 0 && (oldest == "" || o.used.Before(s.open[oldest].used)) {
 			oldest = name
 		}
 	}
-	if oldest == "" {
+	return s.closeLocked(oldest)
+}
+
+// evictFairLocked makes room for caller who when every open session has a
+// live page: it closes, ending its streams, the least recently used
+// session live for one caller only, taken from the caller with the most
+// live sessions, provided that caller has more than who's count plus one.
+// After it the two are at worst level, so the closed page's reconnection
+// (EventSource retries) finds no session to take back and gets 503:
+// there is no ping-pong. Without it 64 live pages of one caller held
+// every slot and every other caller got 503. A session live for several
+// callers is never closed: it serves them all.
+func (s *Sessions) evictFairLocked(who string) bool {
+	live := map[string]int{}
+	for _, o := range s.open {
+		if o.opened() {
+			for c := range o.streams {
+				live[c]++
+			}
+		}
+	}
+	var victim, from string
+	for name, o := range s.open {
+		if !o.opened() || len(o.streams) != 1 {
+			continue
+		}
+		c := o.soleCaller()
+		if live[c] <= live[who]+1 {
+			continue
+		}
+		if victim == "" || live[c] > live[from] || (live[c] == live[from] && o.used.Before(s.open[victim].used)) {
+			victim, from = name, c
+		}
+	}
+	if victim != "" {
+		s.opts.Logger.Info("viewer: a caller's live page closed to make room for another caller", "session", victim, "caller", from, "live", live[from])
+	}
+	return s.closeLocked(victim)
+}
+
+// closeLocked closes the open session name ("": none), ending its
+// streams.
+func (s *Sessions) closeLocked(name string) bool {
+	if name == "" {
 		return false
 	}
-	s.open[oldest].h.Close()
-	delete(s.open, oldest)
+	s.open[name].h.Close()
+	delete(s.open, name)
 	return true
 }
 
@@ -347,7 +427,11 @@ func (s *Sessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, s.opts.Daemon(r, name))
 		return
 	}
-	o, err := s.acquire(name)
+	who := ""
+	if s.opts.Caller != nil {
+		who = s.opts.Caller(r)
+	}
+	o, err := s.acquire(name, who)
 	if errors.Is(err, ErrTooManyOpen) {
 		http.Error(w, "too many sessions are open in the viewer; try again later", http.StatusServiceUnavailable)
 		return
@@ -360,11 +444,13 @@ func (s *Sessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	stream := sub == "api/events"
 	if stream {
 		s.mu.Lock()
-		o.streams++
+		o.streams[who]++
 		s.mu.Unlock()
 		defer func() {
 			s.mu.Lock()
-			o.streams--
+			if o.streams[who]--; o.streams[who] <= 0 {
+				delete(o.streams, who)
+			}
 			o.used = time.Now()
 			s.mu.Unlock()
 		}()

@@ -144,3 +144,74 @@ func TestSessions(t *testing.T) {
 		t.Errorf("foreign host: %d", resp.StatusCode)
 	}
 }
+
+// TestSessionsFairShare: with every slot held by a live page, a caller
+// with at least two more live sessions than the one asking gives up its
+// least recently used one; at a level share the asker gets 503 (so a page
+// reconnecting cannot take the slot back), and a session live for two
+// callers is never the one given up.
+func TestSessionsFairShare(t *testing.T) {
+	root := t.TempDir()
+	demo, err := os.ReadFile(filepath.Join("..", "examples", "demo-session.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"s1.jsonl", "s2.jsonl", "s3.jsonl", "s4.jsonl"} {
+		if err := os.WriteFile(filepath.Join(root, n), demo, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := viewer.NewSessions(viewer.SessionsOptions{
+		Resolve: rootResolver(t, root),
+		MaxOpen: 2,
+		Caller:  func(r *http.Request) string { return r.Header.Get("X-Caller") },
+	})
+	srv := httptest.NewServer(s)
+	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close(); s.Close() })
+	// live opens name's event stream as who and reads its first event;
+	// its body, or nil and the refusal's status.
+	live := func(who, name string) (io.ReadCloser, int) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/s/"+name+"/api/events", nil)
+		req.Header.Set("X-Caller", who)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			resp.Body.Close()
+			return nil, resp.StatusCode
+		}
+		buf := make([]byte, 64)
+		if _, err := resp.Body.Read(buf); err != nil {
+			t.Fatalf("%s's stream of %s: %v", who, name, err)
+		}
+		return resp.Body, http.StatusOK
+	}
+	must := func(who, name string) io.ReadCloser {
+		t.Helper()
+		body, code := live(who, name)
+		if code != http.StatusOK {
+			t.Fatalf("%s's live page of %s: %d", who, name, code)
+		}
+		t.Cleanup(func() { body.Close() })
+		return body
+	}
+	a1 := must("a", "s1.jsonl")
+	must("a", "s2.jsonl")
+	// Both slots are a's: b gets in, and a's least recently used goes.
+	must("b", "s3.jsonl")
+	if _, err := io.Copy(io.Discard, a1); err != nil {
+		t.Fatalf("a's page of s1 was not ended: %v", err)
+	}
+	// One each: a asking again (its page of s1 reconnecting) gets 503.
+	if _, code := live("a", "s1.jsonl"); code != http.StatusServiceUnavailable {
+		t.Fatalf("a's page at a level share: %d, want 503", code)
+	}
+	// s2 is live for a and for c; s3 only for b. d gets nothing: b has
+	// one live session, not two more than d's none, and s2 serves two.
+	must("c", "s2.jsonl")
+	if _, code := live("d", "s4.jsonl"); code != http.StatusServiceUnavailable {
+		t.Fatalf("d's page: %d, want 503", code)
+	}
+}

@@ -189,7 +189,7 @@ func TestSessionsStoredSource(t *testing.T) {
 		return Source{Name: name, Tail: m.tail}, nil
 	}})
 	defer s.Close()
-	o, err := s.acquire("team/s.jsonl")
+	o, err := s.acquire("team/s.jsonl", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -148,7 +148,10 @@ type OpenSessionResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// session_id is the header id; every other call names the session by it.
 	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	// path is the file's path relative to sessions.root.
+	// path is the file's path relative to sessions.root: the one asked for
+	// (a file reached by two names is one session; each caller is answered
+	// with its own name, and may use the session as long as it may touch a
+	// name it was opened by).
 	Path          string `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
 	Created       bool   `protobuf:"varint,3,opt,name=created,proto3" json:"created,omitempty"`
 	LeafId        string `protobuf:"bytes,4,opt,name=leaf_id,json=leafId,proto3" json:"leaf_id,omitempty"`
@@ -1403,7 +1406,15 @@ type Event struct {
 	// kind: compaction_start, compaction_end, hook_error, overflow_reported,
 	// auto_compaction_disabled, compaction_warning (error carries the warning),
 	// compaction_progress (a turn of the explore strategy's worker), pruned,
-	// agent_abort.
+	// agent_abort, entries_appended.
+	//
+	// entries_appended is sent when entries were added to the session: by a
+	// call (Append, AfterTurn, ReportError), or by another writer once the
+	// daemon has read them — what pi or a pith command appends to a session
+	// file as it lands (the file is watched while the session has a
+	// WatchEvents stream), what another host appends to a shared store at
+	// the next call that reads the session. entry_id is the last entry
+	// added.
 	//
 	// agent_abort is sent when a manual compaction (Compact) starts: the
 	// agent must cancel its in-flight turn (the model request it is

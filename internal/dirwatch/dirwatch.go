@@ -1,4 +1,13 @@
-package viewer
+// Package dirwatch is one inotify (fsnotify) instance for many files: the
+// directories they lie in are watched (an atomic rewrite replaces a file
+// by a rename, which a watch on the old inode misses), each once however
+// many of its files are followed, and every event goes to the callbacks of
+// its file. A process shares one among everything it follows: the kernel
+// allows a user few instances (fs.inotify.max_user_instances, 128 by
+// default), and one per file let a viewer client spend them for every
+// program of the daemon's user. pith serve has one, shared by its viewer's
+// pages and the sessions its WatchEvents clients follow.
+package dirwatch
 
 import (
 	"path/filepath"
@@ -8,15 +17,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// dirWatch is one inotify (fsnotify) instance for many session files: the
-// directories they lie in are watched (an atomic rewrite replaces a file
-// by a rename, which a watch on the old inode misses), each once however
-// many of its files are followed, and every event goes to the callbacks
-// of its file. A Sessions shares one among all its sessions: the kernel
-// allows a user few instances (fs.inotify.max_user_instances, 128 by
-// default), and one per session let a viewer client spend them for every
-// program of the daemon's user.
-type dirWatch struct {
+// Watch is one fsnotify instance routing events to the files followed.
+type Watch struct {
 	w   *fsnotify.Watcher
 	log hclog.Logger
 
@@ -28,19 +30,24 @@ type dirWatch struct {
 	done chan struct{}
 }
 
-func newDirWatch(log hclog.Logger) (*dirWatch, error) {
+// New starts a Watch; Close it.
+func New(log hclog.Logger) (*Watch, error) {
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, err
 	}
-	d := &dirWatch{w: w, log: log, dirs: map[string]int{}, files: map[string]map[int]func(fsnotify.Op){}, done: make(chan struct{})}
+	d := &Watch{w: w, log: log, dirs: map[string]int{}, files: map[string]map[int]func(fsnotify.Op){}, done: make(chan struct{})}
 	go d.run()
 	return d, nil
 }
 
-// follow calls fn with the operation of every event on path (absolute and
-// clean) until stop is called.
-func (d *dirWatch) follow(path string, fn func(fsnotify.Op)) (stop func(), err error) {
+// Follow calls fn with the operation of every event on path (absolute and
+// clean) until stop is called. fn runs on the watch's one goroutine: it
+// must not block.
+func (d *Watch) Follow(path string, fn func(fsnotify.Op)) (stop func(), err error) {
 	dir := filepath.Dir(path)
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -73,7 +80,7 @@ func (d *dirWatch) follow(path string, fn func(fsnotify.Op)) (stop func(), err e
 	}, nil
 }
 
-func (d *dirWatch) run() {
+func (d *Watch) run() {
 	defer close(d.done)
 	for {
 		select {
@@ -99,8 +106,8 @@ func (d *dirWatch) run() {
 	}
 }
 
-// close stops the watch; callbacks are not called after it returns.
-func (d *dirWatch) close() error {
+// Close stops the watch; callbacks are not called after it returns.
+func (d *Watch) Close() error {
 	err := d.w.Close()
 	<-d.done
 	return err

@@ -1,0 +1,129 @@
+package server
+
+import (
+	"context"
+	"sync"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/pith-dev/pith/internal/dirwatch"
+)
+
+// Following other writers: while a session has WatchEvents clients, its
+// file is followed through the daemon's one file watch (the viewer's
+// pages share it), and what pi or a pith command appends is read as soon
+// as it lands and announced to them (entries_appended) — before, they
+// learnt of it only when some call of theirs read the session. Own
+// writes wake the follower too; it finds nothing new (stale) and stops
+// there.
+
+// follower is an open session's following of other writers.
+type follower struct {
+	mu sync.Mutex
+	// n counts the streams that asked for it; stop ends it.
+	n    int
+	stop func()
+	// kick wakes the catch-up loop; one pending kick covers a burst.
+	kick chan struct{}
+}
+
+// poke asks for a catch-up without blocking.
+func (f *follower) poke() {
+	select {
+	case f.kick <- struct{}{}:
+	default:
+	}
+}
+
+// followOutside follows o's other writers until stop is called, as long
+// as any stream asked for it.
+func (s *Server) followOutside(o *openSession) (stop func()) {
+	f := &o.follow
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n++; f.n == 1 {
+		f.stop = s.startFollowing(o)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if f.n--; f.n == 0 {
+				f.stop()
+				f.stop = nil
+			}
+		})
+	}
+}
+
+// startFollowing starts the watch of o's file and the catch-up loop it
+// pokes. A session that is no file here (a shared store's) is caught up
+// by its calls only.
+func (s *Server) startFollowing(o *openSession) (stop func()) {
+	f := &o.follow
+	p := o.b.path()
+	if p == "" {
+		return func() {}
+	}
+	w, err := s.fileWatch()
+	var unwatch func()
+	if err == nil {
+		unwatch, err = w.Follow(p, func(fsnotify.Op) { f.poke() })
+	}
+	if err != nil {
+		// The calls still catch up; only the announcement waits.
+		s.log.Warn("cannot watch a session file for other writers; its watchers hear of their appends at the next call", "session", o.id, "error", err)
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	// What was appended before the watch began is read (and announced)
+	// at once too, not at the next change.
+	f.poke()
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-o.gone:
+				return
+			case <-s.shutdown:
+				return
+			case <-f.kick:
+				s.catchUp(ctx, o)
+			}
+		}
+	}()
+	return func() {
+		unwatch()
+		cancel()
+	}
+}
+
+// catchUp reads what other writers appended to o, which announces it
+// (reopenIfReplaced), through the session's operation lock as a call
+// would: it waits for a running operation, which may already have read
+// it.
+func (s *Server) catchUp(ctx context.Context, o *openSession) {
+	if !o.stale() {
+		return
+	}
+	if err := o.acquire(ctx); err != nil {
+		return // stopped following, or the session was closed
+	}
+	defer o.release()
+	if err := o.reopenIfReplaced(ctx, s); err != nil {
+		s.log.Debug("following another writer of a session", "session", o.id, "error", err)
+	}
+}
+
+// fileWatch is the daemon's one file watch, made on first use: the
+// viewer's pages and the followed sessions share it (the kernel allows a
+// user few inotify instances).
+func (s *Server) fileWatch() (*dirwatch.Watch, error) {
+	s.fsWatchMu.Lock()
+	defer s.fsWatchMu.Unlock()
+	if s.fsWatch == nil && s.fsWatchErr == nil {
+		s.fsWatch, s.fsWatchErr = dirwatch.New(s.log.Named("watch"))
+	}
+	return s.fsWatch, s.fsWatchErr
+}

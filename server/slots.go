@@ -1,0 +1,152 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/pith-dev/pith/config"
+	sessionv1 "github.com/pith-dev/pith/internal/gen/pith/session/v1"
+)
+
+// callerSlots is the one place what one caller may hold at once is
+// bounded, per kind of hold (slotKind): the long-lived streams it holds
+// open (server.maxStreams: every WatchEvents call and every live update
+// stream of the viewer, for its whole life) and the calls it has in
+// flight (server.maxCallsInFlight: every other call, from the moment its
+// credentials are checked to its answer). Without them any caller — one
+// token scoped to a single directory included — could open streams until
+// the daemon ran out of memory (each holds a goroutine, gRPC's or HTTP's
+// stream state and an event buffer), or run any number of calls at once
+// and starve every other tenant (six concurrent GetContext of a 30 MB
+// session took 432 MB). Callers are counted by name (a token's, a client
+// certificate's subject); anonymous callers share the one name "".
+type callerSlots struct {
+	mu sync.Mutex
+	n  map[slotKey]int
+}
+
+type slotKey struct {
+	name string
+	kind slotKind
+}
+
+// slotKind is what a slot holds.
+type slotKind int
+
+const (
+	// slotStream: an event stream (WatchEvents, the viewer's live page).
+	slotStream slotKind = iota
+	// slotCall: any other call, until it answers.
+	slotCall
+)
+
+// limit is the bound of kind in cfg, and the refusal past it.
+func (k slotKind) limit(cfg config.Server) (int, string) {
+	if k == slotCall {
+		return cfg.MaxCallsInFlight, "calls in flight (server.maxCallsInFlight); retry when one has answered"
+	}
+	return cfg.MaxStreams, "event streams open (server.maxStreams); close one first"
+}
+
+// take takes a slot of kind for c, or refuses with ErrLimit when c holds
+// its bound already (the configuration in force: a reload lowering it
+// refuses new holds at once and ends none). A refusal is immediate, never
+// a wait: a client seeing RESOURCE_EXHAUSTED backs off and retries, as
+// gRPC clients do, while a queue in the daemon would hold the very memory
+// the bound is there to cap. release gives the slot back; call it once.
+func (s *Server) take(c caller, kind slotKind) (release func(), err error) {
+	key := slotKey{c.name, kind}
+	if err := s.takeSlot(key); err != nil {
+		return nil, err
+	}
+	var once sync.Once
+	return func() { once.Do(func() { s.giveSlot(key) }) }, nil
+}
+
+// takeSlot is take without the release function (two allocations less
+// on every call): the interceptors give the slot back with giveSlot.
+func (s *Server) takeSlot(key slotKey) error {
+	limit, what := key.kind.limit(s.cfg.Load().Server)
+	sc := &s.slots
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.n == nil {
+		sc.n = map[slotKey]int{}
+	}
+	if n := sc.n[key]; n >= limit {
+		return fmt.Errorf("%w: this caller has %d %s", ErrLimit, n, what)
+	}
+	sc.n[key]++
+	return nil
+}
+
+// giveSlot gives back a slot takeSlot took; call it once.
+func (s *Server) giveSlot(key slotKey) {
+	sc := &s.slots
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.n[key]--; sc.n[key] <= 0 {
+		delete(sc.n, key)
+	}
+}
+
+// held is how many slots of kind c's name holds now.
+func (s *Server) held(name string, kind slotKind) int {
+	s.slots.mu.Lock()
+	defer s.slots.mu.Unlock()
+	return s.slots.n[slotKey{name, kind}]
+}
+
+// slotFor is the kind of slot a gRPC method takes: WatchEvents holds a
+// stream, every other method (Compact's progress stream included: it
+// answers once its compaction ends) is a call.
+func slotFor(method string) slotKind {
+	if method == sessionv1.SessionService_WatchEvents_FullMethodName {
+		return slotStream
+	}
+	return slotCall
+}
+
+// revalidate returns ctx, cancelled with recheck's error as its cause as
+// soon as a configuration applied later no longer lets the caller hold
+// the stream: a token revoked, or its prefix narrowed away from the
+// session. Credentials are checked per call, and a stream is one call
+// that lasts; without this a revoked token's open streams went on
+// delivering for as long as its client kept them. stop ends the watch.
+func (s *Server) revalidate(ctx context.Context, recheck func() error) (_ context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		for {
+			// Taken before the check, so a configuration applied while
+			// it runs is checked again.
+			next := *s.applied.Load()
+			if err := recheck(); err != nil {
+				cancel(err)
+				return
+			}
+			select {
+			case <-next:
+			case <-ctx.Done():
+				return
+			case <-s.shutdown:
+				return
+			}
+		}
+	}()
+	return ctx, func() { cancel(nil) }
+}
+
+// mayStill is the check of a gRPC stream's caller against the
+// configuration in force: the credentials it presented, and a name of
+// the session o within its token's prefix.
+func (s *Server) mayStill(ctx context.Context, o *openSession) error {
+	c, err := s.authenticate(ctx)
+	if err != nil {
+		return err
+	}
+	if !o.reachableBy(c) {
+		return fmt.Errorf("%w: session %q (token %q may touch %q only)", ErrForbidden, o.id, c.name, c.prefix)
+	}
+	return nil
+}
