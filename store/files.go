@@ -139,7 +139,11 @@ func (f *Files) Create(_ context.Context, name string, data []byte) error {
 }
 
 // importPrefix starts the names of Create's temp files for base.
-func importPrefix(base string) string { return "." + base + ".import-" }
+// The 12 hex digits of the random part follow; a long base's is cut and
+// hashed (session.SideStem), as every side file of a session is.
+func importPrefix(base string) string {
+	return session.SideStem(".", base, len(".import-")+12) + ".import-"
+}
 
 // staleImport is the age past which a Create's temp file is taken for
 // one a killed Create left: a live Create holds its own for the time of
@@ -309,7 +313,7 @@ func (f *Files) ReadSidecar(_ context.Context, name, suffix string) ([]byte, err
 	}
 	// A sidecar that is a symlink is refused (Lstat), as core/session
 	// refuses it.
-	h, err := openRegular(dir, base+suffix, dir.Lstat)
+	h, err := openRegular(dir, session.SideName("", base, suffix), dir.Lstat)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -356,20 +360,23 @@ func (f *Files) List(_ context.Context) ([]string, error) {
 }
 
 // SkipArchives sorts names and drops each session's prune archive
-// (NAME.pruned.jsonl beside NAME): it has a session's name but is its
-// companion, not a session. A lone file with such a name is a session.
-// Every listing of session files uses it (Files.List, the daemon's
-// viewer).
+// (NAME.pruned.jsonl beside NAME, compaction.ArchivePath): it has a
+// session's name but is its companion, not a session. A lone file with
+// such a name is a session. Every listing of session files uses it
+// (Files.List, the daemon's viewer).
 func SkipArchives(names []string) []string {
 	sort.Strings(names)
+	archives := make(map[string]bool, len(names))
+	for _, n := range names {
+		// A long name's archive is cut and hashed: it is found from
+		// the session's name, not the other way round.
+		archives[compaction.ArchivePath(n)] = true
+	}
 	keep := make([]string, 0, len(names))
-	for i, n := range names {
-		if base, ok := strings.CutSuffix(n, compaction.ArchiveSuffix); ok {
-			if j := sort.SearchStrings(names, base); j < len(names) && names[j] == base && j != i {
-				continue
-			}
+	for _, n := range names {
+		if !archives[n] {
+			keep = append(keep, n)
 		}
-		keep = append(keep, n)
 	}
 	return keep
 }

@@ -58,7 +58,7 @@ func (f *Files) withLeaseFile(name string, fn func(h session.Handle) error) erro
 		}
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	h, err := session.NewRootFS(dir).OpenFile(base+LeaseSuffix, os.O_RDWR|os.O_CREATE, 0o644)
+	h, err := session.NewRootFS(dir).OpenFile(session.SideName("", base, LeaseSuffix), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("%s: lease: %w", name, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -270,5 +271,41 @@ func TestCreateSweepsStaleImports(t *testing.T) {
 	}
 	if _, err := os.Lstat(young); err != nil {
 		t.Errorf("a young temp was removed: %v", err)
+	}
+}
+
+// TestFilesLongName: a session whose name is 250 bytes is created (its
+// temp file), leased, rewritten with an archive and read back, and listed
+// alone — every companion file beside it gets a name that fits
+// (session.SideName). Create failed with "file name too long" (the temp
+// file .NAME.import-RANDOM), and CheckSidecar refused every sidecar.
+func TestFilesLongName(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := store.OpenFiles(dir, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	name := "d/" + strings.Repeat("n", 250-len(".jsonl")) + ".jsonl"
+	if err := s.Create(ctx, name, []byte(storetest.Sample)); err != nil {
+		t.Fatal(err)
+	}
+	l, err := s.AcquireLease(ctx, name, "A", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := s.Load(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Rewrite(ctx, l, store.LastID(f), []byte(storetest.Sample), store.SidecarChange{Suffix: ".pruned.jsonl", Keep: -1, Append: []byte("r1\n")}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.ReadSidecar(ctx, name, ".pruned.jsonl"); err != nil || string(got) != "r1\n" {
+		t.Fatalf("sidecar %q, %v", got, err)
+	}
+	if got, err := s.List(ctx); err != nil || len(got) != 1 || got[0] != name {
+		t.Fatalf("List = %v, %v", got, err)
 	}
 }

@@ -381,10 +381,14 @@ func (s *Store) Path() string { return s.path }
 // given suffix (it lives next to the session file, a link's target).
 func (s *Store) SidecarPath(suffix string) string {
 	if s.root != nil {
-		return filepath.Join(s.root.Name(), s.name+suffix)
+		return filepath.Join(s.root.Name(), s.sideName(suffix))
 	}
-	return s.name + suffix
+	return s.sideName(suffix)
 }
+
+// sideName is the name of the session's sidecar with the suffix, in its
+// directory.
+func (s *Store) sideName(suffix string) string { return SideName("", s.name, suffix) }
 
 // ReadOnly reports whether writes will be refused with ErrReadOnly.
 func (s *Store) ReadOnly() bool {
@@ -538,7 +542,8 @@ func WriteAtomic(path string, write func(io.Writer) error) error {
 		perm = st.Mode().Perm()
 	}
 	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	// CreateTemp puts up to 10 digits in the place of the *.
+	tmp, err := os.CreateTemp(dir, SideStem(".", filepath.Base(path), len(".tmp-")+10)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, unwrapPathError(err))
 	}
