@@ -19,6 +19,7 @@ import (
 
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/internal/realdir"
 	"github.com/pith-dev/pith/internal/regularfile"
 )
 
@@ -67,19 +68,41 @@ func (f *Files) dirOf(name string, mkdir bool) (*os.Root, string, error) {
 	if dir == "" {
 		dir = "."
 	}
-	if mkdir && dir != "." {
-		if err := f.root.MkdirAll(dir, 0o755); err != nil {
-			return nil, "", fmt.Errorf("%s: %w", name, err)
+	// Reached through real directories only (realdir): os.Root follows a
+	// link that stays inside the store's directory, and a name's prefix
+	// decides who may reach it (pith serve's tenants), so team-a/shared
+	// -> ../team-b would open team-b's sessions under team-a's names. The
+	// directory opened is compared with the one walked to, so one swapped
+	// for a link in between is refused too.
+	var (
+		walked fs.FileInfo
+		err    error
+	)
+	if mkdir {
+		walked, err = realdir.MkdirAll(f.root, dir, 0o755)
+	} else {
+		walked, err = realdir.Stat(f.root, dir)
+	}
+	if err == nil {
+		var r *os.Root
+		if r, err = f.root.OpenRoot(dir); err == nil {
+			var got fs.FileInfo
+			if got, err = r.Stat("."); err == nil && !os.SameFile(got, walked) {
+				err = realdir.ErrSymlink
+			}
+			if err == nil {
+				return r, base, nil
+			}
+			r.Close()
 		}
 	}
-	r, err := f.root.OpenRoot(dir)
-	if errors.Is(err, fs.ErrNotExist) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, "", fmt.Errorf("%s: %w", name, ErrNotFound)
+	case errors.Is(err, realdir.ErrSymlink), errors.Is(err, realdir.ErrNotDir):
+		return nil, "", fmt.Errorf("%w %q: %v; sessions are reached through real directories only", ErrInvalidName, name, err)
 	}
-	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", name, err)
-	}
-	return r, base, nil
+	return nil, "", fmt.Errorf("%s: %w", name, err)
 }
 
 // open opens the session file name through core/session.
