@@ -48,6 +48,10 @@ type Store struct {
 	size int64
 	// refreshed is the file's size when Refresh last read it (Behind).
 	refreshed int64
+	// stamp is the file's change time (changeStamp) when this Store's
+	// view last matched it: a file of the same size with another stamp
+	// was written to since (edgeHolds).
+	stamp int64
 	// edge is the file's last bytes before size as this Store read or
 	// wrote them (edge.go): a file overwritten in place no longer has
 	// them there.
@@ -339,6 +343,7 @@ func (s *Store) viewLocked(read func(st fs.FileInfo) (f *File, size int64, err e
 	s.tree = NewTree(f.Entries)
 	s.leaf = s.tree.Last()
 	s.size = size
+	s.stamp = changeStamp(st)
 	if err := s.readEdge(); err != nil {
 		return err
 	}

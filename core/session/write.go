@@ -169,6 +169,7 @@ func (s *Store) catchUp(st fs.FileInfo) error {
 		return s.loadLocked() // cut back by someone: read it afresh
 	}
 	if st.Size() == s.size {
+		s.stamp = changeStamp(st)
 		return nil
 	}
 	data := make([]byte, st.Size()-s.size)
@@ -211,6 +212,7 @@ func (s *Store) catchUp(st fs.FileInfo) error {
 	}
 	s.size += int64(complete)
 	s.extendEdge(data[:complete])
+	s.stamp = changeStamp(st)
 	if last != nil {
 		// Another writer went on: the leaf follows it to the last entry,
 		// where a fresh load of the file puts it and where pi goes on,
@@ -348,6 +350,12 @@ func (s *Store) AppendWith(parent func(t *Tree, last *Entry) (string, error), dr
 	}
 	s.size += int64(buf.Len())
 	s.extendEdge(buf.Bytes())
+	// The file's change time after this Store's own write, so that the
+	// next look takes it for unchanged without a read (edgeHolds). Not
+	// known, the next look reads the edge once.
+	if st, err := s.fd.Stat(); err == nil && st.Size() == s.size {
+		s.stamp = changeStamp(st)
+	}
 	s.file.TornTail = false
 	line := len(s.file.Entries) + len(s.file.Skipped) + 1
 	for _, e := range entries {
