@@ -102,16 +102,10 @@ func (f *filesSource) makeDirs(root *os.Root, dir string) error {
 		}
 		return nil
 	}
-	_, err := realdir.MkdirAll(root, dir, 0o755)
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, realdir.ErrSymlink):
-		return fmt.Errorf("%w: %v; sessions are reached through real directories only", ErrOutsideRoot, err)
-	case errors.Is(err, realdir.ErrNotDir):
-		return fmt.Errorf("%w: %v", ErrInvalidPath, err)
+	if _, err := realdir.MkdirAll(root, dir, 0o755); err != nil {
+		return fmt.Errorf("create its directory: %w", realDirError(err))
 	}
-	return fmt.Errorf("create its directory: %w", rootError(err))
+	return nil
 }
 
 func (f *filesSource) storeOptions() session.Options {
