@@ -22,9 +22,8 @@ const sideHashLen = 16
 // 16 hex digits of the SHA-256 of the whole name, so the side files of
 // two long names that share their start stay apart. "~" is outside the
 // grammar of the daemon's session names, so a cut name is never one a
-// client can open as a session. It is the one
-// naming of every such file, so every writer and reader finds the same
-// one.
+// client can open as a session. It is the one naming of every such file,
+// so every writer and reader finds the same one.
 func SideName(prefix, name, suffix string) string {
 	return SideStem(prefix, name, len(suffix)) + suffix
 }
