@@ -25,27 +25,43 @@ func walk(root *os.Root, dir string, perm fs.FileMode, create bool) (fs.FileInfo
 	if err != nil {
 		return nil, err
 	}
-	defer func() { d.Close() }()
-	done := "."
-	for _, name := range names {
-		done = path.Join(done, name)
-		fd := int(d.Fd())
+	defer d.Close()
+	// The directories on the way are held as bare descriptors (an
+	// *os.File each cost a third of the walk); only the last becomes one,
+	// for its FileInfo.
+	at, held := int(d.Fd()), -1
+	defer func() {
+		if held >= 0 {
+			unix.Close(held)
+		}
+	}()
+	// done names the path so far, for errors and the test hook only.
+	done := func(i int) string { return path.Join(names[:i+1]...) }
+	for i, name := range names {
 		if create {
-			if err := unix.Mkdirat(fd, name, uint32(perm.Perm())); err != nil && !errors.Is(err, unix.EEXIST) {
-				return nil, &fs.PathError{Op: "mkdir", Path: done, Err: err}
+			if err := unix.Mkdirat(at, name, uint32(perm.Perm())); err != nil && !errors.Is(err, unix.EEXIST) {
+				return nil, &fs.PathError{Op: "mkdir", Path: done(i), Err: err}
 			}
 		}
-		next, err := openDirAt(fd, name)
+		next, err := openDirAt(at, name)
 		if err != nil {
-			return nil, fmt.Errorf("%q: %w", done, err)
+			return nil, fmt.Errorf("%q: %w", done(i), err)
 		}
-		d.Close()
-		d = os.NewFile(uintptr(next), done)
+		if held >= 0 {
+			unix.Close(held)
+		}
+		at, held = next, next
 		if afterStep != nil {
-			afterStep(done)
+			afterStep(done(i))
 		}
 	}
-	return d.Stat()
+	if held < 0 {
+		return d.Stat()
+	}
+	last := os.NewFile(uintptr(held), dir)
+	held = -1
+	defer last.Close()
+	return last.Stat()
 }
 
 // openDirAt opens the directory name in the directory fd without
