@@ -309,3 +309,32 @@ func TestFilesLongName(t *testing.T) {
 		t.Fatalf("List = %v, %v", got, err)
 	}
 }
+
+// TestLeaseFileLink: a symlink planted in the place of a session's lease
+// file (d/a-x.jsonl.lease -> b-victim.jsonl, the session of another
+// tenant where prefixes split one directory) is not followed. The lease
+// file was opened with O_CREATE and no check, the link was followed, and
+// taking the lease truncated the file it leads to and wrote the lease
+// into it.
+func TestLeaseFileLink(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := store.OpenFiles(dir, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, n := range []string{"d/a-x.jsonl", "d/b-victim.jsonl"} {
+		if err := s.Create(ctx, n, []byte(storetest.Sample)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("b-victim.jsonl", filepath.Join(dir, "d/a-x.jsonl.lease")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.AcquireLease(ctx, "d/a-x.jsonl", "A", time.Minute)
+	t.Logf("lease: %v", err)
+	if got, _ := os.ReadFile(filepath.Join(dir, "d/b-victim.jsonl")); string(got) != storetest.Sample {
+		t.Fatalf("the file the link leads to was written: %q", got)
+	}
+}

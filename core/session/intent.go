@@ -193,8 +193,9 @@ func (s *Store) intentHandle() (Handle, error) {
 	if s.intent != nil || s.noIntent {
 		return s.intent, nil
 	}
-	// No check before opening: the sidecar is created by this open.
-	h, err := regularfile.Open(intentName(s.name), os.O_RDWR|os.O_CREATE, 0o644, nil, s.fsys.OpenFile)
+	// Never through a link in its place: records are written at offset
+	// 0, over the start of whatever the link leads to.
+	h, _, err := regularfile.OpenOrCreate(intentName(s.name), os.O_RDWR, 0o644, s.fsys.Lstat, s.fsys.OpenFile)
 	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.ENAMETOOLONG) {
 		s.noIntent = true
 		return nil, nil

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/pith-dev/pith/internal/regularfile"
 	"io"
 	"io/fs"
 	"maps"
@@ -542,16 +543,11 @@ func (tx *Tx) AppendSidecar(suffix string, data []byte) error {
 		return tx.side.Append(suffix, data)
 	}
 	name := tx.s.sideName(suffix)
-	var h Handle
-	if _, err := tx.s.fsys.Lstat(name); err == nil {
-		if h, err = openRegular(tx.s.fsys, name, os.O_RDWR|os.O_APPEND); err != nil {
-			return fmt.Errorf("%s: %w", tx.s.SidecarPath(suffix), err)
-		}
-	} else {
-		h, err = tx.s.fsys.OpenFile(name, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644)
-		if err != nil {
-			return fmt.Errorf("%s: %w", tx.s.SidecarPath(suffix), unwrapPathError(err))
-		}
+	h, created, err := regularfile.OpenOrCreate(name, os.O_RDWR|os.O_APPEND, 0o644, tx.s.fsys.Lstat, tx.s.fsys.OpenFile)
+	if err != nil {
+		return fmt.Errorf("%s: %w", tx.s.SidecarPath(suffix), regularfile.Unnamed(unwrapPathError(err)))
+	}
+	if created {
 		if err := tx.s.fsys.SyncDir(); err != nil {
 			h.Close()
 			tx.s.fsys.Remove(name)
