@@ -135,9 +135,11 @@ type SidecarChange struct {
 }
 
 // CheckSidecar refuses a sidecar suffix that would not name a session
-// companion: it starts with a dot and name+suffix is a valid name.
+// companion: it starts with a dot and NAME+suffix would be a valid name
+// but for its length — the companion of a long name is cut to fit
+// (session.SideName).
 func CheckSidecar(name, suffix string) error {
-	if !strings.HasPrefix(suffix, ".") || strings.Contains(suffix, "/") || CheckName(name+suffix) != nil {
+	if !strings.HasPrefix(suffix, ".") || strings.Contains(suffix, "/") || CheckName(name) != nil || CheckName("x"+suffix) != nil {
 		return fmt.Errorf("%w: sidecar suffix %q", ErrInvalidName, suffix)
 	}
 	return nil
