@@ -31,11 +31,13 @@ func checkName(rel string) error { return store.CheckName(rel) }
 // So a session is reached through real directories only: internal/realdir
 // walks down from the top through directory handles, never following a
 // link, the same walk that makes a new session's directories (makeDirs).
-// One missing ends the check (the caller's open or create reports it). It
-// returns the last directory's FileInfo, nil when there is none, for the
-// caller to check the directory it then opens against (sameDir): one
-// swapped in between is refused too. Every entry point that opens a
-// session by name under sessions.root calls it.
+// It returns the last directory's FileInfo, nil for a session at the top,
+// for the caller to check the directory it then opens against (sameDir):
+// one swapped in between is refused too. A missing directory is
+// fs.ErrNotExist, not a pass: with nothing to compare, a link made there
+// after the check would be followed by the open (a create makes its
+// directories before it opens, so it finds them). Every entry point that
+// opens a session by name under sessions.root calls it.
 func realDirs(root *os.Root, rel string) (fs.FileInfo, error) {
 	dir := path.Dir(rel)
 	if dir == "." {
@@ -43,7 +45,7 @@ func realDirs(root *os.Root, rel string) (fs.FileInfo, error) {
 	}
 	fi, err := realdir.Stat(root, dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, fmt.Errorf("no directory %q: %w", dir, fs.ErrNotExist)
 	}
 	if err != nil {
 		return nil, realDirError(err)

@@ -42,6 +42,9 @@ type filesSource struct {
 	// beforeMkdir, when set (tests), runs before a create's directories
 	// are made: where a swap after a check would land.
 	beforeMkdir func()
+	// afterCheck, when set (tests), runs between openDir's check of the
+	// directories and its open of the last one.
+	afterCheck func()
 }
 
 func newFilesSource(rootPath func() string, tenants func() bool, log hclog.Logger) *filesSource {
@@ -56,6 +59,9 @@ func (f *filesSource) openDir(root *os.Root, rel string) (*os.Root, string, erro
 	checked, err := f.checkDirs(root, rel)
 	if err != nil {
 		return nil, "", err
+	}
+	if f.afterCheck != nil {
+		f.afterCheck()
 	}
 	dir, base := path.Split(rel)
 	dir = strings.TrimSuffix(dir, "/")
