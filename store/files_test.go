@@ -338,3 +338,29 @@ func TestLeaseFileLink(t *testing.T) {
 		t.Fatalf("the file the link leads to was written: %q", got)
 	}
 }
+
+// TestLeaseFileHardLink: a hard link planted where a session's lease file
+// goes is not written through either: taking the lease truncated the
+// other session and wrote the lease into it.
+func TestLeaseFileHardLink(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := store.OpenFiles(dir, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, n := range []string{"d/a-x.jsonl", "d/b-victim.jsonl"} {
+		if err := s.Create(ctx, n, []byte(storetest.Sample)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Link(filepath.Join(dir, "d/b-victim.jsonl"), filepath.Join(dir, "d/a-x.jsonl.lease")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.AcquireLease(ctx, "d/a-x.jsonl", "A", time.Minute)
+	t.Logf("lease: %v", err)
+	if got, _ := os.ReadFile(filepath.Join(dir, "d/b-victim.jsonl")); string(got) != storetest.Sample {
+		t.Fatalf("the file the hard link shares was written: %q", got)
+	}
+}

@@ -203,6 +203,10 @@ func (s *Store) intentHandle() (Handle, error) {
 	if errors.Is(err, ErrNotRegular) {
 		return nil, fmt.Errorf("%s: the append intent sidecar %s is not a regular file", s.path, intentName(s.name))
 	}
+	if errors.Is(err, regularfile.ErrLinked) {
+		// Its records would be written over whatever file shares it.
+		return nil, fmt.Errorf("%s: the append intent sidecar %s has other hard links; remove it while nothing writes the session (it holds only the record of the last append)", s.path, intentName(s.name))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: open the append intent sidecar %s: %w", s.path, intentName(s.name), unwrapPathError(err))
 	}

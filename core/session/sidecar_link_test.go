@@ -44,3 +44,33 @@ func TestIntentSidecarLink(t *testing.T) {
 		t.Fatalf("the file the link leads to was written:\n%q", after)
 	}
 }
+
+// TestIntentSidecarHardLink: the same with a hard link to the victim: its
+// header was overwritten by the intent record.
+func TestIntentSidecarHardLink(t *testing.T) {
+	dir := t.TempDir()
+	path, victim := filepath.Join(dir, "s.jsonl"), filepath.Join(dir, "victim.jsonl")
+	for _, p := range []string{path, victim} {
+		s, err := session.Create(p, "/w", session.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	before, _ := os.ReadFile(victim)
+	if err := os.Link(victim, filepath.Join(dir, ".s.jsonl.append")); err != nil {
+		t.Fatal(err)
+	}
+	s, err := session.Open(path, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.Append(session.Draft{Type: session.TypeCustom, Fields: map[string]any{"customType": "t"}})
+	if err == nil || !strings.Contains(err.Error(), "hard links") {
+		t.Errorf("append: %v, want the sidecar refused", err)
+	}
+	if after, _ := os.ReadFile(victim); !bytes.Equal(after, before) {
+		t.Fatalf("the file the hard link shares was written:\n%q", after)
+	}
+}

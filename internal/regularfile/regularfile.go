@@ -143,6 +143,23 @@ func Open[F File](name string, flag int, perm fs.FileMode, stat func(name string
 // it was checked.
 var ErrChanged = errors.New("changed while it was opened")
 
+// ErrLinked: a file that must have one name has several hard links.
+var ErrLinked = errors.New("has other hard links")
+
+// singleLink closes f and refuses it when it has more than one hard link.
+func singleLink[F File](name string, f F) error {
+	fi, err := f.Stat()
+	if err == nil {
+		if n, ok := LinkCount(fi); ok && n > 1 {
+			err = fmt.Errorf("%s: %w", name, ErrLinked)
+		}
+	}
+	if err != nil {
+		f.Close()
+	}
+	return err
+}
+
 // comparable reports whether os.SameFile can tell fi apart (it came from
 // the os package; a test file system's may not).
 func comparable(fi fs.FileInfo) bool { return os.SameFile(fi, fi) }
@@ -154,7 +171,9 @@ func comparable(fi fs.FileInfo) bool { return os.SameFile(fi, fi) }
 // is exclusive (O_EXCL does not follow a link, not even a dangling one);
 // an existing file is opened with lstat as the check, so a link is
 // refused, and one swapped in after the check is refused too
-// (ErrChanged). created reports which it was.
+// (ErrChanged). An existing file with another hard link is refused too
+// (ErrLinked): the other name can be anyone's file, a session included,
+// and a link is made as easily as a symlink. created reports which it was.
 func OpenOrCreate[F File](name string, flag int, perm fs.FileMode, lstat func(name string) (fs.FileInfo, error), open func(name string, flag int, perm fs.FileMode) (F, error)) (f F, created bool, err error) {
 	flag &^= os.O_CREATE | os.O_EXCL | os.O_TRUNC
 	// The file is there most of the time: open it first. One created
@@ -163,6 +182,9 @@ func OpenOrCreate[F File](name string, flag int, perm fs.FileMode, lstat func(na
 	// a row is someone racing on purpose.
 	for range 3 {
 		f, err = Open(name, flag, 0, lstat, open)
+		if err == nil {
+			err = singleLink(name, f)
+		}
 		if !errors.Is(err, fs.ErrNotExist) {
 			return f, false, err
 		}
