@@ -322,6 +322,13 @@ type Server struct {
 	// MaxOpenSessions bounds the sessions open at once; past it the least
 	// recently used idle session is closed.
 	MaxOpenSessions int `koanf:"maxOpenSessions"`
+	// MaxOpenSessionsPerCaller is one caller's share of MaxOpenSessions
+	// (callers counted as for MaxStreams; a session counts for the
+	// caller that opened it): past it that caller's own least recently
+	// used idle session is closed, or, when every one of them is in use,
+	// its open is refused — never another caller's session. Keep it below
+	// MaxOpenSessions, or one caller can hold every session open.
+	MaxOpenSessionsPerCaller int `koanf:"maxOpenSessionsPerCaller"`
 	// IdleTimeout closes a session no call has used for that long.
 	IdleTimeout time.Duration `koanf:"idleTimeout"`
 	// MaxAppendBytes bounds the bytes one call may add to a session (the
@@ -387,6 +394,7 @@ const (
 	DefaultSessionsRoot        = "~/.pith/sessions"
 	DefaultLeaseTTL            = 30 * time.Second
 	DefaultMaxOpenSessions     = 1024
+	DefaultMaxOpenPerCaller    = 256
 	DefaultIdleTimeout         = 15 * time.Minute
 	DefaultMaxAppendBytes      = 16 << 20
 	DefaultMaxSessionBytes     = 512 << 20
@@ -450,15 +458,16 @@ func Defaults() *Config {
 		Plugins:       []Plugin{},
 		Sessions:      Sessions{Root: DefaultSessionsRoot, LeaseTTL: DefaultLeaseTTL},
 		Server: Server{
-			Listen:           DefaultListen,
-			ShutdownTimeout:  DefaultShutdownTimeout,
-			Tokens:           []Token{},
-			MaxOpenSessions:  DefaultMaxOpenSessions,
-			IdleTimeout:      DefaultIdleTimeout,
-			MaxAppendBytes:   DefaultMaxAppendBytes,
-			MaxSessionBytes:  DefaultMaxSessionBytes,
-			MaxStreams:       DefaultMaxStreams,
-			MaxCallsInFlight: DefaultMaxCallsInFlight,
+			Listen:                   DefaultListen,
+			ShutdownTimeout:          DefaultShutdownTimeout,
+			Tokens:                   []Token{},
+			MaxOpenSessions:          DefaultMaxOpenSessions,
+			MaxOpenSessionsPerCaller: DefaultMaxOpenPerCaller,
+			IdleTimeout:              DefaultIdleTimeout,
+			MaxAppendBytes:           DefaultMaxAppendBytes,
+			MaxSessionBytes:          DefaultMaxSessionBytes,
+			MaxStreams:               DefaultMaxStreams,
+			MaxCallsInFlight:         DefaultMaxCallsInFlight,
 		},
 		Logging: Logging{Level: "info", Format: "text"},
 	}

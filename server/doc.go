@@ -25,7 +25,9 @@
 //     holds are bounded (slots.go): event streams (server.maxStreams,
 //     shared with the viewer's live pages) and other calls in flight
 //     (server.maxCallsInFlight, shared with the viewer's requests), a
-//     refusal immediate rather than queued.
+//     refusal immediate rather than queued; Open bounds with the same
+//     counter the sessions each caller opened (its share of
+//     server.maxOpenSessions, server.maxOpenSessionsPerCaller).
 //   - Where sessions live is a source (source.go): the files under
 //     sessions.root (source_files.go) or a shared store (source_store.go,
 //     which reads other hosts' appends before each call and relays engine
@@ -34,7 +36,8 @@
 //   - sessions.root is opened once as an os.Root and every file operation
 //     goes through it (a session's directory as a sub-root, the store's
 //     OpenIn/CreateIn inside), so no name is checked and then opened again.
-//   - Sessions are bounded in number (least recently used idle one closed)
+//   - Sessions are bounded in number (least recently used idle one
+//     closed; past a caller's share, its own)
 //     and closed when idle; the registry remembers where a closed session
 //     lives, so a call naming it reopens it. Size limits are checked before
 //     the engine sees the call. A file replaced on disk is detected by

@@ -30,8 +30,11 @@ type openSession struct {
 	// rel is the name the session was opened by, relative to
 	// sessions.root; b is where its bytes are.
 	id, rel string
-	b       backing
-	disp    *hooks.Dispatcher
+	// holder is the caller that opened it, whose share of the open
+	// sessions (slotSession) it takes until it is closed.
+	holder string
+	b      backing
+	disp   *hooks.Dispatcher
 	// lastUsed (unix nanoseconds) orders sessions for eviction.
 	lastUsed atomic.Int64
 
