@@ -45,7 +45,8 @@
 //   - Every error leaving the daemon passes one interceptor that strips
 //     sessions.root's absolute path.
 //   - Every append is announced to the session's WatchEvents streams
-//     (entries_appended), another writer's once it is read: a session with
+//     (entries_appended), another writer's once it is read, and so is a
+//     rewrite by another program (session_rewritten): a session with
 //     a stream has its file followed through the daemon's one file watch
 //     (internal/dirwatch, shared with the viewer), which wakes a catch-up
 //     under the session's operation lock (follow.go).
