@@ -313,9 +313,15 @@ type Server struct {
 	// Viewer is the address of the read-only web viewer of every session
 	// under sessions.root; empty turns it off. It follows the rule of
 	// Listen, and asks for the same credentials as the gRPC calls.
-	Viewer          string        `koanf:"viewer"`
-	ShutdownTimeout time.Duration `koanf:"shutdownTimeout"`
-	TLS             ServerTLS     `koanf:"tls"`
+	Viewer string `koanf:"viewer"`
+	// ViewerMaxSessions bounds the sessions the viewer keeps open at once
+	// (each read whole into memory and its file followed); past it the
+	// least recently used one without a live page is closed, or, when
+	// every one has a live page, callers share them fairly; else a page
+	// is refused with 503. Read on every open: a reload applies at once.
+	ViewerMaxSessions int           `koanf:"viewerMaxSessions"`
+	ShutdownTimeout   time.Duration `koanf:"shutdownTimeout"`
+	TLS               ServerTLS     `koanf:"tls"`
 	// Tokens are the bearer tokens clients may present; when there is at
 	// least one, every call needs one of them.
 	Tokens []Token `koanf:"tokens"`
@@ -395,6 +401,7 @@ const (
 	DefaultLeaseTTL            = 30 * time.Second
 	DefaultMaxOpenSessions     = 1024
 	DefaultMaxOpenPerCaller    = 256
+	DefaultViewerMaxSessions   = 64
 	DefaultIdleTimeout         = 15 * time.Minute
 	DefaultMaxAppendBytes      = 16 << 20
 	DefaultMaxSessionBytes     = 512 << 20
@@ -463,6 +470,7 @@ func Defaults() *Config {
 			Tokens:                   []Token{},
 			MaxOpenSessions:          DefaultMaxOpenSessions,
 			MaxOpenSessionsPerCaller: DefaultMaxOpenPerCaller,
+			ViewerMaxSessions:        DefaultViewerMaxSessions,
 			IdleTimeout:              DefaultIdleTimeout,
 			MaxAppendBytes:           DefaultMaxAppendBytes,
 			MaxSessionBytes:          DefaultMaxSessionBytes,
