@@ -33,6 +33,12 @@
 //     which reads other hosts' appends before each call and relays engine
 //     events between hosts). The registry knows names, keys and handles.
 //   - Errors get their gRPC codes in one place (status.go).
+//   - GetContext's answer refers to the session's messages (read-only
+//     bytes the engine shares) instead of copying them into one buffer
+//     (answer_codec.go): an answer waiting for a client that does not
+//     read holds a few bytes per message, not a copy of the context —
+//     a call's slot is given back when its handler returns, before the
+//     answer is sent.
 //   - sessions.root is opened once as an os.Root and every file operation
 //     goes through it (a session's directory as a sub-root, the store's
 //     OpenIn/CreateIn inside), so no name is checked and then opened again.
