@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pith-dev/pith/client"
+	"github.com/pith-dev/pith/internal/pgtest"
 )
 
 // TestServeWatchSeesOutsideAppends: a WatchEvents client of pith serve
@@ -107,14 +108,7 @@ func TestServeWatchSeesRewrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "sessions", "team", "rewritten.jsonl")
-	// Tool outputs for pith prune to replace.
-	for i := range 3 {
-		call := fmt.Sprintf(`{"role":"assistant","content":[{"type":"toolCall","id":"call-%d","name":"bash","arguments":{"command":"ls"}}],"provider":"test","model":"m1","stopReason":"toolUse","timestamp":%d}`, i, time.Now().UnixMilli())
-		result := fmt.Sprintf(`{"role":"toolResult","toolCallId":"call-%d","toolName":"bash","content":[{"type":"text","text":%q}],"isError":false,"timestamp":%d}`, i, strings.Repeat("output line\n", 400), time.Now().UnixMilli())
-		if _, err := s.AppendMessages(ctx, serveMessage("user", "q", 10), json.RawMessage(call), json.RawMessage(result)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	appendToolOutputs(t, ctx, s)
 	w, err := s.Watch(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -151,5 +145,87 @@ func TestServeWatchSeesRewrites(t *testing.T) {
 	}
 	if !strings.Contains(string(cx.Messages[len(cx.Messages)-1]), "output line") {
 		t.Fatal("after the restore the daemon serves the pruned session")
+	}
+}
+
+// appendToolOutputs appends three turns with large tool outputs, for pith
+// prune to replace.
+func appendToolOutputs(t *testing.T, ctx context.Context, s *client.Session) {
+	t.Helper()
+	for i := range 3 {
+		call := fmt.Sprintf(`{"role":"assistant","content":[{"type":"toolCall","id":"call-%d","name":"bash","arguments":{"command":"ls"}}],"provider":"test","model":"m1","stopReason":"toolUse","timestamp":%d}`, i, time.Now().UnixMilli())
+		result := fmt.Sprintf(`{"role":"toolResult","toolCallId":"call-%d","toolName":"bash","content":[{"type":"text","text":%q}],"isError":false,"timestamp":%d}`, i, strings.Repeat("output line\n", 400), time.Now().UnixMilli())
+		if _, err := s.AppendMessages(ctx, serveMessage("user", "q", 10), json.RawMessage(call), json.RawMessage(result)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestServeWatchSeesStoreRewrites: on a shared PostgreSQL store, a
+// `pith prune --store` of a session a pith serve has open and watched is
+// announced to its WatchEvents clients as session_rewritten at the next
+// call that reads the session (a stored session is not followed between
+// calls) — before, the daemon read it whole again and said nothing.
+func TestServeWatchSeesStoreRewrites(t *testing.T) {
+	if m := pgtest.Missing(); m != "" {
+		t.Skip("no PostgreSQL: " + m)
+	}
+	url := pgtest.NewDatabase(t)
+	p := startServe(t, writeStoreConfig(t, url, nil))
+	c, err := client.Dial(p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s, err := c.Create(ctx, "team/stored.jsonl", "/work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendToolOutputs(t, ctx, s)
+	w, err := s.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	events := make(chan client.Event, 16)
+	go func() {
+		for {
+			ev, err := w.Next()
+			if err != nil {
+				close(events)
+				return
+			}
+			events <- ev
+		}
+	}()
+	out := mustCLI(t, "prune", "--store", url, "team/stored.jsonl", "--protect", "0", "--minimum", "1", "--protected-tools", "", "--json", "--config", emptyConfig(t))
+	if !strings.Contains(out, `"pruned":`) || strings.Contains(out, `"pruned":0`) {
+		t.Fatalf("prune --store pruned nothing: %s", out)
+	}
+	// The store tells the daemon of the rewrite on its own schedule: the
+	// calls go on until one has read it.
+	for {
+		cx, err := s.Context(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				t.Fatal("the event stream ended")
+			}
+			if ev.Kind != "session_rewritten" || ev.EntryID == "" {
+				t.Fatalf("after pith prune --store: %s of %q, want session_rewritten", ev.Kind, ev.EntryID)
+			}
+			if strings.Contains(string(cx.Messages[len(cx.Messages)-1]), "output line") {
+				t.Fatal("announced the rewrite but served the session from before it")
+			}
+			return
+		case <-ctx.Done():
+			t.Fatal("no session_rewritten after pith prune --store")
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }
