@@ -34,11 +34,17 @@ func answerCodecOption() grpc.ServerOption {
 }
 
 func (c answerCodec) Marshal(v any) (mem.BufferSlice, error) {
-	if r, ok := v.(*pb.GetContextResponse); ok && len(r.Messages) > 0 {
+	if r, ok := v.(*pb.GetContextResponse); ok && r.SizeVT() >= referAbove {
 		return marshalContext(r)
 	}
 	return c.CodecV2.Marshal(v)
 }
+
+// referAbove is the size of an answer from which it refers to its
+// messages: a smaller one is copied whole, which costs less than the
+// two small allocations each message referred to takes (a session of
+// 100 short messages: 286 allocations per call copied, 507 referred).
+const referAbove = 256 << 10
 
 // copyBelow is the size under which a message is copied next to its
 // field header rather than referred to: a buffer of the list costs
