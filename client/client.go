@@ -365,7 +365,10 @@ type Event struct {
 	// overflow_reported, auto_compaction_disabled, compaction_warning,
 	// compaction_progress, pruned, agent_abort, entries_appended (entries
 	// added by a call or by another writer of the session, EntryID the
-	// last; see the SessionService's Event).
+	// last), session_rewritten (another program rewrote the session —
+	// pith prune, pith migrate, an editor — so entries read before may
+	// have changed: read it again; EntryID the leaf after it); see the
+	// SessionService's Event.
 	Kind           string
 	SessionID      string
 	Time           time.Time

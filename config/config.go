@@ -313,15 +313,28 @@ type Server struct {
 	// Viewer is the address of the read-only web viewer of every session
 	// under sessions.root; empty turns it off. It follows the rule of
 	// Listen, and asks for the same credentials as the gRPC calls.
-	Viewer          string        `koanf:"viewer"`
-	ShutdownTimeout time.Duration `koanf:"shutdownTimeout"`
-	TLS             ServerTLS     `koanf:"tls"`
+	Viewer string `koanf:"viewer"`
+	// ViewerMaxSessions bounds the sessions the viewer keeps open at once
+	// (each read whole into memory and its file followed); past it the
+	// least recently used one without a live page is closed, or, when
+	// every one has a live page, callers share them fairly; else a page
+	// is refused with 503. Read on every open: a reload applies at once.
+	ViewerMaxSessions int           `koanf:"viewerMaxSessions"`
+	ShutdownTimeout   time.Duration `koanf:"shutdownTimeout"`
+	TLS               ServerTLS     `koanf:"tls"`
 	// Tokens are the bearer tokens clients may present; when there is at
 	// least one, every call needs one of them.
 	Tokens []Token `koanf:"tokens"`
 	// MaxOpenSessions bounds the sessions open at once; past it the least
 	// recently used idle session is closed.
 	MaxOpenSessions int `koanf:"maxOpenSessions"`
+	// MaxOpenSessionsPerCaller is one caller's share of MaxOpenSessions
+	// (callers counted as for MaxStreams; a session counts for the
+	// caller that opened it): past it that caller's own least recently
+	// used idle session is closed, or, when every one of them is in use,
+	// its open is refused — never another caller's session. Keep it below
+	// MaxOpenSessions, or one caller can hold every session open.
+	MaxOpenSessionsPerCaller int `koanf:"maxOpenSessionsPerCaller"`
 	// IdleTimeout closes a session no call has used for that long.
 	IdleTimeout time.Duration `koanf:"idleTimeout"`
 	// MaxAppendBytes bounds the bytes one call may add to a session (the
@@ -387,6 +400,8 @@ const (
 	DefaultSessionsRoot        = "~/.pith/sessions"
 	DefaultLeaseTTL            = 30 * time.Second
 	DefaultMaxOpenSessions     = 1024
+	DefaultMaxOpenPerCaller    = 256
+	DefaultViewerMaxSessions   = 64
 	DefaultIdleTimeout         = 15 * time.Minute
 	DefaultMaxAppendBytes      = 16 << 20
 	DefaultMaxSessionBytes     = 512 << 20
@@ -450,15 +465,17 @@ func Defaults() *Config {
 		Plugins:       []Plugin{},
 		Sessions:      Sessions{Root: DefaultSessionsRoot, LeaseTTL: DefaultLeaseTTL},
 		Server: Server{
-			Listen:           DefaultListen,
-			ShutdownTimeout:  DefaultShutdownTimeout,
-			Tokens:           []Token{},
-			MaxOpenSessions:  DefaultMaxOpenSessions,
-			IdleTimeout:      DefaultIdleTimeout,
-			MaxAppendBytes:   DefaultMaxAppendBytes,
-			MaxSessionBytes:  DefaultMaxSessionBytes,
-			MaxStreams:       DefaultMaxStreams,
-			MaxCallsInFlight: DefaultMaxCallsInFlight,
+			Listen:                   DefaultListen,
+			ShutdownTimeout:          DefaultShutdownTimeout,
+			Tokens:                   []Token{},
+			MaxOpenSessions:          DefaultMaxOpenSessions,
+			MaxOpenSessionsPerCaller: DefaultMaxOpenPerCaller,
+			ViewerMaxSessions:        DefaultViewerMaxSessions,
+			IdleTimeout:              DefaultIdleTimeout,
+			MaxAppendBytes:           DefaultMaxAppendBytes,
+			MaxSessionBytes:          DefaultMaxSessionBytes,
+			MaxStreams:               DefaultMaxStreams,
+			MaxCallsInFlight:         DefaultMaxCallsInFlight,
 		},
 		Logging: Logging{Level: "info", Format: "text"},
 	}

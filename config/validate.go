@@ -407,6 +407,8 @@ func (v *validator) server(s *Server) {
 		v.add("server.idleTimeout", "must be > 0, got %s", formatDuration(s.IdleTimeout))
 	}
 	v.positive("server.maxOpenSessions", s.MaxOpenSessions)
+	v.positive("server.maxOpenSessionsPerCaller", s.MaxOpenSessionsPerCaller)
+	v.positive("server.viewerMaxSessions", s.ViewerMaxSessions)
 	v.positive("server.maxAppendBytes", s.MaxAppendBytes)
 	v.positive("server.maxSessionBytes", s.MaxSessionBytes)
 	v.positive("server.maxStreams", s.MaxStreams)

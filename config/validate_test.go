@@ -112,6 +112,8 @@ func TestValidateRules(t *testing.T) {
 		{"shutdown timeout", func(c *Config) { c.Server.ShutdownTimeout = 0 }, "server.shutdownTimeout", "must be > 0"},
 		{"idle timeout", func(c *Config) { c.Server.IdleTimeout = 0 }, "server.idleTimeout", "must be > 0"},
 		{"max open sessions", func(c *Config) { c.Server.MaxOpenSessions = 0 }, "server.maxOpenSessions", "must be > 0"},
+		{"max open sessions per caller", func(c *Config) { c.Server.MaxOpenSessionsPerCaller = 0 }, "server.maxOpenSessionsPerCaller", "must be > 0"},
+		{"viewer max sessions", func(c *Config) { c.Server.ViewerMaxSessions = 0 }, "server.viewerMaxSessions", "must be > 0"},
 		{"max append", func(c *Config) { c.Server.MaxAppendBytes = -1 }, "server.maxAppendBytes", "must be > 0"},
 		{"max session", func(c *Config) { c.Server.MaxSessionBytes = 0 }, "server.maxSessionBytes", "must be > 0"},
 		{"max calls in flight", func(c *Config) { c.Server.MaxCallsInFlight = 0 }, "server.maxCallsInFlight", "must be > 0"},

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/client"
+	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/internal/pgtest"
 )
 
@@ -149,6 +150,19 @@ func BenchmarkOpenShared(b *testing.B) {
 func BenchmarkOpenPastLimit(b *testing.B) {
 	cfg := testConfig(b.TempDir())
 	cfg.Server.MaxOpenSessions = 8
+	benchOpenCycle(b, cfg)
+}
+
+// BenchmarkOpenPastShare is BenchmarkOpenPastLimit with the caller's
+// share (maxOpenSessionsPerCaller 8) the bound reached instead: the
+// caller's own least recently used session is closed.
+func BenchmarkOpenPastShare(b *testing.B) {
+	cfg := testConfig(b.TempDir())
+	cfg.Server.MaxOpenSessionsPerCaller = 8
+	benchOpenCycle(b, cfg)
+}
+
+func benchOpenCycle(b *testing.B, cfg *config.Config) {
 	h := startServer(b, cfg)
 	ctx := context.Background()
 	names := make([]string, 64)

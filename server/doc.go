@@ -25,16 +25,25 @@
 //     holds are bounded (slots.go): event streams (server.maxStreams,
 //     shared with the viewer's live pages) and other calls in flight
 //     (server.maxCallsInFlight, shared with the viewer's requests), a
-//     refusal immediate rather than queued.
+//     refusal immediate rather than queued; Open bounds with the same
+//     counter the sessions each caller opened (its share of
+//     server.maxOpenSessions, server.maxOpenSessionsPerCaller).
 //   - Where sessions live is a source (source.go): the files under
 //     sessions.root (source_files.go) or a shared store (source_store.go,
 //     which reads other hosts' appends before each call and relays engine
 //     events between hosts). The registry knows names, keys and handles.
 //   - Errors get their gRPC codes in one place (status.go).
+//   - GetContext's answer refers to the session's messages (read-only
+//     bytes the engine shares) instead of copying them into one buffer
+//     (answer_codec.go): an answer waiting for a client that does not
+//     read holds a few bytes per message, not a copy of the context —
+//     a call's slot is given back when its handler returns, before the
+//     answer is sent.
 //   - sessions.root is opened once as an os.Root and every file operation
 //     goes through it (a session's directory as a sub-root, the store's
 //     OpenIn/CreateIn inside), so no name is checked and then opened again.
-//   - Sessions are bounded in number (least recently used idle one closed)
+//   - Sessions are bounded in number (least recently used idle one
+//     closed; past a caller's share, its own)
 //     and closed when idle; the registry remembers where a closed session
 //     lives, so a call naming it reopens it. Size limits are checked before
 //     the engine sees the call. A file replaced on disk is detected by
@@ -42,7 +51,8 @@
 //   - Every error leaving the daemon passes one interceptor that strips
 //     sessions.root's absolute path.
 //   - Every append is announced to the session's WatchEvents streams
-//     (entries_appended), another writer's once it is read: a session with
+//     (entries_appended), another writer's once it is read, and so is a
+//     rewrite by another program (session_rewritten): a session with
 //     a stream has its file followed through the daemon's one file watch
 //     (internal/dirwatch, shared with the viewer), which wakes a catch-up
 //     under the session's operation lock (follow.go).

@@ -11,8 +11,9 @@ import (
 // Following other writers: while a session has WatchEvents clients, its
 // file is followed through the daemon's one file watch (the viewer's
 // pages share it), and what pi or a pith command appends is read as soon
-// as it lands and announced to them (entries_appended) — before, they
-// learnt of it only when some call of theirs read the session. Own
+// as it lands and announced to them (entries_appended), as is a file
+// another program replaced (session_rewritten) — before, they learnt of
+// it only when some call of theirs read the session. Own
 // writes wake the follower too; it finds nothing new (stale) and stops
 // there.
 

@@ -47,10 +47,12 @@ func TestLoad(t *testing.T) {
 	root := t.TempDir()
 	ctx := context.Background()
 	// Every agent here is the one anonymous caller: the bound on its
-	// calls in flight must not be what the figures measure.
+	// calls in flight and its share of the open sessions must not be
+	// what the figures measure.
 	loadConfig := func() *config.Config {
 		c := testConfig(root)
 		c.Server.MaxCallsInFlight = max(c.Server.MaxCallsInFlight, 4*n)
+		c.Server.MaxOpenSessionsPerCaller = max(c.Server.MaxOpenSessionsPerCaller, n)
 		return c
 	}
 	var hosts []*harness

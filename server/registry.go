@@ -100,10 +100,28 @@ func (s *Server) Open(ctx context.Context, rel string, create bool, cwd string) 
 		// The other path is not named: it may be another tenant's.
 		return nil, false, fmt.Errorf("%w: session %s is already open under another path", errConflict, id)
 	}
-	if len(s.sessions) >= limits.MaxOpenSessions && !s.evictLRULocked() {
+	// The caller's share first: past it, its own idle sessions make room,
+	// never another caller's.
+	holder := callerOf(ctx).name
+	slot := slotKey{holder, slotSession}
+	for {
+		err := s.takeSlot(slot)
+		if err == nil {
+			break
+		}
+		if !s.evictLRULocked(func(o *openSession) bool { return o.holder == holder }) {
+			return nil, false, err
+		}
+	}
+	defer func() {
+		if !keep {
+			s.giveSlot(slot)
+		}
+	}()
+	if len(s.sessions) >= limits.MaxOpenSessions && !s.evictLRULocked(nil) {
 		return nil, false, fmt.Errorf("%w: %d sessions are open and busy (server.maxOpenSessions); close one or try again", ErrLimit, len(s.sessions))
 	}
-	o := &openSession{id: id, rel: rel, b: b, op: make(chan struct{}, 1), gone: make(chan struct{}), watchers: map[int]*watcher{}, names: []string{rel}}
+	o := &openSession{id: id, rel: rel, holder: holder, b: b, op: make(chan struct{}, 1), gone: make(chan struct{}), watchers: map[int]*watcher{}, names: []string{rel}}
 	o.follow.kick = make(chan struct{}, 1)
 	o.disp, err = hooks.NewDispatcher(hooks.Options{
 		Logger: s.log.Named("hooks"),
@@ -322,6 +340,7 @@ func (s *Server) dropLocked(o *openSession, remember bool) {
 	delete(s.sessions, o.id)
 	delete(s.keyed, o.b.key())
 	s.metrics.openSessions.Dec()
+	s.giveSlot(slotKey{o.holder, slotSession})
 	if !remember {
 		return
 	}
@@ -357,11 +376,14 @@ func (s *Server) evictLocked(o *openSession) bool {
 	return true
 }
 
-// evictLRULocked closes the least recently used idle session.
-func (s *Server) evictLRULocked() bool {
+// evictLRULocked closes the least recently used idle session of those
+// which (nil: all).
+func (s *Server) evictLRULocked(which func(*openSession) bool) bool {
 	var cands []*openSession
 	for _, o := range s.sessions {
-		cands = append(cands, o)
+		if which == nil || which(o) {
+			cands = append(cands, o)
+		}
 	}
 	for len(cands) > 0 {
 		oldest := 0

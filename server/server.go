@@ -421,6 +421,9 @@ func (s *Server) GRPCOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(s.recvLimit), grpc.MaxSendMsgSize(maxMessage),
 		grpc.MaxHeaderListSize(maxHeaderBytes),
+		// GetContext's answer refers to the session's messages rather
+		// than holding a copy of them until it is sent.
+		answerCodecOption(),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: connIdle}),
 		// Authentication runs inside the panic guard, before any handler.
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {

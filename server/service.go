@@ -73,7 +73,7 @@ func (v *service) Append(ctx context.Context, req *pb.AppendRequest) (*pb.Append
 	}
 	v.s.refreshViewer(o.rel) // the page need not wait for the file watch
 	if len(entries) > 0 {
-		o.announceAppended(entries[len(entries)-1])
+		o.announce(EventEntriesAppended, entries[len(entries)-1])
 	}
 	resp := &pb.AppendResponse{Entries: entryBytes(entries)}
 	if leaf := o.st().Leaf(); leaf != nil {
@@ -244,7 +244,7 @@ func (v *service) turn(ctx context.Context, id string, msg []byte, fn func(*engi
 	v.s.refreshViewer(o.rel)
 	if out != nil {
 		// The message (a compaction it set off has its own events).
-		o.announceAppended(out.Entry)
+		o.announce(EventEntriesAppended, out.Entry)
 	}
 	if out == nil {
 		if err == nil {

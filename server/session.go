@@ -30,8 +30,11 @@ type openSession struct {
 	// rel is the name the session was opened by, relative to
 	// sessions.root; b is where its bytes are.
 	id, rel string
-	b       backing
-	disp    *hooks.Dispatcher
+	// holder is the caller that opened it, whose share of the open
+	// sessions (slotSession) it takes until it is closed.
+	holder string
+	b      backing
+	disp   *hooks.Dispatcher
 	// lastUsed (unix nanoseconds) orders sessions for eviction.
 	lastUsed atomic.Int64
 
@@ -157,11 +160,12 @@ func (o *openSession) stale() bool { return o.b.stale() }
 // Call with the op lock held.
 //
 // Entries it reads that others appended are announced to the session's
-// watchers (entries_appended), as the daemon's own appends are: whether
-// a call or the file watch (followOutside) found them first.
+// watchers (entries_appended), as the daemon's own appends are, and a
+// session read again whole as session_rewritten: whether a call or the
+// file watch (followOutside) found them first.
 func (o *openSession) reopenIfReplaced(ctx context.Context, s *Server) error {
 	before := len(o.st().Tree().Entries)
-	done, fresh, err := o.b.reopen(func(st session.Backend) error {
+	done, how, err := o.b.reopen(func(st session.Backend) error {
 		if st.File().Header.ID != o.id {
 			return fmt.Errorf("%w: %q (its file now holds another session; open it again)", ErrNoSession, o.id)
 		}
@@ -171,15 +175,16 @@ func (o *openSession) reopenIfReplaced(ctx context.Context, s *Server) error {
 		return err
 	}
 	defer done()
-	if fresh {
+	if how.fresh {
 		o.newEngine(s)
-		return nil
-	}
-	if err := o.engine().Resync(ctx); err != nil {
+	} else if err := o.engine().Resync(ctx); err != nil {
 		return err
 	}
-	if len(o.st().Tree().Entries) > before {
-		o.announceAppended(o.st().Leaf())
+	switch {
+	case how.rewritten:
+		o.announce(EventSessionRewritten, o.st().Leaf())
+	case len(o.st().Tree().Entries) > before:
+		o.announce(EventEntriesAppended, o.st().Leaf())
 	}
 	return nil
 }
@@ -191,13 +196,21 @@ func (o *openSession) reopenIfReplaced(ctx context.Context, s *Server) error {
 // the daemon has read them. EntryID is the session's leaf after them.
 const EventEntriesAppended engine.EventKind = "entries_appended"
 
-// announceAppended tells the session's watchers that entries up to leaf
-// were appended. Call with the op lock held.
-func (o *openSession) announceAppended(leaf *session.Entry) {
+// EventSessionRewritten is the daemon's event for a session another
+// program rewrote rather than appended to — a file replaced on disk
+// (pith prune or its --restore, pith migrate --in-place, an editor), a
+// shared store's session another host pruned — once the daemon has read
+// it again: entries a client read before may have changed or gone, so
+// it reads the session again. EntryID is the session's leaf after it.
+const EventSessionRewritten engine.EventKind = "session_rewritten"
+
+// announce tells the session's watchers of kind (entries appended, the
+// session rewritten) up to leaf. Call with the op lock held.
+func (o *openSession) announce(kind engine.EventKind, leaf *session.Entry) {
 	if leaf == nil || !o.watched() {
 		return // no event built for nobody: an append is a hot path
 	}
-	o.broadcast(engine.Event{Kind: EventEntriesAppended, Time: time.Now(), EntryID: leaf.ID}, false)
+	o.broadcast(engine.Event{Kind: kind, Time: time.Now(), EntryID: leaf.ID}, false)
 }
 
 func (o *openSession) acquire(ctx context.Context) error {

@@ -12,14 +12,19 @@ import (
 // callerSlots is the one place what one caller may hold at once is
 // bounded, per kind of hold (slotKind): the long-lived streams it holds
 // open (server.maxStreams: every WatchEvents call and every live update
-// stream of the viewer, for its whole life) and the calls it has in
-// flight (server.maxCallsInFlight: every other call, from the moment its
-// credentials are checked to its answer). Without them any caller — one
-// token scoped to a single directory included — could open streams until
-// the daemon ran out of memory (each holds a goroutine, gRPC's or HTTP's
-// stream state and an event buffer), or run any number of calls at once
-// and starve every other tenant (six concurrent GetContext of a 30 MB
-// session took 432 MB). Callers are counted by name (a token's, a client
+// stream of the viewer, for its whole life), the calls it has in flight
+// (server.maxCallsInFlight: every other call, from the moment its
+// credentials are checked until its handler returns; an answer still
+// being sent holds no copy of the session, answer_codec.go), and the
+// sessions it opened (server.maxOpenSessionsPerCaller: from the open
+// that loads one to its close; each holds its entries in memory, and a
+// caller filling server.maxOpenSessions with sessions in use locked
+// every other tenant out). Without them any caller — one token scoped to
+// a single directory included — could open streams until the daemon ran
+// out of memory (each holds a goroutine, gRPC's or HTTP's stream state
+// and an event buffer), or run any number of calls at once and starve
+// every other tenant (six concurrent GetContext of a 30 MB session took
+// 432 MB). Callers are counted by name (a token's, a client
 // certificate's subject); anonymous callers share the one name "".
 type callerSlots struct {
 	mu sync.Mutex
@@ -39,12 +44,19 @@ const (
 	slotStream slotKind = iota
 	// slotCall: any other call, until it answers.
 	slotCall
+	// slotSession: an open session, from the open that loaded it to its
+	// close (for idleness, the bounds, or by its client); it counts for
+	// the caller that opened it, whoever uses it later.
+	slotSession
 )
 
 // limit is the bound of kind in cfg, and the refusal past it.
 func (k slotKind) limit(cfg config.Server) (int, string) {
-	if k == slotCall {
+	switch k {
+	case slotCall:
 		return cfg.MaxCallsInFlight, "calls in flight (server.maxCallsInFlight); retry when one has answered"
+	case slotSession:
+		return cfg.MaxOpenSessionsPerCaller, "sessions open, every one in use (server.maxOpenSessionsPerCaller); close one or try again"
 	}
 	return cfg.MaxStreams, "event streams open (server.maxStreams); close one first"
 }

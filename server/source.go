@@ -49,10 +49,22 @@ type backing interface {
 	// to it (pi or a pith command appending to a file, other hosts).
 	stale() bool
 	// reopen brings the handle up to date: opens the replacement (a new
-	// handle: fresh), or reads into the same handle what others wrote. accept may refuse the result (another session now has the
-	// name). done, nil when nothing changed, runs once the caller brought
-	// the engine up to date (it closes a replaced handle).
-	reopen(accept func(session.Backend) error) (done func(), fresh bool, err error)
+	// handle: how.fresh), or reads into the same handle what others
+	// wrote. how.rewritten says the session was rewritten, not only
+	// appended to (a replaced file, a store's session another host
+	// pruned): entries read before may have changed. accept may refuse
+	// the result (another session now has the name). done, nil when
+	// nothing changed, runs once the caller brought the engine up to
+	// date (it closes a replaced handle).
+	reopen(accept func(session.Backend) error) (done func(), how reopened, err error)
 	// close closes the handle and what it holds (a directory handle).
 	close() error
+}
+
+// reopened is what a backing's reopen found.
+type reopened struct {
+	// fresh: a new handle, from which the engine is built again.
+	fresh bool
+	// rewritten: the session was rewritten, not only appended to.
+	rewritten bool
 }

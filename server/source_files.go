@@ -292,41 +292,41 @@ func (b *fileBacking) replacedBy(fi fs.FileInfo) bool {
 	return cur == nil || !os.SameFile(fi, *cur)
 }
 
-func (b *fileBacking) reopen(accept func(session.Backend) error) (func(), bool, error) {
+func (b *fileBacking) reopen(accept func(session.Backend) error) (func(), reopened, error) {
 	fi, err := b.sub.Lstat(b.base)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, false, fmt.Errorf("session %q: the file is gone: %w", b.rel, fs.ErrNotExist)
+			return nil, reopened{}, fmt.Errorf("session %q: the file is gone: %w", b.rel, fs.ErrNotExist)
 		}
-		return nil, false, fmt.Errorf("session %q: %w", b.rel, rootError(err))
+		return nil, reopened{}, fmt.Errorf("session %q: %w", b.rel, rootError(err))
 	}
 	if !b.replacedBy(fi) {
 		// The same file: read what pi or a pith command appended.
 		st := b.st.Load()
 		moved, err := st.Refresh()
 		if err != nil {
-			return nil, false, fmt.Errorf("session %q: %w", b.rel, unprefix(err, b.base))
+			return nil, reopened{}, fmt.Errorf("session %q: %w", b.rel, unprefix(err, b.base))
 		}
 		if !moved && !b.refused.Load() {
-			return nil, false, nil
+			return nil, reopened{}, nil
 		}
 		// The Store has read the file as it is now: if accept refuses it
 		// (overwritten in place by another session), every call is
 		// refused until it is accepted, rather than served from it.
 		if err := accept(st); err != nil {
 			b.refused.Store(true)
-			return nil, false, err
+			return nil, reopened{}, err
 		}
 		b.refused.Store(false)
-		return func() {}, false, nil
+		return func() {}, reopened{}, nil
 	}
 	st, err := session.OpenIn(b.sub, b.base, b.src.storeOptions())
 	if err != nil {
-		return nil, false, fmt.Errorf("session %q: reopen: %w", b.rel, unprefix(err, b.base))
+		return nil, reopened{}, fmt.Errorf("session %q: reopen: %w", b.rel, unprefix(err, b.base))
 	}
 	if err := accept(st); err != nil {
 		st.Close()
-		return nil, false, err
+		return nil, reopened{}, err
 	}
 	if fi2, err := b.sub.Lstat(b.base); err == nil {
 		fi = fi2
@@ -334,7 +334,7 @@ func (b *fileBacking) reopen(accept func(session.Backend) error) (func(), bool, 
 	old := b.st.Swap(st)
 	b.fi.Store(&fi)
 	b.src.log.Info("session file replaced on disk; reopened", "session", st.File().Header.ID, "path", b.rel)
-	return func() { old.Close() }, true, nil
+	return func() { old.Close() }, reopened{fresh: true, rewritten: true}, nil
 }
 
 func (b *fileBacking) close() error {

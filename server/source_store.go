@@ -273,7 +273,7 @@ func (b *storeBacking) path() string { return "" }
 // the whole session after a rewrite or an outage. It reports a change
 // (done not nil) only when something arrived, so the engine resyncs only
 // then.
-func (b *storeBacking) reopen(accept func(session.Backend) error) (func(), bool, error) {
+func (b *storeBacking) reopen(accept func(session.Backend) error) (func(), reopened, error) {
 	before := b.h.File()
 	lines := 0
 	var last string
@@ -289,9 +289,11 @@ func (b *storeBacking) reopen(accept func(session.Backend) error) (func(), bool,
 		if err == nil {
 			b.reloads.Store(gen)
 			if err := accept(b.h); err != nil {
-				return nil, false, err
+				return nil, reopened{}, err
 			}
-			return func() {}, false, nil
+			// Read whole again: another host's prune, or what the
+			// daemon could not follow while the store was away.
+			return func() {}, reopened{rewritten: true}, nil
 		}
 		b.rewritten.Store(true) // try again next time
 	} else {
@@ -301,16 +303,16 @@ func (b *storeBacking) reopen(accept func(session.Backend) error) (func(), bool,
 		if errors.Is(err, store.ErrUnavailable) {
 			b.src.unavailable()
 		}
-		return nil, false, fmt.Errorf("session %q: %w", b.rel, err)
+		return nil, reopened{}, fmt.Errorf("session %q: %w", b.rel, err)
 	}
 	after := b.h.File()
 	if after == before && len(after.Entries) == lines && store.LastID(after) == last {
-		return nil, false, nil
+		return nil, reopened{}, nil
 	}
 	if err := accept(b.h); err != nil {
-		return nil, false, err
+		return nil, reopened{}, err
 	}
-	return func() {}, false, nil
+	return func() {}, reopened{}, nil
 }
 
 func (b *storeBacking) close() error {

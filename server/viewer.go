@@ -64,7 +64,9 @@ func (s *Server) NewViewer(exposed bool) *Viewer {
 		// The viewer's slots are shared fairly among callers as the
 		// daemon knows them (a token's name, a certificate's subject).
 		Caller: func(r *http.Request) string { return viewerCaller(r).name },
-		Daemon: v.daemonPanel,
+		// server.viewerMaxSessions in force, at every open.
+		MaxOpen: func() int { return s.cfg.Load().Server.ViewerMaxSessions },
+		Daemon:  v.daemonPanel,
 	}
 	if s.files != nil {
 		// The daemon's one file watch, shared with the sessions it

@@ -14,14 +14,15 @@ import (
 	"github.com/pith-dev/pith/config"
 )
 
-// TestViewerSlotsSharedFairly: the viewer watches at most 64 sessions, and
-// a session with a live page (an open event stream) was never given up —
-// so one caller's 64 live pages held every slot and every other caller got
+// TestViewerSlotsSharedFairly: the viewer watches at most
+// server.viewerMaxSessions sessions (64 here, the default), and a session
+// with a live page (an open event stream) was never given up — so one
+// caller's 64 live pages held every slot and every other caller got
 // 503. Now the caller with more live pages gives up its least recently
 // used one to a caller with fewer, and only down to a level share: its
 // page reconnecting for the slot back gets 503, not the other's slot.
 func TestViewerSlotsSharedFairly(t *testing.T) {
-	const slots = 64 // viewer.SessionsOptions.MaxOpen's default, the daemon's
+	const slots = config.DefaultViewerMaxSessions
 	cfg := testConfig(t.TempDir())
 	cfg.Server.Tokens = []config.Token{
 		{Name: "a", SHA256: HashToken("secret-a")},

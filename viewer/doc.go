@@ -18,7 +18,8 @@
 // behind its own listener policy and authentication (`pith serve`'s
 // server.viewer), with a daemon panel fed by SessionsOptions.Daemon. Both answer only GET:
 // nothing in the viewer changes a session. Sessions watches at most
-// MaxOpen sessions; when each has a live page, the callers a daemon names
+// MaxOpen sessions (asked at every open: a daemon's server.viewerMaxSessions
+// in force); when each has a live page, the callers a daemon names
 // (SessionsOptions.Caller) share them fairly, so one caller's pages cannot
 // lock the others out.
 //

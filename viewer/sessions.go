@@ -42,8 +42,11 @@ type SessionsOptions struct {
 	// MaxOpen bounds the sessions watched at once; past it the least
 	// recently used idle one is closed, or, when every one has a live
 	// page (an open event stream), the fair share below decides; else the
-	// request is refused with 503. 0 means 64.
-	MaxOpen int
+	// request is refused with 503. It is asked at every open, so a
+	// daemon's reload applies at once (one lowering it closes idle
+	// sessions down to it as pages are asked for). nil, or a value
+	// below 1, means 64.
+	MaxOpen func() int
 	// Caller names who a request is from (a daemon's token name), for
 	// the fair share of MaxOpen: when every open session has a live page,
 	// a caller with more sessions live than the requester has plus one
@@ -154,9 +157,6 @@ var ErrTooManyOpen = errors.New("viewer: too many sessions open")
 func NewSessions(opts SessionsOptions) *Sessions {
 	if opts.Idle <= 0 {
 		opts.Idle = 5 * time.Minute
-	}
-	if opts.MaxOpen <= 0 {
-		opts.MaxOpen = 64
 	}
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
@@ -279,9 +279,11 @@ func (s *Sessions) acquire(name, who string) (*openSession, error) {
 		}
 		return o, nil
 	}
-	if len(s.open) >= s.opts.MaxOpen && !s.evictLocked() && !s.evictFairLocked(who) {
-		s.mu.Unlock()
-		return nil, ErrTooManyOpen
+	for limit := s.maxOpen(); len(s.open) >= limit; {
+		if !s.evictLocked() && !s.evictFairLocked(who) {
+			s.mu.Unlock()
+			return nil, ErrTooManyOpen
+		}
 	}
 	o := &openSession{ready: make(chan struct{}), used: time.Now(), streams: map[string]int{}}
 	s.open[name] = o
@@ -308,6 +310,20 @@ func (s *Sessions) acquire(name, who string) (*openSession, error) {
 	}
 	o.h = h
 	return o, nil
+}
+
+// DefaultMaxOpen is the bound of SessionsOptions.MaxOpen when it gives
+// none.
+const DefaultMaxOpen = 64
+
+// maxOpen is the bound on the sessions open in force.
+func (s *Sessions) maxOpen() int {
+	if s.opts.MaxOpen != nil {
+		if n := s.opts.MaxOpen(); n > 0 {
+			return n
+		}
+	}
+	return DefaultMaxOpen
 }
 
 // openHandler resolves name and reads it whole.

@@ -69,7 +69,7 @@ func TestSessions(t *testing.T) {
 		},
 		Settings: func() viewer.Settings { return viewer.Settings{ContextWindow: window, ReserveTokens: 1000} },
 		Idle:     20 * time.Millisecond,
-		MaxOpen:  2,
+		MaxOpen:  func() int { return 2 },
 	})
 	srv := httptest.NewServer(s)
 	t.Cleanup(func() { s.Close(); srv.Close() })
@@ -163,7 +163,7 @@ func TestSessionsFairShare(t *testing.T) {
 	}
 	s := viewer.NewSessions(viewer.SessionsOptions{
 		Resolve: rootResolver(t, root),
-		MaxOpen: 2,
+		MaxOpen: func() int { return 2 },
 		Caller:  func(r *http.Request) string { return r.Header.Get("X-Caller") },
 	})
 	srv := httptest.NewServer(s)

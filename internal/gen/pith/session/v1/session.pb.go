@@ -1406,7 +1406,7 @@ type Event struct {
 	// kind: compaction_start, compaction_end, hook_error, overflow_reported,
 	// auto_compaction_disabled, compaction_warning (error carries the warning),
 	// compaction_progress (a turn of the explore strategy's worker), pruned,
-	// agent_abort, entries_appended.
+	// agent_abort, entries_appended, session_rewritten.
 	//
 	// entries_appended is sent when entries were added to the session: by a
 	// call (Append, AfterTurn, ReportError), or by another writer once the
@@ -1415,6 +1415,14 @@ type Event struct {
 	// WatchEvents stream), what another host appends to a shared store at
 	// the next call that reads the session. entry_id is the last entry
 	// added.
+	//
+	// session_rewritten is sent when another program rewrote the session
+	// rather than appended to it — a file replaced on disk (pith prune or
+	// prune --restore, pith migrate --in-place, an editor), a shared
+	// store's session another host pruned — once the daemon has read it
+	// again (at once for a watched file, else at the next call that reads
+	// the session): entries the client read before may have changed or
+	// gone, so it reads the session again. entry_id is the leaf after it.
 	//
 	// agent_abort is sent when a manual compaction (Compact) starts: the
 	// agent must cancel its in-flight turn (the model request it is
