@@ -313,6 +313,9 @@ func (b *storeBacking) reopen(accept func(session.Backend) error) (func(), bool,
 	return func() {}, false, nil
 }
 
+// reaches: a stored session has one name, its key.
+func (b *storeBacking) reaches(rel string) bool { return rel == b.rel }
+
 func (b *storeBacking) close() error {
 	b.src.forget(b)
 	return nil
