@@ -257,8 +257,18 @@ func (v *service) turn(ctx context.Context, id string, msg []byte, fn func(*engi
 
 func (v *service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
 	// Its stream slot (server.maxStreams) was taken with the caller's
-	// credentials (streamAuth).
+	// credentials (streamAuth). Setting it up can read and parse a whole
+	// session closed for idleness, as a GetContext does: that holds one of
+	// the caller's calls in flight (server.maxCallsInFlight) too, given
+	// back before the stream's long wait for events. Without it a caller's
+	// streams opened at once on a large session parsed it that many times
+	// over, past the bound.
+	release, err := v.s.take(callerOf(stream.Context()), slotCall)
+	if err != nil {
+		return toStatus(err)
+	}
 	o, w, cancel, err := v.s.watch(stream.Context(), req.GetSessionId())
+	release()
 	if err != nil {
 		return toStatus(err)
 	}
