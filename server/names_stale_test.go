@@ -77,10 +77,22 @@ func TestAnotherNameIsCheckedAgain(t *testing.T) {
 		}
 	}
 
-	// The link removed while the session stays open by a's name.
+	// The link removed while the session stays open by a's name: b's
+	// stream watching it ends at the next event, and b is refused.
 	sb := linkAndOpen()
+	w, err := sb.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
 	if err := os.Remove(link); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := sa.AppendMessages(ctx, userMsg("a's secret", 20)); err != nil {
+		t.Fatal(err)
+	}
+	if ev, err := w.Next(); !errors.Is(err, client.ErrPermissionDenied) {
+		t.Fatalf("team-b's stream after the link was removed: event %+v, error %v; want permission denied", ev, err)
 	}
 	refused(sb, "after the link was removed")
 	if _, err := sa.Context(ctx); err != nil {

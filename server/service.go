@@ -263,7 +263,8 @@ func (v *service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 	// back before the stream's long wait for events. Without it a caller's
 	// streams opened at once on a large session parsed it that many times
 	// over, past the bound.
-	release, err := v.s.take(callerOf(stream.Context()), slotCall)
+	c := callerOf(stream.Context())
+	release, err := v.s.take(c, slotCall)
 	if err != nil {
 		return toStatus(err)
 	}
@@ -293,6 +294,12 @@ func (v *service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 					return toStatus(err)
 				}
 				checked = now
+			}
+			// A caller in by another name of the session (a hard
+			// link in its tree) loses it when the name no longer leads
+			// to the session's file (reachableBy checks it again).
+			if !o.reachableBy(c) {
+				return toStatus(fmt.Errorf("%w: session %q: the name it was opened by no longer leads to it", ErrForbidden, o.id))
 			}
 			if err := stream.Send(&pb.WatchEventsResponse{Event: eventProto(o.id, *ev)}); err != nil {
 				return err
