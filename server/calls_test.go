@@ -85,8 +85,8 @@ func TestCallsInFlightBoundedPerCaller(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusTooManyRequests {
-		t.Fatalf("a viewer request past the caller's calls in flight: %d, want 429", resp.StatusCode)
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("a viewer request past the caller's calls in flight: %d, Retry-After %q; want 429 with a Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 	// Another caller is not held back by the first.
 	if _, err := sb.Context(ctx); err != nil {
