@@ -128,3 +128,40 @@ func TestAnotherNameIsCheckedAgain(t *testing.T) {
 	}
 	refused(sb, "after the link was removed and the session reopened")
 }
+
+// BenchmarkReachableBy: the check of a caller against a session's names
+// on every call — by the session's own name (no system call), and by
+// another name, checked again against the file each time.
+func BenchmarkReachableBy(b *testing.B) {
+	ctx := context.Background()
+	root := b.TempDir()
+	h := startServer(b, testConfig(root))
+	s, err := h.client.Create(ctx, "team-a/x.jsonl", "/w")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "team-b"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(root, "team-a", "x.jsonl"), filepath.Join(root, "team-b", "y.jsonl")); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := h.client.Open(ctx, "team-b/y.jsonl"); err != nil {
+		b.Fatal(err)
+	}
+	h.srv.mu.Lock()
+	o := h.srv.sessions[s.ID]
+	h.srv.mu.Unlock()
+	for _, bc := range []struct {
+		name string
+		c    caller
+	}{{"own name", caller{name: "a", prefix: "team-a/"}}, {"other name", caller{name: "b", prefix: "team-b/"}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				if !o.reachableBy(bc.c) {
+					b.Fatal("refused")
+				}
+			}
+		})
+	}
+}
