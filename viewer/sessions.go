@@ -46,10 +46,11 @@ type SessionsOptions struct {
 	MaxOpen int
 	// Caller names who a request is from (a daemon's token name), for
 	// the fair share of MaxOpen: when every open session has a live page,
-	// a caller with more sessions live than the requester has plus one
-	// gives up its least recently used one (its page's stream ends) —
-	// so one caller's pages cannot lock every other caller out. nil: every
-	// request is from one caller.
+	// a caller holding more sessions (live, or opened by it and being
+	// read) than the requester holds plus one gives up its least recently
+	// used live one (its page's stream ends) — so one caller's pages
+	// cannot lock every other caller out. Only a request for a session
+	// that resolved makes room. nil: every request is from one caller.
 	Caller func(r *http.Request) string
 	// Follow, when set, is how the sessions follow their files: a
 	// daemon's one file watch, shared with what else it follows (the
