@@ -8,11 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"time"
 
 	pb "github.com/pith-dev/pith/internal/gen/pith/session/v1"
 	"github.com/pith-dev/pith/internal/netaddr"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -38,8 +40,15 @@ var (
 	ErrUnavailable = errors.New("server unavailable")
 	// ErrUnauthenticated: no, an unknown or a revoked credential.
 	ErrUnauthenticated = errors.New("unauthenticated")
-	// ErrResourceExhausted: a size or count limit of the daemon.
+	// ErrResourceExhausted: a size or count limit of the daemon; the
+	// same call fails the same way again.
 	ErrResourceExhausted = errors.New("resource exhausted")
+	// ErrBusy: the daemon refused the call because this caller has
+	// server.maxCallsInFlight calls running; nothing ran. The client
+	// retries such a refusal itself with a bounded back-off (see
+	// WithBusyRetries) and returns ErrBusy only when the retries ran out
+	// or ctx ended first.
+	ErrBusy = errors.New("busy")
 )
 
 // maxMessage matches the hooks wire: sessions carry large tool outputs.
@@ -48,8 +57,9 @@ const maxMessage = 256 << 20
 // Client is a connection to a `pith serve` daemon. It is safe for
 // concurrent use.
 type Client struct {
-	conn *grpc.ClientConn
-	rpc  pb.SessionServiceClient
+	conn        *grpc.ClientConn
+	rpc         pb.SessionServiceClient
+	busyRetries int
 }
 
 // Option configures Dial.
@@ -59,6 +69,22 @@ type dialOptions struct {
 	tls   *tls.Config
 	token string
 	err   error
+	// busyRetries: how many times a busy refusal is retried; -1 for the
+	// default.
+	busyRetries int
+}
+
+// defaultBusyRetries is how many times a call the daemon refused as busy
+// is retried by default: with the back-off doubling from the daemon's
+// hint (50 ms) up to maxBusyWait, about five seconds in all.
+const defaultBusyRetries = 7
+
+// WithBusyRetries sets how many times a call the daemon refused as busy
+// (ErrBusy: the caller's server.maxCallsInFlight calls are running) is
+// retried, with a back-off that doubles from the daemon's hint; 0 returns
+// the refusal at once. The default is 7, about five seconds in all.
+func WithBusyRetries(n int) Option {
+	return func(o *dialOptions) { o.busyRetries = max(n, 0) }
 }
 
 // WithTLS speaks TLS with the daemon. c holds the CA pool that signs the
@@ -107,7 +133,7 @@ func WithToken(token string) Option {
 // a token is never sent in clear text to any other address. The connection
 // is made lazily; the first call reports an unreachable daemon.
 func Dial(addr string, opts ...Option) (*Client, error) {
-	var o dialOptions
+	o := dialOptions{busyRetries: defaultBusyRetries}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -121,6 +147,9 @@ func Dial(addr string, opts ...Option) (*Client, error) {
 	dopts := []grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)),
+		grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoke grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+			return retryBusy(ctx, o.busyRetries, func() error { return invoke(ctx, method, req, reply, cc, opts...) })
+		}),
 	}
 	if o.token != "" {
 		if o.tls == nil && !netaddr.Loopback(addr) {
@@ -132,7 +161,7 @@ func Dial(addr string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pith client %s: %w", addr, err)
 	}
-	return &Client{conn: conn, rpc: pb.NewSessionServiceClient(conn)}, nil
+	return &Client{conn: conn, rpc: pb.NewSessionServiceClient(conn), busyRetries: o.busyRetries}, nil
 }
 
 // bearerToken is a gRPC per-call credential.
@@ -259,12 +288,18 @@ type Compaction struct {
 // Compact runs a manual compaction; progress, when set, gets the events
 // on the way. Cancelling ctx aborts the compaction.
 func (s *Session) Compact(ctx context.Context, instructions string, progress func(Event)) (*Compaction, error) {
-	st, err := s.c.rpc.Compact(ctx, &pb.CompactRequest{SessionId: s.ID, Instructions: instructions})
-	if err != nil {
-		return nil, wrap("compact", err)
-	}
-	for {
-		r, err := st.Recv()
+	var st grpc.ServerStreamingClient[pb.CompactResponse]
+	var r *pb.CompactResponse
+	// A busy refusal comes as the stream's first answer.
+	err := retryBusy(ctx, s.c.busyRetries, func() error {
+		var err error
+		if st, err = s.c.rpc.Compact(ctx, &pb.CompactRequest{SessionId: s.ID, Instructions: instructions}); err != nil {
+			return err
+		}
+		r, err = st.Recv()
+		return err
+	})
+	for ; ; r, err = st.Recv() {
 		if err != nil {
 			if err == io.EOF {
 				err = errors.New("the stream ended without a result")
@@ -395,12 +430,24 @@ type Watcher struct {
 // Watcher when done.
 func (s *Session) Watch(ctx context.Context) (*Watcher, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	st, err := s.c.rpc.WatchEvents(ctx, &pb.WatchEventsRequest{SessionId: s.ID})
+	var st grpc.ServerStreamingClient[pb.WatchEventsResponse]
+	err := retryBusy(ctx, s.c.busyRetries, func() error {
+		var err error
+		if st, err = s.c.rpc.WatchEvents(ctx, &pb.WatchEventsRequest{SessionId: s.ID}); err != nil {
+			return err
+		}
+		md, err := st.Header()
+		if err != nil || md != nil {
+			return err
+		}
+		// No header: the daemon refused the stream (gRPC hands the
+		// refusal to Recv). Before, Watch reported it in place.
+		if _, err = st.Recv(); err == io.EOF || err == nil {
+			err = errors.New("the stream ended before it was in place")
+		}
+		return err
+	})
 	if err != nil {
-		cancel()
-		return nil, wrap("watch", err)
-	}
-	if _, err := st.Header(); err != nil {
 		cancel()
 		return nil, wrap("watch", err)
 	}
@@ -444,11 +491,60 @@ func wrap(op string, err error) error {
 	if !ok {
 		return fmt.Errorf("%s: %w", op, err)
 	}
+	if _, busy := busyHint(err); busy {
+		return fmt.Errorf("%s: %w: %s", op, ErrBusy, st.Message())
+	}
 	sentinel, ok := sentinels[st.Code()]
 	if !ok {
 		return fmt.Errorf("%s: %s", op, st.Message())
 	}
 	return fmt.Errorf("%s: %w: %s", op, sentinel, st.Message())
+}
+
+// maxBusyWait bounds one wait between the retries of a busy refusal.
+const maxBusyWait = 2 * time.Second
+
+// retryBusy runs call, and again up to retries times while the daemon
+// refuses it as busy (busyHint), waiting a back-off that starts at the
+// daemon's hint, doubles up to maxBusyWait and is jittered (callers
+// refused together do not come back together). It returns call's last
+// error; ctx ending stops the waiting at once. Only a busy refusal is
+// retried: nothing ran then, so any call, an append included, is safe to
+// send again.
+func retryBusy(ctx context.Context, retries int, call func() error) error {
+	var wait time.Duration
+	for try := 0; ; try++ {
+		err := call()
+		hint, busy := busyHint(err)
+		if !busy || try >= retries {
+			return err
+		}
+		wait = min(max(2*wait, hint, time.Millisecond), maxBusyWait)
+		t := time.NewTimer(wait/2 + rand.N(wait/2+1))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
+
+// busyHint reports whether err is the daemon's busy refusal: Unavailable
+// with a google.rpc.RetryInfo detail, and its suggested delay. An
+// Unavailable without it (the daemon or its store unreachable) is not
+// retried: an append may have landed.
+func busyHint(err error) (time.Duration, bool) {
+	st, ok := status.FromError(err)
+	if !ok || st.Code() != codes.Unavailable {
+		return 0, false
+	}
+	for _, d := range st.Details() {
+		if ri, ok := d.(*errdetails.RetryInfo); ok {
+			return ri.GetRetryDelay().AsDuration(), true
+		}
+	}
+	return 0, false
 }
 
 func bytesOf(r []json.RawMessage) [][]byte {

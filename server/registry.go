@@ -224,9 +224,12 @@ func (s *Server) get(ctx context.Context, id string) (*openSession, error) {
 		if o.id != id {
 			return nil, fmt.Errorf("%w: %q (its file now holds another session)", ErrNoSession, id)
 		}
-		// The callers of its other names keep their way in.
+		// The callers of its other names keep their way in, by the
+		// names that still lead to its file.
 		for _, n := range names {
-			_ = o.addName(n)
+			if n == names[i] || o.b.reaches(n) {
+				_ = o.addName(n)
+			}
 		}
 	}
 	if c := callerOf(ctx); !o.reachableBy(c) {

@@ -257,8 +257,19 @@ func (v *service) turn(ctx context.Context, id string, msg []byte, fn func(*engi
 
 func (v *service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
 	// Its stream slot (server.maxStreams) was taken with the caller's
-	// credentials (streamAuth).
+	// credentials (streamAuth). Setting it up can read and parse a whole
+	// session closed for idleness, as a GetContext does: that holds one of
+	// the caller's calls in flight (server.maxCallsInFlight) too, given
+	// back before the stream's long wait for events. Without it a caller's
+	// streams opened at once on a large session parsed it that many times
+	// over, past the bound.
+	c := callerOf(stream.Context())
+	release, err := v.s.take(c, slotCall)
+	if err != nil {
+		return toStatus(err)
+	}
 	o, w, cancel, err := v.s.watch(stream.Context(), req.GetSessionId())
+	release()
 	if err != nil {
 		return toStatus(err)
 	}
@@ -283,6 +294,12 @@ func (v *service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 					return toStatus(err)
 				}
 				checked = now
+			}
+			// A caller in by another name of the session (a hard
+			// link in its tree) loses it when the name no longer leads
+			// to the session's file (reachableBy checks it again).
+			if !o.reachableBy(c) {
+				return toStatus(fmt.Errorf("%w: session %q: the name it was opened by no longer leads to it", ErrForbidden, o.id))
 			}
 			if err := stream.Send(&pb.WatchEventsResponse{Event: eventProto(o.id, *ev)}); err != nil {
 				return err

@@ -88,22 +88,37 @@ func (o *openSession) addName(rel string) error {
 	return nil
 }
 
-// reachableBy reports whether c may touch o by one of its names.
+// reachableBy reports whether c may touch o by one of its names. A
+// name other than o's own (the one it was opened by, which the file's
+// handle follows) is checked again first: it must still lead to the
+// session's file, else it is forgotten. Once proved, a hard link in
+// another tenant's tree stayed a way in after the link was removed.
 func (o *openSession) reachableBy(c caller) bool {
 	o.namesMu.Lock()
 	defer o.namesMu.Unlock()
-	for _, n := range o.names { // not ContainsFunc(c.may): a call's hot path
-		if c.may(n) {
+	if c.may(o.names[0]) { // not ContainsFunc(c.may): a call's hot path
+		return true
+	}
+	for i := 1; i < len(o.names); {
+		if !c.may(o.names[i]) {
+			i++
+			continue
+		}
+		if o.b.reaches(o.names[i]) {
 			return true
 		}
+		o.names = slices.Delete(o.names, i, i+1)
 	}
 	return false
 }
 
-// nameList is a copy of o's names.
+// nameList is a copy of o's names, those other than its own checked
+// again (see reachableBy).
 func (o *openSession) nameList() []string {
 	o.namesMu.Lock()
 	defer o.namesMu.Unlock()
+	own := o.names[0]
+	o.names = slices.DeleteFunc(o.names, func(n string) bool { return n != own && !o.b.reaches(n) })
 	return slices.Clone(o.names)
 }
 

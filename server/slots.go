@@ -50,6 +50,14 @@ const (
 	slotSession
 )
 
+// ErrBusy marks a call refused because its caller has
+// server.maxCallsInFlight calls running: nothing ran, and the same call
+// succeeds once one of them answered. It is an ErrLimit too, but a
+// passing one: it leaves the daemon as Unavailable with a RetryInfo
+// detail (toStatus), which clients retry after a back-off, where a size
+// or count limit's ResourceExhausted is final.
+var ErrBusy = fmt.Errorf("%w: busy", ErrLimit)
+
 // limit is the bound of kind in cfg, and the refusal past it.
 func (k slotKind) limit(cfg config.Server) (int, string) {
 	switch k {
@@ -87,6 +95,9 @@ func (s *Server) takeSlot(key slotKey) error {
 		sc.n = map[slotKey]int{}
 	}
 	if n := sc.n[key]; n >= limit {
+		if key.kind == slotCall {
+			return fmt.Errorf("%w: this caller has %d %s", ErrBusy, n, what)
+		}
 		return fmt.Errorf("%w: this caller has %d %s", ErrLimit, n, what)
 	}
 	sc.n[key]++

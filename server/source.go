@@ -57,6 +57,11 @@ type backing interface {
 	// nothing changed, runs once the caller brought the engine up to
 	// date (it closes a replaced handle).
 	reopen(accept func(session.Backend) error) (done func(), how reopened, err error)
+	// reaches reports whether the name rel leads, now, to this
+	// session: a second name of it (a hard link, a symlinked directory)
+	// can be removed or pointed elsewhere while the session stays open
+	// by its first.
+	reaches(rel string) bool
 	// close closes the handle and what it holds (a directory handle).
 	close() error
 }

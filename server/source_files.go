@@ -337,6 +337,21 @@ func (b *fileBacking) reopen(accept func(session.Backend) error) (func(), reopen
 	return func() { old.Close() }, reopened{fresh: true, rewritten: true}, nil
 }
 
+func (b *fileBacking) reaches(rel string) bool {
+	root, _, err := b.src.sessionsRoot(false)
+	if err != nil {
+		return false
+	}
+	// As open reaches it: real directories with tenants, then Lstat.
+	sub, base, err := b.src.openDir(root, rel)
+	if err != nil {
+		return false
+	}
+	defer sub.Close()
+	fi, err := sub.Lstat(base)
+	return err == nil && !b.replacedBy(fi)
+}
+
 func (b *fileBacking) close() error {
 	err := b.st.Load().Close()
 	if cerr := b.sub.Close(); err == nil {

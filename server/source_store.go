@@ -315,6 +315,9 @@ func (b *storeBacking) reopen(accept func(session.Backend) error) (func(), reope
 	return func() {}, reopened{}, nil
 }
 
+// reaches: a stored session has one name, its key.
+func (b *storeBacking) reaches(rel string) bool { return rel == b.rel }
+
 func (b *storeBacking) close() error {
 	b.src.forget(b)
 	return nil

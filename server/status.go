@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"io/fs"
 	"syscall"
+	"time"
 
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/store"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 // Every error leaving the SessionService gets its code here, and only
@@ -27,6 +30,29 @@ import (
 //     retrying later is safe after reading the session (an append whose
 //     commit reply was lost may have landed).
 //   - store.ErrNotFound → NotFound, store.ErrExists → AlreadyExists.
+//
+// And the daemon's own: ErrBusy (a caller's calls in flight at their
+// bound) → Unavailable with a RetryInfo detail, retried by clients;
+// ErrLimit (a size or count limit) → ResourceExhausted, final.
+
+// busyRetryDelay is the back-off a busy refusal suggests: about a short
+// call's time, so a retry finds a slot given back.
+const busyRetryDelay = 50 * time.Millisecond
+
+// busyStatus is an ErrBusy refusal: Unavailable, the code gRPC clients
+// and their retry policies treat as passing (retry with a back-off), with
+// a google.rpc.RetryInfo detail saying that nothing ran and when to try
+// again. The detail is what tells it from the Unavailable of an
+// unreachable store, after which an append may have landed and must not
+// be retried blindly. ResourceExhausted, which a size or count limit
+// answers, is left to what retrying cannot fix.
+func busyStatus(err error) error {
+	st := status.New(codes.Unavailable, err.Error())
+	if d, derr := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(busyRetryDelay)}); derr == nil {
+		st = d
+	}
+	return st.Err()
+}
 
 // toStatus maps an error onto the gRPC code a client can branch on.
 func toStatus(err error) error {
@@ -35,6 +61,9 @@ func toStatus(err error) error {
 	}
 	if _, ok := status.FromError(err); ok {
 		return err
+	}
+	if errors.Is(err, ErrBusy) {
+		return busyStatus(err)
 	}
 	code := codes.Internal
 	switch {

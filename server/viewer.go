@@ -168,6 +168,10 @@ func (v *Viewer) serveAuthenticated(w http.ResponseWriter, r *http.Request) {
 	}
 	release, err := v.s.take(c, kind)
 	if err != nil {
+		if errors.Is(err, ErrBusy) {
+			// Passing, as the gRPC calls' Unavailable with RetryInfo says.
+			w.Header().Set("Retry-After", "1")
+		}
 		http.Error(w, err.Error(), http.StatusTooManyRequests)
 		return
 	}

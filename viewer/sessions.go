@@ -49,10 +49,11 @@ type SessionsOptions struct {
 	MaxOpen func() int
 	// Caller names who a request is from (a daemon's token name), for
 	// the fair share of MaxOpen: when every open session has a live page,
-	// a caller with more sessions live than the requester has plus one
-	// gives up its least recently used one (its page's stream ends) —
-	// so one caller's pages cannot lock every other caller out. nil: every
-	// request is from one caller.
+	// a caller holding more sessions (live, or opened by it and being
+	// read) than the requester holds plus one gives up its least recently
+	// used live one (its page's stream ends) — so one caller's pages
+	// cannot lock every other caller out. Only a request for a session
+	// that resolved makes room. nil: every request is from one caller.
 	Caller func(r *http.Request) string
 	// Follow, when set, is how the sessions follow their files: a
 	// daemon's one file watch, shared with what else it follows (the
@@ -134,6 +135,9 @@ type openSession struct {
 	// streams counts the open event streams (live pages) on the
 	// session by caller.
 	streams map[string]int
+	// by is the caller whose request opened it: the session counts in
+	// its share (evictFairLocked) while no page is live on it.
+	by string
 }
 
 // soleCaller is the caller of o's streams when they are all one
@@ -266,18 +270,27 @@ func (s *Sessions) sweep() {
 }
 
 // acquire returns the open viewer of name for a request of caller who,
-// opening it when needed. The first reading runs outside s.mu; concurrent
-// requests for the same session wait for it, others do not.
+// opening it when needed. The name is resolved before any room is made
+// for it: a request for a session that does not exist, or that the
+// caller may not read, must not close another caller's live page (a
+// tenant asking for missing names ended one of another's pages each
+// time). The first reading runs outside s.mu; concurrent requests for the
+// same session wait for it, others do not.
 func (s *Sessions) acquire(name, who string) (*openSession, error) {
 	s.mu.Lock()
-	if o, ok := s.open[name]; ok {
-		o.used = time.Now()
+	o, ok := s.open[name]
+	s.mu.Unlock()
+	if ok {
+		return s.await(o)
+	}
+	src, err := s.opts.Resolve(name)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if o, ok := s.open[name]; ok { // opened by another request meanwhile
 		s.mu.Unlock()
-		<-o.ready
-		if o.err != nil {
-			return nil, o.err
-		}
-		return o, nil
+		return s.await(o)
 	}
 	for limit := s.maxOpen(); len(s.open) >= limit; {
 		if !s.evictLocked() && !s.evictFairLocked(who) {
@@ -285,11 +298,11 @@ func (s *Sessions) acquire(name, who string) (*openSession, error) {
 			return nil, ErrTooManyOpen
 		}
 	}
-	o := &openSession{ready: make(chan struct{}), used: time.Now(), streams: map[string]int{}}
+	o = &openSession{ready: make(chan struct{}), used: time.Now(), streams: map[string]int{}, by: who}
 	s.open[name] = o
 	s.mu.Unlock()
 
-	h, err := s.openHandler(name)
+	h, err := s.openHandler(name, src)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defer close(o.ready)
@@ -326,12 +339,21 @@ func (s *Sessions) maxOpen() int {
 	return DefaultMaxOpen
 }
 
-// openHandler resolves name and reads it whole.
-func (s *Sessions) openHandler(name string) (*Handler, error) {
-	src, err := s.opts.Resolve(name)
-	if err != nil {
-		return nil, err
+// await is o, an open session, once its first reading is done.
+func (s *Sessions) await(o *openSession) (*openSession, error) {
+	s.mu.Lock()
+	o.used = time.Now()
+	s.mu.Unlock()
+	<-o.ready
+	if o.err != nil {
+		return nil, o.err
 	}
+	return o, nil
+}
+
+// openHandler reads the session name, resolved to src, whole.
+func (s *Sessions) openHandler(name string, src Source) (*Handler, error) {
+	var err error
 	settings := Settings{}
 	if s.opts.Settings != nil {
 		settings = s.opts.Settings()
@@ -359,20 +381,25 @@ func (s *Sessions) evictLocked() bool {
 
 // evictFairLocked makes room for caller who when every open session has a
 // live page: it closes, ending its streams, the least recently used
-// session live for one caller only, taken from the caller with the most
-// live sessions, provided that caller has more than who's count plus one.
+// session live for one caller only, taken from the caller holding the
+// most sessions, provided that caller holds more than who's count plus
+// one. A caller holds the sessions it has a live page on, and those it
+// opened that have none (being read still): a caller firing requests for
+// large sessions would otherwise count none while they were read, and
+// each request would end another caller's page.
 // After it the two are at worst level, so the closed page's reconnection
 // (EventSource retries) finds no session to take back and gets 503:
 // there is no ping-pong. Without it 64 live pages of one caller held
 // every slot and every other caller got 503. A session live for several
 // callers is never closed: it serves them all.
 func (s *Sessions) evictFairLocked(who string) bool {
-	live := map[string]int{}
+	live := map[string]int{} // sessions held, by caller
 	for _, o := range s.open {
-		if o.opened() {
-			for c := range o.streams {
-				live[c]++
-			}
+		if len(o.streams) == 0 {
+			live[o.by]++
+		}
+		for c := range o.streams {
+			live[c]++
 		}
 	}
 	var victim, from string

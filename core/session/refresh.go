@@ -25,6 +25,11 @@ func (s *Store) overwritten(held fs.FileInfo) (bool, error) {
 func (s *Store) Behind() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.fd == nil {
+		// Closed: nothing more to read. (The daemon's follower asks
+		// without the session's lock, and can race its closing.)
+		return false
+	}
 	st, err := s.fd.Stat()
 	return err != nil || st.Size() != s.size && st.Size() != s.refreshed || st.Size() == s.size && changeStamp(st) != s.stamp
 }

@@ -10,6 +10,7 @@
 package dirwatch
 
 import (
+	"errors"
 	"path/filepath"
 	"sync"
 
@@ -102,7 +103,30 @@ func (d *Watch) run() {
 				return
 			}
 			d.log.Warn("watching the session files", "error", err)
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				d.overflowed()
+			}
 		}
+	}
+}
+
+// overflowed tells every file's callbacks that events were lost: the
+// kernel's queue overflowed, and any file may have been appended to or
+// replaced meanwhile. Each is called once with Create, as for a file
+// written anew, so that its follower reads it again whole; before, the
+// loss was only logged, and a page or a WatchEvents client missed other
+// writers' appends until that file happened to change again.
+func (d *Watch) overflowed() {
+	d.mu.Lock()
+	var fns []func(fsnotify.Op)
+	for _, byID := range d.files {
+		for _, fn := range byID {
+			fns = append(fns, fn)
+		}
+	}
+	d.mu.Unlock()
+	for _, fn := range fns {
+		fn(fsnotify.Create)
 	}
 }
 
