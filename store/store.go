@@ -89,6 +89,12 @@ type Store interface {
 	// when holder has it; ErrLeaseHeld while another holder's is unexpired.
 	// One holder at a time runs a session's compaction or prune.
 	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (Lease, error)
+	// RenewLease extends lease, ttl from now, while it is still its
+	// holder's; ErrLeaseLost once another holder took it or it was
+	// released — also when that holder has given it back since: a renewal
+	// that arrives late never takes the lease again, as AcquireLease
+	// would, after someone else worked under it.
+	RenewLease(ctx context.Context, lease Lease, ttl time.Duration) (Lease, error)
 	// ReleaseLease ends a lease early; releasing a lost lease is no error.
 	ReleaseLease(ctx context.Context, lease Lease) error
 	// Watch delivers an Event for every change made through any Store on

@@ -574,6 +574,28 @@ func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.
 	return store.Lease{Session: name, Holder: holder, Expires: expires}, nil
 }
 
+// RenewLease moves the lease row's expiry when the row is still the
+// holder's. It never inserts one: a row that is gone was released or
+// taken over (a takeover replaces the holder), so the lease was lost
+// even if nobody holds it now.
+func (s *Store) RenewLease(ctx context.Context, lease store.Lease, ttl time.Duration) (store.Lease, error) {
+	if err := store.CheckName(lease.Session); err != nil {
+		return store.Lease{}, err
+	}
+	var expires time.Time
+	err := s.pool.QueryRow(ctx, `
+		UPDATE pith_leases SET expires_at = clock_timestamp() + $3 * interval '1 microsecond'
+		WHERE session = $1 AND holder = $2
+		RETURNING expires_at`, lease.Session, lease.Holder, ttl.Microseconds()).Scan(&expires)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Lease{}, fmt.Errorf("%s: %w", lease.Session, store.ErrLeaseLost)
+	}
+	if err != nil {
+		return store.Lease{}, classify(err)
+	}
+	return store.Lease{Session: lease.Session, Holder: lease.Holder, Expires: expires}, nil
+}
+
 // ReleaseLease deletes the lease row if lease still holds it.
 func (s *Store) ReleaseLease(ctx context.Context, lease store.Lease) error {
 	_, err := s.pool.Exec(ctx, `DELETE FROM pith_leases WHERE session = $1 AND holder = $2`, lease.Session, lease.Holder)

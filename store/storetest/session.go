@@ -604,6 +604,58 @@ func RunSession(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("LateRenewalAfterTakeover", func(t *testing.T) {
+		// A's renewal is sent in time but arrives late (a pool without a
+		// free connection, a slow network, a host paused at the wrong
+		// moment): meanwhile A's lease expired, B took it, wrote under it
+		// and gave it back. The late renewal must not take the lease
+		// again: A's work stops and its commits are refused.
+		hosts := open(t)
+		a, b := hosts(), hosts()
+		name := "s/late.jsonl"
+		mustCreate(t, a, name, header)
+		slow := &stalledRenewal{Store: a, holder: "A", stalled: make(chan struct{}), resume: make(chan struct{}), renewed: make(chan error, 1)}
+		h, err := store.OpenSession(ctx, slow, name, store.SessionOptions{Holder: "A", LeaseTTL: 1500 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		held, release, err := h.HoldLease(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer release()
+		<-slow.stalled
+		waitExpired(t, b, name, "B")
+		lb, err := b.AcquireLease(ctx, name, "B", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.AppendLeased(ctx, lb, "", msg("B's, under its lease")); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.ReleaseLease(ctx, lb); err != nil {
+			t.Fatal(err)
+		}
+		close(slow.resume)
+		if err := <-slow.renewed; err == nil {
+			t.Error("A's late renewal took the lease again after B had held and used it")
+		}
+		if err := h.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Append(msg("A's, under the lost lease")); !errors.Is(err, store.ErrLeaseLost) {
+			t.Fatalf("A's append after the late renewal: %v, want ErrLeaseLost", err)
+		}
+		select {
+		case <-held.Done():
+		case <-time.After(time.Minute):
+			t.Fatal("the lease was taken over, and the context under it did not end")
+		}
+		if cause := context.Cause(held); !errors.Is(cause, store.ErrLeaseLost) {
+			t.Fatalf("cause %v, want ErrLeaseLost", cause)
+		}
+	})
+
 	t.Run("LeaseTakeover", func(t *testing.T) {
 		s := open(t)()
 		name := "s/take.jsonl"
@@ -735,4 +787,48 @@ func (b *blockingSummarizer) Summarize(ctx context.Context, req summary.Request)
 		return summary.Result{}, ctx.Err()
 	}
 	return builtin.New(builtin.Options{}).Summarize(ctx, req)
+}
+
+// stalledRenewal is a Store whose lease calls for holder after the first
+// (the renewals) wait: the first says so on stalled and waits for resume,
+// then reports its result on renewed.
+type stalledRenewal struct {
+	store.Store
+	holder          string
+	calls           int
+	mu              sync.Mutex
+	stalled, resume chan struct{}
+	renewed         chan error
+}
+
+func (s *stalledRenewal) stall(holder string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if holder != s.holder {
+		return false
+	}
+	s.calls++
+	return s.calls == 2
+}
+
+func (s *stalledRenewal) RenewLease(ctx context.Context, lease store.Lease, ttl time.Duration) (store.Lease, error) {
+	if !s.stall(lease.Holder) {
+		return s.Store.RenewLease(ctx, lease, ttl)
+	}
+	close(s.stalled)
+	<-s.resume
+	l, err := s.Store.RenewLease(context.Background(), lease, ttl)
+	s.renewed <- err
+	return l, err
+}
+
+func (s *stalledRenewal) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (store.Lease, error) {
+	if !s.stall(holder) {
+		return s.Store.AcquireLease(ctx, name, holder, ttl)
+	}
+	close(s.stalled)
+	<-s.resume
+	l, err := s.Store.AcquireLease(context.Background(), name, holder, ttl)
+	s.renewed <- err
+	return l, err
 }
