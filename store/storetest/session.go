@@ -270,6 +270,116 @@ func RunSession(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("CatchUpAfterARewriteThatMovedLines", func(t *testing.T) {
+		// A rewrite re-encodes the session: the blank lines of an
+		// imported file go, and every later line moves up. When other
+		// appends then bring the count back past what a host had read,
+		// that host's catch-up must not take the lines after its old
+		// count for the new ones: it would miss entries and build the
+		// context over a broken chain.
+		hosts := open(t)
+		a, b := hosts(), hosts()
+		name := "s/moved.jsonl"
+		mustCreate(t, a, name, Sample+"\n\n")
+		ha := mustOpen(t, a, name, "A")
+		for i := range 6 {
+			if _, err := ha.Append(toolResult(fmt.Sprint("call", i), strings.Repeat(fmt.Sprintf("line %d of output\n", i), 800))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		hb := mustOpen(t, b, name, "B")
+		// Catching up with plain appends, B's own or A's, reads only
+		// the new lines: the parsed file stays the same value.
+		read := hb.File()
+		if _, err := hb.Append(msg("B's")); err != nil {
+			t.Fatal(err)
+		}
+		if err := ha.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ha.Append(msg("A's")); err != nil {
+			t.Fatal(err)
+		}
+		if err := hb.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if hb.File() != read {
+			t.Fatal("catching up with appends read the whole session again")
+		}
+		plan, err := compaction.Prune(ha, compaction.PruneSettings{Protect: 4000, Minimum: 100}, time.UnixMilli(1700000000000))
+		if err != nil || len(plan.Items) == 0 {
+			t.Fatalf("prune: %d items, %v", len(plan.Items), err)
+		}
+		for i := range 3 {
+			if _, err := ha.Append(msg(fmt.Sprint("after the prune ", i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := hb.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		want, got := mustLoad(t, a, name), hb.File()
+		if len(got.Entries) != len(want.Entries) {
+			t.Fatalf("B caught up to %d entries, the store has %d", len(got.Entries), len(want.Entries))
+		}
+		for i, e := range want.Entries {
+			if got.Entries[i].ID != e.ID {
+				t.Fatalf("entry %d: B has %s, the store %s", i, got.Entries[i].ID, e.ID)
+			}
+		}
+		if p := hb.Tree().Get(plan.Items[0].EntryID); p == nil || p.Get("message.prunedAt").Int() == 0 {
+			t.Fatal("B still has the unpruned entry")
+		}
+	})
+
+	t.Run("CatchUpAfterARewriteThatMovedLinesPastALargeLine", func(t *testing.T) {
+		// The same when the last line read is too large to read again
+		// on every catch-up: a new entry whose parent is unknown here
+		// gives the move away.
+		hosts := open(t)
+		a, b := hosts(), hosts()
+		name := "s/moved-large.jsonl"
+		mustCreate(t, a, name, Sample+"\n\n")
+		hb := mustOpen(t, b, name, "B")
+		if _, err := hb.Append(msg(strings.Repeat("x", 100<<10))); err != nil {
+			t.Fatal(err)
+		}
+		l, err := a.AcquireLease(ctx, name, "A", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := a.Export(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for bytes.Contains(data, []byte("\n\n")) {
+			data = bytes.ReplaceAll(data, []byte("\n\n"), []byte("\n"))
+		}
+		last := store.LastID(mustLoad(t, a, name))
+		if err := a.Rewrite(ctx, l, last, data); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.ReleaseLease(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			es, err := a.Append(ctx, name, last, msg(fmt.Sprint("after the rewrite ", i)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			last = es[0].ID
+		}
+		if err := hb.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := len(hb.File().Entries), len(mustLoad(t, a, name).Entries); got != want {
+			t.Fatalf("B caught up to %d entries, the store has %d", got, want)
+		}
+		if hb.Leaf() == nil || hb.Leaf().ID != last {
+			t.Fatalf("B's leaf is not the last entry %s", last)
+		}
+	})
+
 	t.Run("CompactionUnderLease", func(t *testing.T) {
 		hosts := open(t)
 		a, b := hosts(), hosts()
