@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/session"
 )
 
@@ -140,10 +141,21 @@ type SidecarChange struct {
 	Append []byte
 }
 
-// CheckSidecar refuses a sidecar suffix that would not name a session
-// companion: it starts with a dot and name+suffix is a valid name.
+// maxSuffixBytes bounds a sidecar suffix.
+const maxSuffixBytes = 64
+
+// CheckSidecar refuses a session name outside the grammar, and a sidecar
+// suffix that would not name a session companion: a dot, then letters,
+// digits, '.', '_' or '-' (no '/'), ending in ".jsonl". The name and the
+// suffix are checked apart, not as one name: a session whose name is as
+// long as the grammar allows has its companions too (rows in a database;
+// in a sessions directory the file system says whether NAME+suffix fits).
 func CheckSidecar(name, suffix string) error {
-	if !strings.HasPrefix(suffix, ".") || strings.Contains(suffix, "/") || CheckName(name+suffix) != nil {
+	if err := CheckName(name); err != nil {
+		return err
+	}
+	if len(suffix) < 2 || len(suffix) > maxSuffixBytes || suffix[0] != '.' ||
+		!config.SafeSegment(suffix[1:]) || !strings.HasSuffix(suffix, ".jsonl") {
 		return fmt.Errorf("%w: sidecar suffix %q", ErrInvalidName, suffix)
 	}
 	return nil

@@ -175,8 +175,13 @@ func RunSession(t *testing.T, open Opener) {
 		if got, err := s.ReadSidecar(ctx, "s/sc.jsonl", ".pruned.jsonl"); err != nil || got != nil {
 			t.Fatalf("no sidecar yet: %q, %v", got, err)
 		}
-		if _, err := s.ReadSidecar(ctx, "s/sc.jsonl", "/../x"); !errors.Is(err, store.ErrInvalidName) {
-			t.Fatalf("bad suffix: %v, want ErrInvalidName", err)
+		for _, bad := range []string{"/../x", ".x/../../y.jsonl", "..jsonl", "x.jsonl", ".pruned.txt", ".", "", "." + strings.Repeat("x", 64) + ".jsonl"} {
+			if _, err := s.ReadSidecar(ctx, "s/sc.jsonl", bad); !errors.Is(err, store.ErrInvalidName) {
+				t.Fatalf("bad suffix %q: %v, want ErrInvalidName", bad, err)
+			}
+		}
+		if _, err := s.ReadSidecar(ctx, "../sc.jsonl", ".pruned.jsonl"); !errors.Is(err, store.ErrInvalidName) {
+			t.Fatalf("bad name: %v, want ErrInvalidName", err)
 		}
 		l, err := s.AcquireLease(ctx, "s/sc.jsonl", "A", time.Minute)
 		if err != nil {
