@@ -2,6 +2,8 @@ package postgres_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"testing"
@@ -60,5 +62,32 @@ func TestPruneLongName(t *testing.T) {
 	}
 	if after, err := s.Export(ctx, name); err != nil || string(after) != string(before) {
 		t.Fatalf("restore did not give the session back byte for byte (%v)", err)
+	}
+}
+
+// TestImportLongID: an entry whose id is longer than a btree index row
+// may be (2704 bytes; a random one does not compress) is stored like any
+// other line — the files store keeps such a file — and appended to.
+func TestImportLongID(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	s, err := postgres.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	b := make([]byte, 2000)
+	rand.Read(b)
+	id := hex.EncodeToString(b)
+	data := storetest.Sample + `{"type":"message","id":"` + id + `","parentId":"aaaa0002","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user","content":"long id","timestamp":3}}` + "\n"
+	if err := s.Create(ctx, "long-id.jsonl", []byte(data)); err != nil {
+		t.Fatalf("import of an entry with a %d-byte id: %v", len(id), err)
+	}
+	if got, err := s.Export(ctx, "long-id.jsonl"); err != nil || string(got) != data {
+		t.Fatalf("export: %v", err)
+	}
+	es, err := s.Append(ctx, "long-id.jsonl", id, session.Draft{Type: session.TypeMessage, Fields: map[string]any{"message": map[string]any{"role": "user", "content": "after", "timestamp": 4}}})
+	if err != nil || es[0].ParentID != id {
+		t.Fatalf("append below the long id: %v", err)
 	}
 }

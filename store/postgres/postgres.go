@@ -436,7 +436,7 @@ func (s *Store) freshID(ctx context.Context, tx pgx.Tx, name string, pending map
 			continue
 		}
 		var used bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pith_lines WHERE session = $1 AND id = $2)`, name, []byte(id)).Scan(&used); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pith_lines WHERE id = $2 AND id <> ''::bytea AND session = $1)`, name, []byte(id)).Scan(&used); err != nil {
 			return "", err
 		}
 		if !used {
