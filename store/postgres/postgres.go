@@ -390,13 +390,13 @@ func (s *Store) append(ctx context.Context, name string, lease *store.Lease, exp
 			pid = *drafts[0].Parent
 		}
 		rows := make([]row, 0, len(drafts))
-		pending := map[string]bool{}
+		ids, err := s.freshIDs(ctx, tx, name, len(drafts))
+		if err != nil {
+			return err
+		}
 		at := s.now()
-		for _, d := range drafts {
-			id, err := s.freshID(ctx, tx, name, pending)
-			if err != nil {
-				return err
-			}
+		for i, d := range drafts {
+			id := ids[i]
 			line, err := session.BuildLine(d, id, pid, at)
 			if err != nil {
 				return own("%s: append %s entry: %w", name, d.Type, err)
@@ -425,25 +425,53 @@ func (s *Store) append(ctx context.Context, name string, lease *store.Lease, exp
 	return entries, nil
 }
 
-// freshID draws ids until one is unused in the session.
-func (s *Store) freshID(ctx context.Context, tx pgx.Tx, name string, pending map[string]bool) (string, error) {
-	for {
-		id, err := session.NewEntryID(rand.Reader)
-		if err != nil {
-			return "", err
-		}
-		if pending[id] {
-			continue
-		}
-		var used bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pith_lines WHERE id = $2 AND id <> ''::bytea AND session = $1)`, name, []byte(id)).Scan(&used); err != nil {
-			return "", err
-		}
-		if !used {
-			pending[id] = true
-			return id, nil
-		}
+// freshIDs draws n ids, distinct and unused in the session: one query
+// checks them all (then the few that clash again), not one per entry, so
+// an append of many entries does not hold the session's row lock for a
+// round trip each.
+func (s *Store) freshIDs(ctx context.Context, tx pgx.Tx, name string, n int) ([]string, error) {
+	ids := make([]string, n)
+	taken := make(map[string]bool, n)
+	todo := make([]int, n) // indexes of ids still to draw
+	for i := range todo {
+		todo[i] = i
 	}
+	for len(todo) > 0 {
+		probe := make([][]byte, 0, len(todo))
+		for _, i := range todo {
+			for {
+				id, err := session.NewEntryID(rand.Reader)
+				if err != nil {
+					return nil, err
+				}
+				if !taken[id] {
+					ids[i], taken[id] = id, true
+					probe = append(probe, []byte(id))
+					break
+				}
+			}
+		}
+		rows, err := tx.Query(ctx, `SELECT id FROM pith_lines WHERE id = ANY($2) AND id <> ''::bytea AND session = $1`, name, probe)
+		if err != nil {
+			return nil, err
+		}
+		used, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+		if err != nil {
+			return nil, err
+		}
+		clash := make(map[string]bool, len(used))
+		for _, u := range used {
+			clash[string(u)] = true
+		}
+		next := todo[:0]
+		for _, i := range todo {
+			if clash[ids[i]] {
+				next = append(next, i) // keep it in taken: it is used
+			}
+		}
+		todo = next
+	}
+	return ids, nil
 }
 
 // Rewrite replaces the session's lines while the lease holds (checked on
