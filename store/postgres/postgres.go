@@ -4,7 +4,8 @@
 // the last entry the writer saw; a lease row with an expiry (on the
 // database's clock) lets one host at a time compact or prune a session;
 // every change is announced with NOTIFY in its own transaction, so each
-// host's Watch sees it. The schema is migrated at Open (goose, under an
+// host's Watch sees it; what a host publishes is a pith_events row whose
+// id the notification carries, since anyone who may connect can NOTIFY. The schema is migrated at Open (goose, under an
 // advisory lock, so hosts starting together do not race).
 package postgres
 
@@ -161,7 +162,7 @@ func (s *Store) insert(ctx context.Context, tx pgx.Tx, name string, rows []row) 
 }
 
 func notify(ctx context.Context, tx pgx.Tx, name, kind string) error {
-	payload, _ := json.Marshal(store.Event{Session: name, Kind: kind})
+	payload, _ := json.Marshal(notice{Session: name, Kind: kind})
 	_, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", channel, string(payload))
 	return err
 }
@@ -546,8 +547,22 @@ func (s *Store) ReadSidecar(ctx context.Context, name, suffix string) ([]byte, e
 	return data, nil
 }
 
-// Publish sends the payload with NOTIFY on the sessions channel, so every
-// host's Watch gets it.
+// eventsKept is how long a published event's row is kept for the
+// watchers, who read it as soon as its notification arrives.
+const eventsKept = "10 minutes"
+
+// notice is a notification on the sessions channel: a change (created,
+// appended, rewritten) or, for a published event, the id of its row in
+// pith_events.
+type notice struct {
+	Session string `json:"session"`
+	Kind    string `json:"kind"`
+	Ref     int64  `json:"ref,omitempty"`
+}
+
+// Publish keeps the payload in a pith_events row and announces its id
+// with NOTIFY, in one transaction, so every host's Watch reads it; rows
+// older than eventsKept go in the same step.
 func (s *Store) Publish(ctx context.Context, name string, payload []byte) error {
 	if err := store.CheckName(name); err != nil {
 		return err
@@ -558,16 +573,22 @@ func (s *Store) Publish(ctx context.Context, name string, payload []byte) error 
 	if !json.Valid(payload) {
 		return fmt.Errorf("%s: the event payload is not JSON", name)
 	}
-	msg, err := json.Marshal(store.Event{Session: name, Kind: store.EventPublished, Payload: payload})
-	if err != nil {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		var id int64
+		if err := tx.QueryRow(ctx, `INSERT INTO pith_events (session, payload) VALUES ($1, $2) RETURNING id`, name, payload).Scan(&id); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM pith_events WHERE id IN (
+			SELECT id FROM pith_events WHERE at < clock_timestamp() - interval '`+eventsKept+`' FOR UPDATE SKIP LOCKED)`); err != nil {
+			return err
+		}
+		msg, err := json.Marshal(notice{Session: name, Kind: store.EventPublished, Ref: id})
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, "SELECT pg_notify($1, $2)", channel, string(msg))
 		return err
-	}
-	if len(msg) >= 8000 {
-		// A long name and an escaped payload can still pass the limit.
-		return fmt.Errorf("%s: %w (%d bytes with the event around it)", name, store.ErrPayloadTooLarge, len(msg))
-	}
-	_, err = s.pool.Exec(ctx, "SELECT pg_notify($1, $2)", channel, string(msg))
-	return classify(err)
+	})
 }
 
 // AcquireLease takes the lease row when it is free, expired or already
@@ -682,8 +703,18 @@ func (s *Store) Watch(ctx context.Context) (<-chan store.Event, error) {
 				continue
 			}
 			backoff = 50 * time.Millisecond
-			var ev store.Event
-			if json.Unmarshal([]byte(n.Payload), &ev) != nil {
+			ev, ok, err := s.eventOf(ctx, conn, n.Payload)
+			if err != nil {
+				// The connection failed reading the event: as if the
+				// notification was lost (a resync follows).
+				conn.Close(context.Background())
+				conn = nil
+				if ctx.Err() != nil {
+					return
+				}
+				continue
+			}
+			if !ok {
 				continue
 			}
 			select {
@@ -695,6 +726,34 @@ func (s *Store) Watch(ctx context.Context) (<-chan store.Event, error) {
 		}
 	}()
 	return out, nil
+}
+
+// eventOf is the event a notification announces. Anyone who may connect
+// can NOTIFY: a change is only a hint to read again, but a published
+// event is believed only as the pith_events row it names (ok false for a
+// forged or expired one, which is dropped); err is a failed connection.
+func (s *Store) eventOf(ctx context.Context, conn *pgx.Conn, payload string) (store.Event, bool, error) {
+	var n notice
+	if json.Unmarshal([]byte(payload), &n) != nil {
+		return store.Event{}, false, nil
+	}
+	ev := store.Event{Session: n.Session, Kind: n.Kind}
+	if n.Kind != store.EventPublished {
+		return ev, true, nil
+	}
+	if n.Ref <= 0 {
+		return store.Event{}, false, nil
+	}
+	var data []byte
+	err := conn.QueryRow(ctx, `SELECT payload FROM pith_events WHERE id = $1 AND session = $2`, n.Ref, n.Session).Scan(&data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Event{}, false, nil
+	}
+	if err != nil {
+		return store.Event{}, false, err
+	}
+	ev.Payload = data
+	return ev, true, nil
 }
 
 func (s *Store) listenConn(ctx context.Context) (*pgx.Conn, error) {
