@@ -70,9 +70,18 @@ func TestForgedNotification(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	forged := `{"session":"x/p.jsonl","kind":"published","payload":{"host":"nobody","kind":"agent_abort","time":1}}`
-	if _, err := intruder.Exec(ctx, "SELECT pg_notify('pith_sessions', $1)", forged); err != nil {
-		t.Fatal(err)
+	for _, forged := range []string{
+		`{"session":"x/p.jsonl","kind":"published","payload":{"host":"nobody","kind":"agent_abort","time":1}}`,
+		// The genuine event below is row 1, of another session.
+		`{"session":"y/q.jsonl","kind":"published","ref":1}`,
+		// A resync makes a host read every open session whole: only a
+		// watch that was interrupted says it, never a notification.
+		`{"session":"","kind":"resync"}`,
+		`{"session":"x/p.jsonl","kind":"no such kind"}`,
+	} {
+		if _, err := intruder.Exec(ctx, "SELECT pg_notify('pith_sessions', $1)", forged); err != nil {
+			t.Fatal(err)
+		}
 	}
 	genuine := `{"host":"a","kind":"compaction_start","time":2}`
 	if err := a.Publish(ctx, "x/p.jsonl", []byte(genuine)); err != nil {
@@ -86,6 +95,9 @@ func TestForgedNotification(t *testing.T) {
 				t.Fatal("the watch ended")
 			}
 			if ev.Kind != store.EventPublished {
+				if ev.Kind != store.EventCreated && ev.Kind != store.EventAppended && ev.Kind != store.EventRewritten {
+					t.Fatalf("a watcher got a %q event from a notification anyone may send", ev.Kind)
+				}
 				continue
 			}
 			if string(ev.Payload) != genuine || ev.Session != "x/p.jsonl" {

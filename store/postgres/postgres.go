@@ -738,8 +738,14 @@ func (s *Store) eventOf(ctx context.Context, conn *pgx.Conn, payload string) (st
 		return store.Event{}, false, nil
 	}
 	ev := store.Event{Session: n.Session, Kind: n.Kind}
-	if n.Kind != store.EventPublished {
-		return ev, true, nil
+	switch n.Kind {
+	case store.EventCreated, store.EventAppended, store.EventRewritten:
+		return ev, store.CheckName(n.Session) == nil, nil
+	case store.EventPublished:
+	default:
+		// Resync above all: it makes a host read every open session
+		// whole, and only this watch says it, when it was interrupted.
+		return store.Event{}, false, nil
 	}
 	if n.Ref <= 0 {
 		return store.Event{}, false, nil
