@@ -162,7 +162,13 @@ func (s *Store) insert(ctx context.Context, tx pgx.Tx, name string, rows []row) 
 }
 
 func notify(ctx context.Context, tx pgx.Tx, name, kind string) error {
-	payload, _ := json.Marshal(notice{Session: name, Kind: kind})
+	return notifyRef(ctx, tx, name, kind, 0)
+}
+
+// notifyRef is notify with the notice's Ref: a published event's row, a
+// rewrite's count.
+func notifyRef(ctx context.Context, tx pgx.Tx, name, kind string, ref int64) error {
+	payload, _ := json.Marshal(notice{Session: name, Kind: kind, Ref: ref})
 	_, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", channel, string(payload))
 	return err
 }
@@ -508,7 +514,8 @@ func (s *Store) Rewrite(ctx context.Context, lease store.Lease, expectLast strin
 		if err := s.insert(ctx, tx, name, rows); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE pith_sessions SET last_seq = $2, last_id = $3, old_format = false WHERE name = $1`, name, int64(len(rows)), []byte(newLast)); err != nil {
+		var rewrites int64
+		if err := tx.QueryRow(ctx, `UPDATE pith_sessions SET last_seq = $2, last_id = $3, old_format = false, rewrites = rewrites + 1 WHERE name = $1 RETURNING rewrites`, name, int64(len(rows)), []byte(newLast)).Scan(&rewrites); err != nil {
 			return err
 		}
 		for _, sc := range sidecars {
@@ -520,7 +527,7 @@ func (s *Store) Rewrite(ctx context.Context, lease store.Lease, expectLast strin
 				return err
 			}
 		}
-		return notify(ctx, tx, name, store.EventRewritten)
+		return notifyRef(ctx, tx, name, store.EventRewritten, rewrites)
 	})
 }
 
@@ -552,8 +559,8 @@ func (s *Store) ReadSidecar(ctx context.Context, name, suffix string) ([]byte, e
 const eventsKept = "10 minutes"
 
 // notice is a notification on the sessions channel: a change (created,
-// appended, rewritten) or, for a published event, the id of its row in
-// pith_events.
+// appended, rewritten with the session's new rewrite count) or a
+// published event with the id of its row in pith_events.
 type notice struct {
 	Session string `json:"session"`
 	Kind    string `json:"kind"`
@@ -582,12 +589,7 @@ func (s *Store) Publish(ctx context.Context, name string, payload []byte) error 
 			SELECT id FROM pith_events WHERE at < clock_timestamp() - interval '`+eventsKept+`' FOR UPDATE SKIP LOCKED)`); err != nil {
 			return err
 		}
-		msg, err := json.Marshal(notice{Session: name, Kind: store.EventPublished, Ref: id})
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, "SELECT pg_notify($1, $2)", channel, string(msg))
-		return err
+		return notifyRef(ctx, tx, name, store.EventPublished, id)
 	})
 }
 
@@ -670,6 +672,7 @@ func (s *Store) Watch(ctx context.Context) (<-chan store.Event, error) {
 		return nil, err
 	}
 	out := make(chan store.Event, 64)
+	state := &watchState{seen: map[string]int64{}}
 	go func() {
 		defer close(out)
 		backoff := 50 * time.Millisecond
@@ -703,7 +706,7 @@ func (s *Store) Watch(ctx context.Context) (<-chan store.Event, error) {
 				continue
 			}
 			backoff = 50 * time.Millisecond
-			ev, ok, err := s.eventOf(ctx, conn, n.Payload)
+			ev, ok, err := state.eventOf(ctx, conn, n.Payload)
 			if err != nil {
 				// The connection failed reading the event: as if the
 				// notification was lost (a resync follows).
@@ -728,19 +731,55 @@ func (s *Store) Watch(ctx context.Context) (<-chan store.Event, error) {
 	return out, nil
 }
 
-// eventOf is the event a notification announces. Anyone who may connect
-// can NOTIFY: a change is only a hint to read again, but a published
-// event is believed only as the pith_events row it names (ok false for a
-// forged or expired one, which is dropped); err is a failed connection.
-func (s *Store) eventOf(ctx context.Context, conn *pgx.Conn, payload string) (store.Event, bool, error) {
+// watchState is what one Watch remembers of the notifications it
+// believed: per kind and session, the last rewrite count (0 for a
+// creation).
+type watchState struct{ seen map[string]int64 }
+
+// eventOf is the event a notification announces; ok false drops it, err
+// is a failed connection. Anyone who may connect can NOTIFY, so what a
+// notification claims is checked against the tables, which only a role
+// that may write changes: a published event is the pith_events row it
+// names; a creation, or a rewrite (both make a host read the session
+// whole), is believed once, a rewrite only for a count the session's row
+// has reached. An append is a hint to read what is new, nothing more.
+func (w *watchState) eventOf(ctx context.Context, conn *pgx.Conn, payload string) (store.Event, bool, error) {
 	var n notice
 	if json.Unmarshal([]byte(payload), &n) != nil {
 		return store.Event{}, false, nil
 	}
 	ev := store.Event{Session: n.Session, Kind: n.Kind}
+	if store.CheckName(n.Session) != nil {
+		return store.Event{}, false, nil
+	}
 	switch n.Kind {
-	case store.EventCreated, store.EventAppended, store.EventRewritten:
-		return ev, store.CheckName(n.Session) == nil, nil
+	case store.EventAppended:
+		return ev, true, nil // a catch-up reads only what is new
+	case store.EventCreated, store.EventRewritten:
+		// Each makes a host read the session whole: believed once per
+		// creation and per rewrite the session's row has reached.
+		var rewrites int64
+		err := conn.QueryRow(ctx, `SELECT rewrites FROM pith_sessions WHERE name = $1`, n.Session).Scan(&rewrites)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return store.Event{}, false, nil
+		}
+		if err != nil {
+			return store.Event{}, false, err
+		}
+		key := n.Kind + "\x00" + n.Session
+		seen, known := w.seen[key]
+		if n.Kind == store.EventCreated {
+			if known {
+				return store.Event{}, false, nil
+			}
+			w.seen[key] = 0
+			return ev, true, nil
+		}
+		if n.Ref <= 0 || n.Ref > rewrites || (known && n.Ref <= seen) {
+			return store.Event{}, false, nil
+		}
+		w.seen[key] = n.Ref
+		return ev, true, nil
 	case store.EventPublished:
 	default:
 		// Resync above all: it makes a host read every open session
