@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/pith-dev/pith/internal/realdir"
 	"github.com/pith-dev/pith/store"
 )
 
@@ -27,36 +28,40 @@ func checkName(rel string) error { return store.CheckName(rel) }
 // symlink. os.Root follows a link that stays inside sessions.root, but a
 // token's prefix is checked on the name: team-a/shared -> ../team-b would
 // open team-b's sessions to a token for team-a/ (and create files there).
-// So a session is reached through real directories only. Each directory is
-// checked with Lstat from the top, so every one is checked where it
-// really is; one missing ends the check (the caller's open or create
-// reports it). It returns the last directory's FileInfo, nil when there
-// is none, for the caller to check the directory it then opens against
-// (sameDir): one swapped in between is refused too. Every entry point
-// that opens a session by name under sessions.root calls it.
+// So a session is reached through real directories only: internal/realdir
+// walks down from the top through directory handles, never following a
+// link, the same walk that makes a new session's directories (makeDirs).
+// It returns the last directory's FileInfo, nil for a session at the top,
+// for the caller to check the directory it then opens against (sameDir):
+// one swapped in between is refused too. A missing directory is
+// fs.ErrNotExist, not a pass: with nothing to compare, a link made there
+// after the check would be followed by the open (a create makes its
+// directories before it opens, so it finds them). Every entry point that
+// opens a session by name under sessions.root calls it.
 func realDirs(root *os.Root, rel string) (fs.FileInfo, error) {
 	dir := path.Dir(rel)
 	if dir == "." {
 		return nil, nil
 	}
-	var last fs.FileInfo
-	for i := 0; i <= len(dir); i++ {
-		if i < len(dir) && dir[i] != '/' {
-			continue
-		}
-		fi, err := root.Lstat(dir[:i])
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, rootError(err)
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			return nil, fmt.Errorf("%w: %q is a symlink; sessions are reached through real directories only", ErrOutsideRoot, dir[:i])
-		}
-		last = fi
+	fi, err := realdir.Stat(root, dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no directory %q: %w", dir, fs.ErrNotExist)
 	}
-	return last, nil
+	if err != nil {
+		return nil, realDirError(err)
+	}
+	return fi, nil
+}
+
+// realDirError words a refusal of internal/realdir for a client.
+func realDirError(err error) error {
+	switch {
+	case errors.Is(err, realdir.ErrSymlink):
+		return fmt.Errorf("%w: %v; sessions are reached through real directories only", ErrOutsideRoot, err)
+	case errors.Is(err, realdir.ErrNotDir):
+		return fmt.Errorf("%w: %v", ErrInvalidPath, err)
+	}
+	return rootError(err)
 }
 
 // sameDir checks that sub, the directory opened after realDirs, is the

@@ -16,6 +16,7 @@ import (
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/internal/realdir"
 )
 
 // filesSource is the default source: pi's JSONL files under sessions.root,
@@ -37,6 +38,13 @@ type filesSource struct {
 	rootAt   string
 	oldRoots []*os.Root
 	closed   bool
+
+	// beforeMkdir, when set (tests), runs before a create's directories
+	// are made: where a swap after a check would land.
+	beforeMkdir func()
+	// afterCheck, when set (tests), runs between openDir's check of the
+	// directories and its open of the last one.
+	afterCheck func()
 }
 
 func newFilesSource(rootPath func() string, tenants func() bool, log hclog.Logger) *filesSource {
@@ -51,6 +59,9 @@ func (f *filesSource) openDir(root *os.Root, rel string) (*os.Root, string, erro
 	checked, err := f.checkDirs(root, rel)
 	if err != nil {
 		return nil, "", err
+	}
+	if f.afterCheck != nil {
+		f.afterCheck()
 	}
 	dir, base := path.Split(rel)
 	dir = strings.TrimSuffix(dir, "/")
@@ -80,6 +91,28 @@ func (f *filesSource) checkDirs(root *os.Root, rel string) (fs.FileInfo, error) 
 		return nil, nil
 	}
 	return realDirs(root, rel)
+}
+
+// makeDirs makes the directory dir of a session being created. With
+// tenants it walks down through real directories only (realdir): a check
+// first and os.Root's MkdirAll after would follow a directory swapped for
+// a link in between — one inside sessions.root, so os.Root allows it —
+// and make directories in another tenant's tree. Without tenants a link
+// inside sessions.root is an alias, as checkDirs says.
+func (f *filesSource) makeDirs(root *os.Root, dir string) error {
+	if f.beforeMkdir != nil {
+		f.beforeMkdir()
+	}
+	if f.tenants == nil || !f.tenants() {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("create its directory: %w", rootError(err))
+		}
+		return nil
+	}
+	if _, err := realdir.MkdirAll(root, dir, 0o755); err != nil {
+		return fmt.Errorf("create its directory: %w", realDirError(err))
+	}
+	return nil
 }
 
 func (f *filesSource) storeOptions() session.Options {
@@ -130,11 +163,8 @@ func (f *filesSource) open(_ context.Context, rel string, create bool, cwd strin
 		return nil, nil, false, err
 	}
 	if dir := path.Dir(rel); create && dir != "." {
-		if _, err := f.checkDirs(root, rel); err != nil {
+		if err := f.makeDirs(root, dir); err != nil {
 			return nil, nil, false, fmt.Errorf("session %q: %w", rel, err)
-		}
-		if err := root.MkdirAll(dir, 0o755); err != nil {
-			return nil, nil, false, fmt.Errorf("session %q: create its directory: %w", rel, rootError(err))
 		}
 	}
 	sub, base, err := f.openDir(root, rel)

@@ -234,7 +234,7 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 		return data, n, err
 	}
 	archive := func() (io.ReadCloser, error) {
-		return v.s.files.openRegular(root, name+compaction.ArchiveSuffix)
+		return v.s.files.openRegular(root, compaction.ArchivePath(name))
 	}
 	return viewer.Source{Path: filepath.Join(base, filepath.FromSlash(name)), Name: name, Tail: tail, OpenArchive: archive}, nil
 }

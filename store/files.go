@@ -19,6 +19,7 @@ import (
 
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/internal/realdir"
 	"github.com/pith-dev/pith/internal/regularfile"
 )
 
@@ -67,19 +68,41 @@ func (f *Files) dirOf(name string, mkdir bool) (*os.Root, string, error) {
 	if dir == "" {
 		dir = "."
 	}
-	if mkdir && dir != "." {
-		if err := f.root.MkdirAll(dir, 0o755); err != nil {
-			return nil, "", fmt.Errorf("%s: %w", name, err)
+	// Reached through real directories only (realdir): os.Root follows a
+	// link that stays inside the store's directory, and a name's prefix
+	// decides who may reach it (pith serve's tenants), so team-a/shared
+	// -> ../team-b would open team-b's sessions under team-a's names. The
+	// directory opened is compared with the one walked to, so one swapped
+	// for a link in between is refused too.
+	var (
+		walked fs.FileInfo
+		err    error
+	)
+	if mkdir {
+		walked, err = realdir.MkdirAll(f.root, dir, 0o755)
+	} else {
+		walked, err = realdir.Stat(f.root, dir)
+	}
+	if err == nil {
+		var r *os.Root
+		if r, err = f.root.OpenRoot(dir); err == nil {
+			var got fs.FileInfo
+			if got, err = r.Stat("."); err == nil && !os.SameFile(got, walked) {
+				err = realdir.ErrSymlink
+			}
+			if err == nil {
+				return r, base, nil
+			}
+			r.Close()
 		}
 	}
-	r, err := f.root.OpenRoot(dir)
-	if errors.Is(err, fs.ErrNotExist) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, "", fmt.Errorf("%s: %w", name, ErrNotFound)
+	case errors.Is(err, realdir.ErrSymlink), errors.Is(err, realdir.ErrNotDir):
+		return nil, "", fmt.Errorf("%w %q: %v; sessions are reached through real directories only", ErrInvalidName, name, err)
 	}
-	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", name, err)
-	}
-	return r, base, nil
+	return nil, "", fmt.Errorf("%s: %w", name, err)
 }
 
 // open opens the session file name through core/session.
@@ -139,7 +162,11 @@ func (f *Files) Create(_ context.Context, name string, data []byte) error {
 }
 
 // importPrefix starts the names of Create's temp files for base.
-func importPrefix(base string) string { return "." + base + ".import-" }
+// The 12 hex digits of the random part follow; a long base's is cut and
+// hashed (session.SideStem), as every side file of a session is.
+func importPrefix(base string) string {
+	return session.SideStem(".", base, len(".import-")+12) + ".import-"
+}
 
 // staleImport is the age past which a Create's temp file is taken for
 // one a killed Create left: a live Create holds its own for the time of
@@ -309,7 +336,7 @@ func (f *Files) ReadSidecar(_ context.Context, name, suffix string) ([]byte, err
 	}
 	// A sidecar that is a symlink is refused (Lstat), as core/session
 	// refuses it.
-	h, err := openRegular(dir, base+suffix, dir.Lstat)
+	h, err := openRegular(dir, session.SideName("", base, suffix), dir.Lstat)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -356,20 +383,23 @@ func (f *Files) List(_ context.Context) ([]string, error) {
 }
 
 // SkipArchives sorts names and drops each session's prune archive
-// (NAME.pruned.jsonl beside NAME): it has a session's name but is its
-// companion, not a session. A lone file with such a name is a session.
-// Every listing of session files uses it (Files.List, the daemon's
-// viewer).
+// (NAME.pruned.jsonl beside NAME, compaction.ArchivePath): it has a
+// session's name but is its companion, not a session. A lone file with
+// such a name is a session. Every listing of session files uses it
+// (Files.List, the daemon's viewer).
 func SkipArchives(names []string) []string {
 	sort.Strings(names)
+	archives := make(map[string]bool, len(names))
+	for _, n := range names {
+		// A long name's archive is cut and hashed: it is found from
+		// the session's name, not the other way round.
+		archives[compaction.ArchivePath(n)] = true
+	}
 	keep := make([]string, 0, len(names))
-	for i, n := range names {
-		if base, ok := strings.CutSuffix(n, compaction.ArchiveSuffix); ok {
-			if j := sort.SearchStrings(names, base); j < len(names) && names[j] == base && j != i {
-				continue
-			}
+	for _, n := range names {
+		if !archives[n] {
+			keep = append(keep, n)
 		}
-		keep = append(keep, n)
 	}
 	return keep
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/internal/regularfile"
 )
 
 // LeaseSuffix names the file beside a session that holds its lease in the
@@ -58,7 +59,9 @@ func (f *Files) withLeaseFile(name string, fn func(h session.Handle) error) erro
 		}
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	h, err := session.NewRootFS(dir).OpenFile(base+LeaseSuffix, os.O_RDWR|os.O_CREATE, 0o644)
+	// Never through a link in its place: taking a lease truncates the
+	// file and writes it, whatever a link planted there leads to.
+	h, _, err := regularfile.OpenOrCreate(session.SideName("", base, LeaseSuffix), os.O_RDWR, 0o644, dir.Lstat, session.NewRootFS(dir).OpenFile)
 	if err != nil {
 		return fmt.Errorf("%s: lease: %w", name, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -270,5 +271,96 @@ func TestCreateSweepsStaleImports(t *testing.T) {
 	}
 	if _, err := os.Lstat(young); err != nil {
 		t.Errorf("a young temp was removed: %v", err)
+	}
+}
+
+// TestFilesLongName: a session whose name is 250 bytes is created (its
+// temp file), leased, rewritten with an archive and read back, and listed
+// alone — every companion file beside it gets a name that fits
+// (session.SideName). Create failed with "file name too long" (the temp
+// file .NAME.import-RANDOM), and CheckSidecar refused every sidecar.
+func TestFilesLongName(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := store.OpenFiles(dir, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	name := "d/" + strings.Repeat("n", 250-len(".jsonl")) + ".jsonl"
+	if err := s.Create(ctx, name, []byte(storetest.Sample)); err != nil {
+		t.Fatal(err)
+	}
+	l, err := s.AcquireLease(ctx, name, "A", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := s.Load(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Rewrite(ctx, l, store.LastID(f), []byte(storetest.Sample), store.SidecarChange{Suffix: ".pruned.jsonl", Keep: -1, Append: []byte("r1\n")}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.ReadSidecar(ctx, name, ".pruned.jsonl"); err != nil || string(got) != "r1\n" {
+		t.Fatalf("sidecar %q, %v", got, err)
+	}
+	if got, err := s.List(ctx); err != nil || len(got) != 1 || got[0] != name {
+		t.Fatalf("List = %v, %v", got, err)
+	}
+}
+
+// TestLeaseFileLink: a symlink planted in the place of a session's lease
+// file (d/a-x.jsonl.lease -> b-victim.jsonl, the session of another
+// tenant where prefixes split one directory) is not followed. The lease
+// file was opened with O_CREATE and no check, the link was followed, and
+// taking the lease truncated the file it leads to and wrote the lease
+// into it.
+func TestLeaseFileLink(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := store.OpenFiles(dir, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, n := range []string{"d/a-x.jsonl", "d/b-victim.jsonl"} {
+		if err := s.Create(ctx, n, []byte(storetest.Sample)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("b-victim.jsonl", filepath.Join(dir, "d/a-x.jsonl.lease")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.AcquireLease(ctx, "d/a-x.jsonl", "A", time.Minute)
+	t.Logf("lease: %v", err)
+	if got, _ := os.ReadFile(filepath.Join(dir, "d/b-victim.jsonl")); string(got) != storetest.Sample {
+		t.Fatalf("the file the link leads to was written: %q", got)
+	}
+}
+
+// TestLeaseFileHardLink: a hard link planted where a session's lease file
+// goes is not written through either: taking the lease truncated the
+// other session and wrote the lease into it.
+func TestLeaseFileHardLink(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := store.OpenFiles(dir, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, n := range []string{"d/a-x.jsonl", "d/b-victim.jsonl"} {
+		if err := s.Create(ctx, n, []byte(storetest.Sample)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Link(filepath.Join(dir, "d/b-victim.jsonl"), filepath.Join(dir, "d/a-x.jsonl.lease")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.AcquireLease(ctx, "d/a-x.jsonl", "A", time.Minute)
+	t.Logf("lease: %v", err)
+	if got, _ := os.ReadFile(filepath.Join(dir, "d/b-victim.jsonl")); string(got) != storetest.Sample {
+		t.Fatalf("the file the hard link shares was written: %q", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"sync"
 	"time"
 
@@ -107,7 +108,10 @@ func (s *Session) Name() string { return s.name }
 func (s *Session) Path() string { return s.name }
 
 // SidecarPath names the companion with suffix in the store.
-func (s *Session) SidecarPath(suffix string) string { return s.name + suffix }
+func (s *Session) SidecarPath(suffix string) string {
+	dir, base := path.Split(s.name)
+	return dir + session.SideName("", base, suffix)
+}
 
 // File returns the session as read so far.
 func (s *Session) File() *session.File {

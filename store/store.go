@@ -149,7 +149,8 @@ const maxSuffixBytes = 64
 // digits, '.', '_' or '-' (no '/'), ending in ".jsonl". The name and the
 // suffix are checked apart, not as one name: a session whose name is as
 // long as the grammar allows has its companions too (rows in a database;
-// in a sessions directory the file system says whether NAME+suffix fits).
+// in a sessions directory the companion of a long name is cut to fit,
+// session.SideName).
 func CheckSidecar(name, suffix string) error {
 	if err := CheckName(name); err != nil {
 		return err

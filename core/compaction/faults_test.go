@@ -103,7 +103,7 @@ func faultCommands() []faultCommand {
 			// An archive with an old record and a torn tail (a full disk
 			// once tore it): repaired, never glued onto.
 			plain(t, path)
-			writeSession(t, path+ArchiveSuffix, []byte(`{"pos":0,"id":"x"`))
+			writeSession(t, ArchivePath(path), []byte(`{"pos":0,"id":"x"`))
 		}, run: func(s *session.Store) error {
 			_, err := Prune(s, pruneSettings, faultNow)
 			return err
@@ -139,7 +139,7 @@ func snap(t *testing.T, path string) snapshot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _ := os.ReadFile(path + ArchiveSuffix)
+	a, _ := os.ReadFile(ArchivePath(path))
 	return snapshot{s, a}
 }
 
@@ -160,11 +160,20 @@ func runCommand(path string, c *faultfs.Counter, cmd faultCommand) error {
 // only when it is; the archive holds every original it held and no torn
 // record in the middle; the next run without faults succeeds and ends
 // where a clean run ends, with no temp file left.
+//
+// It runs on a short name and on one of 250 bytes, whose temp files,
+// archive and intent sidecar are named by a cut of it (session.SideName).
 func TestFaultEveryOperation(t *testing.T) {
+	for _, name := range []string{"s.jsonl", strings.Repeat("l", 250-len(".jsonl")) + ".jsonl"} {
+		t.Run(fmt.Sprintf("%d-byte-name", len(name)), func(t *testing.T) { faultEveryOperation(t, name) })
+	}
+}
+
+func faultEveryOperation(t *testing.T, name string) {
 	for _, cmd := range faultCommands() {
 		t.Run(cmd.name, func(t *testing.T) {
 			dir := t.TempDir()
-			path := filepath.Join(dir, "s.jsonl")
+			path := filepath.Join(dir, name)
 			cmd.setup(t, path)
 			before := snap(t, path)
 			counter := faultfs.New(faultfs.Fault{})
@@ -180,13 +189,13 @@ func TestFaultEveryOperation(t *testing.T) {
 				for n := 1; n <= counter.Count(op); n++ {
 					for _, errno := range []error{syscall.ENOSPC, syscall.EIO} {
 						runs++
-						checkFault(t, cmd, []faultfs.Fault{{Op: op, N: n, Err: errno}}, before, want)
+						checkFault(t, name, cmd, []faultfs.Fault{{Op: op, N: n, Err: errno}}, before, want)
 					}
 					// A full disk: this and every later one fails; and a
 					// failure whose cutting back fails too.
 					runs += 2
-					checkFault(t, cmd, []faultfs.Fault{{Op: op, N: n, Err: syscall.ENOSPC, Sticky: true}}, before, want)
-					checkFault(t, cmd, []faultfs.Fault{{Op: op, N: n, Err: syscall.ENOSPC}, {Op: faultfs.Truncate, N: 1, Err: syscall.EIO, Sticky: true}}, before, want)
+					checkFault(t, name, cmd, []faultfs.Fault{{Op: op, N: n, Err: syscall.ENOSPC, Sticky: true}}, before, want)
+					checkFault(t, name, cmd, []faultfs.Fault{{Op: op, N: n, Err: syscall.ENOSPC}, {Op: faultfs.Truncate, N: 1, Err: syscall.EIO, Sticky: true}}, before, want)
 				}
 			}
 			t.Logf("%s: %d faulty runs over %v", cmd.name, runs, opCounts(counter))
@@ -202,10 +211,10 @@ func opCounts(c *faultfs.Counter) string {
 	return strings.Join(parts, " ")
 }
 
-func checkFault(t *testing.T, cmd faultCommand, faults []faultfs.Fault, before, want snapshot) {
+func checkFault(t *testing.T, name string, cmd faultCommand, faults []faultfs.Fault, before, want snapshot) {
 	t.Helper()
 	dir := t.TempDir()
-	path := filepath.Join(dir, "s.jsonl")
+	path := filepath.Join(dir, name)
 	cmd.setup(t, path)
 	fault := fmt.Sprint(faults)
 	err := runCommand(path, faultfs.New(faults...), cmd)
@@ -276,7 +285,7 @@ func checkFault(t *testing.T, cmd faultCommand, faults []faultfs.Fault, before, 
 		}
 	}
 	if cmd.rewrites {
-		names, _ := filepath.Glob(filepath.Join(dir, ".s.jsonl.tmp-*"))
+		names, _ := filepath.Glob(filepath.Join(dir, session.SideStem(".", name, len(".tmp-")+16)+".tmp-*"))
 		if len(names) > 0 && err == nil {
 			t.Fatalf("%v: temp files left after a successful run: %v", fault, names)
 		}

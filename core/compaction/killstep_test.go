@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/internal/faultfs"
 )
 
@@ -67,20 +68,26 @@ func killStepChild(spec string) int {
 //
 // With PITH_HEAVY=1 the same runs on a session of about 40 MB, whose
 // rewrite takes many writes, each a place to be killed.
+//
+// It runs on a short name and on one of 250 bytes, whose temp files (the
+// ones a kill leaves, which the next run removes), archive and intent
+// sidecar are named by a cut of it (session.SideName).
 func TestKillAtEveryStep(t *testing.T) {
-	killAtEveryStep(t)
+	long := strings.Repeat("l", 250-len(".jsonl")) + ".jsonl"
+	killAtEveryStep(t, "s.jsonl")
+	t.Run("250-byte-name", func(t *testing.T) { killAtEveryStep(t, long) })
 	if os.Getenv("PITH_HEAVY") == "1" {
 		faultPadding = 500 // 500 turns of 80 000 bytes
 		defer func() { faultPadding = 0 }()
-		t.Run("heavy", killAtEveryStep)
+		t.Run("heavy", func(t *testing.T) { killAtEveryStep(t, "s.jsonl") })
 	}
 }
 
-func killAtEveryStep(t *testing.T) {
+func killAtEveryStep(t *testing.T, name string) {
 	for _, cmd := range faultCommands() {
 		t.Run(cmd.name, func(t *testing.T) {
 			dir := t.TempDir()
-			path := filepath.Join(dir, "s.jsonl")
+			path := filepath.Join(dir, name)
 			cmd.setup(t, path)
 			before := snap(t, path)
 			counter := faultfs.New()
@@ -101,17 +108,17 @@ func killAtEveryStep(t *testing.T) {
 				restored = res.Restored
 			}
 			for n := 1; n <= total; n++ {
-				checkKill(t, cmd, n, before, want, restored)
+				checkKill(t, name, cmd, n, before, want, restored)
 			}
 			t.Logf("%s: killed before each of %d operations (%s)", cmd.name, total, opCounts(counter))
 		})
 	}
 }
 
-func checkKill(t *testing.T, cmd faultCommand, n int, before, want snapshot, restored int) {
+func checkKill(t *testing.T, name string, cmd faultCommand, n int, before, want snapshot, restored int) {
 	t.Helper()
 	dir := t.TempDir()
-	path := filepath.Join(dir, "s.jsonl")
+	path := filepath.Join(dir, name)
 	cmd.setup(t, path)
 	child := exec.Command(os.Args[0], "-test.run=^$")
 	child.Env = append(os.Environ(), fmt.Sprintf("%s=%s:%d:%s", envKillStep, cmd.name, n, path))
@@ -156,7 +163,7 @@ func checkKill(t *testing.T, cmd faultCommand, n int, before, want snapshot, res
 		if !bytes.Equal(final.session, want.session) {
 			t.Fatalf("step %d: after the next run the session differs from a clean run's:\n%s", n, final.session)
 		}
-		if names, _ := filepath.Glob(filepath.Join(dir, ".s.jsonl.tmp-*")); len(names) > 0 {
+		if names, _ := filepath.Glob(filepath.Join(dir, session.SideStem(".", name, len(".tmp-")+16)+".tmp-*")); len(names) > 0 {
 			t.Fatalf("step %d: temp files left after the next run: %v", n, names)
 		}
 		return

@@ -3,6 +3,7 @@ package compaction
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
@@ -112,11 +113,16 @@ func contextStart(path []*session.Entry) int {
 }
 
 // ArchiveSuffix names the sidecar archive of a session file's pruned
-// originals: FILE + ArchiveSuffix, next to the session (a link's target).
+// originals: FILE + ArchiveSuffix, next to the session (a link's target);
+// the archive of a name too long for that is named by a cut of it and a
+// hash (session.SideName).
 const ArchiveSuffix = ".pruned.jsonl"
 
 // ArchivePath is the sidecar archive of a session file's pruned outputs.
-func ArchivePath(sessionPath string) string { return sessionPath + ArchiveSuffix }
+func ArchivePath(sessionPath string) string {
+	dir, base := filepath.Split(sessionPath)
+	return dir + session.SideName("", base, ArchiveSuffix)
+}
 
 // DropDuplicateIDs removes from plan the entries whose id is not unique in
 // file: which of them a record belongs to could not be told by id, and pi

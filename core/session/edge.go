@@ -17,8 +17,8 @@ import (
 // the old content back over the new. Every writer, once it holds the
 // lock, therefore checks that a file that grew still has, right before
 // the size the Store read, the last bytes it read or wrote there
-// (lockFresh); if not, it reads the file afresh. An overwrite that keeps
-// the size exactly goes unnoticed (see edgeHolds).
+// (lockFresh); if not, it reads the file afresh. A file of the same size
+// is checked the same way when its change time moved (see edgeHolds).
 
 // edgeLen is how many of those bytes a Store keeps: enough that another
 // session's bytes at the same offset match only by accident (they end
@@ -49,14 +49,18 @@ func (s *Store) extendEdge(added []byte) {
 
 // edgeHolds reports whether the locked file, whose stat is held, still
 // has s.edge right before s.size. A file shorter than s.size does not. A
-// file of the size the Store left it is taken as unchanged without a
-// read: that is every write of a sole writer, and an overwrite with
-// content of exactly the same length is not worth a read per append.
+// file of the size the Store left it, with the change time it had then,
+// is taken as unchanged without a read: that is every write of a sole
+// writer. Of the same size with another change time it was written to
+// meanwhile — overwritten in place by content of exactly the same length,
+// say — and its edge and header line are read. (Where the file
+// system's clock is coarse, an overwrite within the same tick as the
+// Store's last look still goes unnoticed.)
 func (s *Store) edgeHolds(held fs.FileInfo) (bool, error) {
 	switch {
 	case held.Size() < s.size:
 		return false, nil
-	case held.Size() == s.size:
+	case held.Size() == s.size && changeStamp(held) == s.stamp:
 		return true, nil
 	}
 	var buf [edgeLen]byte
@@ -64,5 +68,29 @@ func (s *Store) edgeHolds(held fs.FileInfo) (bool, error) {
 	if _, err := s.fd.ReadAt(got, s.size-int64(len(got))); err != nil && !errors.Is(err, io.EOF) {
 		return false, fmt.Errorf("%s: read: %w", s.path, err)
 	}
-	return bytes.Equal(got, s.edge), nil
+	same := bytes.Equal(got, s.edge)
+	if same && held.Size() == s.size {
+		// Written without growing: the last line's end can be the same
+		// in another session (the same closing text), its header —
+		// the session's id and start — cannot.
+		if same, err := s.headHolds(); err != nil || !same {
+			return false, err
+		}
+		s.stamp = changeStamp(held) // written, but the same: no read next time
+	}
+	return same, nil
+}
+
+// headHolds reports whether the file still starts with the header line
+// this Store read.
+func (s *Store) headHolds() (bool, error) {
+	want := s.file.Header.Raw
+	if len(want) == 0 || int64(len(want)) > s.size {
+		return true, nil
+	}
+	got := make([]byte, len(want))
+	if _, err := s.fd.ReadAt(got, 0); err != nil && !errors.Is(err, io.EOF) {
+		return false, fmt.Errorf("%s: read: %w", s.path, err)
+	}
+	return bytes.Equal(got, want), nil
 }

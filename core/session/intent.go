@@ -53,8 +53,9 @@ var intentMagic = [8]byte{'p', 'i', 't', 'h', 'a', 'p', 'n', 'd'}
 // that piece from a line another writer appended after a whole one.
 var intentMagicLines = [8]byte{'p', 'i', 't', 'h', 'a', 'p', 'n', 'l'}
 
-// intentName is the sidecar holding the append intent of session name.
-func intentName(name string) string { return "." + name + ".append" }
+// intentName is the sidecar holding the append intent of session name
+// (a long name's is cut and hashed: SideName).
+func intentName(name string) string { return SideName(".", name, ".append") }
 
 // intentOf is the session name whose intent sidecar n is.
 func intentOf(n string) (string, bool) {
@@ -91,10 +92,15 @@ func (s *Store) removeStaleIntent() {
 
 // removeOrphanIntent removes n if it is the intent sidecar of a session
 // that is gone (deleted or renamed). Another session's sidecar is never
-// touched while its file exists: its Store may hold it open.
-func (s *Store) removeOrphanIntent(n string) {
+// touched while its file exists: its Store may hold it open. live holds
+// the sidecar names of the sessions listed with n: the sidecar of a long
+// name is cut and hashed, so the name intentOf reads from it is no
+// session's, and only the listing tells whose it is (a sidecar is made
+// after its session, so one listed has its session listed too unless
+// the session is gone).
+func (s *Store) removeOrphanIntent(n string, live map[string]bool) {
 	name, ok := intentOf(n)
-	if !ok || name == s.name {
+	if !ok || name == s.name || live[n] {
 		return
 	}
 	if _, err := s.fsys.Lstat(name); !errors.Is(err, fs.ErrNotExist) {
@@ -181,20 +187,25 @@ func decodeIntent(b []byte) (a appendIntent, ok bool) {
 // intentHandle opens the intent sidecar once per Store. nil without error
 // means appends go unprotected: the system has no inode numbers, the
 // directory may not be written (a writable session in a read-only
-// directory stays writable, as before), or the session's name is too
-// long to leave room for the sidecar's.
+// directory stays writable, as before), or the file system takes names
+// shorter than NameMax (the sidecar of a long name is cut to NameMax).
 func (s *Store) intentHandle() (Handle, error) {
 	if s.intent != nil || s.noIntent {
 		return s.intent, nil
 	}
-	// No check before opening: the sidecar is created by this open.
-	h, err := regularfile.Open(intentName(s.name), os.O_RDWR|os.O_CREATE, 0o644, nil, s.fsys.OpenFile)
+	// Never through a link in its place: records are written at offset
+	// 0, over the start of whatever the link leads to.
+	h, _, err := regularfile.OpenOrCreate(intentName(s.name), os.O_RDWR, 0o644, s.fsys.Lstat, s.fsys.OpenFile)
 	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.ENAMETOOLONG) {
 		s.noIntent = true
 		return nil, nil
 	}
 	if errors.Is(err, ErrNotRegular) {
 		return nil, fmt.Errorf("%s: the append intent sidecar %s is not a regular file", s.path, intentName(s.name))
+	}
+	if errors.Is(err, regularfile.ErrLinked) {
+		// Its records would be written over whatever file shares it.
+		return nil, fmt.Errorf("%s: the append intent sidecar %s has other hard links; remove it while nothing writes the session (it holds only the record of the last append)", s.path, intentName(s.name))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: open the append intent sidecar %s: %w", s.path, intentName(s.name), unwrapPathError(err))

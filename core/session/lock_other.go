@@ -13,8 +13,6 @@ var errLockUnsupported = errors.New("file locking is not supported on this syste
 func lockFile(f *os.File, exclusive bool) error { return errLockUnsupported }
 func unlockFile(f *os.File) error               { return nil }
 
-func linkCount(fi fs.FileInfo) (uint64, bool) { return 0, false }
-
 func fileOwner(fi fs.FileInfo) (uid, gid int, ok bool) { return 0, 0, false }
 
 func fileInode(fi fs.FileInfo) (uint64, bool) { return 0, false }

@@ -27,15 +27,6 @@ func flock(f *os.File, how int) error {
 	}
 }
 
-// linkCount is the number of hard links of a file, when the system says.
-func linkCount(fi fs.FileInfo) (uint64, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, false
-	}
-	return uint64(st.Nlink), true
-}
-
 // fileOwner is the owner of a file, when the system says.
 func fileOwner(fi fs.FileInfo) (uid, gid int, ok bool) {
 	st, ok := fi.Sys().(*syscall.Stat_t)

@@ -25,8 +25,6 @@ func unlockFile(f *os.File) error {
 	return windows.UnlockFileEx(windows.Handle(f.Fd()), 0, ^uint32(0), ^uint32(0), ol)
 }
 
-func linkCount(fi fs.FileInfo) (uint64, bool) { return 0, false }
-
 func fileOwner(fi fs.FileInfo) (uid, gid int, ok bool) { return 0, 0, false }
 
 func fileInode(fi fs.FileInfo) (uint64, bool) { return 0, false }

@@ -26,7 +26,7 @@ func (s *Store) Behind() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, err := s.fd.Stat()
-	return err != nil || st.Size() != s.size && st.Size() != s.refreshed
+	return err != nil || st.Size() != s.size && st.Size() != s.refreshed || st.Size() == s.size && changeStamp(st) != s.stamp
 }
 
 // Refresh reads what other processes appended since this Store last read
@@ -48,7 +48,7 @@ func (s *Store) Refresh() (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("%s: %w", s.path, err)
 	}
-	if st.Size() == s.size {
+	if st.Size() == s.size && changeStamp(st) == s.stamp {
 		return false, nil
 	}
 	if err := s.fd.Lock(false); err != nil {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/internal/regularfile"
 )
 
 // Store is an open session file: the parsed entries, the current leaf, and
@@ -48,6 +49,10 @@ type Store struct {
 	size int64
 	// refreshed is the file's size when Refresh last read it (Behind).
 	refreshed int64
+	// stamp is the file's change time (changeStamp) when this Store's
+	// view last matched it: a file of the same size with another stamp
+	// was written to since (edgeHolds).
+	stamp int64
 	// edge is the file's last bytes before size as this Store read or
 	// wrote them (edge.go): a file overwritten in place no longer has
 	// them there.
@@ -339,6 +344,7 @@ func (s *Store) viewLocked(read func(st fs.FileInfo) (f *File, size int64, err e
 	s.tree = NewTree(f.Entries)
 	s.leaf = s.tree.Last()
 	s.size = size
+	s.stamp = changeStamp(st)
 	if err := s.readEdge(); err != nil {
 		return err
 	}
@@ -381,10 +387,14 @@ func (s *Store) Path() string { return s.path }
 // given suffix (it lives next to the session file, a link's target).
 func (s *Store) SidecarPath(suffix string) string {
 	if s.root != nil {
-		return filepath.Join(s.root.Name(), s.name+suffix)
+		return filepath.Join(s.root.Name(), s.sideName(suffix))
 	}
-	return s.name + suffix
+	return s.sideName(suffix)
 }
+
+// sideName is the name of the session's sidecar with the suffix, in its
+// directory.
+func (s *Store) sideName(suffix string) string { return SideName("", s.name, suffix) }
 
 // ReadOnly reports whether writes will be refused with ErrReadOnly.
 func (s *Store) ReadOnly() bool {
@@ -538,7 +548,8 @@ func WriteAtomic(path string, write func(io.Writer) error) error {
 		perm = st.Mode().Perm()
 	}
 	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	// CreateTemp puts up to 10 digits in the place of the *.
+	tmp, err := os.CreateTemp(dir, SideStem(".", filepath.Base(path), len(".tmp-")+10)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, unwrapPathError(err))
 	}
@@ -613,3 +624,6 @@ func unwrapPathError(err error) error {
 	}
 	return err
 }
+
+// linkCount is the number of hard links of a file, when the system says.
+func linkCount(fi fs.FileInfo) (uint64, bool) { return regularfile.LinkCount(fi) }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/pith-dev/pith/internal/regularfile"
 	"io"
 	"io/fs"
 	"maps"
@@ -169,6 +170,7 @@ func (s *Store) catchUp(st fs.FileInfo) error {
 		return s.loadLocked() // cut back by someone: read it afresh
 	}
 	if st.Size() == s.size {
+		s.stamp = changeStamp(st)
 		return nil
 	}
 	data := make([]byte, st.Size()-s.size)
@@ -211,6 +213,7 @@ func (s *Store) catchUp(st fs.FileInfo) error {
 	}
 	s.size += int64(complete)
 	s.extendEdge(data[:complete])
+	s.stamp = changeStamp(st)
 	if last != nil {
 		// Another writer went on: the leaf follows it to the last entry,
 		// where a fresh load of the file puts it and where pi goes on,
@@ -348,6 +351,12 @@ func (s *Store) AppendWith(parent func(t *Tree, last *Entry) (string, error), dr
 	}
 	s.size += int64(buf.Len())
 	s.extendEdge(buf.Bytes())
+	// The file's change time after this Store's own write, so that the
+	// next look takes it for unchanged without a read (edgeHolds). Not
+	// known, the next look reads the edge once.
+	if st, err := s.fd.Stat(); err == nil && st.Size() == s.size {
+		s.stamp = changeStamp(st)
+	}
 	s.file.TornTail = false
 	line := len(s.file.Entries) + len(s.file.Skipped) + 1
 	for _, e := range entries {
@@ -485,7 +494,7 @@ func (tx *Tx) ReadSidecar(suffix string) ([]byte, error) {
 	if tx.s == nil {
 		return tx.side.Read(suffix)
 	}
-	name := tx.s.name + suffix
+	name := tx.s.sideName(suffix)
 	h, err := openRegular(tx.s.fsys, name, os.O_RDONLY)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -511,7 +520,7 @@ func (tx *Tx) TruncateSidecar(suffix string, size int64) error {
 	if tx.s == nil {
 		return tx.side.Truncate(suffix, size)
 	}
-	h, err := openRegular(tx.s.fsys, tx.s.name+suffix, os.O_RDWR)
+	h, err := openRegular(tx.s.fsys, tx.s.sideName(suffix), os.O_RDWR)
 	if err != nil {
 		return fmt.Errorf("%s: %w", tx.s.SidecarPath(suffix), err)
 	}
@@ -533,17 +542,12 @@ func (tx *Tx) AppendSidecar(suffix string, data []byte) error {
 	if tx.s == nil {
 		return tx.side.Append(suffix, data)
 	}
-	name := tx.s.name + suffix
-	var h Handle
-	if _, err := tx.s.fsys.Lstat(name); err == nil {
-		if h, err = openRegular(tx.s.fsys, name, os.O_RDWR|os.O_APPEND); err != nil {
-			return fmt.Errorf("%s: %w", tx.s.SidecarPath(suffix), err)
-		}
-	} else {
-		h, err = tx.s.fsys.OpenFile(name, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644)
-		if err != nil {
-			return fmt.Errorf("%s: %w", tx.s.SidecarPath(suffix), unwrapPathError(err))
-		}
+	name := tx.s.sideName(suffix)
+	h, created, err := regularfile.OpenOrCreate(name, os.O_RDWR|os.O_APPEND, 0o644, tx.s.fsys.Lstat, tx.s.fsys.OpenFile)
+	if err != nil {
+		return fmt.Errorf("%s: %w", tx.s.SidecarPath(suffix), regularfile.Unnamed(unwrapPathError(err)))
+	}
+	if created {
 		if err := tx.s.fsys.SyncDir(); err != nil {
 			h.Close()
 			tx.s.fsys.Remove(name)
@@ -657,8 +661,27 @@ func (s *Store) update(migrate, failIfReplaced bool, change func(tx *Tx) (*File,
 	return err
 }
 
-// tempPrefix starts the name of a rewrite's temp file for a session.
-func tempPrefix(name string) string { return "." + name + ".tmp-" }
+// tempRandLen is the length of the random part of a rewrite's temp file
+// name (8 bytes in hex).
+const tempRandLen = 16
+
+// tempPrefix starts the name of a rewrite's temp file for a session; the
+// random part follows. A long name's is cut and hashed (SideStem).
+func tempPrefix(name string) string {
+	return SideStem(".", name, len(".tmp-")+tempRandLen) + ".tmp-"
+}
+
+// isTempOf reports whether n is the name of a rewrite's temp file of the
+// session with prefix tempPrefix(name) — and not, say, the temp file of
+// a session whose name merely starts with the same bytes.
+func isTempOf(n, prefix string) bool {
+	rest, ok := strings.CutPrefix(n, prefix)
+	if !ok || len(rest) != tempRandLen {
+		return false
+	}
+	_, err := hex.DecodeString(rest)
+	return err == nil
+}
 
 // rewriteLocked replaces the session file with f plus everything appended
 // beyond s.size, as described at the top of this file. renamed reports
@@ -916,13 +939,17 @@ func (s *Store) removeStaleTemps() {
 		return
 	}
 	prefix := tempPrefix(s.name)
+	live := make(map[string]bool, len(names))
 	for _, n := range names {
-		if strings.HasPrefix(n, prefix) {
+		live[intentName(n)] = true
+	}
+	for _, n := range names {
+		if isTempOf(n, prefix) {
 			if err := s.fsys.Remove(n); err == nil {
 				s.log.Info("removed a temp file a killed rewrite left", "file", n)
 			}
 			continue
 		}
-		s.removeOrphanIntent(n)
+		s.removeOrphanIntent(n, live)
 	}
 }

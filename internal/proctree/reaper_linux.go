@@ -33,6 +33,19 @@ var reaper struct {
 	// count: a pid can be reused by a new start before the old one's
 	// Waited).
 	started map[int]int
+	// reaping holds the orphans EndOrphans killed and waits for, each with
+	// a channel closed once it is reaped: a later pass or another
+	// EndOrphans waits on that instead of killing and waiting again (an
+	// orphan a kill does not end would cost every later stop the whole
+	// bound, and a goroutine).
+	reaping map[int]*reaping
+}
+
+// reaping is an orphan EndOrphans killed: done is closed once it is
+// reaped; by is when the EndOrphans that killed it stopped waiting.
+type reaping struct {
+	done chan struct{}
+	by   time.Time
 }
 
 // Subreap makes this process a child subreaper, so that the orphans of its
@@ -56,6 +69,7 @@ func Subreap() bool {
 	}
 	reaper.mu.Lock()
 	reaper.started = map[int]int{}
+	reaper.reaping = map[int]*reaping{}
 	reaper.mu.Unlock()
 	reaper.on.Store(true)
 	chld := make(chan os.Signal, 1)
@@ -169,75 +183,104 @@ func orphansLocked(inGroups bool) []int {
 // EndOrphans ends and reaps the orphans re-parented to this process —
 // those of a plugin just stopped, and any a running plugin left outside
 // its process group — until none is left (ending one re-parents its own
-// children here), or until orphanWait has passed. It does nothing unless
-// Subreap made this process a subreaper.
+// children here). It waits at most orphanWait for them to end; past it,
+// it still ends the orphans that keep coming (the children of the ones it
+// ended), without waiting for them. It does nothing unless Subreap made
+// this process a subreaper.
 func EndOrphans() {
 	if !reaper.on.Load() {
 		return
 	}
-	deadline := time.Now().Add(orphanWait)
+	by := time.Now().Add(orphanWait)
 	for {
-		// The pidfds are taken under the lock, while the orphans are
-		// still unreaped children: nothing else reaps them meanwhile, so
-		// each pidfd is that process and not a later one with its pid.
-		reaper.mu.Lock()
-		var procs []*os.Process
-		// Killed under the lock too: without pidfds, a pid reaped and
-		// reused meanwhile would be someone else's.
-		for _, pid := range orphansLocked(false) {
-			p, err := os.FindProcess(pid)
-			if err != nil {
-				continue
-			}
-			if err := p.Kill(); err != nil {
-				// Not ours to kill (a setuid program, say): waiting
-				// for it would hold the stop up until it ends by
-				// itself; the SIGCHLD pass reaps it then.
-				_ = p.Release()
-				continue
-			}
-			procs = append(procs, p)
+		fresh, waits := killOrphans(by)
+		if !fresh && len(waits) == 0 {
+			return
 		}
-		reaper.mu.Unlock()
-		if len(procs) == 0 || !reapBy(procs, deadline) {
+		if !waitAll(waits) && !fresh {
 			return
 		}
 	}
+}
+
+// killOrphans kills the orphans not already being reaped and starts
+// reaping them, to be waited for until by; fresh reports whether there
+// were any. It returns every orphan being reaped: one killed earlier is
+// waited for only until its own by, so one a kill did not end costs only
+// the stop that killed it.
+func killOrphans(by time.Time) (fresh bool, waits []*reaping) {
+	// Killed under the lock, while the orphans are still unreaped children:
+	// nothing else reaps them meanwhile, so each pidfd is that process and
+	// not a later one with its pid.
+	reaper.mu.Lock()
+	defer reaper.mu.Unlock()
+	for _, pid := range orphansLocked(false) {
+		if r, ok := reaper.reaping[pid]; ok {
+			waits = append(waits, r)
+			continue
+		}
+		p, err := os.FindProcess(pid)
+		if err != nil {
+			continue
+		}
+		if err := killOrphan(p); err != nil {
+			// Not ours to kill (a setuid program, say): waiting for it
+			// would hold the stop up until it ends by itself; the
+			// SIGCHLD pass reaps it then.
+			_ = p.Release()
+			continue
+		}
+		r := &reaping{done: make(chan struct{}), by: by}
+		reaper.reaping[pid] = r
+		waits = append(waits, r)
+		fresh = true
+		go func() {
+			waitOrphan(p)
+			_ = p.Release()
+			reaper.mu.Lock()
+			delete(reaper.reaping, pid)
+			reaper.mu.Unlock()
+			close(r.done)
+		}()
+	}
+	return fresh, waits
 }
 
 // orphanWait bounds how long EndOrphans waits for the orphans it killed.
 // A killed process ends at once unless it sleeps uninterruptibly — on I/O
 // to a hung network mount, say — where it can stay for any time, and a
 // plugin's stop, which calls EndOrphans, must not hang on it. Such an
-// orphan is reaped when it ends (by the goroutine left waiting for it, or
-// the SIGCHLD pass).
+// orphan is reaped when it ends, by the goroutine left waiting for it.
 var orphanWait = 2 * time.Second
 
-// waitOrphan reaps one killed orphan; a variable so that a test can stand
-// in for an orphan that does not end.
-var waitOrphan = func(p *os.Process) {
-	_, _ = p.Wait() // an error: reaped on SIGCHLD first
-}
-
-// reapBy reaps procs, and reports whether it did before deadline; after
-// it, the reaping goes on in the background.
-func reapBy(procs []*os.Process, deadline time.Time) bool {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for _, p := range procs {
-			waitOrphan(p)
-			_ = p.Release()
-		}
-	}()
-	t := time.NewTimer(time.Until(deadline))
-	defer t.Stop()
-	select {
-	case <-done:
-		return true
-	case <-t.C:
-		return false
+// killOrphan and waitOrphan kill and reap one orphan; variables so that a
+// test can stand in for an orphan that a kill does not end.
+var (
+	killOrphan = func(p *os.Process) error { return p.Kill() }
+	waitOrphan = func(p *os.Process) {
+		_, _ = p.Wait() // an error: reaped on SIGCHLD first
 	}
+)
+
+// waitAll waits until every orphan of waits is reaped or past its by,
+// and reports whether all were reaped.
+func waitAll(waits []*reaping) bool {
+	all := true
+	for _, r := range waits {
+		select {
+		case <-r.done:
+			continue
+		default:
+		}
+		t := time.NewTimer(time.Until(r.by))
+		select {
+		case <-r.done:
+		case <-t.C:
+			all = false
+		}
+		t.Stop()
+	}
+	return all
 }
 
 // reapExitedOrphans reaps the orphans that have exited, whatever their

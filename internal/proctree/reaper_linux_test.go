@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -178,32 +179,83 @@ func reaperHelper() int {
 	report("zombie", err)
 
 	// An orphan that a kill does not end (one in uninterruptible sleep,
-	// stood in for by a wait that never returns) does not hold EndOrphans
-	// up past orphanWait; once it ends, the next pass reaps it.
-	var stuck int
+	// stood in for by a wait that does not return until the test lets it)
+	// holds EndOrphans up only until orphanWait, and only once: a later
+	// EndOrphans neither kills nor waits for it again. The children of an
+	// orphan ended meanwhile, re-parented here after the bound, are ended
+	// all the same.
+	var stuck, parent, child int
+	gfile := filepath.Join(os.TempDir(), fmt.Sprintf("pith-reaper-%d", os.Getpid()))
+	defer os.Remove(gfile)
 	starter, stuck, err = startLeader("setsid sleep 600 </dev/null >/dev/null 2>&1 & echo $!")
 	if err == nil {
 		_ = starter.Wait()
 		Waited(starter.Process.Pid)
-		err = waitReparented(stuck)
+		starter, parent, err = startLeader("setsid sh -c 'sleep 600 & echo $! > " + gfile + "; exec sleep 600' </dev/null >/dev/null 2>&1 & echo $!")
 	}
 	if err == nil {
-		never := make(chan struct{})
-		orphanWait, waitOrphan = 200*time.Millisecond, func(*os.Process) { <-never }
-		returned := make(chan struct{})
-		go func() { EndOrphans(); close(returned) }()
-		select {
-		case <-returned:
-		case <-time.After(60 * time.Second):
-			err = fmt.Errorf("EndOrphans still waits for an orphan that does not end")
+		_ = starter.Wait()
+		Waited(starter.Process.Pid)
+		if err = waitReparented(stuck); err == nil {
+			err = waitReparented(parent)
 		}
-		orphanWait, waitOrphan = 2*time.Second, func(p *os.Process) { _, _ = p.Wait() }
 	}
 	if err == nil {
-		EndOrphans()
-		if alive(stuck) {
-			err = fmt.Errorf("orphan %d outlived EndOrphans", stuck)
+		for range 500 {
+			if b, rerr := os.ReadFile(gfile); rerr == nil && len(b) > 0 {
+				child, err = strconv.Atoi(strings.TrimSpace(string(b)))
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
+		if err == nil && child == 0 {
+			err = fmt.Errorf("the orphan's child never said its pid")
+		}
+	}
+	if err == nil {
+		release := make(chan struct{})
+		var stuckWaits atomic.Int32
+		realKill, realWait := killOrphan, waitOrphan
+		orphanWait = 200 * time.Millisecond
+		killOrphan = func(p *os.Process) error {
+			if p.Pid == stuck {
+				return nil // signalled, and sleeps on
+			}
+			return p.Kill()
+		}
+		waitOrphan = func(p *os.Process) {
+			if p.Pid == stuck {
+				stuckWaits.Add(1)
+				<-release
+			}
+			_, _ = p.Wait()
+		}
+		endOrphans := func(call int) {
+			returned := make(chan struct{})
+			go func() { EndOrphans(); close(returned) }()
+			select {
+			case <-returned:
+			case <-time.After(60 * time.Second):
+				err = fmt.Errorf("EndOrphans (call %d) still waits for an orphan that does not end", call)
+			}
+		}
+		endOrphans(1)
+		// Past the bound the child is killed but not waited for.
+		for i := 0; err == nil && alive(child) && i < 500; i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err == nil && alive(child) {
+			err = fmt.Errorf("the ended orphan's child %d was never ended", child)
+		}
+		if err == nil {
+			endOrphans(2)
+		}
+		if err == nil && stuckWaits.Load() != 1 {
+			err = fmt.Errorf("the orphan that does not end was waited for %d times, want 1", stuckWaits.Load())
+		}
+		killOrphan, waitOrphan, orphanWait = realKill, realWait, 2*time.Second
+		_ = syscall.Kill(stuck, syscall.SIGKILL)
+		close(release)
 	}
 	report("stuck", err)
 	Kill(keep.Process.Pid, nil)

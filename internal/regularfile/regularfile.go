@@ -143,6 +143,55 @@ func Open[F File](name string, flag int, perm fs.FileMode, stat func(name string
 // it was checked.
 var ErrChanged = errors.New("changed while it was opened")
 
+// ErrLinked: a file that must have one name has several hard links.
+var ErrLinked = errors.New("has other hard links")
+
+// singleLink closes f and refuses it when it has more than one hard link.
+func singleLink[F File](name string, f F) error {
+	fi, err := f.Stat()
+	if err == nil {
+		if n, ok := LinkCount(fi); ok && n > 1 {
+			err = fmt.Errorf("%s: %w", name, ErrLinked)
+		}
+	}
+	if err != nil {
+		f.Close()
+	}
+	return err
+}
+
 // comparable reports whether os.SameFile can tell fi apart (it came from
 // the os package; a test file system's may not).
 func comparable(fi fs.FileInfo) bool { return os.SameFile(fi, fi) }
+
+// OpenOrCreate opens name as Open does, creating it when it is missing,
+// and never through a symlink in its place: a file a process keeps beside
+// another (a lock, a lease, an intent record) and writes at offsets would
+// otherwise write into whatever a link planted there leads to. The create
+// is exclusive (O_EXCL does not follow a link, not even a dangling one);
+// an existing file is opened with lstat as the check, so a link is
+// refused, and one swapped in after the check is refused too
+// (ErrChanged). An existing file with another hard link is refused too
+// (ErrLinked): the other name can be anyone's file, a session included,
+// and a link is made as easily as a symlink. created reports which it was.
+func OpenOrCreate[F File](name string, flag int, perm fs.FileMode, lstat func(name string) (fs.FileInfo, error), open func(name string, flag int, perm fs.FileMode) (F, error)) (f F, created bool, err error) {
+	flag &^= os.O_CREATE | os.O_EXCL | os.O_TRUNC
+	// The file is there most of the time: open it first. One created
+	// between the check and the create, or removed between the create's
+	// failure and the next check, is looked at once more; three times in
+	// a row is someone racing on purpose.
+	for range 3 {
+		f, err = Open(name, flag, 0, lstat, open)
+		if err == nil {
+			err = singleLink(name, f)
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return f, false, err
+		}
+		f, err = Open(name, flag|os.O_CREATE|os.O_EXCL, perm, nil, open)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err == nil, err
+		}
+	}
+	return f, false, err
+}

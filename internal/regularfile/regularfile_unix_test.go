@@ -258,3 +258,38 @@ func TestSwapForLinkAfterCheck(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// TestOpenOrCreate: a missing file is created, an existing one opened,
+// and a symlink in its place — to a file or dangling — refused, the file
+// it leads to left as it was.
+func TestOpenOrCreate(t *testing.T) {
+	dir := t.TempDir()
+	open := func(name string, flag int, perm fs.FileMode) (*os.File, error) {
+		return os.OpenFile(filepath.Join(dir, name), flag, perm)
+	}
+	lstat := func(name string) (fs.FileInfo, error) { return os.Lstat(filepath.Join(dir, name)) }
+	f, created, err := regularfile.OpenOrCreate("new", os.O_RDWR, 0o644, lstat, open)
+	if err != nil || !created {
+		t.Fatalf("create: %v %v", created, err)
+	}
+	f.Close()
+	f, created, err = regularfile.OpenOrCreate("new", os.O_RDWR, 0o644, lstat, open)
+	if err != nil || created {
+		t.Fatalf("open: %v %v", created, err)
+	}
+	f.Close()
+	os.WriteFile(filepath.Join(dir, "target"), []byte("keep"), 0o644)
+	os.Symlink("target", filepath.Join(dir, "link"))
+	os.Symlink("missing", filepath.Join(dir, "dangling"))
+	for _, n := range []string{"link", "dangling"} {
+		if _, _, err := regularfile.OpenOrCreate(n, os.O_RDWR, 0o644, lstat, open); !errors.Is(err, regularfile.ErrNotRegular) {
+			t.Errorf("%s: %v, want ErrNotRegular", n, err)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "missing")); err == nil {
+		t.Error("the dangling link's target was created")
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "target")); string(b) != "keep" {
+		t.Errorf("the link's target changed: %q", b)
+	}
+}
