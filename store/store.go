@@ -46,8 +46,9 @@ var (
 	ErrPayloadTooLarge = errors.New("the event payload is too large")
 )
 
-// MaxPayload bounds a Publish payload: PostgreSQL's NOTIFY carries at
-// most 8000 bytes, and the event around the payload needs some.
+// MaxPayload bounds a Publish payload: an engine event's fields, kept by
+// the store for every watcher (a pith_events row in PostgreSQL, whose
+// NOTIFY carries only the row's id).
 const MaxPayload = 7000
 
 // Store keeps sessions. Every method is safe for concurrent use, also
