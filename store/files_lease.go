@@ -129,6 +129,25 @@ func (f *Files) AcquireLease(_ context.Context, name, holder string, ttl time.Du
 	return l, err
 }
 
+// RenewLease rewrites the lease file's expiry when the file still names
+// lease's holder; an emptied file (released) or another holder's is a
+// lost lease, never taken again here.
+func (f *Files) RenewLease(_ context.Context, lease Lease, ttl time.Duration) (Lease, error) {
+	var l Lease
+	err := f.withLeaseFile(lease.Session, func(h session.Handle) error {
+		cur, _, err := readLease(h)
+		if err != nil {
+			return err
+		}
+		if cur == "" || cur != lease.Holder {
+			return fmt.Errorf("%s: %w", lease.Session, ErrLeaseLost)
+		}
+		l = Lease{Session: lease.Session, Holder: lease.Holder, Expires: time.Now().Add(ttl)}
+		return writeLease(h, lease.Holder, l.Expires)
+	})
+	return l, err
+}
+
 // ReleaseLease empties the lease file when lease still holds it.
 func (f *Files) ReleaseLease(_ context.Context, lease Lease) error {
 	return f.withLeaseFile(lease.Session, func(h session.Handle) error {

@@ -53,7 +53,11 @@ type Session struct {
 	file  *session.File
 	tree  *session.Tree
 	leaf  *session.Entry
-	lines int    // complete lines read
+	lines int // complete lines read
+	// last is the last of those lines, without its newline: a catch-up
+	// reads it again and finds out whether the lines it counts are
+	// still the ones it read (a rewrite moves them).
+	last  []byte
 	lease *Lease // held by HoldLease, nil otherwise
 	held  int    // holds of the lease not yet released
 	// leaseCtx ends when the held lease is lost; endLease stops renewing
@@ -186,6 +190,7 @@ func (s *Session) reload(ctx context.Context) error {
 	}
 	s.file, s.tree = f, session.NewTree(f.Entries)
 	s.lines = viewLines(data[:complete])
+	s.last = lastLine(data[:complete])
 	s.leaf = s.tree.Last()
 	if e := s.tree.Get(oldLeaf); e != nil && LastID(f) == oldLast {
 		s.leaf = e
@@ -204,15 +209,43 @@ func viewLines(view []byte) int {
 	return n
 }
 
-// catchUp adds the lines appended after the ones read. The caller holds
-// s.mu.
+// lastLine is the last line of view, without its newline.
+func lastLine(view []byte) []byte {
+	view = bytes.TrimSuffix(view, []byte("\n"))
+	return bytes.Clone(view[bytes.LastIndexByte(view, '\n')+1:])
+}
+
+// maxRecheckedLine bounds the last line a catch-up reads again: one of an
+// agent's entries (up to 16 MiB) must not be read on every call.
+const maxRecheckedLine = 64 << 10
+
+// catchUp adds the lines appended after the ones read. Another host's
+// rewrite may have moved lines (it drops blank lines; appends since may
+// bring the count back past the lines read), and then the lines after
+// the count are not the new ones: it reads the whole session instead
+// when the last line read is no longer where it was (read again with the
+// new ones, unless it is large) or a new entry's parent is unknown here.
+// The caller holds s.mu.
 func (s *Session) catchUp(ctx context.Context) error {
-	data, n, err := s.st.Tail(ctx, s.name, s.lines)
+	recheck := s.lines > 0 && len(s.last) <= maxRecheckedLine
+	from := s.lines
+	if recheck {
+		from--
+	}
+	data, n, err := s.st.Tail(ctx, s.name, from)
 	if err != nil {
 		return err
 	}
 	if n < s.lines {
 		return s.reload(ctx) // rewritten shorter: line numbers changed
+	}
+	if recheck {
+		first, rest, _ := bytes.Cut(data, []byte("\n"))
+		if !bytes.Equal(first, s.last) {
+			s.log.Debug("the session was rewritten elsewhere; reading it whole", "session", s.name)
+			return s.reload(ctx)
+		}
+		data = rest
 	}
 	if len(data) == 0 {
 		return nil
@@ -221,6 +254,12 @@ func (s *Session) catchUp(ctx context.Context) error {
 	s.file.TornTail = data[len(data)-1] != '\n'
 	added := false
 	rest := data[:complete]
+	var lastRead []byte
+	defer func() {
+		if lastRead != nil {
+			s.last = bytes.Clone(lastRead)
+		}
+	}()
 	for len(rest) > 0 {
 		l := rest
 		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
@@ -229,6 +268,7 @@ func (s *Session) catchUp(ctx context.Context) error {
 			rest = nil // a whole entry without its newline (ViewEnd)
 		}
 		s.lines++
+		lastRead = l
 		if len(bytes.TrimSpace(l)) == 0 {
 			continue
 		}
@@ -236,6 +276,11 @@ func (s *Session) catchUp(ctx context.Context) error {
 		if err != nil {
 			session.LogWarnings(s.log, s.name, []session.Warning{{Line: s.lines, Reason: err.Error()}})
 			continue
+		}
+		if e.ParentID != "" && !s.tree.Has(e.ParentID) {
+			lastRead = nil // reload sets it
+			s.log.Debug("a new entry's parent is unknown here; reading the session whole", "session", s.name, "entry", e.ID)
+			return s.reload(ctx)
 		}
 		e.Line = s.lines
 		s.file.Entries = append(s.file.Entries, e)
@@ -353,6 +398,7 @@ func (s *Session) applyAppended(ctx context.Context, entries []*session.Entry) (
 			s.tree.Add(e)
 		}
 		s.lines = last.Line
+		s.last = bytes.Clone(last.Raw)
 		s.leaf = last
 		return entries, nil
 	}

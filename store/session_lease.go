@@ -133,11 +133,14 @@ func (s *Session) renew(l Lease, deadline time.Time, lost context.CancelCauseFun
 		}
 		asked := time.Now()
 		ctx, cancel := s.ctx()
-		nl, err := s.st.AcquireLease(ctx, s.name, l.Holder, s.opts.LeaseTTL)
+		// RenewLease, not AcquireLease: a renewal that arrives after
+		// another host took the lease and gave it back must not take it
+		// again, since that host worked under it meanwhile.
+		nl, err := s.st.RenewLease(ctx, l, s.opts.LeaseTTL)
 		cancel()
 		switch {
-		case errors.Is(err, ErrLeaseHeld):
-			s.leaseLost(lost, "another host took it over")
+		case errors.Is(err, ErrLeaseLost), errors.Is(err, ErrNotFound):
+			s.leaseLost(lost, "another host took it over, or it was released")
 			return
 		case err != nil:
 			s.log.Warn("renewing the session's lease failed; retrying while it holds", "session", s.name, "error", err)

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/session"
 )
 
@@ -45,8 +46,9 @@ var (
 	ErrPayloadTooLarge = errors.New("the event payload is too large")
 )
 
-// MaxPayload bounds a Publish payload: PostgreSQL's NOTIFY carries at
-// most 8000 bytes, and the event around the payload needs some.
+// MaxPayload bounds a Publish payload: an engine event's fields, kept by
+// the store for every watcher (a pith_events row in PostgreSQL, whose
+// NOTIFY carries only the row's id).
 const MaxPayload = 7000
 
 // Store keeps sessions. Every method is safe for concurrent use, also
@@ -89,6 +91,12 @@ type Store interface {
 	// when holder has it; ErrLeaseHeld while another holder's is unexpired.
 	// One holder at a time runs a session's compaction or prune.
 	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (Lease, error)
+	// RenewLease extends lease, ttl from now, while it is still its
+	// holder's; ErrLeaseLost once another holder took it or it was
+	// released — also when that holder has given it back since: a renewal
+	// that arrives late never takes the lease again, as AcquireLease
+	// would, after someone else worked under it.
+	RenewLease(ctx context.Context, lease Lease, ttl time.Duration) (Lease, error)
 	// ReleaseLease ends a lease early; releasing a lost lease is no error.
 	ReleaseLease(ctx context.Context, lease Lease) error
 	// Watch delivers an Event for every change made through any Store on
@@ -134,12 +142,22 @@ type SidecarChange struct {
 	Append []byte
 }
 
-// CheckSidecar refuses a sidecar suffix that would not name a session
-// companion: it starts with a dot and NAME+suffix would be a valid name
-// but for its length — the companion of a long name is cut to fit
-// (session.SideName).
+// maxSuffixBytes bounds a sidecar suffix.
+const maxSuffixBytes = 64
+
+// CheckSidecar refuses a session name outside the grammar, and a sidecar
+// suffix that would not name a session companion: a dot, then letters,
+// digits, '.', '_' or '-' (no '/'), ending in ".jsonl". The name and the
+// suffix are checked apart, not as one name: a session whose name is as
+// long as the grammar allows has its companions too (rows in a database;
+// in a sessions directory the companion of a long name is cut to fit,
+// session.SideName).
 func CheckSidecar(name, suffix string) error {
-	if !strings.HasPrefix(suffix, ".") || strings.Contains(suffix, "/") || CheckName(name) != nil || CheckName("x"+suffix) != nil {
+	if err := CheckName(name); err != nil {
+		return err
+	}
+	if len(suffix) < 2 || len(suffix) > maxSuffixBytes || suffix[0] != '.' ||
+		!config.SafeSegment(suffix[1:]) || !strings.HasSuffix(suffix, ".jsonl") {
 		return fmt.Errorf("%w: sidecar suffix %q", ErrInvalidName, suffix)
 	}
 	return nil

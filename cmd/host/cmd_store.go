@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -114,10 +116,16 @@ type openedSession struct {
 	close  func()
 }
 
-// cliHolder names this command in a store's leases.
+// cliHolder names this command in a store's leases: host name and pid
+// for whoever reads the holder, and random bytes, since two containers
+// that share the host's name each run pith as pid 1 of their own pid
+// namespace, and a shared name would let the second renew the first's
+// lease and work beside it.
 func cliHolder() string {
 	host, _ := os.Hostname()
-	return fmt.Sprintf("pith-cli@%s/%d", host, os.Getpid())
+	var b [4]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("pith-cli@%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
 
 // openBackend opens the session file arg, or with storeURL the session

@@ -4,7 +4,8 @@
 // the last entry the writer saw; a lease row with an expiry (on the
 // database's clock) lets one host at a time compact or prune a session;
 // every change is announced with NOTIFY in its own transaction, so each
-// host's Watch sees it. The schema is migrated at Open (goose, under an
+// host's Watch sees it; what a host publishes is a pith_events row whose
+// id the notification carries, since anyone who may connect can NOTIFY. The schema is migrated at Open (goose, under an
 // advisory lock, so hosts starting together do not race).
 package postgres
 
@@ -161,7 +162,13 @@ func (s *Store) insert(ctx context.Context, tx pgx.Tx, name string, rows []row) 
 }
 
 func notify(ctx context.Context, tx pgx.Tx, name, kind string) error {
-	payload, _ := json.Marshal(store.Event{Session: name, Kind: kind})
+	return notifyRef(ctx, tx, name, kind, 0)
+}
+
+// notifyRef is notify with the notice's Ref: a published event's row, a
+// rewrite's count.
+func notifyRef(ctx context.Context, tx pgx.Tx, name, kind string, ref int64) error {
+	payload, _ := json.Marshal(notice{Session: name, Kind: kind, Ref: ref})
 	_, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", channel, string(payload))
 	return err
 }
@@ -390,13 +397,13 @@ func (s *Store) append(ctx context.Context, name string, lease *store.Lease, exp
 			pid = *drafts[0].Parent
 		}
 		rows := make([]row, 0, len(drafts))
-		pending := map[string]bool{}
+		ids, err := s.freshIDs(ctx, tx, name, len(drafts))
+		if err != nil {
+			return err
+		}
 		at := s.now()
-		for _, d := range drafts {
-			id, err := s.freshID(ctx, tx, name, pending)
-			if err != nil {
-				return err
-			}
+		for i, d := range drafts {
+			id := ids[i]
 			line, err := session.BuildLine(d, id, pid, at)
 			if err != nil {
 				return own("%s: append %s entry: %w", name, d.Type, err)
@@ -425,25 +432,53 @@ func (s *Store) append(ctx context.Context, name string, lease *store.Lease, exp
 	return entries, nil
 }
 
-// freshID draws ids until one is unused in the session.
-func (s *Store) freshID(ctx context.Context, tx pgx.Tx, name string, pending map[string]bool) (string, error) {
-	for {
-		id, err := session.NewEntryID(rand.Reader)
-		if err != nil {
-			return "", err
-		}
-		if pending[id] {
-			continue
-		}
-		var used bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pith_lines WHERE session = $1 AND id = $2)`, name, []byte(id)).Scan(&used); err != nil {
-			return "", err
-		}
-		if !used {
-			pending[id] = true
-			return id, nil
-		}
+// freshIDs draws n ids, distinct and unused in the session: one query
+// checks them all (then the few that clash again), not one per entry, so
+// an append of many entries does not hold the session's row lock for a
+// round trip each.
+func (s *Store) freshIDs(ctx context.Context, tx pgx.Tx, name string, n int) ([]string, error) {
+	ids := make([]string, n)
+	taken := make(map[string]bool, n)
+	todo := make([]int, n) // indexes of ids still to draw
+	for i := range todo {
+		todo[i] = i
 	}
+	for len(todo) > 0 {
+		probe := make([][]byte, 0, len(todo))
+		for _, i := range todo {
+			for {
+				id, err := session.NewEntryID(rand.Reader)
+				if err != nil {
+					return nil, err
+				}
+				if !taken[id] {
+					ids[i], taken[id] = id, true
+					probe = append(probe, []byte(id))
+					break
+				}
+			}
+		}
+		rows, err := tx.Query(ctx, `SELECT id FROM pith_lines WHERE id = ANY($2) AND id <> ''::bytea AND session = $1`, name, probe)
+		if err != nil {
+			return nil, err
+		}
+		used, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+		if err != nil {
+			return nil, err
+		}
+		clash := make(map[string]bool, len(used))
+		for _, u := range used {
+			clash[string(u)] = true
+		}
+		next := todo[:0]
+		for _, i := range todo {
+			if clash[ids[i]] {
+				next = append(next, i) // keep it in taken: it is used
+			}
+		}
+		todo = next
+	}
+	return ids, nil
 }
 
 // Rewrite replaces the session's lines while the lease holds (checked on
@@ -479,7 +514,8 @@ func (s *Store) Rewrite(ctx context.Context, lease store.Lease, expectLast strin
 		if err := s.insert(ctx, tx, name, rows); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE pith_sessions SET last_seq = $2, last_id = $3, old_format = false WHERE name = $1`, name, int64(len(rows)), []byte(newLast)); err != nil {
+		var rewrites int64
+		if err := tx.QueryRow(ctx, `UPDATE pith_sessions SET last_seq = $2, last_id = $3, old_format = false, rewrites = rewrites + 1 WHERE name = $1 RETURNING rewrites`, name, int64(len(rows)), []byte(newLast)).Scan(&rewrites); err != nil {
 			return err
 		}
 		for _, sc := range sidecars {
@@ -491,7 +527,7 @@ func (s *Store) Rewrite(ctx context.Context, lease store.Lease, expectLast strin
 				return err
 			}
 		}
-		return notify(ctx, tx, name, store.EventRewritten)
+		return notifyRef(ctx, tx, name, store.EventRewritten, rewrites)
 	})
 }
 
@@ -518,8 +554,22 @@ func (s *Store) ReadSidecar(ctx context.Context, name, suffix string) ([]byte, e
 	return data, nil
 }
 
-// Publish sends the payload with NOTIFY on the sessions channel, so every
-// host's Watch gets it.
+// eventsKept is how long a published event's row is kept for the
+// watchers, who read it as soon as its notification arrives.
+const eventsKept = "10 minutes"
+
+// notice is a notification on the sessions channel: a change (created,
+// appended, rewritten with the session's new rewrite count) or a
+// published event with the id of its row in pith_events.
+type notice struct {
+	Session string `json:"session"`
+	Kind    string `json:"kind"`
+	Ref     int64  `json:"ref,omitempty"`
+}
+
+// Publish keeps the payload in a pith_events row and announces its id
+// with NOTIFY, in one transaction, so every host's Watch reads it; rows
+// older than eventsKept go in the same step.
 func (s *Store) Publish(ctx context.Context, name string, payload []byte) error {
 	if err := store.CheckName(name); err != nil {
 		return err
@@ -530,16 +580,17 @@ func (s *Store) Publish(ctx context.Context, name string, payload []byte) error 
 	if !json.Valid(payload) {
 		return fmt.Errorf("%s: the event payload is not JSON", name)
 	}
-	msg, err := json.Marshal(store.Event{Session: name, Kind: store.EventPublished, Payload: payload})
-	if err != nil {
-		return err
-	}
-	if len(msg) >= 8000 {
-		// A long name and an escaped payload can still pass the limit.
-		return fmt.Errorf("%s: %w (%d bytes with the event around it)", name, store.ErrPayloadTooLarge, len(msg))
-	}
-	_, err = s.pool.Exec(ctx, "SELECT pg_notify($1, $2)", channel, string(msg))
-	return classify(err)
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		var id int64
+		if err := tx.QueryRow(ctx, `INSERT INTO pith_events (session, payload) VALUES ($1, $2) RETURNING id`, name, payload).Scan(&id); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM pith_events WHERE id IN (
+			SELECT id FROM pith_events WHERE at < clock_timestamp() - interval '`+eventsKept+`' FOR UPDATE SKIP LOCKED)`); err != nil {
+			return err
+		}
+		return notifyRef(ctx, tx, name, store.EventPublished, id)
+	})
 }
 
 // AcquireLease takes the lease row when it is free, expired or already
@@ -574,6 +625,28 @@ func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.
 	return store.Lease{Session: name, Holder: holder, Expires: expires}, nil
 }
 
+// RenewLease moves the lease row's expiry when the row is still the
+// holder's. It never inserts one: a row that is gone was released or
+// taken over (a takeover replaces the holder), so the lease was lost
+// even if nobody holds it now.
+func (s *Store) RenewLease(ctx context.Context, lease store.Lease, ttl time.Duration) (store.Lease, error) {
+	if err := store.CheckName(lease.Session); err != nil {
+		return store.Lease{}, err
+	}
+	var expires time.Time
+	err := s.pool.QueryRow(ctx, `
+		UPDATE pith_leases SET expires_at = clock_timestamp() + $3 * interval '1 microsecond'
+		WHERE session = $1 AND holder = $2
+		RETURNING expires_at`, lease.Session, lease.Holder, ttl.Microseconds()).Scan(&expires)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Lease{}, fmt.Errorf("%s: %w", lease.Session, store.ErrLeaseLost)
+	}
+	if err != nil {
+		return store.Lease{}, classify(err)
+	}
+	return store.Lease{Session: lease.Session, Holder: lease.Holder, Expires: expires}, nil
+}
+
 // ReleaseLease deletes the lease row if lease still holds it.
 func (s *Store) ReleaseLease(ctx context.Context, lease store.Lease) error {
 	_, err := s.pool.Exec(ctx, `DELETE FROM pith_leases WHERE session = $1 AND holder = $2`, lease.Session, lease.Holder)
@@ -599,6 +672,7 @@ func (s *Store) Watch(ctx context.Context) (<-chan store.Event, error) {
 		return nil, err
 	}
 	out := make(chan store.Event, 64)
+	state := &watchState{seen: map[string]int64{}}
 	go func() {
 		defer close(out)
 		backoff := 50 * time.Millisecond
@@ -632,8 +706,18 @@ func (s *Store) Watch(ctx context.Context) (<-chan store.Event, error) {
 				continue
 			}
 			backoff = 50 * time.Millisecond
-			var ev store.Event
-			if json.Unmarshal([]byte(n.Payload), &ev) != nil {
+			ev, ok, err := state.eventOf(ctx, conn, n.Payload)
+			if err != nil {
+				// The connection failed reading the event: as if the
+				// notification was lost (a resync follows).
+				conn.Close(context.Background())
+				conn = nil
+				if ctx.Err() != nil {
+					return
+				}
+				continue
+			}
+			if !ok {
 				continue
 			}
 			select {
@@ -645,6 +729,76 @@ func (s *Store) Watch(ctx context.Context) (<-chan store.Event, error) {
 		}
 	}()
 	return out, nil
+}
+
+// watchState is what one Watch remembers of the notifications it
+// believed: per kind and session, the last rewrite count (0 for a
+// creation).
+type watchState struct{ seen map[string]int64 }
+
+// eventOf is the event a notification announces; ok false drops it, err
+// is a failed connection. Anyone who may connect can NOTIFY, so what a
+// notification claims is checked against the tables, which only a role
+// that may write changes: a published event is the pith_events row it
+// names; a creation, or a rewrite (both make a host read the session
+// whole), is believed once, a rewrite only for a count the session's row
+// has reached. An append is a hint to read what is new, nothing more.
+func (w *watchState) eventOf(ctx context.Context, conn *pgx.Conn, payload string) (store.Event, bool, error) {
+	var n notice
+	if json.Unmarshal([]byte(payload), &n) != nil {
+		return store.Event{}, false, nil
+	}
+	ev := store.Event{Session: n.Session, Kind: n.Kind}
+	if store.CheckName(n.Session) != nil {
+		return store.Event{}, false, nil
+	}
+	switch n.Kind {
+	case store.EventAppended:
+		return ev, true, nil // a catch-up reads only what is new
+	case store.EventCreated, store.EventRewritten:
+		// Each makes a host read the session whole: believed once per
+		// creation and per rewrite the session's row has reached.
+		var rewrites int64
+		err := conn.QueryRow(ctx, `SELECT rewrites FROM pith_sessions WHERE name = $1`, n.Session).Scan(&rewrites)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return store.Event{}, false, nil
+		}
+		if err != nil {
+			return store.Event{}, false, err
+		}
+		key := n.Kind + "\x00" + n.Session
+		seen, known := w.seen[key]
+		if n.Kind == store.EventCreated {
+			if known {
+				return store.Event{}, false, nil
+			}
+			w.seen[key] = 0
+			return ev, true, nil
+		}
+		if n.Ref <= 0 || n.Ref > rewrites || (known && n.Ref <= seen) {
+			return store.Event{}, false, nil
+		}
+		w.seen[key] = n.Ref
+		return ev, true, nil
+	case store.EventPublished:
+	default:
+		// Resync above all: it makes a host read every open session
+		// whole, and only this watch says it, when it was interrupted.
+		return store.Event{}, false, nil
+	}
+	if n.Ref <= 0 {
+		return store.Event{}, false, nil
+	}
+	var data []byte
+	err := conn.QueryRow(ctx, `SELECT payload FROM pith_events WHERE id = $1 AND session = $2`, n.Ref, n.Session).Scan(&data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Event{}, false, nil
+	}
+	if err != nil {
+		return store.Event{}, false, err
+	}
+	ev.Payload = data
+	return ev, true, nil
 }
 
 func (s *Store) listenConn(ctx context.Context) (*pgx.Conn, error) {

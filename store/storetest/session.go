@@ -175,8 +175,13 @@ func RunSession(t *testing.T, open Opener) {
 		if got, err := s.ReadSidecar(ctx, "s/sc.jsonl", ".pruned.jsonl"); err != nil || got != nil {
 			t.Fatalf("no sidecar yet: %q, %v", got, err)
 		}
-		if _, err := s.ReadSidecar(ctx, "s/sc.jsonl", "/../x"); !errors.Is(err, store.ErrInvalidName) {
-			t.Fatalf("bad suffix: %v, want ErrInvalidName", err)
+		for _, bad := range []string{"/../x", ".x/../../y.jsonl", "..jsonl", "x.jsonl", ".pruned.txt", ".", "", "." + strings.Repeat("x", 64) + ".jsonl"} {
+			if _, err := s.ReadSidecar(ctx, "s/sc.jsonl", bad); !errors.Is(err, store.ErrInvalidName) {
+				t.Fatalf("bad suffix %q: %v, want ErrInvalidName", bad, err)
+			}
+		}
+		if _, err := s.ReadSidecar(ctx, "../sc.jsonl", ".pruned.jsonl"); !errors.Is(err, store.ErrInvalidName) {
+			t.Fatalf("bad name: %v, want ErrInvalidName", err)
 		}
 		l, err := s.AcquireLease(ctx, "s/sc.jsonl", "A", time.Minute)
 		if err != nil {
@@ -267,6 +272,116 @@ func RunSession(t *testing.T, open Opener) {
 		after, err := s.Export(ctx, "s/pr.jsonl")
 		if err != nil || !bytes.Equal(after, before) {
 			t.Fatalf("restore did not give back the session byte for byte (%v)", err)
+		}
+	})
+
+	t.Run("CatchUpAfterARewriteThatMovedLines", func(t *testing.T) {
+		// A rewrite re-encodes the session: the blank lines of an
+		// imported file go, and every later line moves up. When other
+		// appends then bring the count back past what a host had read,
+		// that host's catch-up must not take the lines after its old
+		// count for the new ones: it would miss entries and build the
+		// context over a broken chain.
+		hosts := open(t)
+		a, b := hosts(), hosts()
+		name := "s/moved.jsonl"
+		mustCreate(t, a, name, Sample+"\n\n")
+		ha := mustOpen(t, a, name, "A")
+		for i := range 6 {
+			if _, err := ha.Append(toolResult(fmt.Sprint("call", i), strings.Repeat(fmt.Sprintf("line %d of output\n", i), 800))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		hb := mustOpen(t, b, name, "B")
+		// Catching up with plain appends, B's own or A's, reads only
+		// the new lines: the parsed file stays the same value.
+		read := hb.File()
+		if _, err := hb.Append(msg("B's")); err != nil {
+			t.Fatal(err)
+		}
+		if err := ha.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ha.Append(msg("A's")); err != nil {
+			t.Fatal(err)
+		}
+		if err := hb.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if hb.File() != read {
+			t.Fatal("catching up with appends read the whole session again")
+		}
+		plan, err := compaction.Prune(ha, compaction.PruneSettings{Protect: 4000, Minimum: 100}, time.UnixMilli(1700000000000))
+		if err != nil || len(plan.Items) == 0 {
+			t.Fatalf("prune: %d items, %v", len(plan.Items), err)
+		}
+		for i := range 3 {
+			if _, err := ha.Append(msg(fmt.Sprint("after the prune ", i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := hb.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		want, got := mustLoad(t, a, name), hb.File()
+		if len(got.Entries) != len(want.Entries) {
+			t.Fatalf("B caught up to %d entries, the store has %d", len(got.Entries), len(want.Entries))
+		}
+		for i, e := range want.Entries {
+			if got.Entries[i].ID != e.ID {
+				t.Fatalf("entry %d: B has %s, the store %s", i, got.Entries[i].ID, e.ID)
+			}
+		}
+		if p := hb.Tree().Get(plan.Items[0].EntryID); p == nil || p.Get("message.prunedAt").Int() == 0 {
+			t.Fatal("B still has the unpruned entry")
+		}
+	})
+
+	t.Run("CatchUpAfterARewriteThatMovedLinesPastALargeLine", func(t *testing.T) {
+		// The same when the last line read is too large to read again
+		// on every catch-up: a new entry whose parent is unknown here
+		// gives the move away.
+		hosts := open(t)
+		a, b := hosts(), hosts()
+		name := "s/moved-large.jsonl"
+		mustCreate(t, a, name, Sample+"\n\n")
+		hb := mustOpen(t, b, name, "B")
+		if _, err := hb.Append(msg(strings.Repeat("x", 100<<10))); err != nil {
+			t.Fatal(err)
+		}
+		l, err := a.AcquireLease(ctx, name, "A", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := a.Export(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for bytes.Contains(data, []byte("\n\n")) {
+			data = bytes.ReplaceAll(data, []byte("\n\n"), []byte("\n"))
+		}
+		last := store.LastID(mustLoad(t, a, name))
+		if err := a.Rewrite(ctx, l, last, data); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.ReleaseLease(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			es, err := a.Append(ctx, name, last, msg(fmt.Sprint("after the rewrite ", i)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			last = es[0].ID
+		}
+		if err := hb.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := len(hb.File().Entries), len(mustLoad(t, a, name).Entries); got != want {
+			t.Fatalf("B caught up to %d entries, the store has %d", got, want)
+		}
+		if hb.Leaf() == nil || hb.Leaf().ID != last {
+			t.Fatalf("B's leaf is not the last entry %s", last)
 		}
 	})
 
@@ -604,6 +719,58 @@ func RunSession(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("LateRenewalAfterTakeover", func(t *testing.T) {
+		// A's renewal is sent in time but arrives late (a pool without a
+		// free connection, a slow network, a host paused at the wrong
+		// moment): meanwhile A's lease expired, B took it, wrote under it
+		// and gave it back. The late renewal must not take the lease
+		// again: A's work stops and its commits are refused.
+		hosts := open(t)
+		a, b := hosts(), hosts()
+		name := "s/late.jsonl"
+		mustCreate(t, a, name, header)
+		slow := &stalledRenewal{Store: a, holder: "A", stalled: make(chan struct{}), resume: make(chan struct{}), renewed: make(chan error, 1)}
+		h, err := store.OpenSession(ctx, slow, name, store.SessionOptions{Holder: "A", LeaseTTL: 1500 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		held, release, err := h.HoldLease(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer release()
+		<-slow.stalled
+		waitExpired(t, b, name, "B")
+		lb, err := b.AcquireLease(ctx, name, "B", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.AppendLeased(ctx, lb, "", msg("B's, under its lease")); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.ReleaseLease(ctx, lb); err != nil {
+			t.Fatal(err)
+		}
+		close(slow.resume)
+		if err := <-slow.renewed; err == nil {
+			t.Error("A's late renewal took the lease again after B had held and used it")
+		}
+		if err := h.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Append(msg("A's, under the lost lease")); !errors.Is(err, store.ErrLeaseLost) {
+			t.Fatalf("A's append after the late renewal: %v, want ErrLeaseLost", err)
+		}
+		select {
+		case <-held.Done():
+		case <-time.After(time.Minute):
+			t.Fatal("the lease was taken over, and the context under it did not end")
+		}
+		if cause := context.Cause(held); !errors.Is(cause, store.ErrLeaseLost) {
+			t.Fatalf("cause %v, want ErrLeaseLost", cause)
+		}
+	})
+
 	t.Run("LeaseTakeover", func(t *testing.T) {
 		s := open(t)()
 		name := "s/take.jsonl"
@@ -735,4 +902,48 @@ func (b *blockingSummarizer) Summarize(ctx context.Context, req summary.Request)
 		return summary.Result{}, ctx.Err()
 	}
 	return builtin.New(builtin.Options{}).Summarize(ctx, req)
+}
+
+// stalledRenewal is a Store whose lease calls for holder after the first
+// (the renewals) wait: the first says so on stalled and waits for resume,
+// then reports its result on renewed.
+type stalledRenewal struct {
+	store.Store
+	holder          string
+	calls           int
+	mu              sync.Mutex
+	stalled, resume chan struct{}
+	renewed         chan error
+}
+
+func (s *stalledRenewal) stall(holder string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if holder != s.holder {
+		return false
+	}
+	s.calls++
+	return s.calls == 2
+}
+
+func (s *stalledRenewal) RenewLease(ctx context.Context, lease store.Lease, ttl time.Duration) (store.Lease, error) {
+	if !s.stall(lease.Holder) {
+		return s.Store.RenewLease(ctx, lease, ttl)
+	}
+	close(s.stalled)
+	<-s.resume
+	l, err := s.Store.RenewLease(context.Background(), lease, ttl)
+	s.renewed <- err
+	return l, err
+}
+
+func (s *stalledRenewal) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (store.Lease, error) {
+	if !s.stall(holder) {
+		return s.Store.AcquireLease(ctx, name, holder, ttl)
+	}
+	close(s.stalled)
+	<-s.resume
+	l, err := s.Store.AcquireLease(context.Background(), name, holder, ttl)
+	s.renewed <- err
+	return l, err
 }

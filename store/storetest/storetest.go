@@ -250,8 +250,20 @@ func Run(t *testing.T, open Opener) {
 		if err := b.ReleaseLease(ctx, lb); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := a.AcquireLease(ctx, name, "host-a", time.Hour); err != nil {
+		// b took a's lease and gave it back: a's renewal finds it lost,
+		// and takes nothing.
+		if _, err := a.RenewLease(ctx, la, time.Hour); !errors.Is(err, store.ErrLeaseLost) {
+			t.Fatalf("renewing a lease taken over and released since: %v, want ErrLeaseLost", err)
+		}
+		la, err = a.AcquireLease(ctx, name, "host-a", time.Hour)
+		if err != nil {
 			t.Fatalf("after release: %v", err)
+		}
+		if l, err := a.RenewLease(ctx, la, time.Hour); err != nil || l.Holder != "host-a" || l.Session != name {
+			t.Fatalf("renewing a held lease: %+v, %v", l, err)
+		}
+		if _, err := b.RenewLease(ctx, store.Lease{Session: name, Holder: "host-b"}, time.Hour); !errors.Is(err, store.ErrLeaseLost) {
+			t.Fatalf("renewing another holder's lease: %v, want ErrLeaseLost", err)
 		}
 		if _, err := a.AcquireLease(ctx, "none.jsonl", "host-a", time.Hour); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("lease on a missing session: %v", err)
