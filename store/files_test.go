@@ -310,57 +310,38 @@ func TestFilesLongName(t *testing.T) {
 	}
 }
 
-// TestLeaseFileLink: a symlink planted in the place of a session's lease
-// file (d/a-x.jsonl.lease -> b-victim.jsonl, the session of another
-// tenant where prefixes split one directory) is not followed. The lease
-// file was opened with O_CREATE and no check, the link was followed, and
-// taking the lease truncated the file it leads to and wrote the lease
-// into it.
+// TestLeaseFileLink: a link planted where a session's lease file goes is
+// not written through: taking the lease truncated the file it leads to and
+// wrote the lease into it — a symlink first, then a hard link.
 func TestLeaseFileLink(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	s, err := store.OpenFiles(dir, session.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	for _, n := range []string{"d/a-x.jsonl", "d/b-victim.jsonl"} {
-		if err := s.Create(ctx, n, []byte(storetest.Sample)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Symlink("b-victim.jsonl", filepath.Join(dir, "d/a-x.jsonl.lease")); err != nil {
-		t.Fatal(err)
-	}
-	_, err = s.AcquireLease(ctx, "d/a-x.jsonl", "A", time.Minute)
-	t.Logf("lease: %v", err)
-	if got, _ := os.ReadFile(filepath.Join(dir, "d/b-victim.jsonl")); string(got) != storetest.Sample {
-		t.Fatalf("the file the link leads to was written: %q", got)
-	}
-}
-
-// TestLeaseFileHardLink: a hard link planted where a session's lease file
-// goes is not written through either: taking the lease truncated the
-// other session and wrote the lease into it.
-func TestLeaseFileHardLink(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	s, err := store.OpenFiles(dir, session.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	for _, n := range []string{"d/a-x.jsonl", "d/b-victim.jsonl"} {
-		if err := s.Create(ctx, n, []byte(storetest.Sample)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Link(filepath.Join(dir, "d/b-victim.jsonl"), filepath.Join(dir, "d/a-x.jsonl.lease")); err != nil {
-		t.Fatal(err)
-	}
-	_, err = s.AcquireLease(ctx, "d/a-x.jsonl", "A", time.Minute)
-	t.Logf("lease: %v", err)
-	if got, _ := os.ReadFile(filepath.Join(dir, "d/b-victim.jsonl")); string(got) != storetest.Sample {
-		t.Fatalf("the file the hard link shares was written: %q", got)
+	for _, c := range []struct {
+		name string
+		link func(victim, at string) error
+	}{
+		{"symlink", func(victim, at string) error { return os.Symlink(filepath.Base(victim), at) }},
+		{"hard link", os.Link},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			s, err := store.OpenFiles(dir, session.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			for _, n := range []string{"d/a-x.jsonl", "d/b-victim.jsonl"} {
+				if err := s.Create(ctx, n, []byte(storetest.Sample)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := c.link(filepath.Join(dir, "d/b-victim.jsonl"), filepath.Join(dir, "d/a-x.jsonl.lease")); err != nil {
+				t.Fatal(err)
+			}
+			_, err = s.AcquireLease(ctx, "d/a-x.jsonl", "A", time.Minute)
+			t.Logf("lease: %v", err)
+			if got, _ := os.ReadFile(filepath.Join(dir, "d/b-victim.jsonl")); string(got) != storetest.Sample {
+				t.Fatalf("the file the link leads to was written: %q", got)
+			}
+		})
 	}
 }
