@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"io"
 	"io/fs"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -219,7 +220,7 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 		return viewer.Source{}, err
 	}
 	if v.s.files == nil {
-		return v.resolveStored(name), nil
+		return v.resolveStored(name)
 	}
 	root, base, err := v.s.files.sessionsRoot(false)
 	if err != nil {
@@ -279,9 +280,20 @@ const storeReadTimeout = 30 * time.Second
 
 // resolveStored reads a session of the shared store: whole within
 // server.maxSessionBytes, then what any host appended, as the store's
-// events tell (storeChanged).
-func (v *Viewer) resolveStored(name string) viewer.Source {
+// events tell (storeChanged). A name the store does not have is refused
+// here, as a missing file is: the viewer makes room for what resolved,
+// and a request for a missing session must not close another caller's
+// page.
+func (v *Viewer) resolveStored(name string) (viewer.Source, error) {
 	st := v.s.opts.Store
+	// A Tail after every line reads none: it only says the session is
+	// there (one indexed row in PostgreSQL).
+	ctx, cancel := context.WithTimeout(context.Background(), storeReadTimeout)
+	_, _, err := st.Tail(ctx, name, math.MaxInt)
+	cancel()
+	if err != nil {
+		return viewer.Source{}, err
+	}
 	// size is what this viewer has read of the session since its last
 	// whole reading: the limit holds for a session that grows by appends
 	// as for one read whole (a file's tail checks the file's size).
@@ -320,7 +332,7 @@ func (v *Viewer) resolveStored(name string) viewer.Source {
 		}
 		return io.NopCloser(bytes.NewReader(data)), nil
 	}
-	return viewer.Source{Name: name, Tail: tail, OpenArchive: archive}
+	return viewer.Source{Name: name, Tail: tail, OpenArchive: archive}, nil
 }
 
 // listStored names the sessions of the store the caller may see.
