@@ -294,12 +294,12 @@ func (v *Viewer) resolveStored(name string) (viewer.Source, error) {
 	if err != nil {
 		return viewer.Source{}, err
 	}
-	// size is what this viewer has read of the session since its last
+	// read is what this viewer has read of the session since its last
 	// whole reading: the limit holds for a session that grows by appends
 	// as for one read whole (a file's tail checks the file's size).
 	var (
 		mu   sync.Mutex
-		size int
+		read storedRead
 	)
 	tail := func(after int) ([]byte, int, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), storeReadTimeout)
@@ -310,14 +310,11 @@ func (v *Viewer) resolveStored(name string) (viewer.Source, error) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		total := len(data)
-		if after > 0 {
-			total += size
-		}
+		next, total := read.add(after, data)
 		if limit := v.s.cfg.Load().Server.MaxSessionBytes; total > limit {
 			return nil, 0, fmt.Errorf("%w: session %q is over server.maxSessionBytes (%d)", ErrLimit, name, limit)
 		}
-		size = total
+		read = next
 		return data, n, nil
 	}
 	archive := func() (io.ReadCloser, error) {
@@ -333,6 +330,37 @@ func (v *Viewer) resolveStored(name string) (viewer.Source, error) {
 		return io.NopCloser(bytes.NewReader(data)), nil
 	}
 	return viewer.Source{Name: name, Tail: tail, OpenArchive: archive}, nil
+}
+
+// storedRead is how much of a stored session the viewer holds: its
+// first lines complete lines, of size bytes.
+type storedRead struct{ lines, size int }
+
+// add is r after data, what Tail returned after the first after lines,
+// and the session's size as read then. The viewer reads an append from
+// its last line on (to check the line is still there): lines read before
+// are counted once, not at every reading. Only complete lines are kept
+// in the count, so a torn last line counts at its full length once done.
+func (r storedRead) add(after int, data []byte) (next storedRead, total int) {
+	if after <= 0 {
+		r = storedRead{}
+		after = 0
+	}
+	skip := 0 // the bytes of data already counted
+	for k := after; k < r.lines && skip < len(data); k++ {
+		i := bytes.IndexByte(data[skip:], '\n')
+		if i < 0 {
+			skip = len(data)
+			break
+		}
+		skip += i + 1
+	}
+	complete := bytes.LastIndexByte(data, '\n') + 1
+	next = storedRead{lines: after + bytes.Count(data[:complete], []byte("\n")), size: r.size}
+	if complete > skip {
+		next.size += complete - skip
+	}
+	return next, r.size + len(data) - skip
 }
 
 // listStored names the sessions of the store the caller may see.

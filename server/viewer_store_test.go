@@ -338,3 +338,46 @@ func TestViewerStoredMissingSessionEvictsNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestViewerStoredSessionLimitCountsRereadOnce: the viewer reads a stored
+// session's appends from its last line on, to check that line is still
+// where it was; the count against server.maxSessionBytes took that line
+// again at every reading, so a page refreshed often enough was refused
+// as too large while the session had not grown.
+func TestViewerStoredSessionLimitCountsRereadOnce(t *testing.T) {
+	a, b, _, _, _ := storeViewerHosts(t)
+	ctx := context.Background()
+	const name = "team-a/refreshed.jsonl"
+	sa, err := a.client.Create(ctx, name, "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sa.AppendMessages(ctx, userMsg("first", 20), userMsg("last", 2000)); err != nil {
+		t.Fatal(err)
+	}
+	v := b.srv.NewViewer(false)
+	defer v.Close()
+	src, err := v.resolveStored(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, n, err := src.Tail(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := b.srv.cfg.Load().Clone()
+	next.Server.MaxSessionBytes = 2 * len(whole)
+	b.srv.cfg.Store(next)
+	for i := range 10 {
+		// What a Refresh reads when nothing was appended: the last line.
+		if _, _, err := src.Tail(n - 1); err != nil {
+			t.Fatalf("reading %d of an unchanged session: %v", i+1, err)
+		}
+	}
+	if _, err := sa.AppendMessages(ctx, userMsg("small", 10)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := src.Tail(n - 1); err != nil {
+		t.Fatalf("a small append within the limit: %v", err)
+	}
+}
