@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"io"
 	"io/fs"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -219,7 +220,7 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 		return viewer.Source{}, err
 	}
 	if v.s.files == nil {
-		return v.resolveStored(name), nil
+		return v.resolveStored(name)
 	}
 	root, base, err := v.s.files.sessionsRoot(false)
 	if err != nil {
@@ -279,15 +280,26 @@ const storeReadTimeout = 30 * time.Second
 
 // resolveStored reads a session of the shared store: whole within
 // server.maxSessionBytes, then what any host appended, as the store's
-// events tell (storeChanged).
-func (v *Viewer) resolveStored(name string) viewer.Source {
+// events tell (storeChanged). A name the store does not have is refused
+// here, as a missing file is: the viewer makes room for what resolved,
+// and a request for a missing session must not close another caller's
+// page.
+func (v *Viewer) resolveStored(name string) (viewer.Source, error) {
 	st := v.s.opts.Store
-	// size is what this viewer has read of the session since its last
+	// A Tail after every line reads none: it only says the session is
+	// there (one indexed row in PostgreSQL).
+	ctx, cancel := context.WithTimeout(context.Background(), storeReadTimeout)
+	_, _, err := st.Tail(ctx, name, math.MaxInt)
+	cancel()
+	if err != nil {
+		return viewer.Source{}, err
+	}
+	// read is what this viewer has read of the session since its last
 	// whole reading: the limit holds for a session that grows by appends
 	// as for one read whole (a file's tail checks the file's size).
 	var (
 		mu   sync.Mutex
-		size int
+		read storedRead
 	)
 	tail := func(after int) ([]byte, int, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), storeReadTimeout)
@@ -298,14 +310,11 @@ func (v *Viewer) resolveStored(name string) viewer.Source {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		total := len(data)
-		if after > 0 {
-			total += size
-		}
+		next, total := read.add(after, data)
 		if limit := v.s.cfg.Load().Server.MaxSessionBytes; total > limit {
 			return nil, 0, fmt.Errorf("%w: session %q is over server.maxSessionBytes (%d)", ErrLimit, name, limit)
 		}
-		size = total
+		read = next
 		return data, n, nil
 	}
 	archive := func() (io.ReadCloser, error) {
@@ -320,7 +329,38 @@ func (v *Viewer) resolveStored(name string) viewer.Source {
 		}
 		return io.NopCloser(bytes.NewReader(data)), nil
 	}
-	return viewer.Source{Name: name, Tail: tail, OpenArchive: archive}
+	return viewer.Source{Name: name, Tail: tail, OpenArchive: archive}, nil
+}
+
+// storedRead is how much of a stored session the viewer holds: its
+// first lines complete lines, of size bytes.
+type storedRead struct{ lines, size int }
+
+// add is r after data, what Tail returned after the first after lines,
+// and the session's size as read then. The viewer reads an append from
+// its last line on (to check the line is still there): lines read before
+// are counted once, not at every reading. Only complete lines are kept
+// in the count, so a torn last line counts at its full length once done.
+func (r storedRead) add(after int, data []byte) (next storedRead, total int) {
+	if after <= 0 {
+		r = storedRead{}
+		after = 0
+	}
+	skip := 0 // the bytes of data already counted
+	for k := after; k < r.lines && skip < len(data); k++ {
+		i := bytes.IndexByte(data[skip:], '\n')
+		if i < 0 {
+			skip = len(data)
+			break
+		}
+		skip += i + 1
+	}
+	complete := bytes.LastIndexByte(data, '\n') + 1
+	next = storedRead{lines: after + bytes.Count(data[:complete], []byte("\n")), size: r.size}
+	if complete > skip {
+		next.size += complete - skip
+	}
+	return next, r.size + len(data) - skip
 }
 
 // listStored names the sessions of the store the caller may see.

@@ -246,7 +246,10 @@ func TestViewerStoredSessionLimitCountsAppends(t *testing.T) {
 	}
 	v := b.srv.NewViewer(false)
 	defer v.Close()
-	src := v.resolveStored(name)
+	src, err := v.resolveStored(name)
+	if err != nil {
+		t.Fatal(err)
+	}
 	whole, n, err := src.Tail(0)
 	if err != nil {
 		t.Fatal(err)
@@ -273,5 +276,108 @@ func TestViewerStoredSessionLimitCountsAppends(t *testing.T) {
 	b.srv.cfg.Store(next)
 	if _, _, err := src.Tail(0); err != nil {
 		t.Fatalf("a whole reading under a raised limit: %v", err)
+	}
+}
+
+// TestViewerStoredMissingSessionEvictsNothing: a stored name always
+// "resolved" (the viewer checked only its grammar), so the fair share
+// made room for a request for a session the store does not have, and
+// each such 404 ended another caller's live page.
+func TestViewerStoredMissingSessionEvictsNothing(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	cfg := testConfig(t.TempDir())
+	cfg.Server.ViewerMaxSessions = 2
+	cfg.Server.Tokens = []config.Token{
+		{Name: "a", SHA256: HashToken("secret-a")},
+		{Name: "b", SHA256: HashToken("secret-b")},
+	}
+	h := startStoreHost(t, cfg, url)
+	c, err := client.Dial(h.addr, client.WithToken("secret-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	hs := httptestServer(t, h.srv.NewViewer(false))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, name := range []string{"a1.jsonl", "a2.jsonl"} {
+		s, err := c.Create(ctx, name, "/w")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		// a's live page: the stream stays open until the test ends.
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, hs.URL+"/s/"+name+"/api/events", nil)
+		req.Header.Set("Authorization", "Bearer secret-a")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("a's live page of %s: %d", name, resp.StatusCode)
+		}
+		if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
+			t.Fatalf("a's live page of %s: %v", name, err)
+		}
+	}
+	vs := h.srv.viewer.Load()
+	if n := vs.Open(); n != 2 {
+		t.Fatalf("%d sessions open, want a's 2", n)
+	}
+	// b holds none against a's two: a session b may open would take one
+	// of a's slots. One the store does not have must not.
+	for _, name := range []string{"missing.jsonl", "b/none.jsonl"} {
+		if code, _ := getAs(t, hs.URL+"/s/"+name+"/api/tree", "secret-b"); code != http.StatusNotFound {
+			t.Fatalf("b's request for %s: %d, want 404", name, code)
+		}
+		if n := vs.Open(); n != 2 {
+			t.Fatalf("after b's 404 for %s, %d sessions open: one of a's live pages was closed for a session that does not exist", name, n)
+		}
+	}
+}
+
+// TestViewerStoredSessionLimitCountsRereadOnce: the viewer reads a stored
+// session's appends from its last line on, to check that line is still
+// where it was; the count against server.maxSessionBytes took that line
+// again at every reading, so a page refreshed often enough was refused
+// as too large while the session had not grown.
+func TestViewerStoredSessionLimitCountsRereadOnce(t *testing.T) {
+	a, b, _, _, _ := storeViewerHosts(t)
+	ctx := context.Background()
+	const name = "team-a/refreshed.jsonl"
+	sa, err := a.client.Create(ctx, name, "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sa.AppendMessages(ctx, userMsg("first", 20), userMsg("last", 2000)); err != nil {
+		t.Fatal(err)
+	}
+	v := b.srv.NewViewer(false)
+	defer v.Close()
+	src, err := v.resolveStored(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, n, err := src.Tail(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := b.srv.cfg.Load().Clone()
+	next.Server.MaxSessionBytes = 2 * len(whole)
+	b.srv.cfg.Store(next)
+	for i := range 10 {
+		// What a Refresh reads when nothing was appended: the last line.
+		if _, _, err := src.Tail(n - 1); err != nil {
+			t.Fatalf("reading %d of an unchanged session: %v", i+1, err)
+		}
+	}
+	if _, err := sa.AppendMessages(ctx, userMsg("small", 10)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := src.Tail(n - 1); err != nil {
+		t.Fatalf("a small append within the limit: %v", err)
 	}
 }

@@ -240,8 +240,8 @@ func (s *Session) catchUp(ctx context.Context) error {
 		return s.reload(ctx) // rewritten shorter: line numbers changed
 	}
 	if recheck {
-		first, rest, _ := bytes.Cut(data, []byte("\n"))
-		if !bytes.Equal(first, s.last) {
+		rest, ok := AfterLast(data, s.last)
+		if !ok {
 			s.log.Debug("the session was rewritten elsewhere; reading it whole", "session", s.name)
 			return s.reload(ctx)
 		}

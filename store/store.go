@@ -15,6 +15,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -184,6 +185,23 @@ func TailOf(data []byte, after int) ([]byte, int) {
 		return nil, n
 	}
 	return data[cut:], n
+}
+
+// AfterLast is the check every reader that follows a session by line
+// numbers makes before it takes lines as new: data is what Tail returned
+// from the reader's last line on (after its count less one) and last is
+// that line as the reader took it, without its newline. The lines after
+// the count are the new ones only when data still starts with that line:
+// another host's rewrite drops blank lines and moves every later line
+// up, and appends can bring the count back past the reader's, so line
+// numbers alone skip or repeat entries. ok false: read the session
+// whole. rest is what follows the line and its newline.
+func AfterLast(data, last []byte) (rest []byte, ok bool) {
+	first, rest, _ := bytes.Cut(data, []byte("\n"))
+	if !bytes.Equal(first, last) {
+		return nil, false
+	}
+	return rest, true
 }
 
 // LastID is the id of f's last entry in order, or "" for none: what

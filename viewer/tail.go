@@ -74,10 +74,15 @@ func readAppended(tail Tail, prev reading) (next reading, changed, ok bool, err 
 	if err != nil {
 		return reading{}, false, false, err
 	}
-	if n < prev.lines || !bytes.HasPrefix(data, prev.last) || len(data) <= len(prev.last) || data[len(prev.last)] != '\n' {
+	if n < prev.lines {
 		return reading{}, false, false, nil
 	}
-	rest := data[len(prev.last)+1:]
+	// The same check as a stored session's catch-up: the lines after
+	// the count are new only when the last line read is still there.
+	rest, ok := store.AfterLast(data, prev.last)
+	if !ok {
+		return reading{}, false, false, nil
+	}
 	complete := bytes.LastIndexByte(rest, '\n') + 1
 	torn := complete < len(rest)
 	if complete == 0 && torn == prev.file.TornTail {

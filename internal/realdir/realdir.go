@@ -1,6 +1,7 @@
 // Package realdir makes and reaches directories under an os.Root through
 // real directories only: it walks down one component at a time with
-// directory file descriptors (mkdirat, openat with O_NOFOLLOW), so no
+// directory file descriptors (mkdirat, openat with O_NOFOLLOW; O_PATH on
+// Linux, so a directory with search but no read permission is passed), so no
 // component is ever followed as a symlink, and a directory swapped for a
 // link while the walk runs is refused instead of followed. os.Root's own
 // MkdirAll and OpenRoot follow a link that stays inside the root, which is

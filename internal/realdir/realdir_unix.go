@@ -68,7 +68,7 @@ func walk(root *os.Root, dir string, perm fs.FileMode, create bool) (fs.FileInfo
 // following a link, and words why it cannot.
 func openDirAt(fd int, name string) (int, error) {
 	for {
-		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		next, err := unix.Openat(fd, name, walkFlags, 0)
 		if err == nil {
 			return next, nil
 		}

@@ -5,8 +5,10 @@
 // database's clock) lets one host at a time compact or prune a session;
 // every change is announced with NOTIFY in its own transaction, so each
 // host's Watch sees it; what a host publishes is a pith_events row whose
-// id the notification carries, since anyone who may connect can NOTIFY. The schema is migrated at Open (goose, under an
-// advisory lock, so hosts starting together do not race).
+// id the notification carries, since anyone who may connect can NOTIFY,
+// and a watch delivers each such row once. The schema is migrated at
+// Open (goose, under an advisory lock, so hosts starting together do not
+// race).
 package postgres
 
 import (
@@ -555,7 +557,9 @@ func (s *Store) ReadSidecar(ctx context.Context, name, suffix string) ([]byte, e
 }
 
 // eventsKept is how long a published event's row is kept for the
-// watchers, who read it as soon as its notification arrives.
+// watchers, who read it as soon as its notification arrives; an older
+// row is not believed, so a watch remembers the ids it delivered for
+// this long only.
 const eventsKept = "10 minutes"
 
 // notice is a notification on the sessions channel: a change (created,
@@ -733,8 +737,49 @@ func (s *Store) Watch(ctx context.Context) (<-chan store.Event, error) {
 
 // watchState is what one Watch remembers of the notifications it
 // believed: per kind and session, the last rewrite count (0 for a
-// creation).
-type watchState struct{ seen map[string]int64 }
+// creation), and the published events it delivered.
+type watchState struct {
+	seen      map[string]int64
+	delivered eventsDelivered
+}
+
+// eventsDelivered holds the ids of the published events a watch
+// delivered, so that a notification naming one again (anyone who may
+// connect can send it) is dropped. An id is kept while its row is
+// believed, eventsKept after the row was written; after that the
+// lookup refuses the id by itself. A high-water mark would not do: ids
+// are taken when a row is inserted but notifications arrive in commit
+// order, so a smaller id can genuinely arrive after a larger one.
+type eventsDelivered struct {
+	ids   map[int64]struct{}
+	order []deliveredEvent // as delivered, which is about the order of at
+}
+
+type deliveredEvent struct {
+	id int64
+	at time.Time // when its row was written, by the database's clock
+}
+
+func (d *eventsDelivered) has(id int64) bool {
+	_, ok := d.ids[id]
+	return ok
+}
+
+// add remembers id, written at at, and forgets the ids written before
+// cutoff, whose rows are no longer believed. The ones delivered out of
+// order behind a younger id are forgotten a little later, never earlier.
+func (d *eventsDelivered) add(id int64, at, cutoff time.Time) {
+	if d.ids == nil {
+		d.ids = map[int64]struct{}{}
+	}
+	n := 0
+	for n < len(d.order) && d.order[n].at.Before(cutoff) {
+		delete(d.ids, d.order[n].id)
+		n++
+	}
+	d.order = append(d.order[n:], deliveredEvent{id: id, at: at})
+	d.ids[id] = struct{}{}
+}
 
 // eventOf is the event a notification announces; ok false drops it, err
 // is a failed connection. Anyone who may connect can NOTIFY, so what a
@@ -786,17 +831,24 @@ func (w *watchState) eventOf(ctx context.Context, conn *pgx.Conn, payload string
 		// whole, and only this watch says it, when it was interrupted.
 		return store.Event{}, false, nil
 	}
-	if n.Ref <= 0 {
+	// A published event is delivered once: a notification naming it
+	// again is a replay.
+	if n.Ref <= 0 || w.delivered.has(n.Ref) {
 		return store.Event{}, false, nil
 	}
-	var data []byte
-	err := conn.QueryRow(ctx, `SELECT payload FROM pith_events WHERE id = $1 AND session = $2`, n.Ref, n.Session).Scan(&data)
+	var (
+		data       []byte
+		at, cutoff time.Time
+	)
+	err := conn.QueryRow(ctx, `SELECT payload, at, now() - interval '`+eventsKept+`' FROM pith_events
+		WHERE id = $1 AND session = $2 AND at >= now() - interval '`+eventsKept+`'`, n.Ref, n.Session).Scan(&data, &at, &cutoff)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Event{}, false, nil
 	}
 	if err != nil {
 		return store.Event{}, false, err
 	}
+	w.delivered.add(n.Ref, at, cutoff)
 	ev.Payload = data
 	return ev, true, nil
 }
