@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -116,5 +117,35 @@ func TestOpenSessionsSharePerCaller(t *testing.T) {
 	}
 	if n := h.srv.held("b", slotSession); n != 0 {
 		t.Fatalf("caller b holds %d sessions after closing them, want 0", n)
+	}
+}
+
+// TestOpenSessionsNoShareWithoutCallers: a daemon that cannot tell callers
+// apart (no tokens, no client certificates) keeps server.maxOpenSessions
+// open: every call is the one anonymous caller, whose share only shrank
+// the daemon's own bound (a single-user daemon re-read past 256 sessions
+// files it used to keep).
+func TestOpenSessionsNoShareWithoutCallers(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	cfg.Server.MaxOpenSessions = 4
+	cfg.Server.MaxOpenSessionsPerCaller = 2
+	h := startServer(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := client.Dial(h.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := range 4 {
+		if _, err := c.Create(ctx, fmt.Sprintf("s%d.jsonl", i), "/w"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.srv.mu.Lock()
+	open := len(h.srv.sessions)
+	h.srv.mu.Unlock()
+	if open != 4 {
+		t.Errorf("%d sessions open, want server.maxOpenSessions = 4", open)
 	}
 }

@@ -268,6 +268,7 @@ func (v *service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 	if err != nil {
 		return toStatus(err)
 	}
+	defer release() // a panic in the setup (recovered by the interceptor) must give it back too
 	o, w, cancel, err := v.s.watch(stream.Context(), req.GetSessionId())
 	release()
 	if err != nil {

@@ -64,6 +64,12 @@ func (k slotKind) limit(cfg config.Server) (int, string) {
 	case slotCall:
 		return cfg.MaxCallsInFlight, "calls in flight (server.maxCallsInFlight); retry when one has answered"
 	case slotSession:
+		if len(cfg.Tokens) == 0 && cfg.TLS.ClientCAFile == "" {
+			// No way to tell callers apart: every call is the one
+			// anonymous caller, whose share would only shrink the
+			// daemon's own bound (server.maxOpenSessions).
+			return max(cfg.MaxOpenSessions, cfg.MaxOpenSessionsPerCaller), "sessions open, every one in use (server.maxOpenSessions); close one or try again"
+		}
 		return cfg.MaxOpenSessionsPerCaller, "sessions open, every one in use (server.maxOpenSessionsPerCaller); close one or try again"
 	}
 	return cfg.MaxStreams, "event streams open (server.maxStreams); close one first"

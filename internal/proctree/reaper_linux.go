@@ -230,7 +230,13 @@ func killOrphans(by time.Time) (fresh bool, waits []*reaping) {
 			_ = p.Release()
 			continue
 		}
+		// One killed past the bound still gets the moment a kill takes,
+		// so that the children it hands over as it dies are there for the
+		// next pass.
 		r := &reaping{done: make(chan struct{}), by: by}
+		if dying := time.Now().Add(dyingWait); dying.After(by) {
+			r.by = dying
+		}
 		reaper.reaping[pid] = r
 		waits = append(waits, r)
 		fresh = true
@@ -245,6 +251,11 @@ func killOrphans(by time.Time) (fresh bool, waits []*reaping) {
 	}
 	return fresh, waits
 }
+
+// dyingWait is how long EndOrphans waits, past its bound, for an orphan
+// it has just killed: a killed process ends within it unless it sleeps
+// uninterruptibly.
+const dyingWait = 100 * time.Millisecond
 
 // orphanWait bounds how long EndOrphans waits for the orphans it killed.
 // A killed process ends at once unless it sleeps uninterruptibly — on I/O
