@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -297,5 +298,52 @@ func TestFollowersComeAndGo(t *testing.T) {
 			t.Fatalf("%d followers left after every stream closed", n)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestOverwriteInPlaceAnnounced: a session file another program rewrites
+// in place (truncated and written again, the same session with fewer
+// entries) reaches WatchEvents clients as session_rewritten. The daemon
+// read it again whole and served the new text, but said nothing.
+func TestOverwriteInPlaceAnnounced(t *testing.T) {
+	root := t.TempDir()
+	h := startServer(t, testConfig(root))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s, err := h.client.Create(ctx, "team/s1.jsonl", "/work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendMessages(ctx, userMsg("first", 20), userMsg("second", 20)); err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	path := filepath.Join(root, "team", "s1.jsonl")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Keep the header and the first message only, in the same file.
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(bytes.Join(lines[:2], nil)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	for {
+		ev, err := w.Next()
+		if err != nil {
+			t.Fatalf("no session_rewritten after an overwrite in place: %v", err)
+		}
+		if ev.Kind == string(EventSessionRewritten) {
+			return
+		}
 	}
 }

@@ -266,6 +266,8 @@ type fileBacking struct {
 	// refused: the file, read again in place, was refused (it holds
 	// another session now); calls are refused until it is accepted.
 	refused atomic.Bool
+	// rewrites is the Store's Rewrites when last reported (reopen).
+	rewrites atomic.Uint64
 }
 
 func (b *fileBacking) handle() session.Backend { return b.st.Load() }
@@ -284,7 +286,8 @@ func (b *fileBacking) size() int64 {
 
 func (b *fileBacking) stale() bool {
 	fi, err := b.sub.Lstat(b.base)
-	return err != nil || b.replacedBy(fi) || b.refused.Load() || b.st.Load().Behind()
+	st := b.st.Load()
+	return err != nil || b.replacedBy(fi) || b.refused.Load() || st.Behind() || st.Rewrites() != b.rewrites.Load()
 }
 
 func (b *fileBacking) replacedBy(fi fs.FileInfo) bool {
@@ -307,7 +310,11 @@ func (b *fileBacking) reopen(accept func(session.Backend) error) (func(), reopen
 		if err != nil {
 			return nil, reopened{}, fmt.Errorf("session %q: %w", b.rel, unprefix(err, b.base))
 		}
-		if !moved && !b.refused.Load() {
+		// Read whole again, by this Refresh or by a write that found the
+		// file overwritten in place: a rewrite, not only appends.
+		n := st.Rewrites()
+		rewritten := b.rewrites.Swap(n) != n
+		if !moved && !rewritten && !b.refused.Load() {
 			return nil, reopened{}, nil
 		}
 		// The Store has read the file as it is now: if accept refuses it
@@ -318,7 +325,7 @@ func (b *fileBacking) reopen(accept func(session.Backend) error) (func(), reopen
 			return nil, reopened{}, err
 		}
 		b.refused.Store(false)
-		return func() {}, reopened{}, nil
+		return func() {}, reopened{rewritten: rewritten}, nil
 	}
 	st, err := session.OpenIn(b.sub, b.base, b.src.storeOptions())
 	if err != nil {
@@ -331,6 +338,7 @@ func (b *fileBacking) reopen(accept func(session.Backend) error) (func(), reopen
 	if fi2, err := b.sub.Lstat(b.base); err == nil {
 		fi = fi2
 	}
+	b.rewrites.Store(st.Rewrites())
 	old := b.st.Swap(st)
 	b.fi.Store(&fi)
 	b.src.log.Info("session file replaced on disk; reopened", "session", st.File().Header.ID, "path", b.rel)

@@ -312,7 +312,9 @@ func (b *storeBacking) reopen(accept func(session.Backend) error) (func(), reope
 	if err := accept(b.h); err != nil {
 		return nil, reopened{}, err
 	}
-	return func() {}, reopened{}, nil
+	// A new File is a whole read (the catch-up found the lines it had
+	// read moved): a rewrite, not only appends.
+	return func() {}, reopened{rewritten: before != nil && after != before}, nil
 }
 
 // reaches: a stored session has one name, its key.

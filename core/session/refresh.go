@@ -72,6 +72,7 @@ func (s *Store) Refresh() (bool, error) {
 	case err != nil:
 		return false, err
 	case over:
+		s.rewrites++
 		err = s.loadLocked()
 	default:
 		err = s.catchUp(held)
@@ -80,4 +81,14 @@ func (s *Store) Refresh() (bool, error) {
 		return false, err
 	}
 	return s.file != file || len(s.file.Entries) != n || s.leaf != leaf, nil
+}
+
+// Rewrites counts the times this Store read its file whole again because
+// another program had overwritten it in place (Refresh, or a write that
+// found it so): a reader that follows it learns that entries it had read
+// may have changed, not only that new ones came.
+func (s *Store) Rewrites() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rewrites
 }

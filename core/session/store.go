@@ -49,6 +49,9 @@ type Store struct {
 	size int64
 	// refreshed is the file's size when Refresh last read it (Behind).
 	refreshed int64
+	// rewrites counts the times this Store read its file whole again
+	// because it was overwritten in place (Rewrites).
+	rewrites uint64
 	// stamp is the file's change time (changeStamp) when this Store's
 	// view last matched it: a file of the same size with another stamp
 	// was written to since (edgeHolds).

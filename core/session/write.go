@@ -106,6 +106,9 @@ func (s *Store) lockFresh() (replaced bool, held fs.FileInfo, err error) {
 					s.fd.Unlock()
 					return replaced, nil, err
 				}
+				if over {
+					s.rewrites++
+				}
 				replaced = over
 			}
 			if undone {
