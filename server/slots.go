@@ -120,13 +120,6 @@ func (s *Server) giveSlot(key slotKey) {
 	}
 }
 
-// held is how many slots of kind c's name holds now.
-func (s *Server) held(name string, kind slotKind) int {
-	s.slots.mu.Lock()
-	defer s.slots.mu.Unlock()
-	return s.slots.n[slotKey{name, kind}]
-}
-
 // slotFor is the kind of slot a gRPC method takes: WatchEvents holds a
 // stream, every other method (Compact's progress stream included: it
 // answers once its compaction ends) is a call.

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/pith-dev/pith/internal/regularfile"
 )
 
 // Store is an open session file: the parsed entries, the current leaf, and
@@ -627,6 +626,3 @@ func unwrapPathError(err error) error {
 	}
 	return err
 }
-
-// linkCount is the number of hard links of a file, when the system says.
-func linkCount(fi fs.FileInfo) (uint64, bool) { return regularfile.LinkCount(fi) }

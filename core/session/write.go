@@ -74,7 +74,7 @@ func (s *Store) lockFresh() (replaced bool, held fs.FileInfo, err error) {
 			return replaced, nil, fmt.Errorf("%s: %w", s.path, err)
 		}
 		current := false
-		if n, ok := linkCount(held); ok && n == 1 {
+		if n, ok := regularfile.LinkCount(held); ok && n == 1 {
 			// A rename over the name drops the old file's last link, so
 			// one link means the name still leads here; this saves a path
 			// lookup on every append. (A rewrite refuses files with more.)
@@ -160,7 +160,7 @@ func (s *Store) checkWritable(rewrite bool) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.path, err)
 	}
-	if n, ok := linkCount(st); ok && n > 1 {
+	if n, ok := regularfile.LinkCount(st); ok && n > 1 {
 		return fmt.Errorf("%s: %w (%d)", s.path, ErrHardLinked, n)
 	}
 	return nil
