@@ -351,9 +351,18 @@ type Server struct {
 	// MaxCallsInFlight bounds the calls one caller (counted as for
 	// MaxStreams) has running at once — every call but WatchEvents, a
 	// Compact until its result, and the viewer's requests but its live
-	// stream. Past it a call is refused at once (RESOURCE_EXHAUSTED, 429
-	// in the viewer), not queued: retry after a back-off.
+	// stream. Past it a call is refused at once (UNAVAILABLE with a retry
+	// delay, 429 in the viewer), not queued: retry after it.
 	MaxCallsInFlight int `koanf:"maxCallsInFlight"`
+	// WorkspaceRoot is the directory a session's workspace must lie in
+	// for the daemon to read files from it: compaction.rehydrate and the
+	// explore worker's file tools read the session's workspace, the cwd
+	// its header names — which a client chooses when it creates the
+	// session. Empty (the default): the daemon reads no workspace file.
+	// Every caller that may create a session may have any file under it
+	// read, as the daemon's user. A leading ~ is expanded, and a relative
+	// path is taken from the configuration file's directory.
+	WorkspaceRoot string `koanf:"workspaceRoot"`
 }
 
 // ServerTLS is the daemon's TLS: a server certificate, and optionally the
