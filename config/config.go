@@ -267,6 +267,12 @@ type PluginLimits struct {
 	CompleteMaxTokens   int `koanf:"completeMaxTokens"`
 	// EstimateBytes bounds the messages of one host-API token estimate.
 	EstimateBytes int `koanf:"estimateBytes"`
+	// CompleteCalls bounds the host-API completions one plugin call may
+	// make (each on the host's model account); HostCallsInFlight the
+	// host-API calls it may have running at once. Past either, a call is
+	// refused (the plugin sees RESOURCE_EXHAUSTED).
+	CompleteCalls     int `koanf:"completeCalls"`
+	HostCallsInFlight int `koanf:"hostCallsInFlight"`
 	// The plugin's stderr is relayed to the host's log at most
 	// StderrLinesPerSecond lines and StderrBytesPerSecond bytes a second,
 	// each line cut at StderrLineBytes; the excess is counted and dropped.
