@@ -365,9 +365,11 @@ type Server struct {
 	// explore worker's file tools read the session's workspace, the cwd
 	// its header names — which a client chooses when it creates the
 	// session. Empty (the default): the daemon reads no workspace file.
-	// Every caller that may create a session may have any file under it
-	// read, as the daemon's user. A leading ~ is expanded, and a relative
-	// path is taken from the configuration file's directory.
+	// A tenant's session (under a token's prefix) reads only under the
+	// directory of that name inside it (WorkspaceRootFor); any other
+	// caller may have any file under it read, as the daemon's user. A
+	// leading ~ is expanded, and a relative path is taken from the
+	// configuration file's directory.
 	WorkspaceRoot string `koanf:"workspaceRoot"`
 }
 

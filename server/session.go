@@ -255,7 +255,7 @@ func (o *openSession) newEngine(s *Server) {
 		Summarizer:     s.summ,
 		AutoSummarizer: s.summ,
 		Hooks:          o.disp,
-		Workspaces:     s.openWorkspace,
+		Workspaces:     s.workspacesOf(o.rel),
 		Logger:         s.log.Named("engine").With("session", o.id),
 	})
 	unsub := eng.Subscribe(func(ev engine.Event) {
@@ -364,9 +364,12 @@ func leafSettings(store session.Backend) (provider, model, thinking string) {
 	return st.Provider, st.Model, st.ThinkingLevel
 }
 
-// openWorkspace opens a session's workspace for the engine, confined to
-// server.workspaceRoot as configured now: the cwd is a client's choice,
-// so without a root no workspace file is read.
-func (s *Server) openWorkspace(cwd string, opts workspace.Options) (*workspace.Workspace, error) {
-	return workspace.Within(s.cfg.Load().Server.WorkspaceRoot)(cwd, opts)
+// workspacesOf opens the workspaces of the session named name for its
+// engine, confined as configured at each open (server.workspaceRoot, a
+// tenant's part of it: config.Server.WorkspaceRootFor): the cwd is a
+// client's choice, so without a root no workspace file is read.
+func (s *Server) workspacesOf(name string) workspace.Opener {
+	return func(cwd string, opts workspace.Options) (*workspace.Workspace, error) {
+		return workspace.Within(s.cfg.Load().Server.WorkspaceRootFor(name))(cwd, opts)
+	}
 }

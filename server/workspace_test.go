@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pith-dev/pith/client"
 	"github.com/pith-dev/pith/config"
 )
 
@@ -24,10 +25,25 @@ func readCall(path string) json.RawMessage {
 // history reads file, and returns the context after it.
 func rehydrated(t *testing.T, cfg *config.Config, cwd, file string) string {
 	t.Helper()
+	return rehydratedAs(t, cfg, "", "ws.jsonl", cwd, file)
+}
+
+// rehydratedAs is rehydrated for the session name, created by a client
+// with token (none when "").
+func rehydratedAs(t *testing.T, cfg *config.Config, token, name, cwd, file string) string {
+	t.Helper()
 	cfg.Sessions.Root = t.TempDir()
 	h := startServer(t, cfg)
+	c := h.client
+	if token != "" {
+		var err error
+		if c, err = client.Dial(h.addr, client.WithToken(token)); err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
 	ctx := context.Background()
-	s, err := h.client.Create(ctx, "ws.jsonl", cwd)
+	s, err := c.Create(ctx, name, cwd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,12 +53,12 @@ func rehydrated(t *testing.T, cfg *config.Config, cwd, file string) string {
 	if _, err := s.Compact(ctx, "", nil); err != nil {
 		t.Fatal(err)
 	}
-	c, err := s.Context(ctx)
+	got, err := s.Context(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	for _, m := range c.Messages {
+	for _, m := range got.Messages {
 		b.Write(m)
 	}
 	return b.String()
@@ -89,5 +105,35 @@ func TestWorkspaceReadsNeedWorkspaceRoot(t *testing.T) {
 	}
 	if got := rehydrated(t, cfg, filepath.Join(root, "team", "out"), "secret.txt"); strings.Contains(got, "daemon-secret-42") {
 		t.Fatal("a cwd that is a link inside server.workspaceRoot leading out was read")
+	}
+}
+
+// A tenant's sessions read workspaces only in the tenant's part of
+// server.workspaceRoot (the directory named as its token's prefix): team-a
+// names a cwd in team-b's workspace, and its compaction must not bring
+// team-b's files into team-a's context.
+func TestWorkspaceRootPerTenant(t *testing.T) {
+	root := t.TempDir()
+	for _, team := range []string{"team-a", "team-b"} {
+		ws := filepath.Join(root, team, "proj")
+		if err := os.MkdirAll(ws, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("notes of "+team+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := testConfig(t.TempDir())
+	cfg.Compaction.Rehydrate.Files = 3
+	cfg.Server.WorkspaceRoot = root
+	cfg.Server.Tokens = []config.Token{
+		{Name: "a", SHA256: HashToken("a-token"), Prefix: "team-a/"},
+		{Name: "b", SHA256: HashToken("b-token"), Prefix: "team-b/"},
+	}
+	if got := rehydratedAs(t, cfg, "a-token", "team-a/s.jsonl", filepath.Join(root, "team-b", "proj"), "notes.txt"); strings.Contains(got, "notes of team-b") {
+		t.Fatal("team-a's compaction read a file of team-b's workspace")
+	}
+	if got := rehydratedAs(t, cfg, "a-token", "team-a/s.jsonl", filepath.Join(root, "team-a", "proj"), "notes.txt"); !strings.Contains(got, "notes of team-a") {
+		t.Fatal("team-a's compaction did not read its own workspace")
 	}
 }

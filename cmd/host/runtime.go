@@ -123,7 +123,7 @@ func newRuntime(ctx context.Context, path, storeURL, cfgPath string, p providerF
 		Summarizer:     rt.summarizer,
 		AutoSummarizer: rt.summarizer,
 		Hooks:          hk,
-		Workspaces:     workspaces(cfg, storeURL),
+		Workspaces:     workspaces(cfg, storeURL, path),
 		Logger:         log.Named("engine"),
 	})
 	return rt, nil
@@ -226,14 +226,14 @@ func engineSettings(cfg *config.Config) engine.Settings {
 	return s
 }
 
-// workspaces is how a command opens a session's workspace: a session
-// file of the user's own names a directory that is theirs to read; one
-// in a shared store may have been created by any client of a daemon,
-// which chose its cwd, so it is confined as in the daemon
-// (server.workspaceRoot).
-func workspaces(cfg *config.Config, storeURL string) workspace.Opener {
+// workspaces is how a command opens the workspace of the session named
+// name: a session file of the user's own names a directory that is
+// theirs to read; one in a shared store may have been created by any
+// client of a daemon, which chose its cwd, so it is confined as in the
+// daemon (config.Server.WorkspaceRootFor).
+func workspaces(cfg *config.Config, storeURL, name string) workspace.Opener {
 	if storeURL == "" {
 		return workspace.Open
 	}
-	return workspace.Within(cfg.Server.WorkspaceRoot)
+	return workspace.Within(cfg.Server.WorkspaceRootFor(name))
 }
