@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/jackc/pgx/v5"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/internal/pgtest"
@@ -219,6 +221,8 @@ func TestWritesCommitWithoutNotify(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
+	var logged strings.Builder
+	a.SetLogger(hclog.New(&hclog.LoggerOptions{Output: &logged, Mutex: &sync.Mutex{}}))
 	b, err := postgres.Open(ctx, pith)
 	if err != nil {
 		t.Fatal(err)
@@ -247,6 +251,10 @@ func TestWritesCommitWithoutNotify(t *testing.T) {
 	c.once(want...)
 	if c.seen[key(store.Event{Kind: store.EventResync})] != 0 {
 		t.Error("a resync was reported with the same server all along")
+	}
+	a.Close() // the wake-ups are sent, and their failures logged, by then
+	if n := strings.Count(logged.String(), "cannot notify"); n != 1 {
+		t.Errorf("the refused NOTIFY was logged %d times, want once (a minute apart):\n%s", n, logged.String())
 	}
 }
 
