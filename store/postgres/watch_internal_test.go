@@ -81,3 +81,44 @@ func BenchmarkWatchLook(b *testing.B) {
 		}
 	})
 }
+
+// TestWaitKeepsTheConnection: a wait that no notification ends (the poll
+// interval passed) says to look and leaves the listening connection as
+// it was, instead of making the watch reconnect every second; a
+// notification ends the wait too.
+func TestWaitKeepsTheConnection(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	w := &watcher{store: s}
+	conn, err := w.connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var pid uint32
+	if err := conn.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if !w.wait(ctx, conn) {
+			t.Fatal("an idle wait failed the connection")
+		}
+		var now uint32
+		if err := conn.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&now); err != nil || now != pid {
+			t.Fatalf("after an idle wait: backend %d, %v; want the same connection (%d)", now, err, pid)
+		}
+		if _, err := w.look(ctx, conn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.pool.Exec(ctx, "SELECT pg_notify($1, '')", channel); err != nil {
+		t.Fatal(err)
+	}
+	if !w.wait(ctx, conn) {
+		t.Fatal("a wait a notification ended failed the connection")
+	}
+}
