@@ -30,7 +30,8 @@ const pollInterval = time.Second
 // wakeGap is the least time between two looks that notifications asked
 // for: under a stream of writes a watch looks about 1/wakeGap times a
 // second, each look taking in every write since the last, instead of once
-// per write.
+// per write. It also bounds what a flood of forged notifications costs:
+// at most 1/wakeGap looks a second per host, each finding nothing.
 const wakeGap = 20 * time.Millisecond
 
 // Watch reports every change any host makes, once, until ctx ends. It
@@ -78,7 +79,8 @@ func (w *watcher) connect(ctx context.Context) (*pgx.Conn, error) {
 	)
 	// LISTEN first: a change committed after the snapshot is found by a
 	// look, and its wake-up is not missed.
-	if _, err := conn.Exec(ctx, "LISTEN "+channel); err == nil {
+	_, err = conn.Exec(ctx, "LISTEN "+channel)
+	if err == nil {
 		err = conn.QueryRow(ctx, `SELECT pg_current_snapshot()::text, pg_postmaster_start_time()`).Scan(&snap, &started)
 	}
 	if err != nil {
