@@ -319,3 +319,88 @@ func TestWatchMissesNothingWhileNotListening(t *testing.T) {
 		t.Error("a resync was reported though the server never changed")
 	}
 }
+
+// TestLateCommitReportedOnce: ids are taken when a transaction first
+// writes, commits come in any order. A publish and an append whose
+// transactions began before others but commit after the watch has
+// looked past those others are still reported, once; and many
+// concurrent publishes through three hosts are each reported once.
+func TestLateCommitReportedOnce(t *testing.T) {
+	dbURL := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	var hosts [3]*postgres.Store
+	for i := range hosts {
+		s, err := postgres.Open(ctx, dbURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		hosts[i] = s
+	}
+	a := hosts[0]
+	if err := a.Create(ctx, "late/s.jsonl", []byte(storetest.Sample)); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events, err := hosts[1].Watch(wctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := collect(t, events)
+
+	// A publish and an append (as Publish and Append write them), held
+	// open: their ids are older than everything below.
+	slow, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close(ctx)
+	tx, err := slow.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := `{"host":"slow","kind":"late","time":1}`
+	if _, err := tx.Exec(ctx, `INSERT INTO pith_events (session, payload) VALUES ('late/s.jsonl', $1)`, []byte(late)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE pith_sessions SET last_seq = last_seq WHERE name = 'late/s.jsonl'`); err != nil {
+		t.Fatal(err)
+	}
+	// Younger changes commit and are reported: the watch has looked
+	// since the held ones took their ids.
+	var want []store.Event
+	var wg sync.WaitGroup
+	errs := make(chan error, 3*20)
+	for h, s := range hosts {
+		for i := range 20 {
+			p := fmt.Sprintf(`{"host":"%d","kind":"k","time":%d}`, h, i)
+			want = append(want, store.Event{Session: "late/s.jsonl", Kind: store.EventPublished, Payload: []byte(p)})
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs <- s.Publish(ctx, "late/s.jsonl", []byte(p))
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.until(want...)
+	c.settle(a, "late/s.jsonl")
+	if c.seen[key(store.Event{Session: "late/s.jsonl", Kind: store.EventAppended})] != 0 {
+		t.Fatal("an append was reported before it committed")
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lateEv := store.Event{Session: "late/s.jsonl", Kind: store.EventPublished, Payload: []byte(late)}
+	appended := store.Event{Session: "late/s.jsonl", Kind: store.EventAppended}
+	c.until(lateEv, appended)
+	c.settle(a, "late/s.jsonl")
+	c.once(append(want, lateEv, appended)...)
+}
