@@ -65,6 +65,31 @@ func ownerRole(t *testing.T, dbURL string) string {
 	return u.String()
 }
 
+// syncBuffer is a log's output that a test reads while the store writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// logTo gives s a logger and returns what it wrote.
+func logTo(s *postgres.Store) *syncBuffer {
+	b := &syncBuffer{}
+	s.SetLogger(hclog.New(&hclog.LoggerOptions{Output: b}))
+	return b
+}
+
 func withDatabase(dbURL, db string) (string, error) {
 	u, err := url.Parse(dbURL)
 	if err != nil {
@@ -221,8 +246,7 @@ func TestWritesCommitWithoutNotify(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	var logged strings.Builder
-	a.SetLogger(hclog.New(&hclog.LoggerOptions{Output: &logged, Mutex: &sync.Mutex{}}))
+	logged := logTo(a)
 	b, err := postgres.Open(ctx, pith)
 	if err != nil {
 		t.Fatal(err)
@@ -285,6 +309,7 @@ func TestWatchMissesNothingWhileNotListening(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
+	logged := logTo(b)
 	a, err := postgres.Open(ctx, dbURL)
 	if err != nil {
 		t.Fatal(err)
@@ -317,6 +342,9 @@ func TestWatchMissesNothingWhileNotListening(t *testing.T) {
 	c.once(want...)
 	if c.seen[key(store.Event{Kind: store.EventResync})] != 0 {
 		t.Error("a resync was reported though the server never changed")
+	}
+	if !strings.Contains(logged.String(), "lost the connection watching the store") {
+		t.Errorf("the lost connection was not logged:\n%s", logged.String())
 	}
 }
 

@@ -56,6 +56,7 @@ type Store struct {
 	listen *pgx.ConnConfig // for Watch's own connection
 	now    func() time.Time
 	waker  *waker
+	warn   *warner
 	closed sync.Once
 }
 
@@ -87,7 +88,8 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
-	return &Store{pool: pool, listen: cfg.ConnConfig.Copy(), now: time.Now, waker: newWaker(pool)}, nil
+	warn := &warner{}
+	return &Store{pool: pool, listen: cfg.ConnConfig.Copy(), now: time.Now, waker: newWaker(pool, warn), warn: warn}, nil
 }
 
 func migrate(ctx context.Context, pool *pgxpool.Pool) error {
@@ -121,9 +123,9 @@ func (s *Store) Close() error {
 }
 
 // SetLogger is where the store says what it cannot do without failing a
-// call (a NOTIFY refused, at most once a minute); it says nothing until
-// set.
-func (s *Store) SetLogger(l hclog.Logger) { s.waker.setLogger(l) }
+// call (a NOTIFY refused, a watch that cannot look; each at most once a
+// minute); it says nothing until set.
+func (s *Store) SetLogger(l hclog.Logger) { s.warn.setLogger(l) }
 
 // classify turns a lost or refused connection into store.ErrUnavailable;
 // errors the database reported about a statement stay as they are.

@@ -2,10 +2,8 @@ package postgres
 
 import (
 	"context"
-	"sync"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -32,31 +30,23 @@ import (
 // never waits for it.
 type waker struct {
 	pool *pgxpool.Pool
+	warn *warner
 	kick chan struct{} // holds the one pending wake-up
 	stop chan struct{}
 	done chan struct{}
-
-	mu       sync.Mutex
-	log      hclog.Logger
-	failed   int       // failures not yet logged
-	loggedAt time.Time // when a failure was last logged
 }
 
 // wakeTimeout bounds one NOTIFY: a database that does not answer delays
 // the next wake-up, not a write.
 const wakeTimeout = 5 * time.Second
 
-// failureLogEvery is how often a NOTIFY that keeps failing is logged: a
-// full queue fails every wake-up, and one line a minute says so.
-const failureLogEvery = time.Minute
-
-func newWaker(pool *pgxpool.Pool) *waker {
+func newWaker(pool *pgxpool.Pool, warn *warner) *waker {
 	w := &waker{
 		pool: pool,
+		warn: warn,
 		kick: make(chan struct{}, 1),
 		stop: make(chan struct{}),
 		done: make(chan struct{}),
-		log:  hclog.NewNullLogger(),
 	}
 	go w.run()
 	return w
@@ -92,24 +82,9 @@ func (w *waker) run() {
 func (w *waker) send() {
 	ctx, cancel := context.WithTimeout(context.Background(), wakeTimeout)
 	defer cancel()
-	_, err := w.pool.Exec(ctx, "SELECT pg_notify($1, '')", channel)
-	if err == nil {
-		return
+	if _, err := w.pool.Exec(ctx, "SELECT pg_notify($1, '')", channel); err != nil {
+		w.warn.warn("notify", "cannot notify the other hosts of a change; they will see it at their next poll (about a second)", classify(err))
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.failed++
-	if now := time.Now(); now.Sub(w.loggedAt) >= failureLogEvery {
-		w.log.Warn("cannot notify the other hosts of a change; they will see it at their next poll (about a second)",
-			"error", classify(err), "failures", w.failed)
-		w.failed, w.loggedAt = 0, now
-	}
-}
-
-func (w *waker) setLogger(l hclog.Logger) {
-	w.mu.Lock()
-	w.log = l
-	w.mu.Unlock()
 }
 
 // close sends a pending wake-up and stops.

@@ -128,16 +128,20 @@ func (w *watcher) run(ctx context.Context, conn *pgx.Conn) {
 			case <-time.After(backoff):
 			}
 			backoff = min(2*backoff, 2*time.Second)
-			conn, _ = w.connect(ctx)
-			if conn == nil {
+			var err error
+			if conn, err = w.connect(ctx); err != nil {
+				if ctx.Err() == nil {
+					w.store.warn.warn("watch", "cannot watch the store for other hosts' changes; retrying", err)
+				}
 				continue
 			}
 			backoff = 50 * time.Millisecond
 			// What changed while nobody listened, at once.
-		} else if !w.wait(ctx, conn) {
+		} else if err := w.wait(ctx, conn); err != nil {
 			if ctx.Err() != nil {
 				return
 			}
+			w.store.warn.warn("watch", "lost the connection watching the store for other hosts' changes; reconnecting (what changes meanwhile is reported then)", classify(err))
 			conn.Close(context.Background())
 			conn = nil
 			continue
@@ -147,6 +151,10 @@ func (w *watcher) run(ctx context.Context, conn *pgx.Conn) {
 		}
 		events, err := w.look(ctx, conn)
 		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			w.store.warn.warn("watch", "cannot look for other hosts' changes; reconnecting", classify(err))
 			conn.Close(context.Background())
 			conn = nil
 			continue
@@ -164,21 +172,25 @@ func (w *watcher) run(ctx context.Context, conn *pgx.Conn) {
 // wait returns when it is time to look: a notification came (then no
 // sooner than wakeGap after the last look, and having taken in the
 // notifications already received, which this look covers), or
-// pollInterval passed without one. False: the connection failed.
-func (w *watcher) wait(ctx context.Context, conn *pgx.Conn) bool {
+// pollInterval passed without one. An error: the connection failed, or
+// ctx ended.
+func (w *watcher) wait(ctx context.Context, conn *pgx.Conn) error {
 	wctx, cancel := context.WithTimeout(ctx, pollInterval)
 	_, err := conn.WaitForNotification(wctx)
 	cancel()
 	if err != nil {
 		// The interval passed: look anyway (the connection is still good
 		// unless it says it is closed).
-		return ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && !conn.IsClosed()
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && !conn.IsClosed() {
+			return nil
+		}
+		return err
 	}
 	if rest := wakeGap - time.Since(w.lastLook); rest > 0 {
 		select {
 		case <-time.After(rest):
 		case <-ctx.Done():
-			return false
+			return ctx.Err()
 		}
 	}
 	// Drop the wake-ups already read (during the last look's queries):
@@ -188,7 +200,7 @@ func (w *watcher) wait(ctx context.Context, conn *pgx.Conn) bool {
 	stop()
 	for {
 		if _, err := conn.WaitForNotification(done); err != nil {
-			return true
+			return nil
 		}
 	}
 }

@@ -104,8 +104,8 @@ func TestWaitKeepsTheConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 {
-		if !w.wait(ctx, conn) {
-			t.Fatal("an idle wait failed the connection")
+		if err := w.wait(ctx, conn); err != nil {
+			t.Fatalf("an idle wait: %v", err)
 		}
 		var now uint32
 		if err := conn.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&now); err != nil || now != pid {
@@ -118,7 +118,7 @@ func TestWaitKeepsTheConnection(t *testing.T) {
 	if _, err := s.pool.Exec(ctx, "SELECT pg_notify($1, '')", channel); err != nil {
 		t.Fatal(err)
 	}
-	if !w.wait(ctx, conn) {
-		t.Fatal("a wait a notification ended failed the connection")
+	if err := w.wait(ctx, conn); err != nil {
+		t.Fatalf("a wait a notification ended: %v", err)
 	}
 }
