@@ -122,9 +122,10 @@ const (
 	EventRewritten = "rewritten"
 	// EventPublished carries a Publish payload; nothing changed.
 	EventPublished = "published"
-	// EventResync (Session empty): the watch was interrupted and is
-	// back; changes made meanwhile were not announced, so a watcher
-	// rereads every session it keeps in memory.
+	// EventResync (Session empty): the watch cannot tell what changed
+	// for a while (it was interrupted; for a database, the server was
+	// restarted or replaced), so a watcher rereads every session it keeps
+	// in memory.
 	EventResync = "resync"
 )
 

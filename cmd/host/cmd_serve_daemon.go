@@ -114,6 +114,11 @@ func (d *daemon) openSessions(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("sessions.store %s: %s", d.cfg.Sessions.StoreDisplay(), d.cfg.Sessions.Scrub(err.Error()))
 	}
+	// What the store cannot do without failing a call (a PostgreSQL
+	// store's NOTIFY refused) is said in the daemon's log.
+	if l, ok := st.(interface{ SetLogger(hclog.Logger) }); ok {
+		l.SetLogger(d.log.Named("store"))
+	}
 	d.sessions = st
 	d.onExit(func() { st.Close() })
 	return nil

@@ -4,9 +4,11 @@ import (
 	"context"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/internal/pgtest"
 	"github.com/pith-dev/pith/store"
@@ -132,4 +134,77 @@ func TestHeavyHugeEntry(t *testing.T) {
 	if err != nil || len(data) < len(big) {
 		t.Fatalf("export: %d bytes, %v", len(data), err)
 	}
+}
+
+// TestHeavyNotifyQueueFull (PITH_HEAVY=1): the real attack. A role that
+// may only connect LISTENs and then sits in an open transaction, so it
+// never takes its notifications; NOTIFYs of 7990 bytes (at most 8000) fill the cluster's
+// queue (8 GB on PostgreSQL 15: several minutes and that much disk)
+// until PostgreSQL refuses every further NOTIFY at COMMIT. Pith's writes
+// still commit, and another host's watch still reports them. It reports
+// the times.
+func TestHeavyNotifyQueueFull(t *testing.T) {
+	if os.Getenv("PITH_HEAVY") == "" {
+		t.Skip("PITH_HEAVY=1 runs it")
+	}
+	url := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	a, err := postgres.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := postgres.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events, err := b.Watch(wctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := collect(t, events)
+
+	intruder := connectIntruder(t, url)
+	for _, q := range []string{"LISTEN anything", "BEGIN", "SELECT 1"} {
+		if _, err := intruder.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	filler, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer filler.Close(ctx)
+	start := time.Now()
+	const chunk = 20_000 // 160 MB a transaction
+	for i := 0; ; i++ {
+		_, err := filler.Exec(ctx, `SELECT pg_notify('pith_fill', lpad(($1 * $2 + n)::text, 7990, 'x')) FROM generate_series(1, $2::int) n`, i, chunk)
+		if err != nil {
+			if !strings.Contains(err.Error(), "too many notifications") {
+				t.Fatalf("filling the queue: %v", err)
+			}
+			break
+		}
+		if i%10 == 0 {
+			var usage float64
+			filler.QueryRow(ctx, "SELECT pg_notification_queue_usage()").Scan(&usage)
+			t.Logf("%v: queue %.0f%% full", time.Since(start).Round(time.Second), usage*100)
+		}
+	}
+	t.Logf("the NOTIFY queue is full after %v", time.Since(start).Round(time.Second))
+	if _, err := filler.Exec(ctx, "SELECT pg_notify('pith_sessions', '')"); err == nil {
+		t.Fatal("a NOTIFY still goes through: the test shows nothing")
+	}
+
+	start = time.Now()
+	want := changeEverything(t, a, "full/s.jsonl")
+	t.Logf("create, append, lease, rewrite and two publishes with the queue full: %v", time.Since(start))
+	start = time.Now()
+	c.until(want...)
+	t.Logf("another host's watch reported them %v later", time.Since(start).Round(time.Millisecond))
+	c.settle(a, "full/s.jsonl")
+	c.once(want...)
 }

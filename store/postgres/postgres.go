@@ -3,12 +3,23 @@
 // id, parent and type; appends and rewrites are transactions that check
 // the last entry the writer saw; a lease row with an expiry (on the
 // database's clock) lets one host at a time compact or prune a session;
-// every change is announced with NOTIFY in its own transaction, so each
-// host's Watch sees it; what a host publishes is a pith_events row whose
-// id the notification carries, since anyone who may connect can NOTIFY,
-// and a watch delivers each such row once. The schema is migrated at
+// what a host publishes is a pith_events row. The schema is migrated at
 // Open (goose, under an advisory lock, so hosts starting together do not
 // race).
+//
+// Each host's Watch learns of the others' changes from the tables, not
+// from notifications: every change is stamped with the id of the
+// transaction that made it (a trigger on the session's row; a column of
+// the event's row), and a watch asks, in one indexed query per look, for
+// what its previous look's snapshot did not see, so each change is
+// reported once and none is missed however late it commits. A watch looks
+// every pollInterval and whenever a NOTIFY wakes it: a write sends one
+// after it committed, best effort, in its own statement (see waker), so a
+// NOTIFY that cannot be sent — the cluster's queue filled by a role that
+// LISTENs and never reads, or NOTIFY refused — delays what other hosts
+// see by up to pollInterval and fails no write. A notification carries
+// nothing a watch believes (anyone who may connect can send one): it is
+// only a reason to look sooner.
 package postgres
 
 import (
@@ -20,8 +31,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -37,14 +50,14 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// channel is the NOTIFY channel of session changes.
-const channel = "pith_sessions"
-
 // Store is the PostgreSQL store.
 type Store struct {
 	pool   *pgxpool.Pool
 	listen *pgx.ConnConfig // for Watch's own connection
 	now    func() time.Time
+	waker  *waker
+	warn   *warner
+	closed sync.Once
 }
 
 // connectTimeout bounds a connection attempt when the URL sets none, so a
@@ -75,7 +88,8 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
-	return &Store{pool: pool, listen: cfg.ConnConfig.Copy(), now: time.Now}, nil
+	warn := &warner{}
+	return &Store{pool: pool, listen: cfg.ConnConfig.Copy(), now: time.Now, waker: newWaker(pool, warn), warn: warn}, nil
 }
 
 func migrate(ctx context.Context, pool *pgxpool.Pool) error {
@@ -99,11 +113,19 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	return nil
 }
 
-// Close closes the connections.
+// Close sends a pending wake-up and closes the connections.
 func (s *Store) Close() error {
-	s.pool.Close()
+	s.closed.Do(func() {
+		s.waker.close()
+		s.pool.Close()
+	})
 	return nil
 }
+
+// SetLogger is where the store says what it cannot do without failing a
+// call (a NOTIFY refused, a watch that cannot look; each at most once a
+// minute); it says nothing until set.
+func (s *Store) SetLogger(l hclog.Logger) { s.warn.setLogger(l) }
 
 // classify turns a lost or refused connection into store.ErrUnavailable;
 // errors the database reported about a statement stay as they are.
@@ -163,18 +185,6 @@ func (s *Store) insert(ctx context.Context, tx pgx.Tx, name string, rows []row) 
 	return err
 }
 
-func notify(ctx context.Context, tx pgx.Tx, name, kind string) error {
-	return notifyRef(ctx, tx, name, kind, 0)
-}
-
-// notifyRef is notify with the notice's Ref: a published event's row, a
-// rewrite's count.
-func notifyRef(ctx context.Context, tx pgx.Tx, name, kind string, ref int64) error {
-	payload, _ := json.Marshal(notice{Session: name, Kind: kind, Ref: ref})
-	_, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", channel, string(payload))
-	return err
-}
-
 // split cuts data into lines, each keeping its newline; a last line
 // without one is kept as it is (a torn tail).
 func split(data []byte) [][]byte {
@@ -224,14 +234,13 @@ func (s *Store) Create(ctx context.Context, name string, data []byte) error {
 		if tag.RowsAffected() == 0 {
 			return own("%s: %w", name, store.ErrExists)
 		}
-		if err := s.insert(ctx, tx, name, rows); err != nil {
-			return err
-		}
-		return notify(ctx, tx, name, store.EventCreated)
+		return s.insert(ctx, tx, name, rows)
 	})
 }
 
-// inTx runs fn in a transaction, committing when it returns nil.
+// inTx runs fn in a transaction, committing when it returns nil, and then
+// wakes the other hosts' watches (after COMMIT, never in the transaction:
+// see waker). Every write that a watch reports goes through here.
 func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error, opts ...pgx.TxOptions) error {
 	var o pgx.TxOptions
 	if len(opts) > 0 {
@@ -245,7 +254,11 @@ func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error, opts ...pgx.
 	if err := fn(tx); err != nil {
 		return classify(err)
 	}
-	return classify(tx.Commit(ctx))
+	if err := tx.Commit(ctx); err != nil {
+		return classify(err)
+	}
+	s.waker.wake()
+	return nil
 }
 
 // Export returns the session's bytes (one statement: one snapshot).
@@ -423,10 +436,8 @@ func (s *Store) append(ctx context.Context, name string, lease *store.Lease, exp
 		if err := s.insert(ctx, tx, name, rows); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE pith_sessions SET last_seq = $2, last_id = $3 WHERE name = $1`, name, seq, []byte(pid)); err != nil {
-			return err
-		}
-		return notify(ctx, tx, name, store.EventAppended)
+		_, err = tx.Exec(ctx, `UPDATE pith_sessions SET last_seq = $2, last_id = $3 WHERE name = $1`, name, seq, []byte(pid))
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -516,8 +527,9 @@ func (s *Store) Rewrite(ctx context.Context, lease store.Lease, expectLast strin
 		if err := s.insert(ctx, tx, name, rows); err != nil {
 			return err
 		}
-		var rewrites int64
-		if err := tx.QueryRow(ctx, `UPDATE pith_sessions SET last_seq = $2, last_id = $3, old_format = false, rewrites = rewrites + 1 WHERE name = $1 RETURNING rewrites`, name, int64(len(rows)), []byte(newLast)).Scan(&rewrites); err != nil {
+		// The count moving is what marks a rewrite (the table's trigger
+		// stamps rewritten_xid), for the watches.
+		if _, err := tx.Exec(ctx, `UPDATE pith_sessions SET last_seq = $2, last_id = $3, old_format = false, rewrites = rewrites + 1 WHERE name = $1`, name, int64(len(rows)), []byte(newLast)); err != nil {
 			return err
 		}
 		for _, sc := range sidecars {
@@ -529,7 +541,7 @@ func (s *Store) Rewrite(ctx context.Context, lease store.Lease, expectLast strin
 				return err
 			}
 		}
-		return notifyRef(ctx, tx, name, store.EventRewritten, rewrites)
+		return nil
 	})
 }
 
@@ -556,24 +568,8 @@ func (s *Store) ReadSidecar(ctx context.Context, name, suffix string) ([]byte, e
 	return data, nil
 }
 
-// eventsKept is how long a published event's row is kept for the
-// watchers, who read it as soon as its notification arrives; an older
-// row is not believed, so a watch remembers the ids it delivered for
-// this long only.
-const eventsKept = "10 minutes"
-
-// notice is a notification on the sessions channel: a change (created,
-// appended, rewritten with the session's new rewrite count) or a
-// published event with the id of its row in pith_events.
-type notice struct {
-	Session string `json:"session"`
-	Kind    string `json:"kind"`
-	Ref     int64  `json:"ref,omitempty"`
-}
-
-// Publish keeps the payload in a pith_events row and announces its id
-// with NOTIFY, in one transaction, so every host's Watch reads it; rows
-// older than eventsKept go in the same step.
+// Publish keeps the payload in a pith_events row, which every host's
+// Watch reads; rows older than eventsKept go in the same step.
 func (s *Store) Publish(ctx context.Context, name string, payload []byte) error {
 	if err := store.CheckName(name); err != nil {
 		return err
@@ -585,15 +581,12 @@ func (s *Store) Publish(ctx context.Context, name string, payload []byte) error 
 		return fmt.Errorf("%s: the event payload is not JSON", name)
 	}
 	return s.inTx(ctx, func(tx pgx.Tx) error {
-		var id int64
-		if err := tx.QueryRow(ctx, `INSERT INTO pith_events (session, payload) VALUES ($1, $2) RETURNING id`, name, payload).Scan(&id); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO pith_events (session, payload) VALUES ($1, $2)`, name, payload); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM pith_events WHERE id IN (
-			SELECT id FROM pith_events WHERE at < clock_timestamp() - interval '`+eventsKept+`' FOR UPDATE SKIP LOCKED)`); err != nil {
-			return err
-		}
-		return notifyRef(ctx, tx, name, store.EventPublished, id)
+		_, err := tx.Exec(ctx, `DELETE FROM pith_events WHERE id IN (
+			SELECT id FROM pith_events WHERE at < clock_timestamp() - interval '`+eventsKept+`' FOR UPDATE SKIP LOCKED)`)
+		return err
 	})
 }
 
@@ -665,204 +658,6 @@ func (s *Store) List(ctx context.Context) ([]string, error) {
 	}
 	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	return names, classify(err)
-}
-
-// Watch listens on its own connection and reconnects when it is lost, so
-// events resume by themselves after the database returns (changes made
-// while it was gone are not replayed: a watcher rereads on reconnect).
-func (s *Store) Watch(ctx context.Context) (<-chan store.Event, error) {
-	conn, err := s.listenConn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make(chan store.Event, 64)
-	state := &watchState{seen: map[string]int64{}}
-	go func() {
-		defer close(out)
-		backoff := 50 * time.Millisecond
-		for {
-			if conn == nil {
-				for conn == nil {
-					select {
-					case <-ctx.Done():
-						return
-					case <-time.After(backoff):
-					}
-					backoff = min(2*backoff, 2*time.Second)
-					conn, _ = s.listenConn(ctx)
-				}
-				// Whatever was notified while no connection listened is
-				// lost: the watcher rereads.
-				select {
-				case out <- store.Event{Kind: store.EventResync}:
-				case <-ctx.Done():
-					conn.Close(context.Background())
-					return
-				}
-			}
-			n, err := conn.WaitForNotification(ctx)
-			if err != nil {
-				conn.Close(context.Background())
-				conn = nil
-				if ctx.Err() != nil {
-					return
-				}
-				continue
-			}
-			backoff = 50 * time.Millisecond
-			ev, ok, err := state.eventOf(ctx, conn, n.Payload)
-			if err != nil {
-				// The connection failed reading the event: as if the
-				// notification was lost (a resync follows).
-				conn.Close(context.Background())
-				conn = nil
-				if ctx.Err() != nil {
-					return
-				}
-				continue
-			}
-			if !ok {
-				continue
-			}
-			select {
-			case out <- ev:
-			case <-ctx.Done():
-				conn.Close(context.Background())
-				return
-			}
-		}
-	}()
-	return out, nil
-}
-
-// watchState is what one Watch remembers of the notifications it
-// believed: per kind and session, the last rewrite count (0 for a
-// creation), and the published events it delivered.
-type watchState struct {
-	seen      map[string]int64
-	delivered eventsDelivered
-}
-
-// eventsDelivered holds the ids of the published events a watch
-// delivered, so that a notification naming one again (anyone who may
-// connect can send it) is dropped. An id is kept while its row is
-// believed, eventsKept after the row was written; after that the
-// lookup refuses the id by itself. A high-water mark would not do: ids
-// are taken when a row is inserted but notifications arrive in commit
-// order, so a smaller id can genuinely arrive after a larger one.
-type eventsDelivered struct {
-	ids   map[int64]struct{}
-	order []deliveredEvent // as delivered, which is about the order of at
-}
-
-type deliveredEvent struct {
-	id int64
-	at time.Time // when its row was written, by the database's clock
-}
-
-func (d *eventsDelivered) has(id int64) bool {
-	_, ok := d.ids[id]
-	return ok
-}
-
-// add remembers id, written at at, and forgets the ids written before
-// cutoff, whose rows are no longer believed. The ones delivered out of
-// order behind a younger id are forgotten a little later, never earlier.
-func (d *eventsDelivered) add(id int64, at, cutoff time.Time) {
-	if d.ids == nil {
-		d.ids = map[int64]struct{}{}
-	}
-	n := 0
-	for n < len(d.order) && d.order[n].at.Before(cutoff) {
-		delete(d.ids, d.order[n].id)
-		n++
-	}
-	d.order = append(d.order[n:], deliveredEvent{id: id, at: at})
-	d.ids[id] = struct{}{}
-}
-
-// eventOf is the event a notification announces; ok false drops it, err
-// is a failed connection. Anyone who may connect can NOTIFY, so what a
-// notification claims is checked against the tables, which only a role
-// that may write changes: a published event is the pith_events row it
-// names; a creation, or a rewrite (both make a host read the session
-// whole), is believed once, a rewrite only for a count the session's row
-// has reached. An append is a hint to read what is new, nothing more.
-func (w *watchState) eventOf(ctx context.Context, conn *pgx.Conn, payload string) (store.Event, bool, error) {
-	var n notice
-	if json.Unmarshal([]byte(payload), &n) != nil {
-		return store.Event{}, false, nil
-	}
-	ev := store.Event{Session: n.Session, Kind: n.Kind}
-	if store.CheckName(n.Session) != nil {
-		return store.Event{}, false, nil
-	}
-	switch n.Kind {
-	case store.EventAppended:
-		return ev, true, nil // a catch-up reads only what is new
-	case store.EventCreated, store.EventRewritten:
-		// Each makes a host read the session whole: believed once per
-		// creation and per rewrite the session's row has reached.
-		var rewrites int64
-		err := conn.QueryRow(ctx, `SELECT rewrites FROM pith_sessions WHERE name = $1`, n.Session).Scan(&rewrites)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return store.Event{}, false, nil
-		}
-		if err != nil {
-			return store.Event{}, false, err
-		}
-		key := n.Kind + "\x00" + n.Session
-		seen, known := w.seen[key]
-		if n.Kind == store.EventCreated {
-			if known {
-				return store.Event{}, false, nil
-			}
-			w.seen[key] = 0
-			return ev, true, nil
-		}
-		if n.Ref <= 0 || n.Ref > rewrites || (known && n.Ref <= seen) {
-			return store.Event{}, false, nil
-		}
-		w.seen[key] = n.Ref
-		return ev, true, nil
-	case store.EventPublished:
-	default:
-		// Resync above all: it makes a host read every open session
-		// whole, and only this watch says it, when it was interrupted.
-		return store.Event{}, false, nil
-	}
-	// A published event is delivered once: a notification naming it
-	// again is a replay.
-	if n.Ref <= 0 || w.delivered.has(n.Ref) {
-		return store.Event{}, false, nil
-	}
-	var (
-		data       []byte
-		at, cutoff time.Time
-	)
-	err := conn.QueryRow(ctx, `SELECT payload, at, now() - interval '`+eventsKept+`' FROM pith_events
-		WHERE id = $1 AND session = $2 AND at >= now() - interval '`+eventsKept+`'`, n.Ref, n.Session).Scan(&data, &at, &cutoff)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return store.Event{}, false, nil
-	}
-	if err != nil {
-		return store.Event{}, false, err
-	}
-	w.delivered.add(n.Ref, at, cutoff)
-	ev.Payload = data
-	return ev, true, nil
-}
-
-func (s *Store) listenConn(ctx context.Context) (*pgx.Conn, error) {
-	conn, err := pgx.ConnectConfig(ctx, s.listen.Copy())
-	if err != nil {
-		return nil, classify(err)
-	}
-	if _, err := conn.Exec(ctx, "LISTEN "+channel); err != nil {
-		conn.Close(context.Background())
-		return nil, classify(err)
-	}
-	return conn, nil
 }
 
 func fsSub() (fs.FS, error) { return fs.Sub(migrations, "migrations") }
