@@ -181,8 +181,21 @@ func (s *Server) unaryAuth(ctx context.Context, req any, info *grpc.UnaryServerI
 	if err := s.takeSlot(slot); err != nil {
 		return nil, toStatus(err)
 	}
-	defer s.giveSlot(slot)
-	return h(context.WithValue(ctx, callerKey{}, c), req)
+	held := false
+	defer func() {
+		// A failed call (or a panic) answers nothing: its slot is free.
+		if !held {
+			s.giveSlot(slot)
+		}
+	}()
+	resp, err := h(context.WithValue(ctx, callerKey{}, c), req)
+	if err != nil || resp == nil {
+		return resp, err
+	}
+	// The answer holds the slot until gRPC has let go of its bytes
+	// (answer_hold.go); the codec unwraps it.
+	held = true
+	return s.holdAnswer(slot, connCallsOf(ctx), resp), nil
 }
 
 func (s *Server) streamAuth(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"path/filepath"
 	"runtime/debug"
@@ -408,6 +409,21 @@ const maxHeaderBytes = 64 << 10
 // for the tests.
 var connIdle = 5 * time.Minute
 
+// streamsPerConn bounds the streams one connection has open at once: a
+// stream lasts on the daemon until its answer and trailers have been
+// written — all of its data read by the client — and gRPC's default is
+// no bound, so a client opening streams and reading nothing made the
+// daemon keep any number of them (each with its goroutine, its state
+// and its queued answer). Past the bound a new stream is refused
+// (REFUSED_STREAM; gRPC clients wait for one to end instead). One caller
+// can use no more at once than its calls in flight and its event
+// streams, so that is the bound, read at start (a reload changing them
+// does not change it; a client past it on one connection waits).
+func streamsPerConn(cfg config.Server) uint32 {
+	n := uint64(max(cfg.MaxCallsInFlight, 0)) + uint64(max(cfg.MaxStreams, 0))
+	return uint32(min(n, math.MaxUint32))
+}
+
 // GRPCOptions are the options a gRPC server for the SessionService needs:
 // the message limits, and interceptors that turn a panic in a call into an
 // Internal error (logged with its stack) instead of killing the daemon and
@@ -417,13 +433,17 @@ func (s *Server) GRPCOptions() []grpc.ServerOption {
 	// envelope: gRPC buffers a whole message before any check runs, so a
 	// larger receive limit would let clients make the daemon hold that
 	// much per call.
-	s.recvLimit = max(s.cfg.Load().Server.MaxAppendBytes, 4<<20) + recvSlack
+	cfg := s.cfg.Load().Server
+	s.recvLimit = max(cfg.MaxAppendBytes, 4<<20) + recvSlack
 	return []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(s.recvLimit), grpc.MaxSendMsgSize(maxMessage),
 		grpc.MaxHeaderListSize(maxHeaderBytes),
-		// GetContext's answer refers to the session's messages rather
-		// than holding a copy of them until it is sent.
-		answerCodecOption(),
+		grpc.MaxConcurrentStreams(streamsPerConn(cfg)),
+		// A call's answer holds its slot until it has left (its
+		// buffers counted by the codec, or its connection ended);
+		// GetContext's refers to the session's messages rather than
+		// holding a copy of them.
+		answerCodecOption(), grpc.StatsHandler(connEnds{}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: connIdle}),
 		// Authentication runs inside the panic guard, before any handler.
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
