@@ -189,13 +189,16 @@ func (s *Server) unaryAuth(ctx context.Context, req any, info *grpc.UnaryServerI
 		}
 	}()
 	resp, err := h(context.WithValue(ctx, callerKey{}, c), req)
-	if err != nil || resp == nil {
+	conn := connCallsOf(ctx)
+	if err != nil || resp == nil || conn == nil {
+		// Nothing to send, or a connection not followed: the slot
+		// would be lost with it, were it to end before the answer left.
 		return resp, err
 	}
 	// The answer holds the slot until gRPC has let go of its bytes
 	// (answer_hold.go); the codec unwraps it.
 	held = true
-	return s.holdAnswer(slot, connCallsOf(ctx), resp), nil
+	return s.holdAnswer(slot, conn, resp), nil
 }
 
 func (s *Server) streamAuth(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {

@@ -25,6 +25,8 @@ import (
 	"github.com/pith-dev/pith/viewer"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
@@ -443,7 +445,7 @@ func (s *Server) GRPCOptions() []grpc.ServerOption {
 		// buffers counted by the codec, or its connection ended);
 		// GetContext's refers to the session's messages rather than
 		// holding a copy of them.
-		answerCodecOption(), grpc.StatsHandler(connEnds{}),
+		answerCodecOption(), s.GRPCCreds(insecure.NewCredentials()),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: connIdle}),
 		// Authentication runs inside the panic guard, before any handler.
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
@@ -459,6 +461,17 @@ func (s *Server) GRPCOptions() []grpc.ServerOption {
 			return s.scrubPaths(err)
 		}, s.streamAuth),
 	}
+}
+
+// GRPCCreds is the option setting the gRPC server's transport
+// credentials (GRPCOptions sets insecure ones; put this after them for
+// TLS): each connection is followed, so that its end gives back the
+// slots of the answers still waiting on it (trackConns). A server given
+// credentials with grpc.Creds instead cannot follow its connections, and
+// gives a call's slot back when its handler returns, before its answer
+// was sent.
+func (s *Server) GRPCCreds(c credentials.TransportCredentials) grpc.ServerOption {
+	return grpc.Creds(trackConns{c})
 }
 
 // scrubPaths keeps the server's file system layout out of what a client
