@@ -349,10 +349,13 @@ type Server struct {
 	// Past it a new stream is refused.
 	MaxStreams int `koanf:"maxStreams"`
 	// MaxCallsInFlight bounds the calls one caller (counted as for
-	// MaxStreams) has running at once — every call but WatchEvents, a
+	// MaxStreams) has in flight at once — every call but WatchEvents
+	// until its answer has left the daemon (read by its client), a
 	// Compact until its result, and the viewer's requests but its live
-	// stream. Past it a call is refused at once (RESOURCE_EXHAUSTED, 429
-	// in the viewer), not queued: retry after a back-off.
+	// stream. Past it a call is refused at once (UNAVAILABLE with a retry
+	// delay, 429 in the viewer), not queued: retry after a back-off.
+	// MaxCallsInFlight + MaxStreams, read at start, also bounds the
+	// streams one connection has open.
 	MaxCallsInFlight int `koanf:"maxCallsInFlight"`
 }
 
