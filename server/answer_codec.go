@@ -49,7 +49,9 @@ func (c answerCodec) Marshal(v any) (mem.BufferSlice, error) {
 		}
 	}
 	data, err := c.marshalHeld(h)
-	// The encoding is done: from now on only the buffers count.
+	// The encoding is done: from now on only the buffers count (and,
+	// on a stream, its handler's count and its next messages').
+	h.msg = nil
 	h.unref()
 	return data, err
 }

@@ -33,6 +33,8 @@ type rawH2 struct {
 	// its RST_STREAM.
 	first map[uint32]*http2.MetaHeadersFrame
 	rst   map[uint32]http2.ErrCode
+	// data counts the bytes of DATA each stream received.
+	data  map[uint32]int
 	pings uint64
 }
 
@@ -49,7 +51,7 @@ func dialRawH2(t *testing.T, addr string, window uint32) *rawH2 {
 	if err := conn.SetReadDeadline(time.Now().Add(30 * time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	r := &rawH2{t: t, conn: conn, addr: addr, next: 1, first: map[uint32]*http2.MetaHeadersFrame{}, rst: map[uint32]http2.ErrCode{}}
+	r := &rawH2{t: t, conn: conn, addr: addr, next: 1, first: map[uint32]*http2.MetaHeadersFrame{}, rst: map[uint32]http2.ErrCode{}, data: map[uint32]int{}}
 	r.enc = hpack.NewEncoder(&r.hbuf)
 	t.Cleanup(r.close)
 	if _, err := io.WriteString(conn, http2.ClientPreface); err != nil {
@@ -120,6 +122,8 @@ func (r *rawH2) readUntil(done func(http2.Frame) bool) {
 			}
 		case *http2.GoAwayFrame:
 			r.t.Fatalf("the daemon closed the connection: %v", f.ErrCode)
+		case *http2.DataFrame:
+			r.data[f.StreamID] += len(f.Data())
 		case *http2.RSTStreamFrame:
 			r.rst[f.StreamID] = f.ErrCode
 		case *http2.MetaHeadersFrame:

@@ -11,6 +11,7 @@ import (
 	"github.com/pith-dev/pith/config"
 	pb "github.com/pith-dev/pith/internal/gen/pith/session/v1"
 	dto "github.com/prometheus/client_model/go"
+	"golang.org/x/net/http2"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -256,6 +257,68 @@ func TestStreamsPerConnectionBounded(t *testing.T) {
 	for i, id := range ids {
 		if want := i >= 3; refused[id] != want {
 			t.Fatalf("stream %d of 5 refused: %v, want %v (at most 3 open)", i+1, refused[id], want)
+		}
+	}
+}
+
+// TestUnreadStreamMessagesHoldTheirSlot: what a stream sent and its
+// client has not read holds the stream's slot past the stream's end, as
+// a call's answer does. A WatchEvents stream whose client granted one
+// byte of window has an event stuck in the daemon; its session closed,
+// the stream ends (NOT_FOUND, queued behind the event) — and with
+// server.maxStreams = 1 the caller's next stream is refused until the
+// connection closes. Before, the slot was given back as the handler
+// returned, and a client could leave any number of streams' last
+// messages queued.
+func TestUnreadStreamMessagesHoldTheirSlot(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	cfg.Server.MaxStreams = 1
+	h := startServer(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s, err := h.client.Create(ctx, "w.jsonl", "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := dialRawH2(t, h.addr, 1)
+	watch := r.call(pb.SessionService_WatchEvents_FullMethodName, &pb.WatchEventsRequest{SessionId: s.ID}, true)
+	if st := r.answerHeaders(watch); st != nil {
+		t.Fatalf("WatchEvents: %v", st)
+	}
+	if _, err := s.AppendMessages(ctx, userMsg("event", 10)); err != nil {
+		t.Fatal(err)
+	}
+	// The event's first byte arrived: the rest waits in the daemon.
+	r.readUntil(func(http2.Frame) bool { return r.data[watch] > 0 })
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The stream's handler has returned (NOT_FOUND) once it is counted.
+	ended := func() float64 {
+		var m dto.Metric
+		if err := h.srv.metrics.rpcErrors.WithLabelValues("WatchEvents", codes.NotFound.String()).Write(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m.GetCounter().GetValue()
+	}
+	for ended() == 0 {
+		if ctx.Err() != nil {
+			t.Fatal("the stream of a closed session did not end")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	s, err = h.client.Open(ctx, "w.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := r.call(pb.SessionService_WatchEvents_FullMethodName, &pb.WatchEventsRequest{SessionId: s.ID}, true)
+	if st := r.answerHeaders(again); st == nil || st.Code() != codes.ResourceExhausted {
+		t.Fatalf("a second stream while the first one's event waits unread: %v, want RESOURCE_EXHAUSTED (server.maxStreams)", st)
+	}
+	r.close()
+	for deadline := time.Now().Add(30 * time.Second); h.srv.held("", slotStream) != 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d streams held after the connection closed", h.srv.held("", slotStream))
 		}
 	}
 }
