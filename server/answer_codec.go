@@ -87,7 +87,16 @@ type vtMessage interface {
 
 // marshalVT encodes m into one buffer of h's.
 func marshalVT(m vtMessage, h *answerHold) (mem.BufferSlice, error) {
-	b := h.pooled(m.SizeVT())
+	size := m.SizeVT()
+	if h.carves(size) {
+		dst, buf := h.carve(size)
+		if _, err := m.MarshalToSizedBufferVT(dst); err != nil {
+			buf.Free()
+			return nil, err
+		}
+		return mem.BufferSlice{buf}, nil
+	}
+	b := h.pooled(size)
 	if _, err := m.MarshalToSizedBufferVT(*b); err != nil {
 		mem.DefaultBufferPool().Put(b)
 		return nil, err

@@ -1,18 +1,21 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	pb "github.com/pith-dev/pith/internal/gen/pith/session/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/peer"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
@@ -208,5 +211,69 @@ func TestUnaryAuthGivesSlotBackWithoutAnswer(t *testing.T) {
 	data.Free()
 	if got := s.held("", slotCall); got != 0 {
 		t.Fatalf("%d slots held after the answer was sent", got)
+	}
+}
+
+// TestStreamHoldCarvesSmallMessages: a stream's small messages share
+// pooled buffers (a 4 KiB one for many events, not one each), each
+// encoded as proto.Marshal does; the stream's slot comes back once its
+// handler has ended and every message it sent has been freed, in
+// whatever order gRPC frees them.
+func TestStreamHoldCarvesSmallMessages(t *testing.T) {
+	h := startServer(t, testConfig(t.TempDir()))
+	s := h.srv
+	codec := answerCodec{encoding.GetCodecV2("proto")}
+	key := slotKey{"tester", slotStream}
+	if err := s.takeSlot(key); err != nil {
+		t.Fatal(err)
+	}
+	hold := s.holdAnswer(key, &connCalls{}, nil)
+	hold.stream = true
+	var sent []mem.BufferSlice
+	chunks := map[*byte]bool{}
+	for i := range 100 {
+		m := &pb.WatchEventsResponse{Event: &pb.Event{Kind: "entries_appended", SessionId: "s1", EntryId: strings.Repeat("e", i%40)}}
+		hold.ref()
+		hold.msg = m
+		data, err := codec.Marshal(hold)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := proto.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := data.Materialize(); !bytes.Equal(got, want) {
+			t.Fatalf("message %d encoded as %x, want %x", i, got, want)
+		}
+		for _, b := range data {
+			if _, plain := b.(mem.SliceBuffer); plain {
+				t.Fatalf("message %d is not counted", i)
+			}
+		}
+		chunks[unsafe.SliceData(hold.chunkData)] = true
+		sent = append(sent, data)
+	}
+	if len(chunks) > 3 {
+		t.Fatalf("100 small messages took %d buffers of %d bytes", len(chunks), chunkSize)
+	}
+	hold.endStream()
+	if n := len(hold.chunkData); n != 0 {
+		t.Fatal("the stream's chunk outlived its handler")
+	}
+	if got := s.held("tester", slotStream); got != 1 {
+		t.Fatalf("%d slots held with 100 messages unsent", got)
+	}
+	// Freed from the middle out; the slot comes back with the last.
+	for len(sent) > 0 {
+		if s.held("tester", slotStream) != 1 {
+			t.Fatalf("the slot came back with %d messages unsent", len(sent))
+		}
+		i := len(sent) / 2
+		sent[i].Free()
+		sent = append(sent[:i], sent[i+1:]...)
+	}
+	if got := s.held("tester", slotStream); got != 0 {
+		t.Fatalf("%d slots held once every message was sent", got)
 	}
 }

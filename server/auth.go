@@ -229,7 +229,8 @@ func (s *Server) streamAuth(srv any, ss grpc.ServerStream, info *grpc.StreamServ
 	// returns (a stream's last ones, up to gRPC's 64 KiB per stream
 	// beyond the one being written) are held until they leave.
 	cs.hold = s.holdAnswer(slot, conn, nil)
-	defer cs.hold.unref() // the handler's count
+	cs.hold.stream = true
+	defer cs.hold.endStream() // the handler's count
 	return h(srv, cs)
 }
 
