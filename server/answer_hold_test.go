@@ -12,6 +12,7 @@ import (
 
 	pb "github.com/pith-dev/pith/internal/gen/pith/session/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/peer"
@@ -275,5 +276,33 @@ func TestStreamHoldCarvesSmallMessages(t *testing.T) {
 	}
 	if got := s.held("tester", slotStream); got != 0 {
 		t.Fatalf("%d slots held once every message was sent", got)
+	}
+}
+
+// TestTrackConnsEndsWithTheConnection: the daemon's credentials give
+// each connection a peer address carrying its connCalls, which its
+// close ends (whatever closes it: gRPC does once done with it).
+func TestTrackConnsEndsWithTheConnection(t *testing.T) {
+	a, b := net.Pipe()
+	defer b.Close()
+	conn, _, err := trackConns{insecure.NewCredentials()}.ServerHandshake(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, ok := conn.RemoteAddr().(*connAddr)
+	if !ok {
+		t.Fatalf("peer address %T, want the connection's", conn.RemoteAddr())
+	}
+	if addr.String() != a.RemoteAddr().String() {
+		t.Fatalf("peer address %q, want %q", addr, a.RemoteAddr())
+	}
+	ctx := peer.NewContext(context.Background(), &peer.Peer{Addr: conn.RemoteAddr()})
+	calls := connCallsOf(ctx)
+	if calls == nil || calls != addr.calls {
+		t.Fatal("a call's context does not lead to its connection")
+	}
+	conn.Close()
+	if calls.add(&answerHold{}) {
+		t.Fatal("a closed connection still takes answers")
 	}
 }

@@ -31,12 +31,13 @@
 //     answer holds the slot (answer_hold.go) — given back when gRPC
 //     frees the answer's last buffer or the connection ends
 //     (conn_calls.go) — and a client that reads no answers holds at
-//     most server.maxCallsInFlight of them. A connection has at most
-//     server.maxCallsInFlight + server.maxStreams streams open (gRPC's
-//     default is no bound; a stream lasts until its answer is read).
-//     Open bounds with the same
-//     counter the sessions each caller opened (its share of
-//     server.maxOpenSessions, server.maxOpenSessionsPerCaller).
+//     most server.maxCallsInFlight of them. What a stream sent holds
+//     its slot the same way past the stream's end. A connection has at
+//     most server.maxCallsInFlight + server.maxStreams streams open
+//     (gRPC's default is no bound; a stream lasts until its answer is
+//     read). Open bounds with the same counter the sessions each caller
+//     opened (its share of server.maxOpenSessions,
+//     server.maxOpenSessionsPerCaller).
 //   - Where sessions live is a source (source.go): the files under
 //     sessions.root (source_files.go) or a shared store (source_store.go,
 //     which reads other hosts' appends before each call and relays engine
