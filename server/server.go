@@ -411,6 +411,15 @@ const maxHeaderBytes = 64 << 10
 // for the tests.
 var connIdle = 5 * time.Minute
 
+// connPing is how long a connection may stay silent before the daemon
+// pings its client (gRPC's default: two hours), closing it when no
+// answer comes within connPingTimeout. A connection with answers waiting
+// for its client holds their slots until it ends, and one whose client
+// vanished without a word — its window shut, so nothing is in flight for
+// TCP to give up on — would otherwise keep them that long. Variables for
+// the tests.
+var connPing, connPingTimeout = 2 * time.Minute, 20 * time.Second
+
 // streamsPerConn bounds the streams one connection has open at once: a
 // stream lasts on the daemon until its answer and trailers have been
 // written — all of its data read by the client — and gRPC's default is
@@ -446,7 +455,7 @@ func (s *Server) GRPCOptions() []grpc.ServerOption {
 		// GetContext's refers to the session's messages rather than
 		// holding a copy of them.
 		answerCodecOption(), s.GRPCCreds(insecure.NewCredentials()),
-		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: connIdle}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: connIdle, Time: connPing, Timeout: connPingTimeout}),
 		// Authentication runs inside the panic guard, before any handler.
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
 			defer s.recoverCall(info.FullMethod, &err)

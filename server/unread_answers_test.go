@@ -322,3 +322,28 @@ func TestUnreadStreamMessagesHoldTheirSlot(t *testing.T) {
 		}
 	}
 }
+
+// TestSilentClientLosesItsAnswers: a client that stops answering
+// altogether (not even the daemon's pings) with answers waiting for it
+// loses its connection once a ping goes unanswered, and the answers'
+// slots come back — it no longer takes gRPC's two hours.
+func TestSilentClientLosesItsAnswers(t *testing.T) {
+	oldPing, oldTimeout := connPing, connPingTimeout
+	connPing, connPingTimeout = time.Second, 100*time.Millisecond // gRPC's least ping interval is 1 s
+	t.Cleanup(func() { connPing, connPingTimeout = oldPing, oldTimeout })
+	cfg := testConfig(t.TempDir())
+	h := startServer(t, cfg)
+	if _, err := h.client.Create(context.Background(), "quiet.jsonl", "/w"); err != nil {
+		t.Fatal(err)
+	}
+	r := dialRawH2(t, h.addr, 0)
+	id := r.call(pb.SessionService_OpenSession_FullMethodName, &pb.OpenSessionRequest{Path: "quiet.jsonl"}, true)
+	if st := r.answerHeaders(id); st != nil {
+		t.Fatalf("OpenSession: %v", st)
+	}
+	if got := h.srv.held("", slotCall); got != 1 {
+		t.Fatalf("%d calls held, want the unread answer's", got)
+	}
+	// From here the client reads nothing, pings included.
+	waitHeld(t, h.srv, "", 0)
+}
