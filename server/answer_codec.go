@@ -105,8 +105,8 @@ func marshalVT(m vtMessage, h *answerHold) (mem.BufferSlice, error) {
 }
 
 // referAbove is the size of an answer from which it refers to its
-// messages: a smaller one is copied whole, which costs less than the
-// small allocation each message referred to takes.
+// messages: a smaller one is copied whole into one buffer, which costs
+// less than the two buffers of the list each message referred to takes.
 const referAbove = 256 << 10
 
 // copyBelow is the size under which a message is copied next to its
@@ -119,10 +119,10 @@ const copyBelow = 256
 func refers(m []byte) bool { return len(m) >= copyBelow && referable(m) }
 
 // marshalContext encodes r as proto.Marshal does — the messages (field
-// 1) first, then the other fields in order — with each message refers
-// allows referred to, not copied; field headers, the messages copied and
-// the other fields share one pooled buffer, of which the answer holds
-// views. r is the handler's own answer: its Messages are set aside while
+// 1) first, then the other fields in order — referring to each message
+// refers accepts rather than copying it; the field headers, the messages
+// copied and the other fields share one pooled buffer, of which the
+// answer holds views. r is the handler's own answer: its Messages are set aside while
 // the other fields are encoded, and put back.
 func marshalContext(r *pb.GetContextResponse, h *answerHold) (mem.BufferSlice, error) {
 	msgs := r.Messages
