@@ -30,7 +30,9 @@ import (
 // Every buffer of a held answer is such a buffer — mem.NewBuffer makes
 // one only for a capacity past gRPC's pooling threshold (1 KiB), so a
 // small answer is encoded into a pooled buffer of 4 KiB rather than one
-// of its size: the slot then bounds the small answers too.
+// of its size: the slot then bounds the small answers too. (gRPC would
+// compress an answer into buffers of its own and free these at once; no
+// compressor is registered, TestNoResponseCompressor.)
 type answerHold struct {
 	s    *Server // nil: no slot (the codec called outside a call)
 	key  slotKey

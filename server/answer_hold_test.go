@@ -306,3 +306,17 @@ func TestTrackConnsEndsWithTheConnection(t *testing.T) {
 		t.Fatal("a closed connection still takes answers")
 	}
 }
+
+// TestNoResponseCompressor: gRPC compresses an answer when its client
+// asks and a compressor of that name is registered — into buffers of
+// its own, freeing the codec's at once, so the answer would leave its
+// slot before it left the daemon. None is registered (grpc's
+// encoding/gzip is linked nowhere); linking one needs the hold to
+// follow the compressed buffers first.
+func TestNoResponseCompressor(t *testing.T) {
+	for _, name := range []string{"gzip", "zstd", "snappy", "deflate"} {
+		if encoding.GetCompressor(name) != nil {
+			t.Fatalf("a %s compressor is registered: compressed answers would not hold their slots", name)
+		}
+	}
+}
