@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -120,9 +121,14 @@ func TestUnreadAnswersHoldTheirSlots(t *testing.T) {
 // the one before, so the daemon held a session's worth of bytes per
 // cycle (11.9 MB per call of a 12 MB session). Now the unread answers
 // hold their slots: past server.maxCallsInFlight of them every call is
-// busy, and the loop stops growing the daemon.
+// busy, and the loop stops growing the daemon. PITH_HEAVY=1: the review's
+// 12 MB session, 20 cycles.
 func TestUnreadAnswersAcrossReopens(t *testing.T) {
-	const mb, cycles, limit = 4, 6, 2
+	const limit = 2
+	mb, cycles := 4, 6
+	if os.Getenv("PITH_HEAVY") != "" {
+		mb, cycles = 12, 20 // the review's session
+	}
 	h := startServer(t, bigTestConfig(t, limit))
 	s := bigSession(t, h, mb)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
