@@ -147,6 +147,7 @@ func Dial(addr string, opts ...Option) (*Client, error) {
 	dopts := []grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)),
+		contextCodecOption(),
 		grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoke grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 			return retryBusy(ctx, o.busyRetries, func() error { return invoke(ctx, method, req, reply, cc, opts...) })
 		}),

@@ -267,6 +267,12 @@ type PluginLimits struct {
 	CompleteMaxTokens   int `koanf:"completeMaxTokens"`
 	// EstimateBytes bounds the messages of one host-API token estimate.
 	EstimateBytes int `koanf:"estimateBytes"`
+	// CompleteCalls bounds the host-API completions one plugin call may
+	// make (each on the host's model account); HostCallsInFlight the
+	// host-API calls it may have running at once. Past either, a call is
+	// refused (the plugin sees RESOURCE_EXHAUSTED).
+	CompleteCalls     int `koanf:"completeCalls"`
+	HostCallsInFlight int `koanf:"hostCallsInFlight"`
 	// The plugin's stderr is relayed to the host's log at most
 	// StderrLinesPerSecond lines and StderrBytesPerSecond bytes a second,
 	// each line cut at StderrLineBytes; the excess is counted and dropped.
@@ -353,10 +359,21 @@ type Server struct {
 	// until its answer has left the daemon (read by its client), a
 	// Compact until its result, and the viewer's requests but its live
 	// stream. Past it a call is refused at once (UNAVAILABLE with a retry
-	// delay, 429 in the viewer), not queued: retry after a back-off.
+	// delay, 429 in the viewer), not queued: retry after it.
 	// MaxCallsInFlight + MaxStreams, read at start, also bounds the
 	// streams one connection has open.
 	MaxCallsInFlight int `koanf:"maxCallsInFlight"`
+	// WorkspaceRoot is the directory a session's workspace must lie in
+	// for the daemon to read files from it: compaction.rehydrate and the
+	// explore worker's file tools read the session's workspace, the cwd
+	// its header names — which a client chooses when it creates the
+	// session. Empty (the default): the daemon reads no workspace file.
+	// A tenant's session (under a token's prefix) reads only under the
+	// directory of that name inside it (WorkspaceRootFor); any other
+	// caller may have any file under it read, as the daemon's user. A
+	// leading ~ is expanded, and a relative path is taken from the
+	// configuration file's directory.
+	WorkspaceRoot string `koanf:"workspaceRoot"`
 }
 
 // ServerTLS is the daemon's TLS: a server certificate, and optionally the

@@ -56,7 +56,7 @@ func schemaLeaves(t reflect.Type, prefix string) []schemaLeaf {
 // configuration for other packages (Chain, SummarizerContextWindow, the
 // plugin diff that decides restarts); the rest only load, validate,
 // render or copy it, which is not an effect.
-var helperFiles = map[string]bool{"config.go": true, "plugindiff.go": true}
+var helperFiles = map[string]bool{"config.go": true, "plugindiff.go": true, "workspace.go": true}
 
 // notAnEffect are functions of helperFiles that touch every field without
 // acting on any.

@@ -228,10 +228,11 @@ func (b bytesProvider) Read() (map[string]any, error) {
 	return nil, errors.New("bytes provider needs a parser")
 }
 
-// resolvePaths expands ~ and makes relative paths (plugins, sessions.root)
-// absolute against the configuration file's directory — the working
-// directory without a file — so that where a daemon was started from does
-// not change which binary runs or where sessions go.
+// resolvePaths expands ~ and makes relative paths (plugins, sessions.root,
+// the daemon's TLS files and workspace root) absolute against the
+// configuration file's directory — the working directory without a file —
+// so that where a daemon was started from does not change which binary
+// runs, where sessions go or which files it may read.
 func resolvePaths(c *Config, source string) {
 	base := "."
 	if source != "" {
@@ -248,7 +249,7 @@ func resolvePaths(c *Config, source string) {
 		return p
 	}
 	c.Sessions.Root = resolve(c.Sessions.Root)
-	for _, f := range []*string{&c.Server.TLS.CertFile, &c.Server.TLS.KeyFile, &c.Server.TLS.ClientCAFile} {
+	for _, f := range []*string{&c.Server.TLS.CertFile, &c.Server.TLS.KeyFile, &c.Server.TLS.ClientCAFile, &c.Server.WorkspaceRoot} {
 		if *f != "" {
 			*f = resolve(*f)
 		}

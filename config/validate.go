@@ -369,6 +369,7 @@ func (v *validator) pluginBoundary(key func(string) string, p Plugin) {
 		{"preserveDataBytes", l.PreserveDataBytes}, {"detailsBytes", l.DetailsBytes}, {"jsonDepth", l.JSONDepth},
 		{"pathEntriesBytes", l.PathEntriesBytes}, {"messagesBytes", l.MessagesBytes}, {"completePromptBytes", l.CompletePromptBytes},
 		{"completeMaxTokens", l.CompleteMaxTokens}, {"estimateBytes", l.EstimateBytes},
+		{"completeCalls", l.CompleteCalls}, {"hostCallsInFlight", l.HostCallsInFlight},
 		{"stderrLinesPerSecond", l.StderrLinesPerSecond}, {"stderrBytesPerSecond", l.StderrBytesPerSecond},
 		{"stderrLineBytes", l.StderrLineBytes},
 	} {

@@ -43,6 +43,13 @@ type Limits struct {
 	CompleteMaxTokens   int
 	// EstimateBytes bounds the messages of one host-API token estimate.
 	EstimateBytes int
+	// CompleteCalls bounds the host-API completions one plugin call may
+	// make (each is a request to the host's model, on its account);
+	// HostCallsInFlight the host-API calls it may have running at once
+	// (each may hold its request and answer in the host's memory). Past
+	// either, a call is refused at once.
+	CompleteCalls     int
+	HostCallsInFlight int
 	// Stderr relay: lines and bytes a second, and the longest line kept.
 	StderrLinesPerSecond int
 	StderrBytesPerSecond int
@@ -65,6 +72,8 @@ func DefaultLimits() Limits {
 		CompletePromptBytes:  4 << 20,
 		CompleteMaxTokens:    16384,
 		EstimateBytes:        64 << 20,
+		CompleteCalls:        16,
+		HostCallsInFlight:    4,
 		StderrLinesPerSecond: 200,
 		StderrBytesPerSecond: 256 << 10,
 		StderrLineBytes:      16 << 10,
@@ -93,6 +102,8 @@ func (l Limits) OrDefaults() Limits {
 		CompletePromptBytes:  pick(l.CompletePromptBytes, d.CompletePromptBytes),
 		CompleteMaxTokens:    pick(l.CompleteMaxTokens, d.CompleteMaxTokens),
 		EstimateBytes:        pick(l.EstimateBytes, d.EstimateBytes),
+		CompleteCalls:        pick(l.CompleteCalls, d.CompleteCalls),
+		HostCallsInFlight:    pick(l.HostCallsInFlight, d.HostCallsInFlight),
 		StderrLinesPerSecond: pick(l.StderrLinesPerSecond, d.StderrLinesPerSecond),
 		StderrBytesPerSecond: pick(l.StderrBytesPerSecond, d.StderrBytesPerSecond),
 		StderrLineBytes:      pick(l.StderrLineBytes, d.StderrLineBytes),
@@ -113,10 +124,12 @@ type LimitError struct {
 
 func (e *LimitError) Error() string {
 	unit := "bytes"
-	if e.Limit == "jsonDepth" {
+	switch e.Limit {
+	case "jsonDepth":
 		return fmt.Sprintf("%s is nested deeper than limits.%s (%d)", e.What, e.Limit, e.Max)
-	}
-	if e.Limit == "completeMaxTokens" {
+	case "completeCalls", "hostCallsInFlight":
+		return fmt.Sprintf("%s: over limits.%s (%d)", e.What, e.Limit, e.Max)
+	case "completeMaxTokens":
 		unit = "tokens"
 	}
 	return fmt.Sprintf("%s is %d %s, over limits.%s (%d)", e.What, e.Got, unit, e.Limit, e.Max)

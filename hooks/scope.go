@@ -32,6 +32,9 @@ type ScopedHost struct {
 	host    HostAPI
 	scope   Scope
 	revoked atomic.Bool
+	// running counts the calls in flight (limits.hostCallsInFlight),
+	// completions those made (limits.completeCalls).
+	running, completions atomic.Int64
 }
 
 // NewScopedHost returns a capability over h for scope.
@@ -53,12 +56,30 @@ func (s *ScopedHost) live() error {
 	return nil
 }
 
-// ReadEntries reads the call's own session only; an empty session id means
-// it.
-func (s *ScopedHost) ReadEntries(ctx context.Context, req ReadEntriesRequest) ([]json.RawMessage, error) {
+// enter starts a host call: the capability must be live, and the call
+// one of at most limits.hostCallsInFlight running. A plugin is a
+// third-party program: without the bound, one firing calls concurrently
+// made the host hold every request and answer at once (up to
+// estimateBytes or a session's entries each). done ends the call.
+func (s *ScopedHost) enter() (done func(), err error) {
 	if err := s.live(); err != nil {
 		return nil, err
 	}
+	if max := s.scope.Limits.HostCallsInFlight; s.running.Add(1) > int64(max) {
+		s.running.Add(-1)
+		return nil, &LimitError{What: "host API calls running at once", Limit: "hostCallsInFlight", Max: max}
+	}
+	return func() { s.running.Add(-1) }, nil
+}
+
+// ReadEntries reads the call's own session only; an empty session id means
+// it.
+func (s *ScopedHost) ReadEntries(ctx context.Context, req ReadEntriesRequest) ([]json.RawMessage, error) {
+	done, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	if req.SessionID == "" {
 		req.SessionID = s.scope.SessionID
 	}
@@ -70,9 +91,11 @@ func (s *ScopedHost) ReadEntries(ctx context.Context, req ReadEntriesRequest) ([
 
 // EstimateTokens refuses input over limits.estimateBytes.
 func (s *ScopedHost) EstimateTokens(ctx context.Context, messages []json.RawMessage) ([]int, error) {
-	if err := s.live(); err != nil {
+	done, err := s.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer done()
 	total := 0
 	for _, m := range messages {
 		total += len(m)
@@ -83,15 +106,21 @@ func (s *ScopedHost) EstimateTokens(ctx context.Context, messages []json.RawMess
 	return s.host.EstimateTokens(ctx, messages)
 }
 
-// Complete refuses a prompt over limits.completePromptBytes and caps the
-// output at limits.completeMaxTokens (no or a larger request gets the cap).
+// Complete refuses a prompt over limits.completePromptBytes, and a
+// completion past limits.completeCalls, and caps the output at
+// limits.completeMaxTokens (no or a larger request gets the cap).
 func (s *ScopedHost) Complete(ctx context.Context, req CompleteRequest) (CompleteResponse, error) {
-	if err := s.live(); err != nil {
+	done, err := s.enter()
+	if err != nil {
 		return CompleteResponse{}, err
 	}
+	defer done()
 	l := s.scope.Limits
 	if err := overBytes("completion prompt", "completePromptBytes", len(req.SystemPrompt)+len(req.Prompt), l.CompletePromptBytes); err != nil {
 		return CompleteResponse{}, err
+	}
+	if s.completions.Add(1) > int64(l.CompleteCalls) {
+		return CompleteResponse{}, &LimitError{What: "host API completions in this plugin call", Limit: "completeCalls", Max: l.CompleteCalls}
 	}
 	if req.MaxTokens <= 0 || req.MaxTokens > l.CompleteMaxTokens {
 		req.MaxTokens = l.CompleteMaxTokens

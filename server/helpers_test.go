@@ -30,6 +30,8 @@ func testSettings(c *config.Config) engine.Settings {
 	s.AutoContinue = c.Compaction.AutoContinue
 	s.ContextWindow = c.ContextWindow
 	s.BranchSummary.Enabled = c.BranchSummary.Enabled
+	rh := c.Compaction.Rehydrate
+	s.Rehydrate = engine.Rehydrate{Files: rh.Files, MaxTokensPerFile: rh.MaxTokensPerFile, TotalTokens: rh.TotalTokens}
 	return s
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/core/workspace"
 	"github.com/pith-dev/pith/hooks"
 )
 
@@ -254,6 +255,7 @@ func (o *openSession) newEngine(s *Server) {
 		Summarizer:     s.summ,
 		AutoSummarizer: s.summ,
 		Hooks:          o.disp,
+		Workspaces:     s.workspacesOf(o.rel),
 		Logger:         s.log.Named("engine").With("session", o.id),
 	})
 	unsub := eng.Subscribe(func(ev engine.Event) {
@@ -360,4 +362,14 @@ func (o *openSession) appendEntries(ctx context.Context, raws []json.RawMessage)
 func leafSettings(store session.Backend) (provider, model, thinking string) {
 	st := store.Tree().Settings(store.Leaf())
 	return st.Provider, st.Model, st.ThinkingLevel
+}
+
+// workspacesOf opens the workspaces of the session named name for its
+// engine, confined as configured at each open (server.workspaceRoot, a
+// tenant's part of it: config.Server.WorkspaceRootFor): the cwd is a
+// client's choice, so without a root no workspace file is read.
+func (s *Server) workspacesOf(name string) workspace.Opener {
+	return func(cwd string, opts workspace.Options) (*workspace.Workspace, error) {
+		return workspace.Within(s.cfg.Load().Server.WorkspaceRootFor(name))(cwd, opts)
+	}
 }

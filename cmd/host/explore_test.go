@@ -263,20 +263,23 @@ func TestCompactExploreNeedsToolModel(t *testing.T) {
 
 // TestServeExplore: `pith serve` with compaction.strategy explore runs the
 // worker for a manual compaction over gRPC, streams its turns as progress
-// events, and the context it serves then ends with the auto-read message.
+// events, and the context it serves then ends with the auto-read message,
+// whose reference is a file of the session's workspace — a directory under
+// server.workspaceRoot.
 func TestServeExplore(t *testing.T) {
 	srv, url := startWorkerServer(t, "openai",
 		workerTurn{calls: [][2]string{{"search_session_log", `{"query":"word"}`}}},
 		workerTurn{calls: [][2]string{{"add_reference", `{"path":"notes.md","note":"the plan"}`}, {"write_summary", `{"text":"## Goal\nServe the explore strategy."}`}}},
 	)
 	dir := t.TempDir()
+	wsRoot := t.TempDir()
 	cfgPath := filepath.Join(dir, "pith.json")
 	cfg, _ := json.Marshal(map[string]any{
 		"contextWindow": 60000,
 		"summarizer":    map[string]any{"provider": "openai", "baseUrl": url, "model": "worker-model"},
 		"compaction":    map[string]any{"strategy": "explore", "retainedTokens": 300, "reserveTokens": 2000},
 		"sessions":      map[string]any{"root": "sessions"},
-		"server":        map[string]any{"shutdownTimeout": "5s"},
+		"server":        map[string]any{"shutdownTimeout": "5s", "workspaceRoot": wsRoot},
 	})
 	if err := os.WriteFile(cfgPath, cfg, 0o644); err != nil {
 		t.Fatal(err)
@@ -288,7 +291,10 @@ func TestServeExplore(t *testing.T) {
 	}
 	defer c.Close()
 	ctx := context.Background()
-	ws := t.TempDir()
+	ws := filepath.Join(wsRoot, "proj")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	os.WriteFile(filepath.Join(ws, "notes.md"), []byte("# Plan\n"), 0o644)
 	s, err := c.Create(ctx, "explore/session.jsonl", ws)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/pith-dev/pith/core/explore"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summary"
+	"github.com/pith-dev/pith/core/workspace"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/pluginhost"
 )
@@ -122,6 +123,7 @@ func newRuntime(ctx context.Context, path, storeURL, cfgPath string, p providerF
 		Summarizer:     rt.summarizer,
 		AutoSummarizer: rt.summarizer,
 		Hooks:          hk,
+		Workspaces:     workspaces(cfg, storeURL, path),
 		Logger:         log.Named("engine"),
 	})
 	return rt, nil
@@ -222,4 +224,16 @@ func engineSettings(cfg *config.Config) engine.Settings {
 		},
 	}
 	return s
+}
+
+// workspaces is how a command opens the workspace of the session named
+// name: a session file of the user's own names a directory that is
+// theirs to read; one in a shared store may have been created by any
+// client of a daemon, which chose its cwd, so it is confined as in the
+// daemon (config.Server.WorkspaceRootFor).
+func workspaces(cfg *config.Config, storeURL, name string) workspace.Opener {
+	if storeURL == "" {
+		return workspace.Open
+	}
+	return workspace.Within(cfg.Server.WorkspaceRootFor(name))
 }

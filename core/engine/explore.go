@@ -73,15 +73,9 @@ func (s *Session) exploreGenerate(ctx context.Context, st Settings, reason Reaso
 	if err != nil {
 		return nil, nil, err
 	}
-	var ws *workspace.Workspace
-	if f := s.store.File(); f != nil && f.Header.Cwd != "" {
-		ws, err = workspace.Open(f.Header.Cwd, workspace.Options{})
-		if err != nil {
-			s.log.Warn("explore: the session's workspace cannot be opened; the file tools will say so", "cwd", f.Header.Cwd, "error", err)
-			ws = nil
-		} else {
-			defer ws.Close()
-		}
+	ws := s.openWorkspace("explore: the file tools will say so")
+	if ws != nil {
+		defer ws.Close()
 	}
 	w := &explore.Worker{
 		Model:     model,

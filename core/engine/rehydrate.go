@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"errors"
+
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/workspace"
@@ -26,8 +28,8 @@ type Rehydrate struct {
 
 // rehydrate builds the message for prep from the session's workspace (the
 // header's cwd, every read confined to it by os.Root), or nil when it is
-// off, there is nothing to re-read, or the workspace cannot be opened
-// (logged: the compaction itself does not depend on it).
+// off, there is nothing to re-read, or the workspace cannot be opened or
+// is not to be read (logged: the compaction itself does not depend on it).
 func (s *Session) rehydrate(st Settings, prep *compaction.Preparation) *workspace.Built {
 	rh := st.Rehydrate
 	if rh.Files <= 0 {
@@ -38,13 +40,8 @@ func (s *Session) rehydrate(st Settings, prep *compaction.Preparation) *workspac
 	if len(files) == 0 {
 		return nil
 	}
-	cwd := ""
-	if f := s.store.File(); f != nil {
-		cwd = f.Header.Cwd
-	}
-	ws, err := workspace.Open(cwd, workspace.Options{})
-	if err != nil {
-		s.log.Warn("rehydrate: the session's workspace cannot be opened; no files re-read", "cwd", cwd, "error", err)
+	ws := s.openWorkspace("rehydrate: no files re-read")
+	if ws == nil {
 		return nil
 	}
 	defer ws.Close()
@@ -86,4 +83,27 @@ func recentFiles(msgs []session.Message, n int) []string {
 		}
 	}
 	return out
+}
+
+// openWorkspace opens the session's workspace — its header's cwd —
+// with the Opener in force, or returns nil, logged with what follows
+// from it, when there is none, it may not be read or it cannot be opened.
+func (s *Session) openWorkspace(consequence string) *workspace.Workspace {
+	cwd := ""
+	if f := s.store.File(); f != nil {
+		cwd = f.Header.Cwd
+	}
+	if cwd == "" {
+		return nil
+	}
+	ws, err := s.opts.Workspaces(cwd, workspace.Options{})
+	switch {
+	case errors.Is(err, workspace.ErrNoWorkspaces):
+		s.log.Debug("the session's workspace is not read here; "+consequence, "cwd", cwd)
+		return nil
+	case err != nil:
+		s.log.Warn("the session's workspace cannot be opened; "+consequence, "cwd", cwd, "error", err)
+		return nil
+	}
+	return ws
 }

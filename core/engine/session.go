@@ -15,6 +15,7 @@ import (
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/core/tokens"
+	"github.com/pith-dev/pith/core/workspace"
 	"github.com/tidwall/gjson"
 )
 
@@ -54,6 +55,12 @@ type Options struct {
 	// AbortAgent stops the running agent operation; Compact calls it before
 	// compacting (on a shared backend, once it holds the session's lease).
 	AbortAgent func()
+	// Workspaces opens the session's workspace, the directory its
+	// header's cwd names, for the parts that read its files
+	// (compaction.rehydrate, the explore worker's file tools); nil is
+	// workspace.Open, right for a local user's own sessions. A daemon,
+	// whose clients write the headers, passes workspace.Within.
+	Workspaces workspace.Opener
 	Logger     hclog.Logger
 	// Clock stamps events; default time.Now.
 	Clock func() time.Time
@@ -173,6 +180,9 @@ func New(store session.Backend, opts Options) *Session {
 	}
 	if s.opts.Clock == nil {
 		s.opts.Clock = time.Now
+	}
+	if s.opts.Workspaces == nil {
+		s.opts.Workspaces = workspace.Open
 	}
 	if f := store.File(); f != nil {
 		s.sessionID = f.Header.ID

@@ -50,7 +50,8 @@ type Workspace struct {
 }
 
 // Open opens dir (which must be an absolute path to a directory) as a
-// workspace.
+// workspace. It is the Opener for a local user's own sessions: any
+// directory they name is theirs to read.
 func Open(dir string, opts Options) (*Workspace, error) {
 	if dir == "" {
 		return nil, errors.New("workspace: no directory (the session header has no cwd)")
@@ -63,11 +64,16 @@ func Open(dir string, opts Options) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
+	return workspaceOn(dir, root, opts), nil
+}
+
+// workspaceOn is the workspace of dir, read through root.
+func workspaceOn(dir string, root *os.Root, opts Options) *Workspace {
 	maxRead := opts.MaxReadBytes
 	if maxRead <= 0 {
 		maxRead = DefaultMaxReadBytes
 	}
-	return &Workspace{dir: dir, root: root, maxRead: maxRead}, nil
+	return &Workspace{dir: dir, root: root, maxRead: maxRead}
 }
 
 // Dir is the workspace's absolute directory.

@@ -44,7 +44,7 @@ type plugin struct {
 func main() {
 	p := &plugin{}
 	flag.StringVar(&p.name, "name", "scripted", "name reported in Describe and used in answers")
-	flag.StringVar(&p.beforeComp, "before-compact", "off", "off|none|cancel|compact|echo|invalid|error|panic|hang|exit|exit-once|host|host-deep|huge-details|steal|page")
+	flag.StringVar(&p.beforeComp, "before-compact", "off", "off|none|cancel|compact|echo|invalid|error|panic|hang|exit|exit-once|host|host-deep|huge-details|steal|page|flood")
 	flag.StringVar(&p.compacting, "compacting", "off", "off|none|context|error|hang|huge-preserve|deep-preserve|huge-context")
 	flag.StringVar(&p.prompt, "prompt", "", "prompt returned by compacting=context")
 	flag.StringVar(&p.beforeTree, "before-tree", "off", "off|none|cancel|summary|invalid")
@@ -245,6 +245,8 @@ func (p *plugin) onBeforeCompact(ctx context.Context, ev *sdk.BeforeCompactEvent
 		return p.steal(ctx, ev)
 	case "page":
 		return p.page(ctx, ev)
+	case "flood":
+		return p.flood(ctx, ev)
 	case "huge-details":
 		r := p.compaction(ev, p.name+" summary")
 		r.Compaction.Details = hugeJSON(20 << 20)
@@ -282,6 +284,40 @@ func (p *plugin) viaHost(ctx context.Context, ev *sdk.BeforeCompactEvent) (*sdk.
 		return nil, err
 	}
 	return p.compaction(ev, resp.Text), nil
+}
+
+// flood asks the host for 32 completions at once, then 32 more one
+// after the other, and reports how many of each the host answered.
+func (p *plugin) flood(ctx context.Context, ev *sdk.BeforeCompactEvent) (*sdk.BeforeCompactResult, error) {
+	host := sdk.Host(ctx)
+	complete := func() error {
+		_, err := host.Complete(ctx, sdk.CompleteRequest{Prompt: "again", MaxTokens: 10})
+		return err
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	together := 0
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if complete() == nil {
+				mu.Lock()
+				together++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	inTurn, lastErr := 0, error(nil)
+	for range 32 {
+		if err := complete(); err != nil {
+			lastErr = err
+			continue
+		}
+		inTurn++
+	}
+	return p.compaction(ev, fmt.Sprintf("together=%d in-turn=%d last error: %v", together, inTurn, lastErr)), nil
 }
 
 // page reports what it was sent and pages the whole path from the host,
