@@ -355,10 +355,13 @@ type Server struct {
 	// Past it a new stream is refused.
 	MaxStreams int `koanf:"maxStreams"`
 	// MaxCallsInFlight bounds the calls one caller (counted as for
-	// MaxStreams) has running at once — every call but WatchEvents, a
+	// MaxStreams) has in flight at once — every call but WatchEvents
+	// until its answer has left the daemon (read by its client), a
 	// Compact until its result, and the viewer's requests but its live
 	// stream. Past it a call is refused at once (UNAVAILABLE with a retry
 	// delay, 429 in the viewer), not queued: retry after it.
+	// MaxCallsInFlight + MaxStreams, read at start, also bounds the
+	// streams one connection has open.
 	MaxCallsInFlight int `koanf:"maxCallsInFlight"`
 	// WorkspaceRoot is the directory a session's workspace must lie in
 	// for the daemon to read files from it: compaction.rehydrate and the

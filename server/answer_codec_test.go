@@ -40,9 +40,18 @@ func TestAnswerCodecMatchesProto(t *testing.T) {
 		}
 		r.ProtoReflect().Set(f, v)
 	}
-	for _, n := range []int{0, 1, copyBelow - 1, copyBelow, 300, referAbove, 5, copyBelow + 1, 0} {
-		r.Messages = append(r.Messages, []byte(strings.Repeat("x", n)))
+	// The messages are slices of one buffer, as a session's are of its
+	// file's bytes; the one of 300 bytes that ends it has no room past
+	// it (its capacity under gRPC's pooling threshold), so it is copied.
+	sizes := []int{0, 1, copyBelow - 1, copyBelow, 300, referAbove, 5, copyBelow + 1, 0, 300}
+	file := []byte(strings.Repeat("x", referAbove+2000))
+	at := 0
+	for _, n := range sizes {
+		r.Messages = append(r.Messages, file[at:at+n])
+		at += n
 	}
+	last := len(r.Messages) - 1
+	r.Messages[last] = r.Messages[last][:300:300]
 	kept := append([][]byte(nil), r.Messages...)
 	want, err := proto.MarshalOptions{Deterministic: true}.Marshal(r)
 	if err != nil {
@@ -69,8 +78,11 @@ func TestAnswerCodecMatchesProto(t *testing.T) {
 	if err := proto.Unmarshal(got, &back); err != nil || !proto.Equal(&back, r) {
 		t.Fatalf("decoded back: %v", err)
 	}
-	if len(data) < 2*3 {
-		t.Fatalf("an answer of %d bytes in %d buffers: its messages were copied", len(got), len(data))
+	// Referred to: the messages of copyBelow bytes or more but the
+	// last, each with a buffer of the field headers and small messages
+	// before it, and the fields after them.
+	if refer := 4; len(data) != 2*refer+1 {
+		t.Fatalf("an answer of %d bytes in %d buffers, want %d: it copied or referred to the wrong messages", len(got), len(data), 2*refer+1)
 	}
 	// A small answer, or one without messages, goes the ordinary way.
 	for _, small := range []*pb.GetContextResponse{{LeafId: "x"}, {Messages: [][]byte{[]byte(strings.Repeat("y", 1000))}, LeafId: "x"}} {

@@ -181,8 +181,24 @@ func (s *Server) unaryAuth(ctx context.Context, req any, info *grpc.UnaryServerI
 	if err := s.takeSlot(slot); err != nil {
 		return nil, toStatus(err)
 	}
-	defer s.giveSlot(slot)
-	return h(context.WithValue(ctx, callerKey{}, c), req)
+	held := false
+	defer func() {
+		// A failed call (or a panic) answers nothing: its slot is free.
+		if !held {
+			s.giveSlot(slot)
+		}
+	}()
+	resp, err := h(context.WithValue(ctx, callerKey{}, c), req)
+	conn := connCallsOf(ctx)
+	if err != nil || resp == nil || conn == nil {
+		// Nothing to send, or a connection not followed: the slot
+		// would be lost with it, were it to end before the answer left.
+		return resp, err
+	}
+	// The answer holds the slot until gRPC has let go of its bytes
+	// (answer_hold.go); the codec unwraps it.
+	held = true
+	return s.holdAnswer(slot, conn, resp), nil
 }
 
 func (s *Server) streamAuth(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
@@ -201,17 +217,51 @@ func (s *Server) streamAuth(srv any, ss grpc.ServerStream, info *grpc.StreamServ
 	if err := s.takeSlot(slot); err != nil {
 		return toStatus(err)
 	}
-	defer s.giveSlot(slot)
-	return h(srv, &callerStream{ServerStream: ss, ctx: context.WithValue(ss.Context(), callerKey{}, c)})
+	cs := &callerStream{ServerStream: ss, ctx: context.WithValue(ss.Context(), callerKey{}, c)}
+	conn := connCallsOf(ss.Context())
+	if conn == nil {
+		// A connection not followed (see unaryAuth).
+		defer s.giveSlot(slot)
+		return h(srv, cs)
+	}
+	// As a call's answer, what a stream sent holds its slot until gRPC
+	// has let go of it: the messages still queued when the handler
+	// returns (a stream's last ones, up to gRPC's 64 KiB per stream
+	// beyond the one being written) are held until they leave.
+	cs.hold = s.holdAnswer(slot, conn, nil)
+	cs.hold.stream = true
+	defer cs.hold.endStream() // the handler's count
+	return h(srv, cs)
 }
 
-// callerStream carries the caller in a stream's context.
+// callerStream carries the caller in a stream's context, and sends its
+// messages through its hold.
 type callerStream struct {
 	grpc.ServerStream
-	ctx context.Context
+	ctx  context.Context
+	hold *answerHold // nil: the slot is the interceptor's to give back
 }
 
 func (s *callerStream) Context() context.Context { return s.ctx }
+
+// SendMsg sends m held by the stream's slot: the codec encodes it into
+// buffers the hold counts. gRPC allows one SendMsg at a time on a
+// stream, so the hold carries one message at a time.
+func (s *callerStream) SendMsg(m any) error {
+	h := s.hold
+	if h == nil {
+		return s.ServerStream.SendMsg(m)
+	}
+	h.ref() // the codec's, which it gives up once m is encoded
+	h.msg = m
+	err := s.ServerStream.SendMsg(h)
+	if h.msg != nil {
+		// gRPC never reached the codec.
+		h.msg = nil
+		h.unref()
+	}
+	return err
+}
 
 // LoopbackOnly guards a handler that takes anonymous requests on a
 // loopback listener (/metrics there): it answers only to a Host header

@@ -95,7 +95,7 @@ func BenchmarkGetContext30MBServer(b *testing.B) {
 func referred(msgs [][]byte) int {
 	n := 0
 	for _, m := range msgs {
-		if len(m) >= copyBelow {
+		if refers(m) {
 			n += len(m)
 		}
 	}

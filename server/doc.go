@@ -25,20 +25,29 @@
 //     holds are bounded (slots.go): event streams (server.maxStreams,
 //     shared with the viewer's live pages) and other calls in flight
 //     (server.maxCallsInFlight, shared with the viewer's requests), a
-//     refusal immediate rather than queued; Open bounds with the same
-//     counter the sessions each caller opened (its share of
-//     server.maxOpenSessions, server.maxOpenSessionsPerCaller).
+//     refusal immediate rather than queued. A call is in flight until
+//     its answer has left the daemon, not until its handler returns:
+//     gRPC keeps an encoded answer until the client reads it, so the
+//     answer holds the slot (answer_hold.go) — given back when gRPC
+//     frees the answer's last buffer or the connection ends
+//     (conn_calls.go) — and a client that reads no answers holds at
+//     most server.maxCallsInFlight of them. What a stream sent holds
+//     its slot the same way past the stream's end. A connection has at
+//     most server.maxCallsInFlight + server.maxStreams streams open
+//     (gRPC's default is no bound; a stream lasts until its answer is
+//     read). Open bounds with the same counter the sessions each caller
+//     opened (its share of server.maxOpenSessions,
+//     server.maxOpenSessionsPerCaller).
 //   - Where sessions live is a source (source.go): the files under
 //     sessions.root (source_files.go) or a shared store (source_store.go,
 //     which reads other hosts' appends before each call and relays engine
 //     events between hosts). The registry knows names, keys and handles.
 //   - Errors get their gRPC codes in one place (status.go).
-//   - GetContext's answer refers to the session's messages (read-only
-//     bytes the engine shares) instead of copying them into one buffer
-//     (answer_codec.go): an answer waiting for a client that does not
-//     read holds a few bytes per message, not a copy of the context —
-//     a call's slot is given back when its handler returns, before the
-//     answer is sent.
+//   - GetContext's large answer refers to the session's messages
+//     (read-only bytes the engine shares) instead of copying them into
+//     one buffer (answer_codec.go): an answer waiting for its client
+//     holds a few bytes per message beside what the session holds
+//     anyway, not a copy of the context.
 //   - sessions.root is opened once as an os.Root and every file operation
 //     goes through it (a session's directory as a sub-root, the store's
 //     OpenIn/CreateIn inside), so no name is checked and then opened again.

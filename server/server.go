@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"path/filepath"
 	"runtime/debug"
@@ -24,6 +25,8 @@ import (
 	"github.com/pith-dev/pith/viewer"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
@@ -408,6 +411,30 @@ const maxHeaderBytes = 64 << 10
 // for the tests.
 var connIdle = 5 * time.Minute
 
+// connPing is how long a connection may stay silent before the daemon
+// pings its client (gRPC's default: two hours), closing it when no
+// answer comes within connPingTimeout. A connection with answers waiting
+// for its client holds their slots until it ends, and one whose client
+// vanished without a word — its window shut, so nothing is in flight for
+// TCP to give up on — would otherwise keep them that long. Variables for
+// the tests.
+var connPing, connPingTimeout = 2 * time.Minute, 20 * time.Second
+
+// streamsPerConn bounds the streams one connection has open at once: a
+// stream lasts on the daemon until its answer and trailers have been
+// written — all of its data read by the client — and gRPC's default is
+// no bound, so a client opening streams and reading nothing made the
+// daemon keep any number of them (each with its goroutine, its state
+// and its queued answer). Past the bound a new stream is refused
+// (REFUSED_STREAM; gRPC clients wait for one to end instead). One caller
+// can use no more at once than its calls in flight and its event
+// streams, so that is the bound, read at start (a reload changing them
+// does not change it; a client past it on one connection waits).
+func streamsPerConn(cfg config.Server) uint32 {
+	n := uint64(max(cfg.MaxCallsInFlight, 0)) + uint64(max(cfg.MaxStreams, 0))
+	return uint32(min(n, math.MaxUint32))
+}
+
 // GRPCOptions are the options a gRPC server for the SessionService needs:
 // the message limits, and interceptors that turn a panic in a call into an
 // Internal error (logged with its stack) instead of killing the daemon and
@@ -417,14 +444,18 @@ func (s *Server) GRPCOptions() []grpc.ServerOption {
 	// envelope: gRPC buffers a whole message before any check runs, so a
 	// larger receive limit would let clients make the daemon hold that
 	// much per call.
-	s.recvLimit = max(s.cfg.Load().Server.MaxAppendBytes, 4<<20) + recvSlack
+	cfg := s.cfg.Load().Server
+	s.recvLimit = max(cfg.MaxAppendBytes, 4<<20) + recvSlack
 	return []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(s.recvLimit), grpc.MaxSendMsgSize(maxMessage),
 		grpc.MaxHeaderListSize(maxHeaderBytes),
-		// GetContext's answer refers to the session's messages rather
-		// than holding a copy of them until it is sent.
-		answerCodecOption(),
-		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: connIdle}),
+		grpc.MaxConcurrentStreams(streamsPerConn(cfg)),
+		// A call's answer holds its slot until it has left (its
+		// buffers counted by the codec, or its connection ended);
+		// GetContext's refers to the session's messages rather than
+		// holding a copy of them.
+		answerCodecOption(), s.GRPCCreds(insecure.NewCredentials()),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: connIdle, Time: connPing, Timeout: connPingTimeout}),
 		// Authentication runs inside the panic guard, before any handler.
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
 			defer s.recoverCall(info.FullMethod, &err)
@@ -439,6 +470,17 @@ func (s *Server) GRPCOptions() []grpc.ServerOption {
 			return s.scrubPaths(err)
 		}, s.streamAuth),
 	}
+}
+
+// GRPCCreds is the option setting the gRPC server's transport
+// credentials (GRPCOptions sets insecure ones; put this after them for
+// TLS): each connection is followed, so that its end gives back the
+// slots of the answers still waiting on it (trackConns). A server given
+// credentials with grpc.Creds instead cannot follow its connections, and
+// gives a call's slot back when its handler returns, before its answer
+// was sent.
+func (s *Server) GRPCCreds(c credentials.TransportCredentials) grpc.ServerOption {
+	return grpc.Creds(trackConns{c})
 }
 
 // scrubPaths keeps the server's file system layout out of what a client

@@ -14,8 +14,8 @@ import (
 // open (server.maxStreams: every WatchEvents call and every live update
 // stream of the viewer, for its whole life), the calls it has in flight
 // (server.maxCallsInFlight: every other call, from the moment its
-// credentials are checked until its handler returns; an answer still
-// being sent holds no copy of the session, answer_codec.go), and the
+// credentials are checked until its answer has left the daemon — gRPC
+// keeps an answer until the client has read it, answer_hold.go), and the
 // sessions it opened (server.maxOpenSessionsPerCaller: from the open
 // that loads one to its close; each holds its entries in memory, and a
 // caller filling server.maxOpenSessions with sessions in use locked
@@ -42,7 +42,7 @@ type slotKind int
 const (
 	// slotStream: an event stream (WatchEvents, the viewer's live page).
 	slotStream slotKind = iota
-	// slotCall: any other call, until it answers.
+	// slotCall: any other call, until its answer has left.
 	slotCall
 	// slotSession: an open session, from the open that loaded it to its
 	// close (for idleness, the bounds, or by its client); it counts for

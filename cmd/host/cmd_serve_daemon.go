@@ -172,7 +172,7 @@ func (d *daemon) serve(e endpoints) (<-chan error, error) {
 	d.lis = lis
 	gopts := d.srv.GRPCOptions()
 	if e.tls != nil {
-		gopts = append(gopts, grpc.Creds(credentials.NewTLS(e.tls)))
+		gopts = append(gopts, d.srv.GRPCCreds(credentials.NewTLS(e.tls)))
 	}
 	d.grpc = grpc.NewServer(gopts...)
 	d.srv.Register(d.grpc)
