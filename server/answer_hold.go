@@ -152,14 +152,30 @@ func (p *referredPool) Get(n int) *[]byte { return mem.DefaultBufferPool().Get(n
 
 func (p *referredPool) Put(*[]byte) { (*answerHold)(p).unref() }
 
-// pooled is a buffer of n bytes from gRPC's default pool, counted by h:
-// n or more in capacity, and never under the pooling threshold, so that
-// mem.NewBuffer makes it a counted buffer.
+// pooled is a buffer of n bytes for h to count: n or more in capacity,
+// and never under the pooling threshold, so that mem.NewBuffer makes it a
+// counted buffer. It comes from gRPC's default pool, except where that
+// pool's tiers round up far: they jump from 32 KiB to 1 MiB, so an answer
+// of 33 to 512 KiB held a buffer of 1 MiB while unread, up to
+// server.maxCallsInFlight of them per caller. Those are made to measure
+// (returned to the pool when freed, which files a buffer by its
+// capacity).
 func (h *answerHold) pooled(n int) *[]byte {
+	if n > roundsUpFrom && n <= roundsUpTo {
+		b := make([]byte, n)
+		return &b
+	}
 	b := mem.DefaultBufferPool().Get(max(n, pooledMin))
 	*b = (*b)[:n]
 	return b
 }
+
+// The sizes gRPC's default pool hands a buffer of 1 MiB for: past its
+// 32 KiB tier, and up to half its 1 MiB one.
+const (
+	roundsUpFrom = 32 << 10
+	roundsUpTo   = 512 << 10
+)
 
 // buffer makes b (from pooled) a buffer of the answer.
 func (h *answerHold) buffer(b *[]byte) mem.Buffer {

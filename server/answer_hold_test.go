@@ -320,3 +320,19 @@ func TestNoResponseCompressor(t *testing.T) {
 		}
 	}
 }
+
+// An answer of 33 to 512 KiB holds a buffer of its size, not the 1 MiB
+// gRPC's default pool hands out for it; small and large ones still come
+// from the pool (at least their size, counted).
+func TestAnswerHoldBufferSizes(t *testing.T) {
+	h := &answerHold{}
+	for _, n := range []int{0, 10, 2000, 32 << 10, 32<<10 + 1, 100 << 10, 512 << 10, 512<<10 + 1, 3 << 20} {
+		b := h.pooled(n)
+		if len(*b) != n || cap(*b) < max(n, pooledMin) {
+			t.Fatalf("%d bytes: len %d cap %d", n, len(*b), cap(*b))
+		}
+		if n > 32<<10 && n <= 512<<10 && cap(*b) != n {
+			t.Errorf("%d bytes: a buffer of %d", n, cap(*b))
+		}
+	}
+}
