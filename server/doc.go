@@ -63,8 +63,9 @@
 //     (entries_appended), another writer's once it is read, and so is a
 //     rewrite by another program (session_rewritten): a session with
 //     a stream has its file followed through the daemon's one file watch
-//     (internal/dirwatch, shared with the viewer), which wakes a catch-up
-//     under the session's operation lock (follow.go).
+//     (internal/dirwatch, shared with the viewer), or a stored session
+//     through the store's watch of every host's changes, which wakes a
+//     catch-up under the session's operation lock (follow.go).
 //   - Raw entries of every type an agent writes (messages, custom,
 //     custom_message, label, model_change, …) go through the engine's
 //     AppendEntries, all of one call in one write under the session's

@@ -13,9 +13,10 @@ import (
 // pages share it), and what pi or a pith command appends is read as soon
 // as it lands and announced to them (entries_appended), as is a file
 // another program replaced (session_rewritten) — before, they learnt of
-// it only when some call of theirs read the session. Own
-// writes wake the follower too; it finds nothing new (stale) and stops
-// there.
+// it only when some call of theirs read the session. A shared store's
+// session is followed the same way, woken by the store's watch of every
+// host's changes (storeChanged). Own writes wake the follower too; it
+// finds nothing new and stops there.
 
 // follower is an open session's following of other writers.
 type follower struct {
@@ -58,23 +59,22 @@ func (s *Server) followOutside(o *openSession) (stop func()) {
 }
 
 // startFollowing starts the watch of o's file and the catch-up loop it
-// pokes. A session that is no file here (a shared store's) is caught up
-// by its calls only.
+// pokes. A session that is no file here (a shared store's) has no file
+// to watch: the store's own watch, which reports every host's changes,
+// pokes it (storeChanged).
 func (s *Server) startFollowing(o *openSession) (stop func()) {
 	f := &o.follow
-	p := o.b.path()
-	if p == "" {
-		return func() {}
-	}
-	w, err := s.fileWatch()
-	var unwatch func()
-	if err == nil {
-		unwatch, err = w.Follow(p, func(fsnotify.Op) { f.poke() })
-	}
-	if err != nil {
-		// The calls still catch up; only the announcement waits.
-		s.log.Warn("cannot watch a session file for other writers; its watchers hear of their appends at the next call", "session", o.id, "error", err)
-		return func() {}
+	unwatch := func() {}
+	if p := o.b.path(); p != "" {
+		w, err := s.fileWatch()
+		if err == nil {
+			unwatch, err = w.Follow(p, func(fsnotify.Op) { f.poke() })
+		}
+		if err != nil {
+			// The calls still catch up; only the announcement waits.
+			s.log.Warn("cannot watch a session file for other writers; its watchers hear of their appends at the next call", "session", o.id, "error", err)
+			return func() {}
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	// What was appended before the watch began is read (and announced)
@@ -127,4 +127,30 @@ func (s *Server) fileWatch() (*dirwatch.Watch, error) {
 		s.fsWatch, s.fsWatchErr = dirwatch.New(s.log.Named("watch"))
 	}
 	return s.fsWatch, s.fsWatchErr
+}
+
+// pokeFollowed wakes the catch-up of the session open under key, or of
+// every open session when key is nil, if it is followed; a session
+// nobody follows is caught up by its next call.
+func (s *Server) pokeFollowed(key any) {
+	s.mu.Lock()
+	var opened []*openSession
+	if key != nil {
+		if o := s.keyed[key]; o != nil {
+			opened = append(opened, o)
+		}
+	} else {
+		for _, o := range s.keyed {
+			opened = append(opened, o)
+		}
+	}
+	s.mu.Unlock()
+	for _, o := range opened {
+		f := &o.follow
+		f.mu.Lock()
+		if f.n > 0 {
+			f.poke()
+		}
+		f.mu.Unlock()
+	}
 }

@@ -474,10 +474,18 @@ func (s *Server) refreshViewer(rel string) {
 	}
 }
 
-// storeChanged tells the viewer, when one runs, what the shared store
-// says any host did to the session named rel: an append is read
-// incrementally, a rewrite (or a session created again) whole.
+// storeChanged hands on what the shared store says any host did to the
+// session named rel: the session open here under that name, when it has
+// WatchEvents clients, catches up at once (and announces what it read:
+// entries_appended, session_rewritten) instead of at its next call; the
+// viewer, when one runs, reads an append incrementally and a rewrite (or
+// a session created again) whole.
 func (s *Server) storeChanged(rel, kind string) {
+	if kind == store.EventResync {
+		s.pokeFollowed(nil)
+	} else {
+		s.pokeFollowed(storeKey(rel))
+	}
 	vs := s.viewer.Load()
 	if vs == nil {
 		return
