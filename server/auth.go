@@ -6,8 +6,10 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"google.golang.org/grpc/tap"
 	"net/http"
 	"strings"
+	"sync/atomic"
 
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/internal/checksum"
@@ -168,18 +170,105 @@ func exemptFromAuth(method string) bool {
 	return strings.HasPrefix(method, "/grpc.health.v1.Health/")
 }
 
-func (s *Server) unaryAuth(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-	if exemptFromAuth(info.FullMethod) {
-		return h(ctx, req)
+// A call is authenticated, and takes its caller's slot, when its headers
+// arrive — before gRPC reads its request (tapAuth, gRPC's InTapHandle).
+// gRPC reads a whole request (up to the receive limit, 17 MiB by default)
+// before any interceptor runs: checked there, anyone who could connect
+// made the daemon hold a request's worth per stream, on as many streams
+// and connections as they liked, by withholding each request's last
+// byte (16 streams of 8 MiB with no token: +130 MiB), and a caller with a
+// token could pass server.maxCallsInFlight the same way. The interceptors
+// take the call over from the tap (claim).
+
+// tapped is a call tapAuth authenticated and gave a slot. The
+// interceptor takes it over; when the call ends before that (its request
+// never came whole), the end of its stream gives the slot back.
+type tapped struct {
+	c     caller
+	slot  slotKey
+	state atomic.Int32 // tapPending, tapClaimed or tapEnded
+	stop  func() bool  // stops the give-back at the stream's end
+}
+
+const (
+	tapPending int32 = iota
+	tapClaimed
+	tapEnded
+)
+
+type tappedKey struct{}
+
+// tapAuth authenticates a call from its headers and takes its slot: the
+// caller's slot of its kind (slotFor), or for the health check, open to
+// anyone, a call slot of the anonymous caller. A refusal ends the call
+// before its request is read.
+func (s *Server) tapAuth(ctx context.Context, info *tap.Info) (context.Context, error) {
+	var c caller // the health check's: anonymous
+	if !exemptFromAuth(info.FullMethodName) {
+		var err error
+		if c, err = s.authenticate(ctx); err != nil {
+			s.metrics.authFailures.Inc()
+			err = status.Error(codes.Unauthenticated, err.Error())
+			s.metrics.observeError(info.FullMethodName, err)
+			return nil, err
+		}
+	}
+	t := &tapped{c: c, slot: slotKey{c.name, slotFor(info.FullMethodName)}}
+	if err := s.takeSlot(t.slot); err != nil {
+		err = toStatus(err)
+		s.metrics.observeError(info.FullMethodName, err)
+		return nil, err
+	}
+	ctx = context.WithValue(ctx, tappedKey{}, t)
+	t.stop = context.AfterFunc(ctx, func() {
+		if t.state.CompareAndSwap(tapPending, tapEnded) {
+			s.giveSlot(t.slot)
+		}
+	})
+	return ctx, nil
+}
+
+// claim is the caller of a call and its slot, now the interceptor's to
+// give back: taken over from tapAuth, or — on a gRPC server without it
+// (one not made with GRPCOptions) — authenticated and taken here.
+func (s *Server) claim(ctx context.Context, method string) (caller, slotKey, error) {
+	if t, ok := ctx.Value(tappedKey{}).(*tapped); ok {
+		if !t.state.CompareAndSwap(tapPending, tapClaimed) {
+			return caller{}, slotKey{}, status.Error(codes.Canceled, "the call ended before its request was read")
+		}
+		t.stop()
+		return t.c, t.slot, nil
+	}
+	if exemptFromAuth(method) {
+		return caller{}, slotKey{}, errNoSlot
 	}
 	c, err := s.authenticate(ctx)
 	if err != nil {
 		s.metrics.authFailures.Inc()
-		return nil, status.Error(codes.Unauthenticated, err.Error())
+		return caller{}, slotKey{}, status.Error(codes.Unauthenticated, err.Error())
 	}
-	slot := slotKey{c.name, slotFor(info.FullMethod)}
+	slot := slotKey{c.name, slotFor(method)}
 	if err := s.takeSlot(slot); err != nil {
-		return nil, toStatus(err)
+		return caller{}, slotKey{}, toStatus(err)
+	}
+	return c, slot, nil
+}
+
+// errNoSlot: a health check on a server without tapAuth, which takes no
+// slot.
+var errNoSlot = errors.New("no slot")
+
+func (s *Server) unaryAuth(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	c, slot, err := s.claim(ctx, info.FullMethod)
+	if errors.Is(err, errNoSlot) {
+		return h(ctx, req)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if exemptFromAuth(info.FullMethod) {
+		defer s.giveSlot(slot)
+		return h(ctx, req)
 	}
 	held := false
 	defer func() {
@@ -202,20 +291,19 @@ func (s *Server) unaryAuth(ctx context.Context, req any, info *grpc.UnaryServerI
 }
 
 func (s *Server) streamAuth(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-	if exemptFromAuth(info.FullMethod) {
-		return h(srv, ss)
-	}
-	c, err := s.authenticate(ss.Context())
-	if err != nil {
-		s.metrics.authFailures.Inc()
-		return status.Error(codes.Unauthenticated, err.Error())
-	}
 	// Where callers are identified, so every method is bounded per
 	// caller: WatchEvents by server.maxStreams, the rest by
 	// server.maxCallsInFlight.
-	slot := slotKey{c.name, slotFor(info.FullMethod)}
-	if err := s.takeSlot(slot); err != nil {
-		return toStatus(err)
+	c, slot, err := s.claim(ss.Context(), info.FullMethod)
+	if errors.Is(err, errNoSlot) {
+		return h(srv, ss)
+	}
+	if err != nil {
+		return err
+	}
+	if exemptFromAuth(info.FullMethod) {
+		defer s.giveSlot(slot)
+		return h(srv, ss)
 	}
 	cs := &callerStream{ServerStream: ss, ctx: context.WithValue(ss.Context(), callerKey{}, c)}
 	conn := connCallsOf(ss.Context())

@@ -14,9 +14,11 @@
 //
 // Decisions made here:
 //
-//   - Authentication is an interceptor (unary and stream) that reads the
-//     configuration in force on every call: a token removed by a reload is
-//     refused on the next call. The caller it establishes (a token's name
+//   - Authentication happens when a call's headers arrive, before gRPC
+//     reads its request (gRPC's InTapHandle, auth.go), and the call takes
+//     its caller's slot there too; the interceptors (unary and stream)
+//     take the call over. Both read the configuration in force on every
+//     call: a token removed by a reload is refused on the next call. The caller it establishes (a token's name
 //     and session prefix, or a client certificate's subject) travels in the
 //     context; Open checks the prefix on the name, every other call on the
 //     names the session was opened by (a file reached by two names is one

@@ -193,3 +193,22 @@ func (r *rawH2) refusedBeforePing() map[uint32]bool {
 	}
 	return refused
 }
+
+// earlyStatus is the status of a trailers-only response the daemon sent
+// on stream id among the frames read so far, or nil for none.
+func (r *rawH2) earlyStatus(id uint32) *status.Status {
+	f := r.first[id]
+	if f == nil {
+		return nil
+	}
+	for _, hf := range f.RegularFields() {
+		if hf.Name == "grpc-status" {
+			n, err := strconv.Atoi(hf.Value)
+			if err != nil {
+				r.t.Fatalf("stream %d: grpc-status %q", id, hf.Value)
+			}
+			return status.New(codes.Code(n), "")
+		}
+	}
+	return nil
+}

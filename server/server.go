@@ -455,6 +455,9 @@ func (s *Server) GRPCOptions() []grpc.ServerOption {
 		// GetContext's refers to the session's messages rather than
 		// holding a copy of them.
 		answerCodecOption(), s.GRPCCreds(insecure.NewCredentials()),
+		// Credentials and the caller's slot are checked as a call's
+		// headers arrive, before its request is read (auth.go).
+		grpc.InTapHandle(s.tapAuth),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: connIdle, Time: connPing, Timeout: connPingTimeout}),
 		// Authentication runs inside the panic guard, before any handler.
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {

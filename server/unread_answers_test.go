@@ -243,28 +243,41 @@ func TestSmallUnreadAnswersHoldTheirSlots(t *testing.T) {
 	waitHeld(t, h.srv, "", 0)
 }
 
-// TestStreamsPerConnectionBounded: a connection has at most
-// server.maxCallsInFlight + server.maxStreams streams open; past that a
-// new one is refused (RST_STREAM REFUSED_STREAM) instead of the daemon
-// keeping every stream a client opens and never finishes (gRPC's
-// default was no bound).
-func TestStreamsPerConnectionBounded(t *testing.T) {
+// TestCallsRefusedBeforeTheirRequest: calls whose request never comes
+// each hold their caller's slot from their headers on (tapAuth), so past
+// server.maxCallsInFlight the next is refused busy at once, its request
+// never read — before, gRPC read every such request whole (up to the
+// receive limit each) before any bound applied. A connection also has at
+// most server.maxCallsInFlight + server.maxStreams streams open (gRPC's
+// default was no bound); one caller meets its slots first.
+func TestCallsRefusedBeforeTheirRequest(t *testing.T) {
 	cfg := testConfig(t.TempDir())
 	cfg.Server.MaxCallsInFlight = 2
 	cfg.Server.MaxStreams = 1
 	h := startServer(t, cfg)
 	r := dialRawH2(t, h.addr, 1<<16)
-	// Streams whose request never comes: each keeps a handler waiting.
 	var ids []uint32
 	for range 5 {
 		ids = append(ids, r.call(pb.SessionService_OpenSession_FullMethodName, nil, false))
 	}
 	refused := r.refusedBeforePing()
 	for i, id := range ids {
-		if want := i >= 3; refused[id] != want {
-			t.Fatalf("stream %d of 5 refused: %v, want %v (at most 3 open)", i+1, refused[id], want)
+		st := r.earlyStatus(id)
+		if i < 2 {
+			if st != nil || refused[id] {
+				t.Fatalf("call %d of 5: refused (%v), want it waiting for its request", i+1, st)
+			}
+			continue
+		}
+		if st == nil || st.Code() != codes.Unavailable {
+			t.Fatalf("call %d of 5 while two wait for their requests: %v, want UNAVAILABLE (busy) at once", i+1, st)
 		}
 	}
+	if got := h.srv.held("", slotCall); got != 2 {
+		t.Fatalf("%d calls held, want the 2 waiting", got)
+	}
+	r.close()
+	waitHeld(t, h.srv, "", 0)
 }
 
 // TestUnreadStreamMessagesHoldTheirSlot: what a stream sent and its
@@ -352,4 +365,27 @@ func TestSilentClientLosesItsAnswers(t *testing.T) {
 	}
 	// From here the client reads nothing, pings included.
 	waitHeld(t, h.srv, "", 0)
+}
+
+// TestUnauthenticatedRefusedAtHeaders: with tokens configured, a call
+// without one is refused as its headers arrive, its request never read.
+// Before, gRPC read each request whole (up to the receive limit) before
+// the token was checked: a client with no token that withheld the last
+// byte of 16 requests of 8 MiB made the daemon hold 130 MiB, and more
+// with every stream and connection.
+func TestUnauthenticatedRefusedAtHeaders(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	cfg.Server.Tokens = []config.Token{{Name: "ops", SHA256: HashToken("ops-token")}}
+	h := startServer(t, cfg)
+	r := dialRawH2(t, h.addr, 1<<16)
+	var ids []uint32
+	for range 16 {
+		ids = append(ids, r.call(pb.SessionService_Append_FullMethodName, nil, false))
+	}
+	r.refusedBeforePing()
+	for i, id := range ids {
+		if st := r.earlyStatus(id); st == nil || st.Code() != codes.Unauthenticated {
+			t.Fatalf("call %d without a token, its request not sent: %v, want UNAUTHENTICATED at once", i+1, st)
+		}
+	}
 }
