@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
@@ -228,12 +230,38 @@ func engineSettings(cfg *config.Config) engine.Settings {
 
 // workspaces is how a command opens the workspace of the session named
 // name: a session file of the user's own names a directory that is
-// theirs to read; one in a shared store may have been created by any
-// client of a daemon, which chose its cwd, so it is confined as in the
-// daemon (config.Server.WorkspaceRootFor).
+// theirs to read; one in a shared store, or a file under sessions.root,
+// may have been created by any client of a daemon, which chose its cwd,
+// so it is confined as in the daemon (config.Server.WorkspaceRootFor).
 func workspaces(cfg *config.Config, storeURL, name string) workspace.Opener {
-	if storeURL == "" {
-		return workspace.Open
+	if storeURL != "" {
+		return workspace.Within(cfg.Server.WorkspaceRootFor(name))
 	}
-	return workspace.Within(cfg.Server.WorkspaceRootFor(name))
+	if rel, ok := underRoot(cfg.Sessions.Root, name); ok {
+		return workspace.Within(cfg.Server.WorkspaceRootFor(rel))
+	}
+	return workspace.Open
+}
+
+// underRoot is path relative to root (slash-separated) when path names a
+// file below root, by its absolute path with links resolved on both
+// sides.
+func underRoot(root, path string) (string, bool) {
+	if root == "" {
+		return "", false
+	}
+	real := func(p string) string {
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		return p
+	}
+	rel, err := filepath.Rel(real(root), real(path))
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
 }
