@@ -188,6 +188,12 @@ type CompactingEvent struct {
 	ReadFiles []string `json:"readFiles"`
 	// ModifiedFiles are the files written or edited in the same range.
 	ModifiedFiles []string `json:"modifiedFiles"`
+	// Workspace is the session's workspace — the directory its header's
+	// cwd names — when the host reads files from it (a pith serve daemon
+	// only under its server.workspaceRoot), or "". A plugin that reads
+	// project files takes them from here, never from the header's cwd,
+	// which a daemon's client chooses.
+	Workspace string `json:"workspace,omitempty"`
 }
 
 // CompactingResult adds material to the built-in summarization.

@@ -298,6 +298,7 @@ func (s *Session) generate(ctx context.Context, st Settings, reason Reason, inst
 			TokensBefore:       prep.TokensBefore,
 			ReadFiles:          nonNil(prep.ReadFiles),
 			ModifiedFiles:      nonNil(prep.ModifiedFiles),
+			Workspace:          s.workspaceDir(),
 		})
 		if err != nil {
 			return s.hookFailed(ctx, hooks.EventCompacting, reason, err)

@@ -22,6 +22,7 @@ type fakeHooks struct {
 	cancelReason string
 	supply       *hooks.Compaction
 	before       []*hooks.BeforeCompactEvent
+	compacting   []*hooks.CompactingEvent
 	compactErr   error
 }
 
@@ -36,6 +37,9 @@ func (f *fakeHooks) BeforeCompact(ctx context.Context, ev *hooks.BeforeCompactEv
 }
 
 func (f *fakeHooks) Compacting(ctx context.Context, ev *hooks.CompactingEvent) (hooks.CompactingOutcome, error) {
+	f.mu.Lock()
+	f.compacting = append(f.compacting, ev)
+	f.mu.Unlock()
 	return hooks.CompactingOutcome{}, nil
 }
 

@@ -107,3 +107,21 @@ func (s *Session) openWorkspace(consequence string) *workspace.Workspace {
 	}
 	return ws
 }
+
+// workspaceDir is the session's workspace directory when it may be read
+// here (the Opener in force opens it), or "": what the hooks are told, so
+// that a plugin reading project files is held to the same rule.
+func (s *Session) workspaceDir() string {
+	f := s.store.File()
+	if f == nil || f.Header.Cwd == "" {
+		return ""
+	}
+	ws, err := s.opts.Workspaces(f.Header.Cwd, workspace.Options{})
+	if err != nil {
+		// Not a failure of anything yet: a plugin that needs files says so.
+		s.log.Debug("plugins are told of no workspace", "cwd", f.Header.Cwd, "error", err)
+		return ""
+	}
+	defer ws.Close()
+	return ws.Dir()
+}

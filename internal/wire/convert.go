@@ -188,6 +188,7 @@ func CompactingEventToProto(ev *hooks.CompactingEvent) *pb.CompactingRequest {
 		TokensBefore:       int64(ev.TokensBefore),
 		ReadFiles:          ev.ReadFiles,
 		ModifiedFiles:      ev.ModifiedFiles,
+		Workspace:          ev.Workspace,
 	}
 }
 
@@ -203,6 +204,7 @@ func CompactingEventFromProto(req *pb.CompactingRequest) *hooks.CompactingEvent 
 		TokensBefore:       int(req.GetTokensBefore()),
 		ReadFiles:          req.GetReadFiles(),
 		ModifiedFiles:      req.GetModifiedFiles(),
+		Workspace:          req.GetWorkspace(),
 	}
 }
 

@@ -12,8 +12,12 @@
 //
 //   - --file PATH (repeatable): exactly those files;
 //   - --dir DIR: AGENTS.md and CLAUDE.md in DIR;
-//   - otherwise AGENTS.md and CLAUDE.md in the session's working directory,
-//     read from the session header through the host's API.
+//   - otherwise AGENTS.md and CLAUDE.md in the session's workspace, as the
+//     host names it in the event (Workspace): the directory of the
+//     session header's cwd when the host reads files there — a pith serve
+//     daemon only under its server.workspaceRoot, since its clients choose
+//     their sessions' cwd. The header's cwd itself is never used, and the
+//     files are opened inside the workspace (no link leading out).
 //
 // Each non-empty line (a bullet with its wrapped continuation lines counts as
 // one) becomes one context line, clipped to --max-chars; at most --max-lines
@@ -26,7 +30,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -34,7 +37,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"unicode/utf8"
 
@@ -48,9 +50,6 @@ var instructionFiles = []string{"AGENTS.md", "CLAUDE.md"}
 // instructions are short, and a huge file must not flood the summarizer.
 const maxFileBytes = 256 << 10
 
-// maxCachedSessions bounds the session → cwd cache.
-const maxCachedSessions = 1024
-
 // stringList is a repeatable string flag.
 type stringList []string
 
@@ -61,7 +60,7 @@ func main() {
 	fs := flag.NewFlagSet("instructions-keeper", flag.ContinueOnError)
 	k := &keeper{}
 	fs.Var((*stringList)(&k.files), "file", "instruction file to keep (repeatable); replaces the AGENTS.md/CLAUDE.md lookup")
-	fs.StringVar(&k.dir, "dir", "", "directory holding AGENTS.md/CLAUDE.md; default the session's working directory")
+	fs.StringVar(&k.dir, "dir", "", "directory holding AGENTS.md/CLAUDE.md; default the session's workspace, as the host names it")
 	fs.IntVar(&k.maxLines, "max-lines", 60, "most instruction lines sent per compaction")
 	fs.IntVar(&k.maxChars, "max-chars", 300, "longest instruction line, in characters, before it is clipped")
 	fs.BoolVar(&k.noInject, "no-inject", false, "only steer the summary; do not also put the instructions verbatim after the compaction")
@@ -82,16 +81,13 @@ type keeper struct {
 	maxLines int
 	maxChars int
 	noInject bool
-
-	mu   sync.Mutex
-	cwds map[string]string // session id → working directory; a header never changes
 }
 
 // Compacting adds the instructions as context lines and as one message
 // injected after the compaction.
 func (k *keeper) Compacting(ctx context.Context, ev *sdk.CompactingEvent) (*sdk.CompactingResult, error) {
 	log := sdk.Logger().With("session", ev.SessionID)
-	paths, where, err := k.sources(ctx, ev.SessionID)
+	paths, where, err := k.sources(ev.Workspace)
 	if err != nil {
 		// A missing source is the user's setup, not a failed compaction.
 		log.Warn("no instructions to keep", "error", err)
@@ -103,8 +99,20 @@ func (k *keeper) Compacting(ctx context.Context, ev *sdk.CompactingEvent) (*sdk.
 		lines  int
 		failed int
 	)
+	open := openRegular
+	if where != "" {
+		// In a directory, files are opened inside it: an AGENTS.md that
+		// is a link may point at CLAUDE.md, not out of the project.
+		root, err := os.OpenRoot(where)
+		if err != nil {
+			log.Warn("no instructions to keep", "error", err)
+			return nil, nil
+		}
+		defer root.Close()
+		open = func(p string) (*os.File, error) { return openRegularIn(root, filepath.Base(p)) }
+	}
 	for _, p := range paths {
-		items, err := readInstructions(p, k.maxChars)
+		items, err := readInstructions(p, k.maxChars, open)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 			if where == "" { // named by --file: the user expects it to exist
@@ -177,17 +185,18 @@ func displayName(path, dir string) string {
 }
 
 // sources returns the files to read and the directory they are named
-// relative to ("" for --file).
-func (k *keeper) sources(ctx context.Context, sessionID string) ([]string, string, error) {
+// relative to ("" for --file): --file, else --dir, else the workspace
+// the host named.
+func (k *keeper) sources(workspace string) ([]string, string, error) {
 	if len(k.files) > 0 {
 		return k.files, "", nil
 	}
 	dir := k.dir
 	if dir == "" {
-		var err error
-		if dir, err = k.sessionCwd(ctx, sessionID); err != nil {
-			return nil, "", err
+		if workspace == "" {
+			return nil, "", errors.New("the host names no workspace for this session (pith serve reads workspaces only under server.workspaceRoot); pass --dir or --file")
 		}
+		dir = workspace
 	}
 	var paths []string
 	var first os.FileInfo
@@ -210,43 +219,10 @@ func (k *keeper) sources(ctx context.Context, sessionID string) ([]string, strin
 	return paths, dir, nil
 }
 
-// sessionCwd reads the session header's cwd through the host, once per session.
-func (k *keeper) sessionCwd(ctx context.Context, sessionID string) (string, error) {
-	k.mu.Lock()
-	cwd, ok := k.cwds[sessionID]
-	k.mu.Unlock()
-	if ok {
-		return cwd, nil
-	}
-	entries, err := sdk.Host(ctx).ReadEntries(ctx, sdk.ReadEntriesRequest{SessionID: sessionID})
-	if err != nil {
-		return "", fmt.Errorf("read the session header: %w", err)
-	}
-	for _, raw := range entries {
-		var h struct {
-			Type string `json:"type"`
-			Cwd  string `json:"cwd"`
-		}
-		if json.Unmarshal(raw, &h) != nil || h.Type != "session" {
-			continue
-		}
-		if h.Cwd == "" {
-			break
-		}
-		k.mu.Lock()
-		if k.cwds == nil || len(k.cwds) >= maxCachedSessions {
-			k.cwds = map[string]string{} // a long-running host sees many sessions
-		}
-		k.cwds[sessionID] = h.Cwd
-		k.mu.Unlock()
-		return h.Cwd, nil
-	}
-	return "", fmt.Errorf("session %s has no header with a working directory; pass --dir or --file", sessionID)
-}
-
-// readInstructions reads one file into instruction items.
-func readInstructions(path string, maxChars int) ([]string, error) {
-	f, err := openRegular(path)
+// readInstructions reads one file, opened with open, into instruction
+// items.
+func readInstructions(path string, maxChars int, open func(string) (*os.File, error)) ([]string, error) {
+	f, err := open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -270,6 +246,21 @@ func openRegular(path string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return regular(f, path)
+}
+
+// openRegularIn is openRegular for name inside root: links are followed
+// only while they stay in it.
+func openRegularIn(root *os.Root, name string) (*os.File, error) {
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	return regular(f, filepath.Join(root.Name(), name))
+}
+
+// regular returns f if it is a regular file, else closes it.
+func regular(f *os.File, path string) (*os.File, error) {
 	info, err := f.Stat()
 	if err != nil {
 		f.Close()

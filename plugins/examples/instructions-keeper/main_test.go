@@ -108,14 +108,14 @@ func TestCompacting(t *testing.T) {
 	write(t, extra, "Be brief.\n\nCite paths.\n")
 
 	tests := []struct {
-		name     string
-		k        options
-		sessions map[string][]json.RawMessage
-		want     []string
+		name      string
+		k         options
+		workspace string
+		want      []string
 	}{
 		{
-			name:     "session cwd from the header",
-			sessions: map[string][]json.RawMessage{"s1": {header(project), json.RawMessage(`{"type":"message","id":"a1"}`)}},
+			name:      "the workspace the host names",
+			workspace: project,
 			want: []string{
 				"Standing project instructions from AGENTS.md and CLAUDE.md in " + project + " (still in force after this compaction; keep them in the summary):",
 				"AGENTS.md:", "# Rules", "- run make test", "- never push to main",
@@ -123,9 +123,9 @@ func TestCompacting(t *testing.T) {
 			},
 		},
 		{
-			name:     "--dir wins over the header",
-			k:        options{dir: linked},
-			sessions: map[string][]json.RawMessage{"s1": {header(project)}},
+			name:      "--dir wins over the workspace",
+			k:         options{dir: linked},
+			workspace: project,
 			want: []string{
 				"Standing project instructions from AGENTS.md in " + linked + " (still in force after this compaction; keep them in the summary):",
 				"- one rule",
@@ -149,8 +149,7 @@ func TestCompacting(t *testing.T) {
 			},
 		},
 		{name: "no instruction files", k: options{dir: empty}},
-		{name: "unknown session", sessions: map[string][]json.RawMessage{}},
-		{name: "header without cwd", sessions: map[string][]json.RawMessage{"s1": {json.RawMessage(`{"type":"session","id":"s1"}`)}}},
+		{name: "no workspace named"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -158,8 +157,8 @@ func TestCompacting(t *testing.T) {
 			if k.maxLines == 0 {
 				k.maxLines = 60
 			}
-			h := sdktest.InProcess(t, k, sdktest.WithHost(&sdktest.FakeHost{Sessions: tc.sessions}))
-			res, err := h.Compacting(context.Background(), &sdk.CompactingEvent{SessionID: "s1", Reason: sdk.ReasonManual})
+			h := sdktest.InProcess(t, k)
+			res, err := h.Compacting(context.Background(), &sdk.CompactingEvent{SessionID: "s1", Reason: sdk.ReasonManual, Workspace: tc.workspace})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -174,32 +173,57 @@ func TestCompacting(t *testing.T) {
 	}
 }
 
-func TestHeaderReadOncePerSession(t *testing.T) {
+// TestHeaderCwdNeverRead: the session header's cwd is a daemon client's
+// choice; the plugin keeps instructions only from the workspace the host
+// names (which pith serve confines to server.workspaceRoot). Before, it
+// read the header through the host API and opened <cwd>/AGENTS.md, so a
+// tenant naming another's directory — or an operator's home — got those
+// files back in its context.
+func TestHeaderCwdNeverRead(t *testing.T) {
 	project := t.TempDir()
-	write(t, filepath.Join(project, "AGENTS.md"), "- rule\n")
+	write(t, filepath.Join(project, "AGENTS.md"), "- secret rule\n")
 	fake := &sdktest.FakeHost{Sessions: map[string][]json.RawMessage{"s1": {header(project)}}}
 	h := sdktest.InProcess(t, &keeper{maxLines: 10, maxChars: 100}, sdktest.WithHost(fake))
-	for range 3 {
-		if res, err := h.Compacting(context.Background(), &sdk.CompactingEvent{SessionID: "s1"}); err != nil || res == nil {
-			t.Fatalf("got %+v, %v", res, err)
-		}
+	if res, err := h.Compacting(context.Background(), &sdk.CompactingEvent{SessionID: "s1"}); err != nil || res != nil {
+		t.Fatalf("no workspace named: got %+v, %v; want nothing", res, err)
 	}
-	if calls := fake.Calls(); len(calls) != 1 {
-		t.Fatalf("host calls %v, want one ReadEntries", calls)
+	if calls := fake.Calls(); len(calls) != 0 {
+		t.Fatalf("host calls %v, want none", calls)
 	}
 }
 
-// TestSubprocess reads the header over the real broker connection and checks
-// the lines arrive through the Dispatcher.
+// TestLinkOutOfTheWorkspace: an AGENTS.md in the workspace that is a link
+// to a file outside it is not read (CLAUDE.md linking to AGENTS.md, inside,
+// still is).
+func TestLinkOutOfTheWorkspace(t *testing.T) {
+	project, outside := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(outside, "secret.md"), "- not the project's\n")
+	if err := os.Symlink(filepath.Join(outside, "secret.md"), filepath.Join(project, "AGENTS.md")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(project, "CLAUDE.md"), "- the project's own\n")
+	h := sdktest.InProcess(t, &keeper{maxLines: 10, maxChars: 100})
+	res, err := h.Compacting(context.Background(), &sdk.CompactingEvent{SessionID: "s1", Workspace: project})
+	if err != nil || res == nil {
+		t.Fatalf("got %+v, %v", res, err)
+	}
+	got := strings.Join(res.Context, "\n")
+	if strings.Contains(got, "not the project's") || !strings.Contains(got, "the project's own") {
+		t.Fatalf("context %q", got)
+	}
+}
+
+// TestSubprocess gets the workspace over the real gRPC connection and
+// checks the lines arrive through the Dispatcher.
 func TestSubprocess(t *testing.T) {
 	project := t.TempDir()
 	write(t, filepath.Join(project, "AGENTS.md"), "- "+strings.Repeat("long ", 20)+"\n- short\n")
-	fake := &sdktest.FakeHost{Sessions: map[string][]json.RawMessage{"s9": {header(project)}}}
+	fake := &sdktest.FakeHost{}
 	h := sdktest.Subprocess(t, binary, sdktest.WithHost(fake), sdktest.WithArgs("--max-chars", "30"))
 	if !h.Plugin.Implements(sdk.EventCompacting) || h.Plugin.Implements(sdk.EventBeforeCompact) {
 		t.Fatal("instructions-keeper must handle exactly session.compacting")
 	}
-	out, err := h.Dispatcher.Compacting(context.Background(), &sdk.CompactingEvent{SessionID: "s9", Reason: sdk.ReasonThreshold})
+	out, err := h.Dispatcher.Compacting(context.Background(), &sdk.CompactingEvent{SessionID: "s9", Reason: sdk.ReasonThreshold, Workspace: project})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +242,7 @@ func TestSubprocess(t *testing.T) {
 		t.Fatalf("messages %+v", out.Messages)
 	}
 	h2 := sdktest.Subprocess(t, binary, sdktest.WithHost(fake), sdktest.WithArgs("--no-inject"))
-	if out, err := h2.Dispatcher.Compacting(context.Background(), &sdk.CompactingEvent{SessionID: "s9"}); err != nil || len(out.Messages) != 0 || len(out.Context) == 0 {
+	if out, err := h2.Dispatcher.Compacting(context.Background(), &sdk.CompactingEvent{SessionID: "s9", Workspace: project}); err != nil || len(out.Messages) != 0 || len(out.Context) == 0 {
 		t.Fatalf("--no-inject: %+v, %v", out, err)
 	}
 }

@@ -844,8 +844,14 @@ type CompactingRequest struct {
 	TokensBefore     int64    `protobuf:"varint,7,opt,name=tokens_before,json=tokensBefore,proto3" json:"tokens_before,omitempty"`
 	ReadFiles        []string `protobuf:"bytes,8,rep,name=read_files,json=readFiles,proto3" json:"read_files,omitempty"`
 	ModifiedFiles    []string `protobuf:"bytes,9,rep,name=modified_files,json=modifiedFiles,proto3" json:"modified_files,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// workspace is the session's workspace — the directory its header's cwd
+	// names — when the host reads files from it (a pith serve daemon only
+	// under its server.workspaceRoot), or empty. A plugin that reads project
+	// files takes them from here, never from the header's cwd, which a
+	// daemon's client chooses.
+	Workspace     string `protobuf:"bytes,10,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CompactingRequest) Reset() {
@@ -939,6 +945,13 @@ func (x *CompactingRequest) GetModifiedFiles() []string {
 		return x.ModifiedFiles
 	}
 	return nil
+}
+
+func (x *CompactingRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
 }
 
 type CompactingResponse struct {
@@ -2222,7 +2235,7 @@ const file_pith_hooks_v1_hooks_proto_rawDesc = "" +
 	"\n" +
 	"compaction\x18\x02 \x01(\v2\x19.pith.hooks.v1.CompactionH\x00R\n" +
 	"compactionB\b\n" +
-	"\x06result\"\xed\x02\n" +
+	"\x06result\"\x8b\x03\n" +
 	"\x11CompactingRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1a\n" +
@@ -2234,7 +2247,9 @@ const file_pith_hooks_v1_hooks_proto_rawDesc = "" +
 	"\rtokens_before\x18\a \x01(\x03R\ftokensBefore\x12\x1d\n" +
 	"\n" +
 	"read_files\x18\b \x03(\tR\treadFiles\x12%\n" +
-	"\x0emodified_files\x18\t \x03(\tR\rmodifiedFiles\"\xa7\x01\n" +
+	"\x0emodified_files\x18\t \x03(\tR\rmodifiedFiles\x12\x1c\n" +
+	"\tworkspace\x18\n" +
+	" \x01(\tR\tworkspace\"\xa7\x01\n" +
 	"\x12CompactingResponse\x12\x18\n" +
 	"\acontext\x18\x01 \x03(\tR\acontext\x12\x16\n" +
 	"\x06prompt\x18\x02 \x01(\tR\x06prompt\x12#\n" +
