@@ -84,6 +84,9 @@ func (s *ScopedHost) enter(ctx context.Context) (callCtx context.Context, done f
 	if err := s.live(); err != nil {
 		return nil, nil, err
 	}
+	if ctx.Value(admittedKey{}) == s {
+		return ctx, func() {}, nil // counted and bound to the capability by Admit
+	}
 	if max := s.scope.Limits.HostCallsInFlight; s.running.Add(1) > int64(max) {
 		s.running.Add(-1)
 		return nil, nil, &LimitError{What: "host API calls running at once", Limit: "hostCallsInFlight", Max: max}
@@ -97,6 +100,26 @@ func (s *ScopedHost) enter(ctx context.Context) (callCtx context.Context, done f
 		cancel(context.Canceled)
 		s.running.Add(-1)
 	}, nil
+}
+
+type admittedKey struct{}
+
+// Admit starts a host call that a transport serves before it has read the
+// call's request (pluginhost's server does, as soon as a call's headers
+// arrive): the capability must be live and the call one of at most
+// limits.hostCallsInFlight running, else the request is refused before a
+// byte of it is buffered. It returns the context to read and serve the
+// call under: it ends when the capability is revoked, and the call's
+// place among limits.hostCallsInFlight is given back when ctx ends — the
+// transport ends it with the call, whichever way the call ends. The
+// ScopedHost's methods called under it do not count the call again.
+func (s *ScopedHost) Admit(ctx context.Context) (context.Context, error) {
+	callCtx, done, err := s.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	context.AfterFunc(callCtx, done)
+	return context.WithValue(callCtx, admittedKey{}, s), nil
 }
 
 // ReadEntries reads the call's own session only; an empty session id means
