@@ -172,7 +172,7 @@ func (c *rawConn) sendWithheld(ids []uint32, size int) (refused int) {
 		sent := false
 		for id, n := range left {
 			k := min(int64(min(n, len(chunk))), win[id], connWin)
-			if k <= 0 {
+			if k <= 0 || !started[id] && k < 5 { // the length prefix goes whole
 				continue
 			}
 			b := chunk[:k]
