@@ -2,7 +2,6 @@ package pluginhost
 
 import (
 	"context"
-	"math"
 	"net"
 
 	"github.com/pith-dev/pith/hooks"
@@ -28,13 +27,15 @@ import (
 //   - A host call runs under its plugin call's capability (hooks.ScopedHost
 //     .Admit): when the plugin call ends, its host calls still running —
 //     or still reading their requests — are cancelled.
-//   - An answer stays in the host's memory until the plugin reads it, after
-//     the call counted as finished. gRPC counts a stream against the
-//     connection's MaxConcurrentStreams until its last byte is written
-//     (its trailers follow its data), so unread answers are at most
-//     hostAPIConns × hostAPIStreams(limits) of them, each at most the
-//     largest answer: a ReadEntries page of limits.pathEntriesBytes
-//     (readBudget), the others small.
+//   - An answer stays in the host's memory until the plugin reads it,
+//     after the call counted as finished. Each connection counts the
+//     bytes of its answers gRPC still holds (connAnswers); while they are
+//     answerBudget (limits.hostCallsInFlight × limits.pathEntriesBytes) or
+//     more, its calls are refused from their headers. A ReadEntries answer
+//     is at most limits.pathEntriesBytes (readBudget; or its one entry),
+//     the others are small. So unread answers are at most hostAPIConns ×
+//     (answerBudget + the answers of the calls admitted at once), and a
+//     plugin leaving them unread blocks only its own later calls.
 //
 // hostAPIConns bounds the connections a plugin instance may hold to its
 // host API at once. The SDK keeps one (and dials again once it failed);
@@ -43,14 +44,14 @@ import (
 // nothing, until one closes.
 const hostAPIConns = 2
 
-// hostAPIStreams is the most host calls a connection carries at once:
-// four plugin calls in progress, each with all its limits.hostCallsInFlight
-// running (a plugin serving many sessions shares its one connection among
-// its calls; past this the plugin's gRPC client queues the call until a
-// stream ends, which slows a plugin but fails nothing).
-func hostAPIStreams(l hooks.Limits) uint32 {
-	return uint32(min(4*l.HostCallsInFlight, math.MaxUint16))
-}
+// hostAPIStreams is the most calls a connection carries at once. A plugin
+// serving many sessions shares its one connection among all its calls in
+// progress, so it is far above what one plugin call may run
+// (limits.hostCallsInFlight, counted in admit): at 16, 100 plugin calls
+// each making its host calls one after the other took 40% longer
+// (BenchmarkHostAPIConcurrent100). What a stream costs beyond its request
+// and answer, bounded above, is a few KiB.
+const hostAPIStreams = 256
 
 // requestSlack is the room for the envelope of a request (field tags,
 // lengths, a session id, a log line's fields) beyond the bytes its limit
@@ -78,8 +79,10 @@ func readBudget(l hooks.Limits) int {
 func (s *hostAPIServer) serverOptions() []grpc.ServerOption {
 	return append(wire.ServerOptions(),
 		grpc.MaxRecvMsgSize(maxHostRequest(s.limits)),
-		grpc.MaxConcurrentStreams(hostAPIStreams(s.limits)),
+		grpc.MaxConcurrentStreams(hostAPIStreams),
 		grpc.InTapHandle(s.admit),
+		grpc.StatsHandler(connTagger{}),
+		grpc.UnaryInterceptor(lendAnswers),
 	)
 }
 
@@ -111,6 +114,9 @@ func (s *hostAPIServer) admit(ctx context.Context, info *tap.Info) (context.Cont
 	if !ok {
 		return nil, errNoGrant
 	}
+	if c := answersOf(ctx); c != nil && c.held.Load() >= answerBudget(s.limits) {
+		return nil, errUnread
+	}
 	ctx, err := h.Admit(ctx)
 	if err != nil {
 		return nil, hostErr(err)
@@ -119,6 +125,7 @@ func (s *hostAPIServer) admit(ctx context.Context, info *tap.Info) (context.Cont
 }
 
 var (
+	errUnread    = status.Error(codes.ResourceExhausted, "this connection has too many host API answers left unread (limits.hostCallsInFlight × limits.pathEntriesBytes bytes); read them first")
 	errNoGrant   = status.Error(codes.PermissionDenied, "no plugin call in progress grants this host API call")
 	errNoHostAPI = status.Error(codes.Unavailable, "this host offers no host API")
 )

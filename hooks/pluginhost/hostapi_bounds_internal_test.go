@@ -312,22 +312,25 @@ func TestHostAPIConnections(t *testing.T) {
 // TestHostAPIUnreadAnswersAcrossCalls: over 10 plugin calls, a plugin asks
 // ReadEntries 4 times in each (within limits.hostCallsInFlight) on a
 // connection whose flow-control window it never opens, so that it reads
-// none of the 2 MiB answers. gRPC keeps an answer until it is read; the
-// host holds at most hostAPIStreams of them per connection (it held all 40
-// when a call's end freed its place).
+// none of the 2 MiB answers. gRPC keeps an answer until it is read: the
+// host refuses the connection's calls once its unread answers reach
+// answerBudget (hostCallsInFlight × pathEntriesBytes, 16 MiB here), so it
+// holds at most that and the answers of one call more (it held all 40 when
+// a call's end freed its place).
 func TestHostAPIUnreadAnswersAcrossCalls(t *testing.T) {
 	entry := json.RawMessage(`"` + strings.Repeat("x", 1<<20) + `"`)
 	host := entriesHost{entries: []json.RawMessage{entry, entry}}
-	api, e := serveTestHostAPI(t, host, hooks.Limits{})
+	lim := hooks.Limits{PathEntriesBytes: 4 << 20}
+	api, e := serveTestHostAPI(t, host, lim)
 	req, _ := proto.Marshal(&pb.ReadEntriesRequest{SessionId: "s"})
 	msg := ebin.BigEndian.AppendUint32([]byte{0}, uint32(len(req)))
 	msg = append(msg, req...)
 	before := heapInUse()
 	c := dialRaw(t, e, http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0})
-	const calls, perCall = 10, 4
+	const calls, perCall, answerSize = 10, 4, 2 << 20
 	answers, refused := 0, 0
 	for range calls {
-		token, revoke := grant(t, api, host, hooks.Limits{})
+		token, revoke := grant(t, api, host, lim)
 		for range perCall {
 			id := c.open(pb.HostAPI_ReadEntries_FullMethodName, token)
 			if err := c.fr.WriteData(id, true, msg); err != nil {
@@ -353,12 +356,58 @@ func TestHostAPIUnreadAnswersAcrossCalls(t *testing.T) {
 		revoke()
 	}
 	grew := int64(heapInUse()) - int64(before)
-	streams := int(hostAPIStreams(hooks.DefaultLimits()))
+	budget := answerBudget(api.limits)
+	most := int(budget)/answerSize + perCall
 	t.Logf("%d ReadEntries of 2 MiB left unread over %d calls: %d answered, %d refused; host heap grew %d MiB", calls*perCall, calls, answers, refused, grew>>20)
-	if answers > streams {
-		t.Errorf("the host made %d answers the plugin left unread, want at most hostAPIStreams (%d)", answers, streams)
+	if answers > most {
+		t.Errorf("the host made %d answers the plugin left unread, want at most %d (answerBudget and one call's)", answers, most)
 	}
-	if limit := int64(streams*(2<<20) + 16<<20); grew > limit {
+	if limit := int64(most*answerSize + 16<<20); grew > limit {
 		t.Errorf("the host's heap grew by %d MiB, want at most %d MiB", grew>>20, limit>>20)
+	}
+}
+
+// TestHostAPIReadAnswersFreeTheBudget: a connection's count of unread
+// answers falls back as they are read, so a plugin reading its answers is
+// never refused: 40 ReadEntries of 2 MiB, 4 at a time, read whole, over a
+// budget of 16 MiB.
+func TestHostAPIReadAnswersFreeTheBudget(t *testing.T) {
+	entry := json.RawMessage(`"` + strings.Repeat("x", 1<<20) + `"`)
+	host := entriesHost{entries: []json.RawMessage{entry, entry}}
+	lim := hooks.Limits{PathEntriesBytes: 4 << 20}
+	api, e := serveTestHostAPI(t, host, lim)
+	req, _ := proto.Marshal(&pb.ReadEntriesRequest{SessionId: "s"})
+	msg := ebin.BigEndian.AppendUint32([]byte{0}, uint32(len(req)))
+	msg = append(msg, req...)
+	c := dialRaw(t, e)
+	token, revoke := grant(t, api, host, lim)
+	defer revoke()
+	for range 10 {
+		for range 4 {
+			id := c.open(pb.HostAPI_ReadEntries_FullMethodName, token)
+			if err := c.fr.WriteData(id, true, msg); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for ended := 0; ended < 4; {
+			switch f := c.frame().(type) {
+			case *http2.DataFrame:
+				if n := len(f.Data()); n > 0 {
+					_ = c.fr.WriteWindowUpdate(0, uint32(n))
+					_ = c.fr.WriteWindowUpdate(f.StreamID, uint32(n))
+				}
+			case *http2.MetaHeadersFrame:
+				if f.StreamEnded() {
+					for _, hf := range f.Fields {
+						if hf.Name == "grpc-status" && hf.Value != "0" {
+							t.Fatalf("a call of a plugin reading its answers was refused: %v", f.Fields)
+						}
+					}
+					ended++
+				}
+			case *http2.RSTStreamFrame:
+				t.Fatalf("stream %d reset: %v", f.StreamID, f.ErrCode)
+			}
+		}
 	}
 }
