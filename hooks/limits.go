@@ -50,8 +50,9 @@ type Limits struct {
 	// HostCallsInFlight the host-API calls it may have running at once
 	// (each may hold its request and answer in the host's memory; a call
 	// is counted from its headers, before its request is read). Past
-	// either, a call is refused at once. HostCallsInFlight also sizes the
-	// plugin's host-API connections: 4 × HostCallsInFlight calls each.
+	// either, a call is refused at once. A host-API connection leaving
+	// HostCallsInFlight × PathEntriesBytes of answers unread has its calls
+	// refused too.
 	CompleteCalls     int
 	HostCallsInFlight int
 	// Stderr relay: lines and bytes a second, and the longest line kept.
