@@ -67,6 +67,7 @@ func serveHostAPI(ctx context.Context, broker *plugin.GRPCBroker, id uint32, tls
 	if err != nil {
 		return nil, fmt.Errorf("host API listener: %w", err)
 	}
+	api.limits = api.limits.OrDefaults()
 	opts := api.serverOptions()
 	if tlsCfg != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg)))
