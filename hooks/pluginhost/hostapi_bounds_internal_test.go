@@ -411,3 +411,35 @@ func TestHostAPIReadAnswersFreeTheBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestHostAPIRefusesARequestOverItsLimits: within a call in progress, a
+// Complete request declaring more than the largest a plugin within its
+// limits sends (max(completePromptBytes, estimateBytes) and its envelope)
+// is refused from its length prefix with RESOURCE_EXHAUSTED: the host
+// reads none of it (it took up to 256 MiB).
+func TestHostAPIRefusesARequestOverItsLimits(t *testing.T) {
+	var host entriesHost
+	lim := hooks.Limits{CompletePromptBytes: 1 << 20, EstimateBytes: 1 << 20}
+	api, e := serveTestHostAPI(t, host, lim)
+	token, revoke := grant(t, api, host, lim)
+	defer revoke()
+	c := dialRaw(t, e)
+	id := c.open(pb.HostAPI_Complete_FullMethodName, token)
+	declared := maxHostRequest(api.limits) + 1
+	prefix := ebin.BigEndian.AppendUint32([]byte{0}, uint32(declared))
+	if err := c.fr.WriteData(id, false, append(prefix, make([]byte, 1<<10)...)); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		f, ok := c.frame().(*http2.MetaHeadersFrame)
+		if !ok || f.StreamID != id || !f.StreamEnded() {
+			continue
+		}
+		for _, hf := range f.Fields {
+			if hf.Name == "grpc-status" && hf.Value != "8" {
+				t.Fatalf("a request of %d bytes ended with %v, want RESOURCE_EXHAUSTED (8)", declared, f.Fields)
+			}
+		}
+		return
+	}
+}
