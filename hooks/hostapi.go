@@ -38,8 +38,8 @@ type ReadEntriesRequest struct {
 	// Offset skips that many entries of the answer (the header line of a
 	// whole-file read counts as one). Limit, when positive, pages: at most
 	// Limit entries, and fewer when the page would pass the plugin's
-	// limits.pathEntriesBytes (served to a plugin process; a page holds at
-	// least one entry); an empty
+	// limits.pathEntriesBytes (at least 1 MiB; served to a plugin process;
+	// a page holds at least one entry); an empty
 	// page means the end. Without a Limit an answer over that is refused
 	// (ResourceExhausted).
 	Offset int

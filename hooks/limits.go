@@ -31,8 +31,9 @@ type Limits struct {
 	// session_before_compact and session_before_tree: past it the newest
 	// that fit are sent and the event is marked truncated. The labels of
 	// session_before_compact share it. It also bounds one host-API
-	// ReadEntries answer (a page holds at least one entry): an answer the
-	// plugin leaves unread stays in the host's memory.
+	// ReadEntries answer (at least 1 MiB; a page holds at least one
+	// entry): an answer the plugin leaves unread stays in the host's
+	// memory.
 	PathEntriesBytes int
 	// MessagesBytes bounds the messages sent with session_before_compact
 	// (messages to summarize and turn-prefix messages together): past it

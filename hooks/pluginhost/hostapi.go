@@ -74,12 +74,12 @@ func (s *hostAPIServer) ReadEntries(ctx context.Context, req *pb.ReadEntriesRequ
 		return nil, hostErr(err)
 	}
 	// An answer is at most the plugin's limits.pathEntriesBytes (what the
-	// host sends it of a path with an event): one the plugin leaves unread
-	// stays in the host's memory (hostapi_bounds.go). A page stops early
-	// (an empty page ends the reading), but holds at least one entry if
-	// it fits the wire, so that paging reads a path whatever its entries'
-	// sizes; an unpaged answer over the budget is refused rather than cut
-	// without a word.
+	// host sends it of a path with an event; readBudget): one the plugin
+	// leaves unread stays in the host's memory (hostapi_bounds.go). A
+	// page stops early (an empty page ends the reading), but holds at
+	// least one entry if it fits the wire, so that paging reads a path
+	// whatever its entries' sizes; an unpaged answer over the budget is
+	// refused rather than cut without a word.
 	budget, wireMax := readBudget(h.Limits()), wire.MaxMessageSize-requestSlack
 	resp := &pb.ReadEntriesResponse{Entries: make([][]byte, 0, len(entries))}
 	size := 0
@@ -87,7 +87,7 @@ func (s *hostAPIServer) ReadEntries(ctx context.Context, req *pb.ReadEntriesRequ
 		size += len(e) + 6 // field tag and length prefix, at most
 		if size > budget {
 			if req.GetLimit() == 0 {
-				return nil, status.Errorf(codes.ResourceExhausted, "the answer exceeds limits.pathEntriesBytes (%d bytes); read it in pages (offset, limit)", budget)
+				return nil, status.Errorf(codes.ResourceExhausted, "the answer exceeds %d bytes (limits.pathEntriesBytes, 1 MiB at least); read it in pages (offset, limit)", budget)
 			}
 			if len(resp.Entries) > 0 || size > wireMax {
 				if len(resp.Entries) == 0 {

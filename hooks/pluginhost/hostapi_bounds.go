@@ -32,7 +32,8 @@ import (
 //     bytes of its answers gRPC still holds (connAnswers); while they are
 //     answerBudget (limits.hostCallsInFlight × limits.pathEntriesBytes) or
 //     more, its calls are refused from their headers. A ReadEntries answer
-//     is at most limits.pathEntriesBytes (readBudget; or its one entry),
+//     is at most limits.pathEntriesBytes (at least 1 MiB: readBudget; or
+//     its one entry),
 //     the others are small. So unread answers are at most hostAPIConns ×
 //     (answerBudget + the answers of the calls admitted at once), and a
 //     plugin leaving them unread blocks only its own later calls.
@@ -68,10 +69,16 @@ func maxHostRequest(l hooks.Limits) int {
 
 // readBudget is the room for entries in one ReadEntries answer: the
 // plugin's limits.pathEntriesBytes (what the host sends it of a path with
-// an event), within the wire's maximum less a margin for the envelope.
+// an event), but at least minReadBudget, within the wire's maximum less a
+// margin for the envelope.
 func readBudget(l hooks.Limits) int {
-	return min(l.PathEntriesBytes, wire.MaxMessageSize-requestSlack)
+	return min(max(l.PathEntriesBytes, minReadBudget), wire.MaxMessageSize-requestSlack)
 }
+
+// minReadBudget keeps pages large where pathEntriesBytes is set small to
+// cut what events carry (a few KiB): a plugin paging a long path then
+// reads it in pages of about an entry each, a round trip per entry.
+const minReadBudget = 1 << 20
 
 // serverOptions are the host API server's options for the plugin's limits:
 // the wire's, with the bounds above in place of its 256 MiB requests and
