@@ -54,6 +54,11 @@ const hostAPIConns = 2
 // and answer, bounded above, is a few KiB.
 const hostAPIStreams = 256
 
+// hostAPIHeaderBytes bounds a call's headers (gRPC's default is 16 MiB),
+// which an admitted call keeps as long as it runs: a host-API call's are
+// gRPC's own, the capability token and a deadline, well under 1 KiB.
+const hostAPIHeaderBytes = 64 << 10
+
 // requestSlack is the room for the envelope of a request (field tags,
 // lengths, a session id, a log line's fields) beyond the bytes its limit
 // counts.
@@ -87,6 +92,7 @@ func (s *hostAPIServer) serverOptions() []grpc.ServerOption {
 	return append(wire.ServerOptions(),
 		grpc.MaxRecvMsgSize(maxHostRequest(s.limits)),
 		grpc.MaxConcurrentStreams(hostAPIStreams),
+		grpc.MaxHeaderListSize(hostAPIHeaderBytes),
 		grpc.InTapHandle(s.admit),
 		grpc.StatsHandler(connTagger{}),
 		grpc.UnaryInterceptor(lendAnswers),

@@ -443,3 +443,61 @@ func TestHostAPIRefusesARequestOverItsLimits(t *testing.T) {
 		return
 	}
 }
+
+// TestHostAPIRefusesHugeHeaders: a call whose headers pass
+// hostAPIHeaderBytes (here a 1 MiB field beside the capability) is reset
+// from its headers rather than kept with them while it runs.
+func TestHostAPIRefusesHugeHeaders(t *testing.T) {
+	var host entriesHost
+	api, e := serveTestHostAPI(t, host, hooks.Limits{})
+	token, revoke := grant(t, api, host, hooks.Limits{})
+	defer revoke()
+	c := dialRaw(t, e)
+	_ = c.conn.SetReadDeadline(time.Now().Add(20 * time.Second)) // a served call answers nothing: it waits for its request
+	c.hbuf.Reset()
+	for _, f := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", pb.HostAPI_Complete_FullMethodName}, {":authority", "host-api"},
+		{"content-type", "application/grpc"}, {"te", "trailers"}, {wire.CapabilityKey, token}, {"x-padding", strings.Repeat("p", 1<<20)}} {
+		_ = c.enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+	}
+	// One HEADERS frame and CONTINUATIONs of 16 KiB each.
+	block := c.hbuf.Bytes()
+	first := block[:16<<10]
+	if err := c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: first}); err != nil {
+		t.Fatal(err)
+	}
+	for rest := block[16<<10:]; len(rest) > 0; {
+		n := min(len(rest), 16<<10)
+		if err := c.fr.WriteContinuation(1, n == len(rest), rest[:n]); err != nil {
+			return // the host closed the connection: refusing it bounds it too
+		}
+		rest = rest[n:]
+	}
+	for {
+		f, err := c.fr.ReadFrame()
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			t.Fatal("a call with 1 MiB of headers is still open")
+		}
+		if err != nil {
+			return // closed by the host
+		}
+		switch f := f.(type) {
+		case *http2.RSTStreamFrame:
+			return
+		case *http2.GoAwayFrame:
+			return // refusing the whole connection bounds it too
+		case *http2.MetaHeadersFrame:
+			for _, hf := range f.Fields {
+				if hf.Name == "grpc-status" && hf.Value == "0" {
+					t.Fatal("a call with 1 MiB of headers was served")
+				}
+			}
+			if f.StreamEnded() {
+				return
+			}
+		case *http2.SettingsFrame:
+			if !f.IsAck() {
+				_ = c.fr.WriteSettingsAck()
+			}
+		}
+	}
+}
