@@ -254,7 +254,7 @@ type PluginLimits struct {
 	// session_before_tree (entries to summarize); past it the newest that
 	// fit are sent with
 	// the event's truncated flag, and the plugin pages the rest through
-	// the host API.
+	// the host API, whose ReadEntries answers it bounds too.
 	PathEntriesBytes int `koanf:"pathEntriesBytes"`
 	// MessagesBytes bounds the messages sent with session_before_compact
 	// (to summarize and turn prefix together); past it the newest that

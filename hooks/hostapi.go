@@ -37,9 +37,11 @@ type ReadEntriesRequest struct {
 	PathOnly bool
 	// Offset skips that many entries of the answer (the header line of a
 	// whole-file read counts as one). Limit, when positive, pages: at most
-	// Limit entries, and fewer when the page would pass the wire's message
-	// size; an empty page means the end. Without a Limit an answer too
-	// large for one message is refused (ResourceExhausted).
+	// Limit entries, and fewer when the page would pass the plugin's
+	// limits.pathEntriesBytes (at least 1 MiB; served to a plugin process;
+	// a page holds at least one entry); an empty
+	// page means the end. Without a Limit an answer over that is refused
+	// (ResourceExhausted).
 	Offset int
 	// Limit, when positive, is the page size (see Offset).
 	Limit int

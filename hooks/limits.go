@@ -30,7 +30,10 @@ type Limits struct {
 	// PathEntriesBytes bounds the raw entries sent with
 	// session_before_compact and session_before_tree: past it the newest
 	// that fit are sent and the event is marked truncated. The labels of
-	// session_before_compact share it.
+	// session_before_compact share it. It also bounds one host-API
+	// ReadEntries answer (at least 1 MiB; a page holds at least one
+	// entry): an answer the plugin leaves unread stays in the host's
+	// memory.
 	PathEntriesBytes int
 	// MessagesBytes bounds the messages sent with session_before_compact
 	// (messages to summarize and turn-prefix messages together): past it
@@ -46,8 +49,11 @@ type Limits struct {
 	// CompleteCalls bounds the host-API completions one plugin call may
 	// make (each is a request to the host's model, on its account);
 	// HostCallsInFlight the host-API calls it may have running at once
-	// (each may hold its request and answer in the host's memory). Past
-	// either, a call is refused at once.
+	// (each may hold its request and answer in the host's memory; a call
+	// is counted from its headers, before its request is read). Past
+	// either, a call is refused at once. A host-API connection leaving
+	// HostCallsInFlight × PathEntriesBytes of answers unread has its calls
+	// refused too.
 	CompleteCalls     int
 	HostCallsInFlight int
 	// Stderr relay: lines and bytes a second, and the longest line kept.

@@ -32,6 +32,13 @@ type ScopedHost struct {
 	host    HostAPI
 	scope   Scope
 	revoked atomic.Bool
+	// life ends when the capability is revoked: every host call runs
+	// under it, so one still running when its plugin call ends (a
+	// completion on the host's model, on the operator's account) is
+	// cancelled rather than left to run under the plugin's own request
+	// context, which a hostile plugin keeps open.
+	life   context.Context
+	revoke context.CancelFunc
 	// running counts the calls in flight (limits.hostCallsInFlight),
 	// completions those made (limits.completeCalls).
 	running, completions atomic.Int64
@@ -40,11 +47,20 @@ type ScopedHost struct {
 // NewScopedHost returns a capability over h for scope.
 func NewScopedHost(h HostAPI, scope Scope) *ScopedHost {
 	scope.Limits = scope.Limits.OrDefaults()
-	return &ScopedHost{host: h, scope: scope}
+	life, revoke := context.WithCancel(context.Background())
+	return &ScopedHost{host: h, scope: scope, life: life, revoke: revoke}
 }
 
-// Revoke ends the capability: every later call is refused.
-func (s *ScopedHost) Revoke() { s.revoked.Store(true) }
+// Revoke ends the capability: every later call is refused, and every call
+// still running is cancelled.
+func (s *ScopedHost) Revoke() {
+	s.revoked.Store(true)
+	s.revoke()
+}
+
+// Limits are the limits the capability enforces (its scope's, defaults
+// filled in).
+func (s *ScopedHost) Limits() Limits { return s.scope.Limits }
 
 func (s *ScopedHost) live() error {
 	if s.revoked.Load() {
@@ -61,21 +77,55 @@ func (s *ScopedHost) live() error {
 // third-party program: without the bound, one firing calls concurrently
 // made the host hold every request and answer at once (up to
 // estimateBytes or a session's entries each). done ends the call.
-func (s *ScopedHost) enter() (done func(), err error) {
+//
+// The call runs under ctx merged with the capability's life (callCtx),
+// which Revoke cancels.
+func (s *ScopedHost) enter(ctx context.Context) (callCtx context.Context, done func(), err error) {
 	if err := s.live(); err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if ctx.Value(admittedKey{}) == s {
+		return ctx, func() {}, nil // counted and bound to the capability by Admit
 	}
 	if max := s.scope.Limits.HostCallsInFlight; s.running.Add(1) > int64(max) {
 		s.running.Add(-1)
-		return nil, &LimitError{What: "host API calls running at once", Limit: "hostCallsInFlight", Max: max}
+		return nil, nil, &LimitError{What: "host API calls running at once", Limit: "hostCallsInFlight", Max: max}
 	}
-	return func() { s.running.Add(-1) }, nil
+	callCtx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(s.life, func() {
+		cancel(fmt.Errorf("%w: the plugin call this host API was granted for has ended", context.Canceled))
+	})
+	return callCtx, func() {
+		stop()
+		cancel(context.Canceled)
+		s.running.Add(-1)
+	}, nil
+}
+
+type admittedKey struct{}
+
+// Admit starts a host call that a transport serves before it has read the
+// call's request (pluginhost's server does, as soon as a call's headers
+// arrive): the capability must be live and the call one of at most
+// limits.hostCallsInFlight running, else the request is refused before a
+// byte of it is buffered. It returns the context to read and serve the
+// call under: it ends when the capability is revoked, and the call's
+// place among limits.hostCallsInFlight is given back when ctx ends — the
+// transport ends it with the call, whichever way the call ends. The
+// ScopedHost's methods called under it do not count the call again.
+func (s *ScopedHost) Admit(ctx context.Context) (context.Context, error) {
+	callCtx, done, err := s.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	context.AfterFunc(callCtx, done)
+	return context.WithValue(callCtx, admittedKey{}, s), nil
 }
 
 // ReadEntries reads the call's own session only; an empty session id means
 // it.
 func (s *ScopedHost) ReadEntries(ctx context.Context, req ReadEntriesRequest) ([]json.RawMessage, error) {
-	done, err := s.enter()
+	ctx, done, err := s.enter(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +141,7 @@ func (s *ScopedHost) ReadEntries(ctx context.Context, req ReadEntriesRequest) ([
 
 // EstimateTokens refuses input over limits.estimateBytes.
 func (s *ScopedHost) EstimateTokens(ctx context.Context, messages []json.RawMessage) ([]int, error) {
-	done, err := s.enter()
+	ctx, done, err := s.enter(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +160,7 @@ func (s *ScopedHost) EstimateTokens(ctx context.Context, messages []json.RawMess
 // completion past limits.completeCalls, and caps the output at
 // limits.completeMaxTokens (no or a larger request gets the cap).
 func (s *ScopedHost) Complete(ctx context.Context, req CompleteRequest) (CompleteResponse, error) {
-	done, err := s.enter()
+	ctx, done, err := s.enter(ctx)
 	if err != nil {
 		return CompleteResponse{}, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -69,5 +70,64 @@ func TestScopedHost(t *testing.T) {
 	}
 	if _, err := s.Complete(ctx, hooks.CompleteRequest{Prompt: "p"}); !errors.Is(err, hooks.ErrPermissionDenied) {
 		t.Errorf("completion after the call ended: %v", err)
+	}
+}
+
+// blockingHost's Complete runs until its context ends, and says why.
+type blockingHost struct {
+	recordingHost
+	started chan struct{}
+}
+
+func (h *blockingHost) Complete(ctx context.Context, _ hooks.CompleteRequest) (hooks.CompleteResponse, error) {
+	h.started <- struct{}{}
+	<-ctx.Done()
+	return hooks.CompleteResponse{}, context.Cause(ctx)
+}
+
+// TestRevokeCancelsRunningCalls: a call still running when the capability
+// is revoked is cancelled, whatever the context its caller gave it.
+func TestRevokeCancelsRunningCalls(t *testing.T) {
+	h := &blockingHost{started: make(chan struct{}, 1)}
+	s := hooks.NewScopedHost(h, hooks.Scope{SessionID: "A"})
+	errc := make(chan error, 1)
+	go func() {
+		_, err := s.Complete(context.Background(), hooks.CompleteRequest{Prompt: "p"})
+		errc <- err
+	}()
+	<-h.started
+	s.Revoke()
+	if err := <-errc; !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "has ended") {
+		t.Fatalf("revoked call ended with %v, want cancelled with the capability's end", err)
+	}
+}
+
+// TestAdmitCountsUntilItsContextEnds: Admit takes a place among
+// hostCallsInFlight, which the methods called under its context do not
+// take again, and gives it back when that context ends.
+func TestAdmitCountsUntilItsContextEnds(t *testing.T) {
+	s := hooks.NewScopedHost(&recordingHost{}, hooks.Scope{SessionID: "A", Limits: hooks.Limits{HostCallsInFlight: 1}})
+	base, end := context.WithCancel(context.Background())
+	ctx, err := s.Admit(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ReadEntries(ctx, hooks.ReadEntriesRequest{}); err != nil {
+		t.Fatalf("a call under its admission: %v", err)
+	}
+	if _, err := s.Admit(context.Background()); !errors.Is(err, hooks.ErrOverLimit) {
+		t.Fatalf("a second admission past hostCallsInFlight (1): %v", err)
+	}
+	end()
+	// The place is given back once the admitted context's end is seen.
+	for {
+		_, err := s.Admit(context.Background())
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, hooks.ErrOverLimit) {
+			t.Fatal(err)
+		}
+		runtime.Gosched()
 	}
 }

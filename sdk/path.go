@@ -6,8 +6,9 @@ import (
 )
 
 // PathPageSize is how many entries ReadPath asks the host for at a time.
-// The host may answer with fewer: it keeps every answer under the wire's
-// maximum message size.
+// The host may answer with fewer: it keeps every answer within the
+// plugin's limits.pathEntriesBytes or 1 MiB, whichever is larger (with at
+// least one entry).
 const PathPageSize = 4096
 
 // ReadPath calls fn with each entry of the path root → leafID of the

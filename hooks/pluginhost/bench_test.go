@@ -2,6 +2,7 @@ package pluginhost_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/pluginhost"
+	"github.com/pith-dev/pith/sdk/sdktest"
 )
 
 // latencies collects per-call durations and reports their percentiles.
@@ -146,6 +148,45 @@ func BenchmarkRawPing(b *testing.B) {
 			b.Fatal(err)
 		}
 		l.add(time.Since(start))
+	}
+	l.report(b, "µs", time.Microsecond)
+}
+
+// BenchmarkHostAPIConcurrent100: 100 concurrent session_before_compact
+// dispatches to one plugin that builds each answer through the host API
+// (ReadEntries, EstimateTokens, Complete and Log, one after the other):
+// 100 plugin calls sharing the plugin's one host-API connection, more
+// than its streams (4 × hostCallsInFlight). The metrics are per call.
+func BenchmarkHostAPIConcurrent100(b *testing.B) {
+	ev := preparedEvent()
+	host := &sdktest.FakeHost{Sessions: map[string][]json.RawMessage{ev.SessionID: ev.PathEntries}}
+	h := pluginhost.NewHost(pluginhost.Options{Host: host})
+	b.Cleanup(func() { h.StopAll(context.Background()) })
+	ps, _, err := h.Apply(context.Background(), []pluginhost.Spec{spec("host", 1, "-before-compact", "host")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := hooks.NewDispatcher(hooks.Options{}, ps...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var l latencies
+	b.ResetTimer()
+	for b.Loop() {
+		var wg sync.WaitGroup
+		for range 100 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				start := time.Now()
+				out, err := d.BeforeCompact(context.Background(), ev, limits)
+				if err != nil || out.Compaction == nil {
+					b.Error(out, err)
+				}
+				l.add(time.Since(start))
+			}()
+		}
+		wg.Wait()
 	}
 	l.report(b, "µs", time.Microsecond)
 }

@@ -26,22 +26,21 @@ type hostAPIServer struct {
 	grants *grants
 	log    hclog.Logger
 	relay  *relayLimit
+	// limits are the plugin's, defaults filled in: they size the server
+	// (serverOptions) and its answers.
+	limits hooks.Limits
 }
 
-func (s *hostAPIServer) api(ctx context.Context) (hooks.HostAPI, error) {
+func (s *hostAPIServer) api(ctx context.Context) (*hooks.ScopedHost, error) {
 	if s.host == nil {
-		return nil, status.Error(codes.Unavailable, "this host offers no host API")
+		return nil, errNoHostAPI
 	}
 	h, ok := s.grants.Lookup(ctx)
 	if !ok {
-		return nil, status.Error(codes.PermissionDenied, "no plugin call in progress grants this host API call")
+		return nil, errNoGrant
 	}
 	return h, nil
 }
-
-// readBudget is the room for entries in one ReadEntries answer: the wire's
-// maximum less a margin for the envelope.
-const readBudget = wire.MaxMessageSize - 64<<10
 
 func hostErr(err error) error {
 	switch {
@@ -74,18 +73,28 @@ func (s *hostAPIServer) ReadEntries(ctx context.Context, req *pb.ReadEntriesRequ
 	if err != nil {
 		return nil, hostErr(err)
 	}
-	// The answer must fit one message: a page stops early (an empty page
-	// ends the reading), an unpaged answer that does not fit is refused
-	// rather than cut without a word.
+	// An answer is at most the plugin's limits.pathEntriesBytes (what the
+	// host sends it of a path with an event; readBudget): one the plugin
+	// leaves unread stays in the host's memory (hostapi_bounds.go). A
+	// page stops early (an empty page ends the reading), but holds at
+	// least one entry if it fits the wire, so that paging reads a path
+	// whatever its entries' sizes; an unpaged answer over the budget is
+	// refused rather than cut without a word.
+	budget, wireMax := readBudget(h.Limits()), wire.MaxMessageSize-requestSlack
 	resp := &pb.ReadEntriesResponse{Entries: make([][]byte, 0, len(entries))}
 	size := 0
 	for _, e := range entries {
 		size += len(e) + 6 // field tag and length prefix, at most
-		if size > readBudget {
-			if req.GetLimit() == 0 || len(resp.Entries) == 0 {
-				return nil, status.Errorf(codes.ResourceExhausted, "the answer exceeds the maximum message size of %d bytes; read it in pages (offset, limit)", wire.MaxMessageSize)
+		if size > budget {
+			if req.GetLimit() == 0 {
+				return nil, status.Errorf(codes.ResourceExhausted, "the answer exceeds %d bytes (limits.pathEntriesBytes, 1 MiB at least); read it in pages (offset, limit)", budget)
 			}
-			break
+			if len(resp.Entries) > 0 || size > wireMax {
+				if len(resp.Entries) == 0 {
+					return nil, status.Errorf(codes.ResourceExhausted, "entry %d exceeds the maximum message size of %d bytes", req.GetOffset(), wire.MaxMessageSize)
+				}
+				break
+			}
 		}
 		resp.Entries = append(resp.Entries, e)
 	}
@@ -126,7 +135,7 @@ func (s *hostAPIServer) Complete(ctx context.Context, req *pb.CompleteRequest) (
 
 func (s *hostAPIServer) Log(ctx context.Context, req *pb.LogRequest) (*pb.LogResponse, error) {
 	if _, ok := s.grants.Lookup(ctx); !ok {
-		return nil, status.Error(codes.PermissionDenied, "no plugin call in progress grants this host API call")
+		return nil, errNoGrant
 	}
 	if ok, _, _ := s.relay.admit(len(req.GetMessage())); !ok {
 		return &pb.LogResponse{}, nil // counted; reported with the stderr drops

@@ -12,7 +12,6 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
-	"github.com/pith-dev/pith/internal/wire"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 )
@@ -46,7 +45,7 @@ type hostAPIEndpoint struct {
 // AcceptAndServe makes: tlsCfg — the instance's, with the plugin's
 // certificate pinned as the only accepted client — as its credentials
 // (nil for an attached plugin in debug mode, which speaks no TLS), and
-// Pith's message limits. ctx bounds the wait for the broker stream.
+// the bounds of hostapi_bounds.go for api's limits. ctx bounds the wait for the broker stream.
 //
 // A plugin that does not serve go-plugin's broker (one written against the
 // protocol in another language) closes its stream, at a moment that
@@ -54,7 +53,7 @@ type hostAPIEndpoint struct {
 // private socket (listenPrivate) in dir, the instance's socket directory.
 // noBroker remembers that the plugin is one of those, so that its restarts
 // go there directly: a failed Accept leaves go-plugin's listener open.
-func serveHostAPI(ctx context.Context, broker *plugin.GRPCBroker, id uint32, tlsCfg *tls.Config, api pb.HostAPIServer, noBroker *atomic.Bool, dir string) (*hostAPIEndpoint, error) {
+func serveHostAPI(ctx context.Context, broker *plugin.GRPCBroker, id uint32, tlsCfg *tls.Config, api *hostAPIServer, noBroker *atomic.Bool, dir string) (*hostAPIEndpoint, error) {
 	var ln net.Listener
 	err := ctx.Err()
 	if err == nil && !noBroker.Load() {
@@ -68,18 +67,19 @@ func serveHostAPI(ctx context.Context, broker *plugin.GRPCBroker, id uint32, tls
 	if err != nil {
 		return nil, fmt.Errorf("host API listener: %w", err)
 	}
-	var opts []grpc.ServerOption
+	api.limits = api.limits.OrDefaults()
+	opts := api.serverOptions()
 	if tlsCfg != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg)))
 	}
-	e := &hostAPIEndpoint{srv: wire.NewServer(opts), served: make(chan struct{})}
+	e := &hostAPIEndpoint{srv: grpc.NewServer(opts...), served: make(chan struct{})}
 	pb.RegisterHostAPIServer(e.srv, api)
 	if a := ln.Addr(); a.Network() == "unix" || a.Network() == "tcp" {
 		e.address = a.Network() + ":" + a.String()
 	}
 	go func() {
 		defer close(e.served)
-		_ = e.srv.Serve(countingListener{Listener: ln, n: &e.accepted})
+		_ = e.srv.Serve(countingListener{Listener: limitConns(ln), n: &e.accepted})
 	}()
 	return e, nil
 }

@@ -2,6 +2,9 @@ package pluginhost_test
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -75,5 +78,52 @@ func TestHostAPIBoundsCompletions(t *testing.T) {
 	s := out.Compaction.Summary
 	if !strings.Contains(s, "ResourceExhausted") || !strings.Contains(s, "limits.completeCalls (16)") {
 		t.Errorf("plugin saw: %q, want the completions past the bound refused naming limits.completeCalls", s)
+	}
+}
+
+// TestHostCallsEndWithThePluginCall: a real plugin subprocess starts 4
+// completions on the host under a context of its own and returns without
+// waiting for them. Each is a request to the host's model on the
+// operator's account: once the plugin call has returned, every one of them
+// is cancelled — the host's Complete sees its context end — rather than
+// left running under the plugin's request context, which the plugin keeps
+// open.
+func TestHostCallsEndWithThePluginCall(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "started")
+	var mu sync.Mutex
+	cancelled := make(chan error, 16)
+	host := &sdktest.FakeHost{CompleteFunc: func(ctx context.Context, _ hooks.CompleteRequest) (hooks.CompleteResponse, error) {
+		mu.Lock()
+		f, err := os.OpenFile(marker, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err == nil {
+			_, _ = f.WriteString("x")
+			f.Close()
+		}
+		mu.Unlock()
+		select {
+		case <-ctx.Done():
+			cancelled <- context.Cause(ctx)
+			return hooks.CompleteResponse{}, ctx.Err()
+		case <-time.After(time.Minute): // the model's answer, long after the call
+			return hooks.CompleteResponse{Text: "late", FinishReason: "stop"}, nil
+		}
+	}}
+	_, d := startAll(t, pluginhost.Options{Host: host}, nil, spec("leave", 1, "-before-compact", "leave", "-marker", marker))
+	out, err := d.BeforeCompact(context.Background(), preparedEvent(), limits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Compaction == nil || out.Compaction.Summary != "left" {
+		t.Fatalf("plugin answered %+v", out)
+	}
+	for i := range 4 {
+		select {
+		case cause := <-cancelled:
+			if !strings.Contains(fmt.Sprint(cause), "plugin call") {
+				t.Errorf("completion %d ended with %v, want the end of its plugin call as the cause", i, cause)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%d of 4 completions still run on the host after their plugin call returned", 4-i)
+		}
 	}
 }

@@ -194,7 +194,7 @@ func (s *Supervisor) describe(ctx context.Context, inst *instance, r *remote, tl
 	dctx, cancel := context.WithTimeout(ctx, s.opts.StartTimeout)
 	defer cancel()
 	brokerID := r.broker.NextId()
-	api := &hostAPIServer{host: s.opts.Host, grants: &s.grants, log: s.log, relay: inst.relay}
+	api := &hostAPIServer{host: s.opts.Host, grants: &s.grants, log: s.log, relay: inst.relay, limits: s.spec.Limits.OrDefaults()}
 	ep, err := serveHostAPI(dctx, r.broker, brokerID, tlsCfg, api, &s.noBroker, inst.socketDir)
 	if err != nil {
 		return err

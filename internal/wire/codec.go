@@ -56,9 +56,24 @@ type codec struct {
 
 func (c codec) Name() string { return codecName }
 
+// Lent is an answer a server's handler returns for the codec to encode
+// into a buffer from Pool instead of gRPC's default pool, when it is large
+// enough to be pooled: gRPC frees the buffer (Pool.Put) once its last byte
+// is written, or the call is reset. pluginhost counts so what a plugin's
+// host-API connection has left unread.
+type Lent struct {
+	Msg  any
+	Pool mem.BufferPool
+}
+
 // Marshal encodes v into one buffer of exactly its size, from gRPC's pool
-// when it is large enough to be worth pooling (gRPC frees it once sent).
+// (or a Lent's) when it is large enough to be worth pooling (gRPC frees it
+// once sent).
 func (c codec) Marshal(v any) (mem.BufferSlice, error) {
+	pool := mem.DefaultBufferPool()
+	if l, ok := v.(Lent); ok {
+		v, pool = l.Msg, l.Pool
+	}
 	m, ok := v.(vtMessage)
 	if !ok {
 		return c.protobuf.Marshal(v)
@@ -71,7 +86,6 @@ func (c codec) Marshal(v any) (mem.BufferSlice, error) {
 		}
 		return mem.BufferSlice{mem.SliceBuffer(buf)}, nil
 	}
-	pool := mem.DefaultBufferPool()
 	buf := pool.Get(size)
 	if _, err := m.MarshalToSizedBufferVT(*buf); err != nil {
 		pool.Put(buf)

@@ -44,7 +44,7 @@ type plugin struct {
 func main() {
 	p := &plugin{}
 	flag.StringVar(&p.name, "name", "scripted", "name reported in Describe and used in answers")
-	flag.StringVar(&p.beforeComp, "before-compact", "off", "off|none|cancel|compact|echo|invalid|error|panic|hang|exit|exit-once|host|host-deep|huge-details|steal|page|flood")
+	flag.StringVar(&p.beforeComp, "before-compact", "off", "off|none|cancel|compact|echo|invalid|error|panic|hang|exit|exit-once|host|host-deep|huge-details|steal|page|flood|leave")
 	flag.StringVar(&p.compacting, "compacting", "off", "off|none|context|error|hang|huge-preserve|deep-preserve|huge-context")
 	flag.StringVar(&p.prompt, "prompt", "", "prompt returned by compacting=context")
 	flag.StringVar(&p.beforeTree, "before-tree", "off", "off|none|cancel|summary|invalid")
@@ -52,7 +52,7 @@ func main() {
 	flag.StringVar(&p.treeNote, "tree", "off", "off|record")
 	flag.StringVar(&p.record, "record", "", "file notifications are appended to")
 	flag.StringVar(&p.other, "other", "", "steal: the session id to try to read")
-	flag.StringVar(&p.marker, "marker", "", "exit-once: exit only while this file does not exist")
+	flag.StringVar(&p.marker, "marker", "", "exit-once: exit only while this file does not exist; leave: wait until it holds 4 bytes (one per completion the host started)")
 	flag.BoolVar(&p.garbage, "garbage", false, "write garbage and odd JSON log lines to stderr on every call")
 	spawn := flag.String("spawn", "", "start two long-running children, one in a new session (setsid), and write their pids to this file")
 	holder := flag.String("spawn-stdout-holder", "", "start a long-running child in a new session that keeps the plugin's stdout and stderr open, and write its pid to this file")
@@ -247,6 +247,8 @@ func (p *plugin) onBeforeCompact(ctx context.Context, ev *sdk.BeforeCompactEvent
 		return p.page(ctx, ev)
 	case "flood":
 		return p.flood(ctx, ev)
+	case "leave":
+		return p.leave(ctx, ev)
 	case "huge-details":
 		r := p.compaction(ev, p.name+" summary")
 		r.Compaction.Details = hugeJSON(20 << 20)
@@ -284,6 +286,26 @@ func (p *plugin) viaHost(ctx context.Context, ev *sdk.BeforeCompactEvent) (*sdk.
 		return nil, err
 	}
 	return p.compaction(ev, resp.Text), nil
+}
+
+// leave starts 4 completions on the host under a context of its own that
+// never ends, and returns without waiting for them: a plugin leaving work
+// running on the host's model after its call. It waits until the host has
+// them (the test host counts them in) so that they run when it returns.
+func (p *plugin) leave(ctx context.Context, ev *sdk.BeforeCompactEvent) (*sdk.BeforeCompactResult, error) {
+	host := sdk.Host(ctx)
+	lctx := context.WithoutCancel(ctx)
+	for range 4 {
+		go func() { _, _ = host.Complete(lctx, sdk.CompleteRequest{Prompt: "left running", MaxTokens: 10}) }()
+	}
+	if p.marker != "" {
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if b, _ := os.ReadFile(p.marker); len(b) >= 4 {
+				break
+			}
+		}
+	}
+	return p.compaction(ev, "left"), nil
 }
 
 // flood asks the host for 32 completions at once, then 32 more one
