@@ -128,9 +128,6 @@ func (s *storeSource) open(ctx context.Context, rel string, create bool, cwd str
 func (s *storeSource) watch(events <-chan store.Event) {
 	defer s.done.Done()
 	for ev := range events {
-		if ev.Kind != store.EventPublished && s.changed != nil {
-			s.changed(ev.Session, ev.Kind)
-		}
 		switch ev.Kind {
 		case store.EventRewritten:
 			s.mu.Lock()
@@ -153,6 +150,11 @@ func (s *storeSource) watch(events <-chan store.Event) {
 				continue // this host's own: its watchers had it already
 			}
 			s.deliver(storeKey(ev.Session), w.event())
+		}
+		// Told after the flags above are set: the follower it wakes
+		// must see a rewrite as one (read whole, session_rewritten).
+		if ev.Kind != store.EventPublished && s.changed != nil {
+			s.changed(ev.Session, ev.Kind)
 		}
 	}
 }
