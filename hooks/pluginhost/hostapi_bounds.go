@@ -107,20 +107,16 @@ func limitConns(ln net.Listener) net.Listener { return netutil.LimitListener(ln,
 // counts). A call with no live capability, to no method of the host API,
 // or past its plugin call's hostCallsInFlight is refused there; an
 // admitted call is read and served under its capability (ScopedHost
-// .Admit). Log calls are not counted among hostCallsInFlight: they are
-// small, and rate-limited with the plugin's stderr.
+// .Admit). Log calls are admitted the same way: a Log request can be as
+// large as any other (maxHostRequest), so uncounted, a plugin could keep
+// any number of them half-sent, past its call's end.
 func (s *hostAPIServer) admit(ctx context.Context, info *tap.Info) (context.Context, error) {
 	switch info.FullMethodName {
-	case pb.HostAPI_ReadEntries_FullMethodName, pb.HostAPI_EstimateTokens_FullMethodName, pb.HostAPI_Complete_FullMethodName:
-	case pb.HostAPI_Log_FullMethodName:
-		if _, ok := s.grants.Lookup(ctx); !ok {
-			return nil, errNoGrant
-		}
-		return ctx, nil
+	case pb.HostAPI_ReadEntries_FullMethodName, pb.HostAPI_EstimateTokens_FullMethodName, pb.HostAPI_Complete_FullMethodName, pb.HostAPI_Log_FullMethodName:
 	default:
 		return nil, status.Errorf(codes.Unimplemented, "the host API has no method %s", info.FullMethodName)
 	}
-	if s.host == nil {
+	if s.host == nil && info.FullMethodName != pb.HostAPI_Log_FullMethodName {
 		return nil, errNoHostAPI
 	}
 	h, ok := s.grants.Lookup(ctx)

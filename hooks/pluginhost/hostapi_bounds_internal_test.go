@@ -279,6 +279,28 @@ func TestHostAPIReadsRequestsWithinHostCallsInFlight(t *testing.T) {
 	t.Logf("after the call ended: host heap %d MiB above the start", (int64(heapInUse())-int64(before))>>20)
 }
 
+// TestHostAPILogRequestsCounted: Log calls are admitted like the others.
+// A Log request may be as large as any (maxHostRequest), and uncounted a
+// plugin kept any number of them half-sent, past its call's end (the
+// review: 16 of 8 MiB, +129 MiB after the call ended).
+func TestHostAPILogRequestsCounted(t *testing.T) {
+	var host entriesHost
+	lim := hooks.Limits{CompletePromptBytes: 8 << 20}
+	api, e := serveTestHostAPI(t, host, lim)
+	token, revoke := grant(t, api, host, lim)
+	c := dialRaw(t, e)
+	const calls, size = 16, 8 << 20
+	ids := make([]uint32, calls)
+	for i := range ids {
+		ids[i] = c.open(pb.HostAPI_Log_FullMethodName, token)
+	}
+	refused := c.sendWithheld(ids, size)
+	revoke()
+	if inFlight := hooks.DefaultLimits().HostCallsInFlight; calls-refused > inFlight {
+		t.Errorf("the host read %d Log requests of one plugin call at once, want at most limits.hostCallsInFlight (%d)", calls-refused, inFlight)
+	}
+}
+
 // TestHostAPIConnections: a plugin opens 8 connections to its host API at
 // once. The host serves at most hostAPIConns of them at a time; the others
 // wait unserved (in the listener's backlog) until one closes.
