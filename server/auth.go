@@ -199,12 +199,17 @@ const (
 type tappedKey struct{}
 
 // tapAuth authenticates a call from its headers and takes its slot: the
-// caller's slot of its kind (slotFor), or for the health check, open to
-// anyone, a call slot of the anonymous caller. A refusal ends the call
-// before its request is read.
+// caller's slot of its kind (slotFor). The health check, open to anyone,
+// takes a call slot of its connection's own (healthCaller): counted under
+// the one anonymous caller, as it first was, anyone could hold every such
+// slot with health Watch streams and make every probe fail busy (and on a
+// daemon without tokens, where every caller is anonymous, every call). A
+// refusal ends the call before its request is read.
 func (s *Server) tapAuth(ctx context.Context, info *tap.Info) (context.Context, error) {
-	var c caller // the health check's: anonymous
-	if !exemptFromAuth(info.FullMethodName) {
+	var c caller
+	if exemptFromAuth(info.FullMethodName) {
+		c = healthCaller(ctx)
+	} else {
 		var err error
 		if c, err = s.authenticate(ctx); err != nil {
 			s.metrics.authFailures.Inc()
@@ -226,6 +231,16 @@ func (s *Server) tapAuth(ctx context.Context, info *tap.Info) (context.Context, 
 		}
 	})
 	return ctx, nil
+}
+
+// healthCaller is the caller a health check counts as: its connection
+// (a name no token or certificate can have), or the anonymous caller on
+// a connection not followed.
+func healthCaller(ctx context.Context) caller {
+	if conn := connCallsOf(ctx); conn != nil {
+		return caller{name: fmt.Sprintf("\x00health %p", conn)}
+	}
+	return caller{}
 }
 
 // claim is the caller of a call and its slot, now the interceptor's to
