@@ -86,10 +86,12 @@ type Compaction = hooks.Compaction
 //   - TokensBefore int: the estimated context size before compacting.
 //   - ReadFiles []string: files read in the compacted range and earlier summaries.
 //   - ModifiedFiles []string: files written or edited in the same range.
-//   - Workspace string: the session's workspace when the host reads files
-//     there (a pith serve daemon only under its server.workspaceRoot), or
-//     "". Read project files from here, never from the header's cwd,
-//     which a daemon's client chooses.
+//   - Workspace string: the session's workspace, by its real path, when
+//     the host reads files there (a pith serve daemon only under its
+//     server.workspaceRoot), or "". Read project files from here, never
+//     from the header's cwd, which a daemon's client chooses; check that
+//     the directory opened has this real path (a link swapped in since
+//     leads elsewhere).
 type CompactingEvent = hooks.CompactingEvent
 
 // CompactingResult adds material to the built-in summarization; nil means

@@ -109,8 +109,9 @@ func (s *Session) openWorkspace(consequence string) *workspace.Workspace {
 }
 
 // workspaceDir is the session's workspace directory when it may be read
-// here (the Opener in force opens it), or "": what the hooks are told, so
-// that a plugin reading project files is held to the same rule.
+// here (the Opener in force opens it), by its real path, or "": what the
+// hooks are told, so that a plugin reading project files is held to the
+// same rule.
 func (s *Session) workspaceDir() string {
 	f := s.store.File()
 	if f == nil || f.Header.Cwd == "" {
@@ -123,5 +124,12 @@ func (s *Session) workspaceDir() string {
 		return ""
 	}
 	defer ws.Close()
-	return ws.Dir()
+	// Its real path, which the plugin can check what it opens against:
+	// Dir may pass through links that could be swapped before it does.
+	real, err := ws.RealDir()
+	if err != nil {
+		s.log.Debug("plugins are told of no workspace", "cwd", f.Header.Cwd, "error", err)
+		return ""
+	}
+	return real
 }

@@ -58,3 +58,27 @@ func TestWithin(t *testing.T) {
 		}
 	}
 }
+
+// RealDir is the directory a workspace has open by its path with links
+// resolved, whatever its cwd named.
+func TestRealDir(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := filepath.Join(base, "proj")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("proj", filepath.Join(base, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Within(base)(filepath.Join(base, "alias"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if got, err := w.RealDir(); err != nil || got != real {
+		t.Fatalf("RealDir = %q, %v; want %q", got, err, real)
+	}
+}

@@ -79,6 +79,19 @@ func workspaceOn(dir string, root *os.Root, opts Options) *Workspace {
 // Dir is the workspace's absolute directory.
 func (w *Workspace) Dir() string { return w.dir }
 
+// RealDir is the directory the workspace has open, by its path with every
+// link resolved: what a reader elsewhere (a plugin) can open again and
+// check it reached the same place (RealPath), where Dir may lead through
+// links that could be swapped meanwhile.
+func (w *Workspace) RealDir() (string, error) {
+	f, err := w.root.Open(".")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	return RealPath(f)
+}
+
 // Close releases the workspace's directory handle.
 func (w *Workspace) Close() error { return w.root.Close() }
 

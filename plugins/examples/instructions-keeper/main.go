@@ -40,6 +40,7 @@ import (
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/pith-dev/pith/core/workspace"
 	"github.com/pith-dev/pith/sdk"
 )
 
@@ -109,6 +110,15 @@ func (k *keeper) Compacting(ctx context.Context, ev *sdk.CompactingEvent) (*sdk.
 			return nil, nil
 		}
 		defer root.Close()
+		if k.dir == "" {
+			// The host's workspace, named by its real path: opened
+			// through a link swapped in since the host checked it, it
+			// would be another directory (another tenant's).
+			if err := sameDir(root, where); err != nil {
+				log.Warn("no instructions to keep", "error", err)
+				return nil, nil
+			}
+		}
 		open = func(p string) (*os.File, error) { return openRegularIn(root, filepath.Base(p)) }
 	}
 	for _, p := range paths {
@@ -257,6 +267,24 @@ func openRegularIn(root *os.Root, name string) (*os.File, error) {
 		return nil, err
 	}
 	return regular(f, filepath.Join(root.Name(), name))
+}
+
+// sameDir checks that root, opened by the name real, is the directory of
+// that real path and was not reached through a link.
+func sameDir(root *os.Root, real string) error {
+	d, err := root.Open(".")
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	got, err := workspace.RealPath(d)
+	if err != nil {
+		return err
+	}
+	if got != filepath.Clean(real) {
+		return fmt.Errorf("the workspace %s now leads to %s; not read", real, got)
+	}
+	return nil
 }
 
 // regular returns f if it is a regular file, else closes it.

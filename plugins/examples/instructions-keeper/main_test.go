@@ -246,3 +246,28 @@ func TestSubprocess(t *testing.T) {
 		t.Fatalf("--no-inject: %+v, %v", out, err)
 	}
 }
+
+// TestWorkspaceSwappedForALink: the host names the workspace by its real
+// path; if the directory there has since been swapped for a link (to
+// another tenant's workspace, say), the plugin reads nothing rather than
+// what the link leads to. A --dir may be a link: the operator named it.
+func TestWorkspaceSwappedForALink(t *testing.T) {
+	base := t.TempDir()
+	other := filepath.Join(base, "team-b")
+	if err := os.Mkdir(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(other, "AGENTS.md"), "- team-b's rule\n")
+	swapped := filepath.Join(base, "team-a")
+	if err := os.Symlink(other, swapped); err != nil {
+		t.Fatal(err)
+	}
+	h := sdktest.InProcess(t, &keeper{maxLines: 10, maxChars: 100})
+	if res, err := h.Compacting(context.Background(), &sdk.CompactingEvent{SessionID: "s1", Workspace: swapped}); err != nil || res != nil {
+		t.Fatalf("workspace swapped for a link: got %+v, %v; want nothing", res, err)
+	}
+	h2 := sdktest.InProcess(t, &keeper{dir: swapped, maxLines: 10, maxChars: 100})
+	if res, err := h2.Compacting(context.Background(), &sdk.CompactingEvent{SessionID: "s1"}); err != nil || res == nil {
+		t.Fatalf("--dir through a link: got %+v, %v; want its instructions", res, err)
+	}
+}

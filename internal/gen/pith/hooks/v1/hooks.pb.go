@@ -845,10 +845,11 @@ type CompactingRequest struct {
 	ReadFiles        []string `protobuf:"bytes,8,rep,name=read_files,json=readFiles,proto3" json:"read_files,omitempty"`
 	ModifiedFiles    []string `protobuf:"bytes,9,rep,name=modified_files,json=modifiedFiles,proto3" json:"modified_files,omitempty"`
 	// workspace is the session's workspace — the directory its header's cwd
-	// names — when the host reads files from it (a pith serve daemon only
-	// under its server.workspaceRoot), or empty. A plugin that reads project
-	// files takes them from here, never from the header's cwd, which a
-	// daemon's client chooses.
+	// names — by its real path (links resolved), when the host reads files
+	// from it (a pith serve daemon only under its server.workspaceRoot), or
+	// empty. A plugin that reads project files takes them from here, never
+	// from the header's cwd, which a daemon's client chooses, and checks
+	// that the directory it opens has this real path.
 	Workspace     string `protobuf:"bytes,10,opt,name=workspace,proto3" json:"workspace,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
