@@ -107,8 +107,25 @@ type File interface {
 // otherwise): a caller whose policy is to refuse a symlink (stat is
 // Lstat) would otherwise open what a link swapped in after the check
 // leads to — another tenant's session, through an os.Root that follows
-// links staying inside it.
+// links staying inside it. A name that changed is checked and opened again,
+// a few times: a rewrite that renames a new file over the name (prune,
+// migrate) is a change too, and the new file is as good to open; a link
+// swapped in is refused by the check the second time.
 func Open[F File](name string, flag int, perm fs.FileMode, stat func(name string) (fs.FileInfo, error), open func(name string, flag int, perm fs.FileMode) (F, error)) (F, error) {
+	for attempt := 1; ; attempt++ {
+		f, err := openOnce(name, flag, perm, stat, open)
+		if errors.Is(err, ErrChanged) && attempt < changedAttempts {
+			continue
+		}
+		return f, err
+	}
+}
+
+// changedAttempts bounds how often Open checks and opens a name that keeps
+// changing under it.
+const changedAttempts = 4
+
+func openOnce[F File](name string, flag int, perm fs.FileMode, stat func(name string) (fs.FileInfo, error), open func(name string, flag int, perm fs.FileMode) (F, error)) (F, error) {
 	var none F
 	var checked fs.FileInfo
 	if stat != nil {

@@ -4,6 +4,7 @@ package regularfile_test
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -254,8 +255,44 @@ func TestSwapForLinkAfterCheck(t *testing.T) {
 		f.Close()
 		t.Fatal("opened the file a link swapped in after the check leads to")
 	}
-	if !errors.Is(err, regularfile.ErrChanged) {
+	// Open checks a changed name again, and finds the link.
+	if !errors.Is(err, regularfile.ErrNotRegular) {
 		t.Fatalf("%v", err)
+	}
+}
+
+// TestRenamedOverAfterCheck: a rewrite that renames a new regular file
+// over the name between the check and the open (prune, migrate) is a
+// change, but the new file is as good to open: Open checks the name again
+// and opens it. Before, a pith append racing a prune failed with "changed
+// while it was opened" (TestRewritesKeepConcurrentAppends in cmd/host saw
+// it once in CI).
+func TestRenamedOverAfterCheck(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	next := filepath.Join(dir, ".s.jsonl.new")
+	if err := os.WriteFile(path, []byte("old\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(next, []byte("new\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	renamed := false
+	stat := func(name string) (fs.FileInfo, error) {
+		fi, err := os.Lstat(name)
+		if err == nil && !renamed {
+			renamed = true
+			err = os.Rename(next, name)
+		}
+		return fi, err
+	}
+	f, err := regularfile.Open(path, os.O_RDONLY, 0, stat, os.OpenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if b, _ := io.ReadAll(f); string(b) != "new\n" {
+		t.Fatalf("read %q, want the file renamed over the name", b)
 	}
 }
 
