@@ -206,24 +206,25 @@ type tappedKey struct{}
 // daemon without tokens, where every caller is anonymous, every call). A
 // refusal ends the call before its request is read.
 func (s *Server) tapAuth(ctx context.Context, info *tap.Info) (context.Context, error) {
-	var c caller
+	var (
+		c    caller
+		slot slotKey
+		err  error
+	)
 	if exemptFromAuth(info.FullMethodName) {
 		c = healthCaller(ctx)
-	} else {
-		var err error
-		if c, err = s.authenticate(ctx); err != nil {
-			s.metrics.authFailures.Inc()
-			err = status.Error(codes.Unauthenticated, err.Error())
-			s.metrics.observeError(info.FullMethodName, err)
-			return nil, err
+		slot = slotKey{c.name, slotFor(info.FullMethodName)}
+		if err = s.takeSlot(slot); err != nil {
+			err = toStatus(err)
 		}
+	} else {
+		c, slot, err = s.authorize(ctx, info.FullMethodName)
 	}
-	t := &tapped{c: c, slot: slotKey{c.name, slotFor(info.FullMethodName)}}
-	if err := s.takeSlot(t.slot); err != nil {
-		err = toStatus(err)
+	if err != nil {
 		s.metrics.observeError(info.FullMethodName, err)
 		return nil, err
 	}
+	t := &tapped{c: c, slot: slot}
 	ctx = context.WithValue(ctx, tappedKey{}, t)
 	t.stop = context.AfterFunc(ctx, func() {
 		if t.state.CompareAndSwap(tapPending, tapEnded) {
@@ -257,6 +258,12 @@ func (s *Server) claim(ctx context.Context, method string) (caller, slotKey, err
 	if exemptFromAuth(method) {
 		return caller{}, slotKey{}, errNoSlot
 	}
+	return s.authorize(ctx, method)
+}
+
+// authorize authenticates a call to method and takes its caller's slot
+// of the method's kind; the errors are the call's status.
+func (s *Server) authorize(ctx context.Context, method string) (caller, slotKey, error) {
 	c, err := s.authenticate(ctx)
 	if err != nil {
 		s.metrics.authFailures.Inc()

@@ -85,18 +85,24 @@ func recentFiles(msgs []session.Message, n int) []string {
 	return out
 }
 
-// openWorkspace opens the session's workspace — its header's cwd —
-// with the Opener in force, or returns nil, logged with what follows
-// from it, when there is none, it may not be read or it cannot be opened.
-func (s *Session) openWorkspace(consequence string) *workspace.Workspace {
-	cwd := ""
+// headerWorkspace opens the session's workspace — its header's cwd —
+// with the Opener in force; nil and no error when the header names none.
+func (s *Session) headerWorkspace() (ws *workspace.Workspace, cwd string, err error) {
 	if f := s.store.File(); f != nil {
 		cwd = f.Header.Cwd
 	}
 	if cwd == "" {
-		return nil
+		return nil, "", nil
 	}
-	ws, err := s.opts.Workspaces(cwd, workspace.Options{})
+	ws, err = s.opts.Workspaces(cwd, workspace.Options{})
+	return ws, cwd, err
+}
+
+// openWorkspace is headerWorkspace for reading files: nil, logged with
+// what follows from it, when there is none, it may not be read or it
+// cannot be opened.
+func (s *Session) openWorkspace(consequence string) *workspace.Workspace {
+	ws, cwd, err := s.headerWorkspace()
 	switch {
 	case errors.Is(err, workspace.ErrNoWorkspaces):
 		s.log.Debug("the session's workspace is not read here; "+consequence, "cwd", cwd)
@@ -111,16 +117,14 @@ func (s *Session) openWorkspace(consequence string) *workspace.Workspace {
 // workspaceDir is the session's workspace directory when it may be read
 // here (the Opener in force opens it), by its real path, or "": what the
 // hooks are told, so that a plugin reading project files is held to the
-// same rule.
+// same rule. Not being able to is no failure of anything yet (a plugin
+// that needs files says so), so it is only a debug line.
 func (s *Session) workspaceDir() string {
-	f := s.store.File()
-	if f == nil || f.Header.Cwd == "" {
-		return ""
-	}
-	ws, err := s.opts.Workspaces(f.Header.Cwd, workspace.Options{})
-	if err != nil {
-		// Not a failure of anything yet: a plugin that needs files says so.
-		s.log.Debug("plugins are told of no workspace", "cwd", f.Header.Cwd, "error", err)
+	ws, cwd, err := s.headerWorkspace()
+	if ws == nil {
+		if err != nil {
+			s.log.Debug("plugins are told of no workspace", "cwd", cwd, "error", err)
+		}
 		return ""
 	}
 	defer ws.Close()
@@ -128,7 +132,7 @@ func (s *Session) workspaceDir() string {
 	// Dir may pass through links that could be swapped before it does.
 	real, err := ws.RealDir()
 	if err != nil {
-		s.log.Debug("plugins are told of no workspace", "cwd", f.Header.Cwd, "error", err)
+		s.log.Debug("plugins are told of no workspace", "cwd", cwd, "error", err)
 		return ""
 	}
 	return real

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // An Opener opens the workspace a session's header names (its cwd). Who
@@ -38,7 +37,7 @@ func Within(root string) Opener {
 		}
 		root, cwd := filepath.Clean(root), filepath.Clean(cwd)
 		rel, err := filepath.Rel(root, cwd)
-		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		if err != nil || !filepath.IsLocal(rel) {
 			return nil, fmt.Errorf("workspace: %s is not under the workspace root %s: %w", cwd, root, ErrOutside)
 		}
 		top, err := os.OpenRoot(root)
