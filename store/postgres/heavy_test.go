@@ -149,23 +149,8 @@ func TestHeavyNotifyQueueFull(t *testing.T) {
 	}
 	url := pgtest.NewDatabase(t)
 	ctx := context.Background()
-	a, err := postgres.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := postgres.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	events, err := b.Watch(wctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := collect(t, events)
+	a := openStore(t, url)
+	c := watch(t, openStore(t, url))
 
 	intruder := connectIntruder(t, url)
 	for _, q := range []string{"LISTEN anything", "BEGIN", "SELECT 1"} {

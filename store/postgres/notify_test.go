@@ -111,6 +111,29 @@ func collect(t *testing.T, events <-chan store.Event) *collector {
 	return &collector{t: t, events: events, seen: map[string]int{}}
 }
 
+// openStore opens the store at url for the test, closed at its end.
+func openStore(t *testing.T, url string) *postgres.Store {
+	t.Helper()
+	s, err := postgres.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// watch collects what s's watch reports, until the test ends.
+func watch(t *testing.T, s *postgres.Store) *collector {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	events, err := s.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return collect(t, events)
+}
+
 func key(ev store.Event) string {
 	return ev.Session + " " + ev.Kind + " " + string(ev.Payload)
 }
@@ -241,24 +264,10 @@ func TestWritesCommitWithoutNotify(t *testing.T) {
 	}
 	probe.Close(ctx)
 
-	a, err := postgres.Open(ctx, pith)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := openStore(t, pith)
 	logged := logTo(a)
-	b, err := postgres.Open(ctx, pith)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	events, err := b.Watch(wctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := collect(t, events)
+	b := openStore(t, pith)
+	c := watch(t, b)
 	want := changeEverything(t, a, "n/s.jsonl")
 	c.until(want...)
 	// An append is reported on its own when nothing else happened to the
@@ -304,24 +313,10 @@ func TestWatchMissesNothingWhileNotListening(t *testing.T) {
 
 	// The watcher's role makes the schema (so it owns the tables); the
 	// writer is the superuser, who may always connect.
-	b, err := postgres.Open(ctx, watcherURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := openStore(t, watcherURL)
 	logged := logTo(b)
-	a, err := postgres.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	events, err := b.Watch(wctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := collect(t, events)
+	a := openStore(t, dbURL)
+	c := watch(t, b)
 	// The watch works before.
 	c.settle(a, "before.jsonl")
 
@@ -358,24 +353,13 @@ func TestLateCommitReportedOnce(t *testing.T) {
 	ctx := context.Background()
 	var hosts [3]*postgres.Store
 	for i := range hosts {
-		s, err := postgres.Open(ctx, dbURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		hosts[i] = s
+		hosts[i] = openStore(t, dbURL)
 	}
 	a := hosts[0]
 	if err := a.Create(ctx, "late/s.jsonl", []byte(storetest.Sample)); err != nil {
 		t.Fatal(err)
 	}
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	events, err := hosts[1].Watch(wctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := collect(t, events)
+	c := watch(t, hosts[1])
 
 	// A publish and an append (as Publish and Append write them), held
 	// open: their ids are older than everything below.
