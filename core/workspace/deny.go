@@ -35,13 +35,17 @@ var DefaultDeny = []string{
 // deny nothing; NewDenyList builds one.
 type DenyList struct {
 	patterns [][]string // lower-cased, split at "/"
+	// keys refuses a file holding a private key's header, whatever its
+	// name: part of the built-in list.
+	keys bool
 }
 
-// NewDenyList compiles patterns, after DefaultDeny when defaults is set.
+// NewDenyList compiles patterns, after DefaultDeny and the private-key
+// header check when defaults is set.
 // A pattern is refused when it is empty, absolute, has an empty name or
 // "." or ".." in it, or is not a valid glob.
 func NewDenyList(patterns []string, defaults bool) (*DenyList, error) {
-	d := &DenyList{}
+	d := &DenyList{keys: defaults}
 	all := patterns
 	if defaults {
 		all = append(append([]string(nil), DefaultDeny...), patterns...)
@@ -124,6 +128,10 @@ var (
 	pemBegin = []byte("-----BEGIN ")
 	puttyKey = []byte("PuTTY-User-Key-File-")
 )
+
+// refusesKey reports whether b holds a private key's header and d refuses
+// such content.
+func (d *DenyList) refusesKey(b []byte) bool { return d != nil && d.keys && privateKeyAt(b) }
 
 // privateKeyAt reports whether b holds the header of a private key:
 // a PEM block "-----BEGIN <LABEL> PRIVATE KEY-----" (PKCS#1/#8, EC,

@@ -238,13 +238,13 @@ func (w *Workspace) Read(path string, o ReadOptions) (*File, error) {
 				// the key's body.
 				var skipped []byte
 				skipped, err = r.ReadSlice('\n')
-				if privateKeyAt(skipped) {
+				if w.deny.refusesKey(skipped) {
 					return nil, denied
 				}
 			}
 			text = long
 		}
-		if privateKeyAt(text) {
+		if w.deny.refusesKey(text) {
 			return nil, denied
 		}
 		if len(text) > 0 {
