@@ -129,9 +129,10 @@ var (
 	puttyKey = []byte("PuTTY-User-Key-File-")
 )
 
-// refusesKey reports whether b holds a private key's header and d refuses
-// such content.
-func (d *DenyList) refusesKey(b []byte) bool { return d != nil && d.keys && privateKeyAt(b) }
+// RefusesContent reports whether b holds a private key's header and d
+// refuses such content (the built-in list does). Read checks every line
+// it reads; a reader of its own (a plugin) checks what it read.
+func (d *DenyList) RefusesContent(b []byte) bool { return d != nil && d.keys && privateKeyAt(b) }
 
 // privateKeyAt reports whether b holds the header of a private key:
 // a PEM block "-----BEGIN <LABEL> PRIVATE KEY-----" (PKCS#1/#8, EC,

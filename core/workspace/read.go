@@ -238,13 +238,13 @@ func (w *Workspace) Read(path string, o ReadOptions) (*File, error) {
 				// the key's body.
 				var skipped []byte
 				skipped, err = r.ReadSlice('\n')
-				if w.deny.refusesKey(skipped) {
+				if w.deny.RefusesContent(skipped) {
 					return nil, denied
 				}
 			}
 			text = long
 		}
-		if w.deny.refusesKey(text) {
+		if w.deny.RefusesContent(text) {
 			return nil, denied
 		}
 		if len(text) > 0 {
