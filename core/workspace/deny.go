@@ -137,13 +137,15 @@ func (d *DenyList) RefusesContent(b []byte) bool { return d != nil && d.keys && 
 // privateKeyAt reports whether b holds the header of a private key:
 // a PEM block "-----BEGIN <LABEL> PRIVATE KEY-----" (PKCS#1/#8, EC,
 // OpenSSH, encrypted, "PGP PRIVATE KEY BLOCK" included), anywhere on a
-// line — a JSON key file holds it inside a string — or a PuTTY key file.
-// The label must be upper-case letters, digits and spaces, as PEM's are,
-// so prose about such headers is not taken for one.
+// line — a JSON key file holds it inside a string — or a PuTTY key
+// file's first line ("PuTTY-User-Key-File-<n>:" at a line's start). The
+// label must be upper-case letters, digits and spaces, as PEM's are, so
+// prose (and code) about such headers is not taken for one.
 func privateKeyAt(b []byte) bool {
-	if bytes.Contains(b, puttyKey) {
-		return true
-	}
+	return pemKeyAt(b) || puttyKeyAt(b)
+}
+
+func pemKeyAt(b []byte) bool {
 	for {
 		i := bytes.Index(b, pemBegin)
 		if i < 0 {
@@ -159,5 +161,20 @@ func privateKeyAt(b []byte) bool {
 			(bytes.HasSuffix(label, []byte("PRIVATE KEY")) || bytes.HasSuffix(label, []byte("PRIVATE KEY BLOCK"))) {
 			return true
 		}
+	}
+}
+
+func puttyKeyAt(b []byte) bool {
+	for off := 0; ; {
+		i := bytes.Index(b[off:], puttyKey)
+		if i < 0 {
+			return false
+		}
+		at := off + i
+		rest := b[at+len(puttyKey):]
+		if (at == 0 || b[at-1] == '\n') && len(rest) >= 2 && rest[0] >= '0' && rest[0] <= '9' && rest[1] == ':' {
+			return true
+		}
+		off = at + len(puttyKey)
 	}
 }
