@@ -312,6 +312,11 @@ func TestLocalRunOutsideWorkspace(t *testing.T) {
 		t.Errorf("workspace.roots: the file was not read")
 	}
 
+	// --workspace must name a directory.
+	if _, stderr, code = runCLI(t, append(args, "--workspace", filepath.Join(home, "missing"))...); code == 0 || !strings.Contains(stderr, "not a directory") {
+		t.Errorf("--workspace missing: exit %d, %s", code, stderr)
+	}
+
 	// --workspace is refused where the daemon's rule applies.
 	_, stderr, code = runCLI(t, "compact", "x.jsonl", "--store", t.TempDir(), "--workspace", home)
 	if code == 0 || !strings.Contains(stderr, "server.workspaceRoot") {
