@@ -219,7 +219,7 @@ func (w *Workspace) Read(path string, o ReadOptions) (*File, error) {
 		return nil, fmt.Errorf("%s: %w", rel, ErrBinary)
 	}
 	out := &File{Path: rel, StartLine: start, Size: st.Size()}
-	denied := fmt.Errorf("%s: %w", rel, ErrDenied)
+	denied := func() error { return fmt.Errorf("%s: %w", rel, ErrDenied) }
 	var buf strings.Builder
 	line := 0
 	for {
@@ -239,13 +239,13 @@ func (w *Workspace) Read(path string, o ReadOptions) (*File, error) {
 				var skipped []byte
 				skipped, err = r.ReadSlice('\n')
 				if w.deny.RefusesContent(skipped) {
-					return nil, denied
+					return nil, denied()
 				}
 			}
 			text = long
 		}
 		if w.deny.RefusesContent(text) {
-			return nil, denied
+			return nil, denied()
 		}
 		if len(text) > 0 {
 			line++
