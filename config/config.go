@@ -28,7 +28,10 @@ type Config struct {
 	Plugins       []Plugin `koanf:"plugins"`
 	Sessions      Sessions `koanf:"sessions"`
 	Server        Server   `koanf:"server"`
-	Logging       Logging  `koanf:"logging"`
+	// Workspace bounds the files read from a session's workspace on a
+	// model's behalf (rehydrate, the explore worker's file tools).
+	Workspace Workspace `koanf:"workspace"`
+	Logging   Logging   `koanf:"logging"`
 }
 
 // Calibration methods (docs/behaviour.md §5.3).
@@ -376,6 +379,36 @@ type Server struct {
 	WorkspaceRoot string `koanf:"workspaceRoot"`
 }
 
+// Workspace configures which workspace files may be read on a model's
+// behalf — by compaction.rehydrate and the explore worker's read_file and
+// mark_read_required — wherever they are read: a local run and `pith
+// serve` alike.
+type Workspace struct {
+	// Roots are directories whose sessions' workspaces a local run
+	// (`pith compact` on a session file of the user's own) reads, besides
+	// the current directory and what is below it: a session names its
+	// workspace in its header, and one written elsewhere (a shared
+	// session, pi started in the home directory) names any directory. A
+	// workspace under none of them is not read (one warning line; the
+	// worker's file tools are off). --workspace adds one for a run. A
+	// leading ~ is expanded, and a relative path is taken from the
+	// configuration file's directory. The daemon uses
+	// server.workspaceRoot instead.
+	Roots []string `koanf:"roots"`
+	// Deny are patterns of files never read for a model, added to the
+	// built-in list (DenyDefaults). A pattern is a glob matched,
+	// case-insensitively, against each name on the path of the file
+	// asked for and of the file opened (links resolved), so a folder's
+	// name denies all under it; "a/b" matches consecutive names.
+	Deny []string `koanf:"deny"`
+	// DenyDefaults applies the built-in deny list (private keys by name
+	// and by their header, .ssh, .gnupg, the cloud CLIs' credential
+	// folders, .env*, .netrc, .git-credentials, *.pem, *.key, …; see
+	// core/workspace.DefaultDeny). False leaves only Deny — a file
+	// holding a private key's header is then read too.
+	DenyDefaults bool `koanf:"denyDefaults"`
+}
+
 // ServerTLS is the daemon's TLS: a server certificate, and optionally the
 // CA that client certificates must chain to (mutual TLS).
 type ServerTLS struct {
@@ -497,7 +530,8 @@ func Defaults() *Config {
 			MaxStreams:               DefaultMaxStreams,
 			MaxCallsInFlight:         DefaultMaxCallsInFlight,
 		},
-		Logging: Logging{Level: "info", Format: "text"},
+		Workspace: Workspace{Roots: []string{}, Deny: []string{}, DenyDefaults: true},
+		Logging:   Logging{Level: "info", Format: "text"},
 	}
 }
 
@@ -523,6 +557,8 @@ func (c *Config) Clone() *Config {
 	out.Summarizer.Candidates = slices.Clone(c.Summarizer.Candidates)
 	out.Plugins = slices.Clone(c.Plugins)
 	out.Server.Tokens = slices.Clone(c.Server.Tokens)
+	out.Workspace.Roots = slices.Clone(c.Workspace.Roots)
+	out.Workspace.Deny = slices.Clone(c.Workspace.Deny)
 	for i := range out.Plugins {
 		out.Plugins[i].Args = slices.Clone(out.Plugins[i].Args)
 		out.Plugins[i].Env = maps.Clone(out.Plugins[i].Env)

@@ -229,7 +229,7 @@ func (b bytesProvider) Read() (map[string]any, error) {
 }
 
 // resolvePaths expands ~ and makes relative paths (plugins, sessions.root,
-// the daemon's TLS files and workspace root) absolute against the
+// the daemon's TLS files and workspace root, workspace.roots) absolute against the
 // configuration file's directory — the working directory without a file —
 // so that where a daemon was started from does not change which binary
 // runs, where sessions go or which files it may read.
@@ -256,6 +256,9 @@ func resolvePaths(c *Config, source string) {
 	}
 	for i := range c.Plugins {
 		c.Plugins[i].Path = resolve(c.Plugins[i].Path)
+	}
+	for i, r := range c.Workspace.Roots {
+		c.Workspace.Roots[i] = resolve(r)
 	}
 }
 

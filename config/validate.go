@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/pith-dev/pith/core/workspace"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/internal/checksum"
 	"github.com/pith-dev/pith/internal/reattach"
@@ -84,6 +85,7 @@ func (c *Config) Validate() error {
 	v.positive("contextWindow", c.ContextWindow)
 	v.plugins(c.Plugins)
 	v.server(&c.Server)
+	v.workspace(&c.Workspace)
 	v.oneOf("logging.level", strings.ToLower(c.Logging.Level), logLevels)
 	v.oneOf("logging.format", c.Logging.Format, logFormats)
 	if strings.TrimSpace(c.Sessions.Root) == "" {
@@ -441,6 +443,19 @@ func (v *validator) server(s *Server) {
 }
 
 // address checks host:port, or unix:/path for a local socket.
+func (v *validator) workspace(w *Workspace) {
+	for i, r := range w.Roots {
+		if strings.TrimSpace(r) == "" {
+			v.add(fmt.Sprintf("workspace.roots[%d]", i), "must not be empty")
+		}
+	}
+	for i, p := range w.Deny {
+		if err := workspace.CheckDenyPattern(p); err != nil {
+			v.add(fmt.Sprintf("workspace.deny[%d]", i), "%v", err)
+		}
+	}
+}
+
 func (v *validator) address(key, addr string, optional bool) {
 	if addr == "" {
 		if !optional {

@@ -138,6 +138,10 @@ func TestValidateRules(t *testing.T) {
 		{"token prefix no slash", func(c *Config) {
 			c.Server.Tokens = []Token{{Name: "a", SHA256: strings.Repeat("a", 64), Prefix: "team-a"}}
 		}, "server.tokens[0].prefix", `ending in "/"`},
+		{"deny pattern glob", func(c *Config) { c.Workspace.Deny = []string{"ok", "[x"} }, "workspace.deny[1]", "syntax error in pattern"},
+		{"deny pattern absolute", func(c *Config) { c.Workspace.Deny = []string{"/home/u/.ssh"} }, "workspace.deny[0]", "without a leading /"},
+		{"deny pattern dotdot", func(c *Config) { c.Workspace.Deny = []string{"a/../b"} }, "workspace.deny[0]", `".."`},
+		{"workspace root empty", func(c *Config) { c.Workspace.Roots = []string{" "} }, "workspace.roots[0]", "must not be empty"},
 		{"log level", func(c *Config) { c.Logging.Level = "verbose" }, "logging.level", "must be one of trace|debug|info|warn|error|off"},
 		{"log format", func(c *Config) { c.Logging.Format = "xml" }, "logging.format", "must be one of text|json"},
 	}

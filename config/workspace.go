@@ -3,6 +3,8 @@ package config
 import (
 	"path/filepath"
 	"strings"
+
+	"github.com/pith-dev/pith/core/workspace"
 )
 
 // WorkspaceRootFor is the directory whose workspaces the session named
@@ -25,4 +27,18 @@ func (s Server) WorkspaceRootFor(name string) string {
 		}
 	}
 	return filepath.Join(s.WorkspaceRoot, filepath.FromSlash(tenant))
+}
+
+// DenyList is the deny list every workspace read on a model's behalf is
+// held to: workspace.deny after the built-in list, or alone with
+// workspace.denyDefaults false. Validate has checked the patterns.
+func (w Workspace) DenyList() (*workspace.DenyList, error) {
+	return workspace.NewDenyList(w.Deny, w.DenyDefaults)
+}
+
+// LocalRoots are the directories a local run opens workspaces under:
+// the current directory, extra (the run's --workspace, when set), and
+// workspace.roots.
+func (w Workspace) LocalRoots(cur, extra string) []string {
+	return append([]string{cur, extra}, w.Roots...)
 }

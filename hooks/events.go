@@ -191,10 +191,12 @@ type CompactingEvent struct {
 	// Workspace is the session's workspace — the directory its header's
 	// cwd names — by its real path (links resolved), when the host reads
 	// files from it (a pith serve daemon only under its
-	// server.workspaceRoot), or "". A plugin that reads project files
-	// takes them from here, never from the header's cwd, which a daemon's
-	// client chooses, and checks that what it opens has this real path
-	// (workspace.RealPath): a link swapped in meanwhile leads elsewhere.
+	// server.workspaceRoot, a local pith compact only under the current
+	// directory, --workspace or workspace.roots), or "". A plugin that
+	// reads project files takes them from here, never from the header's
+	// cwd, which a daemon's client chooses, and checks that what it opens
+	// has this real path (workspace.RealPath): a link swapped in meanwhile
+	// leads elsewhere.
 	Workspace string `json:"workspace,omitempty"`
 }
 

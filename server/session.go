@@ -367,9 +367,15 @@ func leafSettings(store session.Backend) (provider, model, thinking string) {
 // workspacesOf opens the workspaces of the session named name for its
 // engine, confined as configured at each open (server.workspaceRoot, a
 // tenant's part of it: config.Server.WorkspaceRootFor): the cwd is a
-// client's choice, so without a root no workspace file is read.
+// client's choice, so without a root no workspace file is read. Every
+// read is held to the deny list configured then (workspace.deny).
 func (s *Server) workspacesOf(name string) workspace.Opener {
 	return func(cwd string, opts workspace.Options) (*workspace.Workspace, error) {
-		return workspace.Within(s.cfg.Load().Server.WorkspaceRootFor(name))(cwd, opts)
+		cfg := s.cfg.Load()
+		deny, err := cfg.Workspace.DenyList()
+		if err != nil {
+			return nil, err
+		}
+		return workspace.Within(cfg.Server.WorkspaceRootFor(name)).Denying(deny)(cwd, opts)
 	}
 }

@@ -31,6 +31,7 @@ type compactFlags struct {
 	config           string
 	verbose          bool
 	store            string
+	workspace        string
 	provider         providerFlags
 }
 
@@ -50,6 +51,14 @@ explores an overview of the old history with session-log and workspace tools,
 writes the summary, and chooses workspace files to put back into the new
 context (a custom_message entry after the compaction). Its turns are shown as
 they happen.
+
+Files are read for the model (compaction.rehydrate, the explore worker's
+read_file and mark_read_required) from the session's workspace, the cwd its
+header names, only when that is the current directory or below it, below
+--workspace DIR, or below a workspace.roots directory: a session written
+elsewhere names any directory. Outside them no file is read (one warning
+line). Wherever they are read, files on the deny list (private keys, .ssh,
+.aws, .env*, .netrc, *.pem, ...; workspace.deny adds patterns) never are.
 
 --dry-run shows the preparation without summarizing or writing anything.
 
@@ -78,6 +87,7 @@ is refused while a host is compacting or pruning the same session.`,
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object")
 	fl.StringVar(&f.config, "config", "", "configuration file: settings, summarizer and plugins (default $PITH_CONFIG)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log what the engine and the plugins do")
+	fl.StringVar(&f.workspace, "workspace", "", "also read the session's workspace (compaction.rehydrate, the explore worker's file tools) when it is DIR or below it; without it only one under the current directory or a workspace.roots directory is read")
 	addStoreFlag(cmd, &f.store)
 	f.provider.register(cmd)
 	return cmd
@@ -130,7 +140,7 @@ func runCompact(ctx context.Context, stdout, stderr io.Writer, path string, f co
 	if f.dryRun {
 		return dryRunCompact(ctx, stdout, stderr, path, f, changed)
 	}
-	rt, err := newRuntime(ctx, path, f.store, f.config, f.provider, engine.CompactEvents, log)
+	rt, err := newRuntime(ctx, path, f.store, f.config, f.workspace, f.provider, engine.CompactEvents, log)
 	if err != nil {
 		return err
 	}

@@ -57,7 +57,7 @@ the file (in Pith or pi) continues from the new position. Plugins of
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			log := cliLogger(cmd.ErrOrStderr(), f.verbose)
-			rt, err := newRuntime(ctx, args[0], f.store, f.config, f.provider, engine.NavigateEvents, log)
+			rt, err := newRuntime(ctx, args[0], f.store, f.config, "", f.provider, engine.NavigateEvents, log)
 			if err != nil {
 				return err
 			}

@@ -145,9 +145,11 @@ func TestCompactExploreEndToEnd(t *testing.T) {
 			t.Setenv("OPENAI_API_KEY", "sk-test")
 			t.Setenv("ANTHROPIC_API_KEY", "sk-ant-test")
 			srv, url := startWorkerServer(t, wire, exploringWorker...)
-			path, _ := exploreSession(t)
+			path, ws := exploreSession(t)
+			// The workspace is a directory of the test's, not under the
+			// current one: named, it is read.
 			out, stderr, code := runCLI(t, "compact", path, "--strategy", "explore", "--provider", wire, "--base-url", url,
-				"--model", "worker-model", "--keep-recent-tokens", "2000", "--json")
+				"--model", "worker-model", "--keep-recent-tokens", "2000", "--workspace", ws, "--json")
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}

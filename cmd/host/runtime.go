@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
@@ -54,10 +56,15 @@ func cliLogger(w io.Writer, verbose bool) hclog.Logger {
 }
 
 // newRuntime opens the session and starts the configured plugins that may
-// handle one of the events the command fires. close stops every plugin and
-// closes the file; call it on every path.
-func newRuntime(ctx context.Context, path, storeURL, cfgPath string, p providerFlags, fires []hooks.EventID, log hclog.Logger) (*runtime, error) {
+// handle one of the events the command fires. workspaceDir is --workspace
+// (compact), or "". close stops every plugin and closes the file; call it
+// on every path.
+func newRuntime(ctx context.Context, path, storeURL, cfgPath, workspaceDir string, p providerFlags, fires []hooks.EventID, log hclog.Logger) (*runtime, error) {
 	cfg, err := config.Load(configPath(cfgPath))
+	if err != nil {
+		return nil, err
+	}
+	opener, err := workspaces(cfg, storeURL, path, workspaceDir, log)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +131,7 @@ func newRuntime(ctx context.Context, path, storeURL, cfgPath string, p providerF
 		Summarizer:     rt.summarizer,
 		AutoSummarizer: rt.summarizer,
 		Hooks:          hk,
-		Workspaces:     workspaces(cfg, storeURL, path),
+		Workspaces:     opener,
 		Logger:         log.Named("engine"),
 	})
 	return rt, nil
@@ -228,18 +235,59 @@ func engineSettings(cfg *config.Config) engine.Settings {
 }
 
 // workspaces is how a command opens the workspace of the session named
-// name: a session file of the user's own names a directory that is
-// theirs to read; one in a shared store, or a file under sessions.root,
-// may have been created by any client of a daemon, which chose its cwd,
-// so it is confined as in the daemon (config.Server.WorkspaceRootFor).
-func workspaces(cfg *config.Config, storeURL, name string) workspace.Opener {
+// name, every read held to the configured deny list. A session in a
+// shared store, or a file under sessions.root, may have been created by
+// any client of a daemon, which chose its cwd, so it is confined as in
+// the daemon (config.Server.WorkspaceRootFor). A session file of the
+// user's own is read only when its workspace is the current directory or
+// below it, or below workspaceDir (--workspace) or a workspace.roots
+// directory: a session written elsewhere, or by pi started in the home
+// directory, names any directory, and a model steered by its text would
+// read it. A workspace outside them is not read, with one warning line.
+func workspaces(cfg *config.Config, storeURL, name, workspaceDir string, log hclog.Logger) (workspace.Opener, error) {
+	deny, err := cfg.Workspace.DenyList()
+	if err != nil {
+		return nil, err
+	}
+	confined := func(root string) (workspace.Opener, error) {
+		if workspaceDir != "" {
+			return nil, errors.New("--workspace is for a session file of your own; this session's workspace is read only under server.workspaceRoot, as in the daemon")
+		}
+		return workspace.Within(root).Denying(deny), nil
+	}
 	if storeURL != "" {
-		return workspace.Within(cfg.Server.WorkspaceRootFor(name))
+		return confined(cfg.Server.WorkspaceRootFor(name))
 	}
 	if rel, ok := underRoot(cfg.Sessions.Root, name); ok {
-		return workspace.Within(cfg.Server.WorkspaceRootFor(rel))
+		return confined(cfg.Server.WorkspaceRootFor(rel))
 	}
-	return workspace.Open
+	if workspaceDir != "" {
+		abs, err := filepath.Abs(workspaceDir)
+		if err != nil {
+			return nil, fmt.Errorf("--workspace: %w", err)
+		}
+		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("--workspace %s: not a directory", workspaceDir)
+		}
+		workspaceDir = abs
+	}
+	cur, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("the current directory: %w", err)
+	}
+	open := workspace.Under(cfg.Workspace.LocalRoots(cur, workspaceDir)...).Denying(deny)
+	var warned sync.Once
+	return func(cwd string, opts workspace.Options) (*workspace.Workspace, error) {
+		ws, err := open(cwd, opts)
+		// The engine asks once per use (the worker, rehydrate, the
+		// plugins' event); the user is told once.
+		if nc := (*workspace.NotChosenError)(nil); errors.As(err, &nc) {
+			warned.Do(func() {
+				log.Warn("the session's workspace is outside the current directory: none of its files is read (the explore worker's file tools are off, rehydrate reads nothing, plugins are told of no workspace); run from it, or pass --workspace DIR or list it in workspace.roots to read it", "workspace", nc.Cwd)
+			})
+		}
+		return ws, err
+	}, nil
 }
 
 // underRoot is path relative to root (slash-separated) when path names a

@@ -38,7 +38,7 @@ func rehydrateSession(t *testing.T, path, workspace, marker string) {
 // of `pith serve`, which chose its cwd: `pith compact` on it reads the
 // workspace only as the daemon would (server.workspaceRoot; none here),
 // while a session file of the user's own elsewhere is re-read from its
-// cwd as before.
+// cwd, run there.
 func TestCompactConfinesDaemonSessions(t *testing.T) {
 	dir := t.TempDir()
 	root := filepath.Join(dir, "sessions")
@@ -53,7 +53,9 @@ func TestCompactConfinesDaemonSessions(t *testing.T) {
 	daemons := filepath.Join(root, "team-a", "s.jsonl")
 	rehydrateSession(t, daemons, t.TempDir(), "secret-of-the-operator")
 	own := filepath.Join(dir, "own.jsonl")
-	rehydrateSession(t, own, t.TempDir(), "my-own-workspace")
+	ownWorkspace := t.TempDir()
+	rehydrateSession(t, own, ownWorkspace, "my-own-workspace")
+	t.Chdir(ownWorkspace)
 	for _, c := range []struct {
 		path, marker string
 		read         bool

@@ -5,18 +5,25 @@ import (
 	"strings"
 )
 
-// systemPrompt tells the worker what it is for and what it may spend.
-func systemPrompt(b Budgets) string {
-	return fmt.Sprintf(`You are the compaction worker of a coding-agent session. Old history of the session is being replaced by your summary, so that the agent can continue the work in a fresh context. You do not get the transcript: you get an overview of the range being compacted and tools to look things up in it (search_session_log, read_session_items) and in the workspace (read_file). You only summarize: never continue the conversation, never answer the user.
+// systemPrompt tells the worker what it is for and what it may spend;
+// without files it is told that the workspace tools are off.
+func systemPrompt(b Budgets, files bool) string {
+	lookup := "tools to look things up in it (search_session_log, read_session_items) and in the workspace (read_file)"
+	choose := fmt.Sprintf("Before writing, choose what the agent should see right after compaction: mark_read_required for the few workspace files it will need in full (their current content, %d tokens in all), add_reference for files worth knowing by path. Check files with read_file first.", b.AutoReadBudget)
+	if !files {
+		lookup = "tools to look things up in it (search_session_log, read_session_items)"
+		choose = "The workspace file tools (read_file, mark_read_required, add_reference) are off for this compaction: no file of the workspace can be read here. Work from the session log alone; name the files that matter in the summary."
+	}
+	return fmt.Sprintf(`You are the compaction worker of a coding-agent session. Old history of the session is being replaced by your summary, so that the agent can continue the work in a fresh context. You do not get the transcript: you get an overview of the range being compacted and %s. You only summarize: never continue the conversation, never answer the user.
 
 Write the summary in Markdown with these sections: Goal; Constraints & Preferences; Progress (Done / In Progress / Blocked); Key Decisions; Next Steps; Critical Context. Keep exact file paths, function names and error messages; keep a question to the user that is still unanswered verbatim.
 
 Aim at about %d tokens for the summary; it must stay under %d tokens. Store it with write_summary (the last call wins); that ends the compaction.
 
-Before writing, choose what the agent should see right after compaction: mark_read_required for the few workspace files it will need in full (their current content, %d tokens in all), add_reference for files worth knowing by path. Check files with read_file first.
+%s
 
 Your whole conversation, tool results included, has a budget of %d tokens. Read narrow ranges; prefer search_session_log and compact mode; stop exploring in time and write the summary.`,
-		b.SummaryTarget, b.SummaryMax, b.AutoReadBudget, b.WorkerContextMax)
+		lookup, b.SummaryTarget, b.SummaryMax, choose, b.WorkerContextMax)
 }
 
 // Instructions are what hooks and the user add to a compaction.

@@ -94,6 +94,27 @@ func Tools() []summary.Tool {
 	}
 }
 
+// toolsFor is Tools without the workspace tools when files is false:
+// a worker with no workspace to read is not offered tools that can only
+// refuse, and so is not led to spend turns on them.
+func toolsFor(files bool) []summary.Tool {
+	all := Tools()
+	if files {
+		return all
+	}
+	var out []summary.Tool
+	for _, t := range all {
+		if !fileTool(t.Name) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func fileTool(name string) bool {
+	return name == ToolReadFile || name == ToolMarkRead || name == ToolReference
+}
+
 func schema(s string) json.RawMessage {
 	var v any
 	if err := json.Unmarshal([]byte(s), &v); err != nil {
@@ -117,7 +138,7 @@ type toolState struct {
 
 // errNoWorkspace is the answer of the file tools when the session has no
 // usable cwd.
-var errNoWorkspace = errors.New("no workspace: the session header names no readable cwd")
+var errNoWorkspace = errors.New("no workspace: the workspace file tools are off for this compaction")
 
 // run executes one tool call and returns the text for the model; isError
 // marks a refusal or a bad call.
@@ -461,6 +482,11 @@ func (s *toolState) reference(path, note string) (string, bool) {
 	}
 	rel, err := s.ws.Rel(path)
 	if err != nil {
+		return err.Error(), true
+	}
+	// A reference carries no content, but it would point the agent at
+	// the file after the compaction.
+	if err := s.ws.Denied(rel); err != nil {
 		return err.Error(), true
 	}
 	for i, r := range s.refs {

@@ -46,7 +46,8 @@ type Input struct {
 	Retained []session.Message
 	Overview OverviewInput
 	// Workspace serves read_file, mark_read_required and add_reference; nil
-	// makes them answer that there is no workspace.
+	// turns them off: they are not offered, the system prompt says so, and
+	// a call of one anyway is answered that there is no workspace.
 	Workspace    *workspace.Workspace
 	Instructions Instructions
 }
@@ -173,8 +174,9 @@ func (w *Worker) Run(ctx context.Context, in Input) (*Result, error) {
 	}
 	stats.OverviewTokens, stats.OverviewLevel = ov.Tokens, ov.Level
 
-	tools := Tools()
-	system := systemPrompt(b)
+	files := in.Workspace != nil
+	tools := toolsFor(files)
+	system := systemPrompt(b, files)
 	conv := &conversation{fixed: textTokens(system)}
 	for _, t := range tools {
 		conv.fixed += textTokens(t.Name+t.Description) + len(t.Parameters)/4

@@ -2,6 +2,7 @@ package explore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -240,5 +241,54 @@ func TestSearchSnippetSurvivesCaseFolding(t *testing.T) {
 	out, isErr := st.run(summary.ToolCall{Name: ToolSearch, Arguments: []byte(`{"query":"needle"}`)})
 	if isErr || !strings.Contains(out, "#1 s0000001 user") {
 		t.Errorf("search = %v %q", isErr, out)
+	}
+}
+
+// TestWorkerWithoutWorkspace: with no workspace the worker is not offered
+// the file tools and its system prompt says they are off; a call of one
+// anyway is refused, and the compaction still completes.
+func TestWorkerWithoutWorkspace(t *testing.T) {
+	msgs, retained := smallRange()
+	model, srv := newModel(t,
+		turn{calls: []summary.ToolCall{call(ToolReadFile, `{"path":".ssh/id_ed25519"}`)}},
+		turn{calls: []summary.ToolCall{call(ToolSummary, `{"text":"## Goal\nFix the flaky parser test."}`)}},
+	)
+	w := &Worker{Model: model, Budgets: DefaultBudgets()}
+	res, err := w.Run(context.Background(), Input{Messages: msgs, Retained: retained})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.AutoRead != nil {
+		t.Errorf("auto-read = %+v", res.AutoRead)
+	}
+	srv.mu.Lock()
+	bodies := append([][]byte(nil), srv.bodies...)
+	srv.mu.Unlock()
+	var req struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content any    `json:"content"`
+		} `json:"messages"`
+		Tools []struct {
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(bodies[0], &req); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range req.Tools {
+		names = append(names, tl.Function.Name)
+	}
+	if strings.Join(names, ",") != "search_session_log,read_session_items,write_summary" {
+		t.Errorf("tools offered = %v", names)
+	}
+	if sys := fmt.Sprint(req.Messages[0].Content); req.Messages[0].Role != "system" || !strings.Contains(sys, "workspace file tools (read_file, mark_read_required, add_reference) are off") {
+		t.Errorf("system prompt = %.400s", sys)
+	}
+	if !strings.Contains(string(bodies[1]), "the workspace file tools are off") {
+		t.Errorf("the refused call: %.400s", bodies[1])
 	}
 }

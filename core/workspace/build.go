@@ -201,7 +201,7 @@ func (w *Workspace) wholeFile(rel string, relErr error, capTokens, left int) (te
 
 // reasonOf words a read error for the list of files not included.
 func reasonOf(err error) string {
-	for _, s := range []error{ErrOutside, ErrNotExist, ErrNotRegular, ErrBinary} {
+	for _, s := range []error{ErrDenied, ErrOutside, ErrNotExist, ErrNotRegular, ErrBinary} {
 		if errors.Is(err, s) {
 			return s.Error()
 		}

@@ -39,6 +39,9 @@ type Options struct {
 	// cut at a line boundary and marked Truncated. 0 means
 	// DefaultMaxReadBytes.
 	MaxReadBytes int
+	// Deny is the deny list every read is held to; nil means
+	// DefaultDenyList (an empty DenyList denies nothing).
+	Deny *DenyList
 }
 
 // Workspace is an open workspace directory. It is safe for concurrent use;
@@ -47,6 +50,7 @@ type Workspace struct {
 	dir     string
 	root    *os.Root
 	maxRead int
+	deny    *DenyList
 }
 
 // Open opens dir (which must be an absolute path to a directory) as a
@@ -73,7 +77,11 @@ func workspaceOn(dir string, root *os.Root, opts Options) *Workspace {
 	if maxRead <= 0 {
 		maxRead = DefaultMaxReadBytes
 	}
-	return &Workspace{dir: dir, root: root, maxRead: maxRead}
+	deny := opts.Deny
+	if deny == nil {
+		deny = defaultDeny
+	}
+	return &Workspace{dir: dir, root: root, maxRead: maxRead, deny: deny}
 }
 
 // Dir is the workspace's absolute directory.
@@ -122,6 +130,17 @@ func (w *Workspace) Rel(path string) (string, error) {
 	return filepath.ToSlash(p), nil
 }
 
+// Denied is ErrDenied (named by rel) when the deny list matches a name
+// on the path of rel (as Rel returns it) inside the workspace, the
+// workspace directory's own names included; nil otherwise. It looks at
+// names only: Read also checks what a link leads to and the content.
+func (w *Workspace) Denied(rel string) error {
+	if w.deny.Denies(filepath.Join(w.dir, filepath.FromSlash(rel))) {
+		return fmt.Errorf("%s: %w", rel, ErrDenied)
+	}
+	return nil
+}
+
 // ReadOptions choose a window of lines.
 type ReadOptions struct {
 	// Offset is the first line to return, 1-based; 0 means 1.
@@ -154,10 +173,18 @@ type File struct {
 
 // Read returns a window of the current content of path. The file must be a
 // regular text file inside the workspace; following a symbolic link is
-// allowed only while it stays inside.
+// allowed only while it stays inside. It is the one read of a workspace
+// file, so the deny list is enforced here: on the name asked (Denied),
+// on the file opened, by its real path (a link named innocently that
+// leads to .ssh/id_rsa), and on the content read from the file's start
+// through the window (a private key's header anywhere in it: a window
+// starting after the header line would hand out the key's body).
 func (w *Workspace) Read(path string, o ReadOptions) (*File, error) {
 	rel, err := w.Rel(path)
 	if err != nil {
+		return nil, err
+	}
+	if err := w.Denied(rel); err != nil {
 		return nil, err
 	}
 	// Through the one regular-file open (internal/regularfile): a FIFO
@@ -171,6 +198,9 @@ func (w *Workspace) Read(path string, o ReadOptions) (*File, error) {
 		return nil, w.openError(rel, err)
 	}
 	defer f.Close()
+	if err := w.deniedOpened(f, rel); err != nil {
+		return nil, err
+	}
 	st, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", rel, err)
@@ -189,6 +219,7 @@ func (w *Workspace) Read(path string, o ReadOptions) (*File, error) {
 		return nil, fmt.Errorf("%s: %w", rel, ErrBinary)
 	}
 	out := &File{Path: rel, StartLine: start, Size: st.Size()}
+	denied := func() error { return fmt.Errorf("%s: %w", rel, ErrDenied) }
 	var buf strings.Builder
 	line := 0
 	for {
@@ -202,9 +233,19 @@ func (w *Workspace) Read(path string, o ReadOptions) (*File, error) {
 				long = append(long, text...)
 			}
 			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = r.ReadSlice('\n') // skip the rest of a line we cannot return
+				// Skip the rest of a line we cannot return, still looking
+				// for a key header in it: the lines after it could be
+				// the key's body.
+				var skipped []byte
+				skipped, err = r.ReadSlice('\n')
+				if w.deny.RefusesContent(skipped) {
+					return nil, denied()
+				}
 			}
 			text = long
+		}
+		if w.deny.RefusesContent(text) {
+			return nil, denied()
 		}
 		if len(text) > 0 {
 			line++
@@ -233,6 +274,25 @@ func (w *Workspace) Read(path string, o ReadOptions) (*File, error) {
 			return nil, fmt.Errorf("%s: %w", rel, err)
 		}
 	}
+}
+
+// deniedOpened applies the deny list to the file f has open, by its real
+// path: Denied saw the name asked, and a link on the way may lead to a
+// denied one inside the workspace.
+func (w *Workspace) deniedOpened(f *os.File, rel string) error {
+	real, err := RealPath(f)
+	if err != nil || !filepath.IsAbs(real) {
+		// Without /proc (or off Linux, where RealPath resolves f's name,
+		// which is relative to the root here), by the name resolved now.
+		real, err = filepath.EvalSymlinks(filepath.Join(w.dir, filepath.FromSlash(rel)))
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w (its real path cannot be checked)", rel, ErrDenied)
+	}
+	if w.deny.Denies(real) {
+		return fmt.Errorf("%s: %w", rel, ErrDenied)
+	}
+	return nil
 }
 
 func finish(f *File, buf *strings.Builder, eof bool) *File {

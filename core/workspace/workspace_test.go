@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-func newWorkspace(t *testing.T, files map[string]string) (*Workspace, string) {
+func newWorkspace(t testing.TB, files map[string]string) (*Workspace, string) {
 	t.Helper()
 	dir := t.TempDir()
 	for name, content := range files {

@@ -19,6 +19,12 @@
 //     their sessions' cwd. The header's cwd itself is never used, and the
 //     files are opened inside the workspace (no link leading out).
 //
+// Whatever names them, a file denied by Pith's built-in workspace deny
+// list (a private key by name, by its real path with links resolved, or
+// by a key's header in its content; .ssh, .aws, .env*, .netrc, ...:
+// core/workspace.DefaultDeny) is not read: an AGENTS.md that is a link to
+// ~/.ssh/id_ed25519 would hand the key to the summarizer.
+//
 // Each non-empty line (a bullet with its wrapped continuation lines counts as
 // one) becomes one context line, clipped to --max-chars; at most --max-lines
 // are sent. The first line says where they come from.
@@ -241,6 +247,9 @@ func readInstructions(path string, maxChars int, open func(string) (*os.File, er
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
+	if workspace.DefaultDenyList().RefusesContent(data) {
+		return nil, fmt.Errorf("%s: %w", path, workspace.ErrDenied)
+	}
 	return parseInstructions(string(data), maxChars), nil
 }
 
@@ -287,8 +296,18 @@ func sameDir(root *os.Root, real string) error {
 	return nil
 }
 
-// regular returns f if it is a regular file, else closes it.
+// regular returns f if it is a regular file that the built-in deny list
+// does not deny by its real path (links resolved: what was opened), else
+// closes it.
 func regular(f *os.File, path string) (*os.File, error) {
+	real, err := workspace.RealPath(f)
+	if err != nil || !filepath.IsAbs(real) {
+		real, err = filepath.EvalSymlinks(path)
+	}
+	if err != nil || workspace.DefaultDenyList().Denies(real) {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, workspace.ErrDenied)
+	}
 	info, err := f.Stat()
 	if err != nil {
 		f.Close()

@@ -213,6 +213,38 @@ func TestLinkOutOfTheWorkspace(t *testing.T) {
 	}
 }
 
+// TestDeniedInstructionFiles: in a workspace that is a home directory, an
+// AGENTS.md linking to the SSH key is not read, nor a CLAUDE.md holding a
+// private key; an ordinary one is.
+func TestDeniedInstructionFiles(t *testing.T) {
+	for _, claude := range []string{"-----BEGIN OPENSSH PRIVATE KEY-----\nS3CR3T-IN-CLAUDE\n", "- the project's own\n"} {
+		home := t.TempDir()
+		if err := os.Mkdir(filepath.Join(home, ".ssh"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(home, ".ssh", "id_ed25519"), "- S3CR3T-KEY\n")
+		if err := os.Symlink(".ssh/id_ed25519", filepath.Join(home, "AGENTS.md")); err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(home, "CLAUDE.md"), claude)
+		h := sdktest.InProcess(t, &keeper{maxLines: 10, maxChars: 100})
+		res, err := h.Compacting(context.Background(), &sdk.CompactingEvent{SessionID: "s1", Workspace: home})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		if res != nil {
+			got = strings.Join(res.Context, "\n")
+			for _, m := range res.Messages {
+				got += m.Content
+			}
+		}
+		if strings.Contains(got, "S3CR3T") || strings.Contains(claude, "own") != strings.Contains(got, "the project's own") {
+			t.Errorf("CLAUDE.md %q: context %q", claude, got)
+		}
+	}
+}
+
 // TestSubprocess gets the workspace over the real gRPC connection and
 // checks the lines arrive through the Dispatcher.
 func TestSubprocess(t *testing.T) {
