@@ -115,8 +115,9 @@ type Watcher struct {
 	// unsettled is set while the file keeps changing between the two
 	// reads of a reload, so that a long save is logged once.
 	unsettled bool
-	// betweenReads, when set (tests), runs between the two reads.
-	betweenReads func()
+	// betweenReads, when set (tests), is given the first read's content
+	// before the second read.
+	betweenReads func(first []byte)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -441,7 +442,7 @@ func (w *Watcher) readSettled(ctx context.Context) ([]byte, error) {
 		return nil, err
 	}
 	if w.betweenReads != nil {
-		w.betweenReads()
+		w.betweenReads(first.data)
 	}
 	t := time.NewTimer(w.opts.Debounce)
 	select {

@@ -182,13 +182,12 @@ func TestWatcherSaveInProgress(t *testing.T) {
 	var done sync.Once
 	finished := make(chan struct{})
 	h.watcher.mu.Lock()
-	h.watcher.betweenReads = func() {
+	h.watcher.betweenReads = func(data []byte) {
 		select {
 		case <-finished:
 			return
 		default:
 		}
-		data, _ := os.ReadFile(path)
 		firstReads <- data
 		<-proceed
 	}
@@ -220,11 +219,16 @@ func TestWatcherSaveInProgress(t *testing.T) {
 		proceed <- struct{}{}
 		break
 	}
-	h.waitFor("the partial read refused as unsettled", func(r Result) bool { return errors.Is(r.Err, ErrUnsettled) })
+	r := h.waitFor("the outcome of the reload that read the partial file", func(r Result) bool {
+		return r.Applied || errors.Is(r.Err, ErrUnsettled)
+	})
+	if r.Applied {
+		t.Fatalf("the reload that read the partial file applied a configuration (%d tokens) without reading it settled", len(r.Change.New.Server.Tokens))
+	}
 	if got := h.store.Snapshot(); got.Compaction.KeepRecentTokens != 1000 || len(got.Server.Tokens) != 2 {
 		t.Fatalf("the partial file was applied: %d tokens", len(got.Server.Tokens))
 	}
-	r := h.waitApplied(2000)
+	r = h.waitApplied(2000)
 	if n := len(r.Change.New.Server.Tokens); n != 2 {
 		t.Fatalf("applied with %d tokens, want 2", n)
 	}
