@@ -47,13 +47,16 @@ func CheckReload(old, next *Config) error {
 
 // AuthRemovedBy says how replacing s with next would take away a way of
 // authenticating callers that s has — every bearer token gone, or client
-// certificates (server.tls.clientCAFile) no longer asked for — or "" when
-// it would not. This is the one rule for "a reload removes
-// authentication": a file cut short by a save (empty, or stopped before
-// server.tokens) reads as a valid configuration without either, and
-// applied it would let anonymous callers in, or, on an exposed listener,
-// lock every caller out. Replacing tokens with other tokens (rotation)
-// and adding a mechanism are not removals.
+// certificates (server.tls.clientCAFile) no longer asked for — or let a
+// token reach sessions outside its prefix in force, or "" when it would
+// not. This is the one rule for "a reload removes authentication": a
+// file cut short by a save (empty, stopped before server.tokens, or right
+// after a token's sha256, before its prefix) reads as a valid
+// configuration without them, and applied it would let anonymous callers
+// in, give a tenant every tenant's sessions, or, on an exposed listener,
+// lock every caller out. Replacing tokens with other tokens (rotation),
+// revoking some, narrowing a prefix and adding a mechanism are not
+// removals; widening a token's prefix is a restart.
 func (s Server) AuthRemovedBy(next Server) string {
 	var gone []string
 	if len(s.Tokens) > 0 && len(next.Tokens) == 0 {
@@ -62,8 +65,26 @@ func (s Server) AuthRemovedBy(next Server) string {
 	if s.TLS.ClientCAFile != "" && next.TLS.ClientCAFile == "" {
 		gone = append(gone, "client certificates (server.tls.clientCAFile)")
 	}
+	prefixes := make(map[string]string, len(s.Tokens))
+	for _, t := range s.Tokens {
+		prefixes[strings.ToLower(t.SHA256)] = t.Prefix
+	}
+	for i, t := range next.Tokens {
+		was, ok := prefixes[strings.ToLower(t.SHA256)]
+		if ok && !strings.HasPrefix(t.Prefix, was) {
+			gone = append(gone, fmt.Sprintf("the prefix of server.tokens[%d] (%s), which would reach %s instead of %s", i, t.Name, describePrefix(t.Prefix), describePrefix(was)))
+		}
+	}
 	if len(gone) == 0 {
 		return ""
 	}
 	return "it would remove authentication: " + strings.Join(gone, " and ")
+}
+
+// describePrefix names the sessions a token's prefix reaches.
+func describePrefix(p string) string {
+	if p == "" {
+		return "every session"
+	}
+	return fmt.Sprintf("%q", p)
 }

@@ -24,6 +24,15 @@ func TestCheckReload(t *testing.T) {
 		{"token rotated", func(c *Config) { c.Server.Tokens = []Token{{Name: "team-a2", SHA256: hexSum("a2"), Prefix: "team-a/"}} }, ""},
 		{"token revoked, one left", func(c *Config) { c.Server.Tokens = c.Server.Tokens[:1] }, ""},
 		{"client CA replaced", func(c *Config) { c.Server.TLS.ClientCAFile = "/ca2.pem" }, ""},
+		{"prefix narrowed", func(c *Config) { c.Server.Tokens[0].Prefix = "team-a/x/" }, ""},
+		{"token renamed", func(c *Config) { c.Server.Tokens[0].Name = "team-a-renamed" }, ""},
+		{"prefix cut off (all sessions)", func(c *Config) { c.Server.Tokens[1].Prefix = "" },
+			`the prefix of server.tokens[1] (team-b), which would reach every session instead of "team-b/"`},
+		{"prefix moved", func(c *Config) { c.Server.Tokens[0].Prefix = "team-b/" }, `would reach "team-b/" instead of "team-a/"`},
+		{"prefix widened, hash in upper case", func(c *Config) {
+			c.Server.Tokens[0].SHA256 = strings.ToUpper(c.Server.Tokens[0].SHA256)
+			c.Server.Tokens[0].Prefix = ""
+		}, "server.tokens[0] (team-a)"},
 		{"every token removed", func(c *Config) { c.Server.Tokens = nil }, "every server.tokens entry (2 in force)"},
 		{"client certificates off", func(c *Config) { c.Server.TLS.ClientCAFile = "" }, "client certificates (server.tls.clientCAFile)"},
 		{"TLS gone", func(c *Config) { c.Server.TLS = ServerTLS{} }, "client certificates"},

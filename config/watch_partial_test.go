@@ -236,3 +236,38 @@ func TestWatcherSaveInProgress(t *testing.T) {
 		t.Errorf("the save in progress was logged %d times, want once:\n%s", c, h.logs.String())
 	}
 }
+
+// TestWatcherPartialSaveKeepsPrefixes: with sessions first (as in the
+// examples), a save stopped right after a token's sha256, before its
+// prefix, is a valid configuration that would give that tenant every
+// session; it is refused, and the tenant keeps its prefix.
+func TestWatcherPartialSaveKeepsPrefixes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	content := func(keep int) string {
+		return fmt.Sprintf("%ssessions:\n  root: %s\nserver:\n  tokens:\n"+
+			"    - name: team-a\n      sha256: %s\n      prefix: team-a/\n"+
+			"    - name: team-b\n      sha256: %s\n      prefix: team-b/\n",
+			keepYAML(keep), filepath.Join(dir, "sessions"), hexSum("team-a"), hexSum("team-b"))
+	}
+	path := writeFile(t, dir, "pith.yaml", content(1000))
+	h := startWatcher(t, dir, path, WatcherOptions{})
+	before := h.store.Snapshot()
+	full := content(2000)
+	partial := cutBefore(t, full, "      prefix: team-b/")
+	stoppedSave(t, path, partial)
+	r := h.waitFor("the refusal", func(r Result) bool {
+		return r.Applied || r.Err != nil && !errors.Is(r.Err, ErrUnsettled) && !errors.Is(r.Err, ErrEmpty)
+	})
+	if r.Applied {
+		t.Fatalf("applied: team-b's prefix is now %q", r.Change.New.Server.Tokens[1].Prefix)
+	}
+	if !errors.Is(r.Err, ErrRestartNeeded) || !strings.Contains(r.Err.Error(), "server.tokens[1] (team-b), which would reach every session") {
+		t.Fatalf("want the widening refused, got %v", r.Err)
+	}
+	if h.store.Snapshot() != before {
+		t.Fatal("the configuration in force changed")
+	}
+	stoppedSave(t, path, full)
+	h.waitApplied(2000)
+}
