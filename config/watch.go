@@ -135,20 +135,33 @@ func NewWatcher(path string, store *Store, opts WatcherOptions) (*Watcher, error
 	return w, nil
 }
 
+// openAttempts bounds how many times Open reads a file that keeps
+// changing (each attempt is two reads, Debounce apart) before it gives up.
+const openAttempts = 10
+
 // Open loads the configuration at path into a new Store and returns a
 // Watcher for it. The watch starts before the file is read, so no edit made
-// in between is missed.
+// in between is missed. The file is read as a reload reads it: settled
+// (two reads Debounce apart agree; a file still changing after
+// openAttempts tries is ErrUnsettled) and setting at least one key
+// (ErrEmpty) — a process started in the middle of a save would otherwise
+// run on a prefix of the file.
 func Open(path string, opts WatcherOptions) (*Store, *Watcher, error) {
 	w, err := newWatcher(path, opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	data, err := os.ReadFile(w.path)
+	var data []byte
+	for range openAttempts {
+		if data, err = w.readSettled(context.Background()); !errors.Is(err, ErrUnsettled) {
+			break
+		}
+	}
 	if err != nil {
 		w.Close()
 		return nil, nil, fmt.Errorf("read configuration: %w", err)
 	}
-	cfg, err := Parse(data, w.path, opts.LoadOptions...)
+	cfg, err := Parse(data, w.path, append(append([]Option(nil), opts.LoadOptions...), requireKeys)...)
 	if err != nil {
 		w.Close()
 		return nil, nil, err

@@ -271,3 +271,22 @@ func TestWatcherPartialSaveKeepsPrefixes(t *testing.T) {
 	stoppedSave(t, path, full)
 	h.waitApplied(2000)
 }
+
+// TestOpenRefusesEmpty: a process started while a save has truncated its
+// configuration does not run on the defaults.
+func TestOpenRefusesEmpty(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, content := range map[string]string{"empty": "", "blank": "\n  \n", "comments only": "# Pith\n# more\n"} {
+		path := writeFile(t, dir, "pith.yaml", content)
+		if _, _, err := Open(path, WatcherOptions{LoadOptions: []Option{noEnv}}); !errors.Is(err, ErrEmpty) || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: %v, want ErrEmpty naming the file", name, err)
+		}
+	}
+	// A file setting anything opens.
+	if _, w, err := Open(writeFile(t, dir, "pith.yaml", "logging:\n  level: warn\n"), WatcherOptions{LoadOptions: []Option{noEnv}}); err != nil {
+		t.Fatal(err)
+	} else {
+		w.Close()
+	}
+}
