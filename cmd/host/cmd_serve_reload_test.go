@@ -58,7 +58,8 @@ func (p *serveProc) waitReload(t *testing.T) string {
 // before `tokens:`, in the middle of a token and after the tokens. Each
 // partial file is refused with one log line, and throughout an anonymous
 // caller is refused by gRPC (a tenant's session by id, a create) and by
-// the viewer, while the tenant's token still works. The whole file saved
+// the viewer, while the tenant's token still works; so too while a save is
+// held open part-way, until it finishes and applies. The whole file saved
 // by rename then reloads, and a rotated token replaces the old one.
 func TestServePartialConfigSave(t *testing.T) {
 	dir := t.TempDir()
@@ -167,6 +168,39 @@ func TestServePartialConfigSave(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "sessions", "team-a", "s.jsonl")); err != nil {
 		t.Fatalf("team-a's session: %v", err)
 	}
+
+	// A save held open part-way, then finished: refused while it is
+	// partial, applied once whole.
+	next := tenantServeYAML(1500, "team-a", "team-b")
+	f, err := os.OpenFile(cfgPath, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	head := next[:strings.Index(next, "  tokens:")]
+	if _, err := f.WriteString(head); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		line := p.waitReload(t)
+		if strings.Contains(line, "config reloaded") {
+			t.Fatalf("a save in progress was applied: %s", line)
+		}
+		if strings.Contains(line, "remove authentication") {
+			break
+		}
+	}
+	locked("during a save")
+	if _, err := f.WriteString(next[len(head):]); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if line := p.waitReload(t); !strings.Contains(line, "config reloaded") || !strings.Contains(line, "compaction.keepRecentTokens") || strings.Contains(line, "server.tokens") {
+		t.Fatalf("the finished save: %s", line)
+	}
+	locked("after the save finished")
 
 	// The whole file, rotating team-a's token, saved by rename.
 	tmp := cfgPath + ".tmp"
