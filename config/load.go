@@ -28,6 +28,11 @@ var (
 	ErrUnsupportedFormat = errors.New("unsupported configuration format")
 	// ErrSyntax wraps a file that does not parse. It is an ErrInvalid too.
 	ErrSyntax = fmt.Errorf("%w: syntax error", ErrInvalid)
+	// ErrEmpty refuses, on a reload, a file that sets no key (empty,
+	// blank or only comments): what a save truncating the file first
+	// leaves for a moment, and a copy cut short leaves for good. Read as
+	// a configuration it would be every default.
+	ErrEmpty = errors.New("the configuration file sets no key (empty, or read in the middle of a save)")
 )
 
 // Format is a configuration file format.
@@ -69,7 +74,13 @@ type Option func(*loadOptions)
 type loadOptions struct {
 	environ func() []string
 	noEnv   bool
+	// setsKeys refuses a file that sets no key (ErrEmpty); the Watcher's
+	// reloads use it.
+	setsKeys bool
 }
+
+// requireKeys is the Watcher's option: a reloaded file must set a key.
+func requireKeys(o *loadOptions) { o.setsKeys = true }
 
 // WithEnviron takes the environment from fn instead of the process (for
 // tests, and for callers that hold a prepared environment).
@@ -152,6 +163,9 @@ func parseKeys(data []byte, path string, opts []Option) (*koanf.Koanf, []Problem
 				}
 				return nil, nil, fmt.Errorf("%s: %w: %w", path, ErrSyntax, withPosition(data, err))
 			}
+		}
+		if o.setsKeys && len(k.Keys()) == 0 {
+			return nil, nil, fmt.Errorf("%s: %w", path, ErrEmpty)
 		}
 	}
 	var problems []Problem

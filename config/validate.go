@@ -423,6 +423,10 @@ func (v *validator) server(s *Server) {
 		v.add("server.tls.clientCAFile", "needs server.tls.certFile and server.tls.keyFile")
 	}
 	first := map[string]int{}
+	// sums finds one token listed twice: the first entry would win, so
+	// the other's name and prefix would be silently ignored — or, the
+	// entries reordered, a tenant's token would reach another prefix.
+	sums := map[string]int{}
 	for i, t := range s.Tokens {
 		key := func(k string) string { return fmt.Sprintf("server.tokens[%d].%s", i, k) }
 		v.uniqueName(key("name"), t.Name, "server.tokens", i, first)
@@ -430,6 +434,10 @@ func (v *validator) server(s *Server) {
 		// mistake.
 		if !isSHA256(t.SHA256) {
 			v.add(key("sha256"), "must be the 64 hex digits of the token's SHA-256 (`pith serve hash-token`), never the token itself")
+		} else if j, dup := sums[strings.ToLower(t.SHA256)]; dup {
+			v.add(key("sha256"), "the same token as server.tokens[%d] (%q): one token must have one entry, one name and one prefix", j, s.Tokens[j].Name)
+		} else {
+			sums[strings.ToLower(t.SHA256)] = i
 		}
 		if t.Prefix != "" && !SafePrefix(t.Prefix) {
 			v.add(key("prefix"), `must be "" or directories of [A-Za-z0-9._-] not starting with '.', ending in "/", got %q`, t.Prefix)

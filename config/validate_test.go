@@ -132,6 +132,9 @@ func TestValidateRules(t *testing.T) {
 		{"token duplicate", func(c *Config) {
 			c.Server.Tokens = []Token{{Name: "a", SHA256: strings.Repeat("a", 64)}, {Name: "a", SHA256: strings.Repeat("b", 64)}}
 		}, "server.tokens[1].name", `duplicate "a"`},
+		{"token listed twice", func(c *Config) {
+			c.Server.Tokens = []Token{{Name: "a", SHA256: strings.Repeat("ab", 32), Prefix: "team-a/"}, {Name: "b", SHA256: strings.Repeat("AB", 32), Prefix: "team-b/"}}
+		}, "server.tokens[1].sha256", `the same token as server.tokens[0] ("a")`},
 		{"token prefix dotdot", func(c *Config) {
 			c.Server.Tokens = []Token{{Name: "a", SHA256: strings.Repeat("a", 64), Prefix: "../"}}
 		}, "server.tokens[0].prefix", "must be"},

@@ -1,10 +1,12 @@
 package config
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/signal"
@@ -28,6 +30,10 @@ const (
 // ErrConcurrentSwap rejects a reload when the Store changed while the new
 // configuration was being prepared against the old one.
 var ErrConcurrentSwap = errors.New("configuration changed while the reload was being prepared")
+
+// ErrUnsettled postpones a reload: the file changed between the two reads
+// that make one (a save in progress). The writes bring another attempt.
+var ErrUnsettled = errors.New("the configuration file changed while it was read (a save in progress)")
 
 // Trigger says what started a reload.
 type Trigger string
@@ -58,7 +64,8 @@ type WatcherOptions struct {
 	Logger hclog.Logger
 	// Debounce is the quiet time after the last file event before
 	// reloading (default 150 ms): editors and Kubernetes save in several
-	// steps, and only the end state is worth loading.
+	// steps, and only the end state is worth loading. It is also the time
+	// between the two reads that must agree before a reload goes on.
 	Debounce time.Duration
 	// MaxDelay bounds how long a steady stream of events can postpone a
 	// reload (default 2 s).
@@ -84,9 +91,13 @@ type WatcherOptions struct {
 // create, write-temp-then-rename, and the symlink swap of a Kubernetes
 // ConfigMap volume (name → ..data/name, ..data → ..<timestamp>). When the
 // file is a symlink into another directory, that directory is watched too.
-// Each reload loads into a fresh koanf instance, validates the whole
-// configuration, asks OnReload, and only then swaps it in; anything that
-// fails keeps the configuration in force.
+// Each reload reads the file twice, Debounce apart, and goes on only when
+// both reads agree (a save in progress leaves a prefix of the file, which
+// often parses); it loads into a fresh koanf instance, validates the whole
+// configuration, refuses a file that sets no key (ErrEmpty) and what only a
+// restart may change (CheckReload: the roots, the store, the
+// authentication in force), asks OnReload, and only then swaps it in;
+// anything that fails keeps the configuration in force.
 type Watcher struct {
 	path, dir, base string
 	store           *Store
@@ -101,6 +112,12 @@ type Watcher struct {
 	mu      sync.Mutex // serializes reloads and guards the fields below
 	lastSum [sha256.Size]byte
 	haveSum bool
+	// unsettled is set while the file keeps changing between the two
+	// reads of a reload, so that a long save is logged once.
+	unsettled bool
+	// betweenReads, when set (tests), is given the first read's content
+	// before the second read.
+	betweenReads func(first []byte)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -118,20 +135,33 @@ func NewWatcher(path string, store *Store, opts WatcherOptions) (*Watcher, error
 	return w, nil
 }
 
+// openAttempts bounds how many times Open reads a file that keeps
+// changing (each attempt is two reads, Debounce apart) before it gives up.
+const openAttempts = 10
+
 // Open loads the configuration at path into a new Store and returns a
 // Watcher for it. The watch starts before the file is read, so no edit made
-// in between is missed.
+// in between is missed. The file is read as a reload reads it: settled
+// (two reads Debounce apart agree; a file still changing after
+// openAttempts tries is ErrUnsettled) and setting at least one key
+// (ErrEmpty) — a process started in the middle of a save would otherwise
+// run on a prefix of the file.
 func Open(path string, opts WatcherOptions) (*Store, *Watcher, error) {
 	w, err := newWatcher(path, opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	data, err := os.ReadFile(w.path)
+	var data []byte
+	for range openAttempts {
+		if data, err = w.readSettled(context.Background()); !errors.Is(err, ErrUnsettled) {
+			break
+		}
+	}
 	if err != nil {
 		w.Close()
 		return nil, nil, fmt.Errorf("read configuration: %w", err)
 	}
-	cfg, err := Parse(data, w.path, opts.LoadOptions...)
+	cfg, err := Parse(data, w.path, append(append([]Option(nil), opts.LoadOptions...), requireKeys)...)
 	if err != nil {
 		w.Close()
 		return nil, nil, err
@@ -338,16 +368,30 @@ func (w *Watcher) reload(ctx context.Context, trigger Trigger, force bool) error
 	defer w.mu.Unlock()
 	defer w.syncTargetLocked()
 
-	data, err := os.ReadFile(w.path)
-	if err != nil {
-		if trigger == TriggerFile && errors.Is(err, fs.ErrNotExist) {
-			// Most likely the middle of a remove-then-create save; the
-			// create will bring us back.
-			w.haveSum = false
-			w.log.Warn("config file missing; keeping the current configuration", "path", w.path)
-			w.observe(Result{Trigger: trigger, Err: err})
-			return err
+	data, err := w.readSettled(ctx)
+	switch {
+	case err == nil:
+		w.unsettled = false
+	case ctx.Err() != nil:
+		return err // shutting down: nothing to report
+	case errors.Is(err, ErrUnsettled):
+		// A save in progress: the writes that made the two reads differ
+		// are events that bring the next attempt, so nothing polls. Said
+		// once per save, however long it takes.
+		if !w.unsettled {
+			w.unsettled = true
+			w.log.Warn("config file is being written; keeping the current configuration until it settles", "path", w.path, "trigger", trigger)
 		}
+		w.observe(Result{Trigger: trigger, Err: err})
+		return err
+	case trigger == TriggerFile && errors.Is(err, fs.ErrNotExist):
+		// Most likely the middle of a remove-then-create save; the
+		// create will bring us back.
+		w.haveSum = false
+		w.log.Warn("config file missing; keeping the current configuration", "path", w.path)
+		w.observe(Result{Trigger: trigger, Err: err})
+		return err
+	default:
 		return w.reject(trigger, fmt.Errorf("read configuration: %w", err))
 	}
 	sum := sha256.Sum256(data)
@@ -356,7 +400,8 @@ func (w *Watcher) reload(ctx context.Context, trigger Trigger, force bool) error
 	}
 	w.lastSum, w.haveSum = sum, true
 
-	next, err := Parse(data, w.path, w.opts.LoadOptions...)
+	opts := append(append([]Option(nil), w.opts.LoadOptions...), requireKeys)
+	next, err := Parse(data, w.path, opts...)
 	if err != nil {
 		return w.reject(trigger, err)
 	}
@@ -366,6 +411,12 @@ func (w *Watcher) reload(ctx context.Context, trigger Trigger, force bool) error
 		w.log.Debug("config unchanged", "path", w.path, "trigger", trigger)
 		w.observe(Result{Trigger: trigger})
 		return nil
+	}
+	// A file cut short by a save that never finished is stable and may
+	// parse: what it must not do is move the sessions or drop the
+	// authentication under the running callers.
+	if err := CheckReload(old, next); err != nil {
+		return w.reject(trigger, err)
 	}
 	if w.opts.OnReload != nil {
 		if err := w.opts.OnReload(ctx, old, next); err != nil {
@@ -389,6 +440,79 @@ func (w *Watcher) reload(ctx context.Context, trigger Trigger, force bool) error
 	}
 	w.observe(Result{Trigger: trigger, Applied: true, Change: ch})
 	return nil
+}
+
+// readSettled reads the file twice, Debounce apart, and returns its
+// content only when both reads agree: same bytes, same file, same size
+// and modification time, and neither changed while it was read. An
+// editor that truncates before writing, `cat new > pith.yaml` or a copy
+// still running leave a prefix of the file for a while, and a prefix is
+// often a valid configuration — every default from the cut on. Anything
+// else is ErrUnsettled.
+func (w *Watcher) readSettled(ctx context.Context) ([]byte, error) {
+	first, err := readSnapshot(w.path)
+	if err != nil {
+		return nil, err
+	}
+	if w.betweenReads != nil {
+		w.betweenReads(first.data)
+	}
+	t := time.NewTimer(w.opts.Debounce)
+	select {
+	case <-ctx.Done():
+		t.Stop()
+		return nil, ctx.Err()
+	case <-t.C:
+	}
+	second, err := readSnapshot(w.path)
+	if err != nil {
+		return nil, err
+	}
+	if !first.same(second) {
+		return nil, ErrUnsettled
+	}
+	return second.data, nil
+}
+
+// fileSnapshot is one read of the configuration file.
+type fileSnapshot struct {
+	data []byte
+	info fs.FileInfo
+}
+
+// readSnapshot reads path, and refuses a read that a write overlapped
+// (the file's size or time changed under it, or it read other than the
+// file's size).
+func readSnapshot(path string) (fileSnapshot, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return fileSnapshot{}, err
+	}
+	defer f.Close()
+	before, err := f.Stat()
+	if err != nil {
+		return fileSnapshot{}, err
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return fileSnapshot{}, err
+	}
+	after, err := f.Stat()
+	if err != nil {
+		return fileSnapshot{}, err
+	}
+	if !sameStat(before, after) || after.Mode().IsRegular() && int64(len(data)) != after.Size() {
+		return fileSnapshot{}, ErrUnsettled
+	}
+	return fileSnapshot{data: data, info: after}, nil
+}
+
+func (a fileSnapshot) same(b fileSnapshot) bool {
+	return bytes.Equal(a.data, b.data) && os.SameFile(a.info, b.info) && sameStat(a.info, b.info)
+}
+
+func sameStat(a, b fs.FileInfo) bool {
+	return a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
 
 func (w *Watcher) reject(trigger Trigger, err error) error {

@@ -139,9 +139,9 @@ func bearer(values []string) (string, error) {
 	return strings.TrimSpace(tok), nil
 }
 
-// matchToken finds the configured token whose hash is the token's. Every
-// entry is compared in constant time, so timing tells nothing about which
-// hash came close.
+// matchToken finds the configured token whose hash is the token's (at most
+// one: validation refuses a hash listed twice). Every entry is compared in
+// constant time, so timing tells nothing about which hash came close.
 func matchToken(tokens []config.Token, tok string) (config.Token, bool) {
 	sum := sha256.Sum256([]byte(tok))
 	var found config.Token

@@ -40,8 +40,10 @@ var (
 	// ErrShuttingDown refuses calls once Close has begun.
 	ErrShuttingDown = errors.New("the server is shutting down")
 	// ErrRestartNeeded refuses a reload changing what only a restart can
-	// change (sessions.store).
-	ErrRestartNeeded = errors.New("this change needs a restart")
+	// change (config.CheckReload, which the watcher asks before every
+	// reload: sessions.root and .store, server.workspaceRoot, the
+	// authentication in force).
+	ErrRestartNeeded = config.ErrRestartNeeded
 )
 
 // Options configure a Server. Config and the three builders are required;
@@ -215,19 +217,9 @@ func (s *Server) Config() *config.Config { return s.cfg.Load() }
 // PrepareReload is the watcher's OnReload: it builds the new summarizer and
 // reconciles the plugins with the new configuration. A plugin that fails to
 // start rejects the configuration and the previous plugin set is put back.
+// What only a restart may change (config.CheckReload) the watcher has
+// refused before calling it.
 func (s *Server) PrepareReload(ctx context.Context, old, next *config.Config) error {
-	if old.Sessions.Store != next.Sessions.Store {
-		// The open sessions, their handles and the other hosts' view all
-		// hang on the store: switching under them would split a session
-		// in two. The whole new configuration is refused, so the one in
-		// force keeps describing the store in use.
-		return fmt.Errorf("%w: sessions.store cannot change while pith serve runs (%s in use); restart pith serve to switch stores", ErrRestartNeeded, old.Sessions.StoreDisplay())
-	}
-	if old.Sessions.LeaseTTL != next.Sessions.LeaseTTL {
-		// Read once at start: the open handles renew with it. Refused
-		// rather than accepted and ignored.
-		return fmt.Errorf("%w: sessions.leaseTTL is read at start (%s in force); restart pith serve to change it", ErrRestartNeeded, old.Sessions.LeaseTTL)
-	}
 	sum, err := s.opts.Summarizer(next)
 	if err != nil {
 		return fmt.Errorf("summarizer: %w", err)

@@ -23,7 +23,8 @@ import (
 // every one reached through an os.Root on the root and a sub-root on its
 // directory, so no name is checked and then opened again by path.
 type filesSource struct {
-	// rootPath is sessions.root in force (a reload may move it).
+	// rootPath is sessions.root in force (config.CheckReload refuses a
+	// reload moving it; a restart does).
 	rootPath func() string
 	// tenants reports whether the configuration in force gives tokens
 	// prefixes: then a session is reached through real directories only

@@ -304,6 +304,11 @@ func TestHashToken(t *testing.T) {
 	if !strings.Contains(out.String(), server.HashToken("s3cret")) || strings.Contains(out.String(), "s3cret") || !strings.Contains(out.String(), `"team-a/"`) {
 		t.Fatalf("output:\n%s", out.String())
 	}
+	// The sum last: a file cut inside the entry is then invalid rather
+	// than a token without its prefix.
+	if strings.Index(out.String(), "sha256:") < strings.Index(out.String(), "prefix:") {
+		t.Fatalf("sha256 before prefix:\n%s", out.String())
+	}
 	cmd = newHashTokenCommand()
 	out.Reset()
 	cmd.SetOut(&out)

@@ -49,7 +49,10 @@ once on stderr — give it to the client, it is not stored anywhere.
 				}
 			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "- name: %s\n  sha256: %s\n  prefix: %q\n", name, server.HashToken(tok), prefix)
+			// sha256 last: a save of the file stopped anywhere inside the
+			// entry leaves it without a whole sum, which is invalid, never
+			// a token without its prefix (every session).
+			fmt.Fprintf(out, "- name: %s\n  prefix: %q\n  sha256: %s\n", name, prefix, server.HashToken(tok))
 			return nil
 		},
 	}
