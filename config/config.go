@@ -64,7 +64,11 @@ type Compaction struct {
 	CalibrationMethod string `koanf:"calibrationMethod"`
 	// ShortSummary asks for a 2–3 sentence summary for a UI besides the
 	// full one, stored as the entry's shortSummary (docs/behaviour.md §7).
-	ShortSummary   bool           `koanf:"shortSummary"`
+	ShortSummary bool `koanf:"shortSummary"`
+	// HonourPiCut: a compaction proposed for pi (pith propose, docs/pi.md)
+	// keeps from pi's firstKeptEntryId instead of the cut Pith's own
+	// preparation finds (the default: its calibration is better).
+	HonourPiCut    bool           `koanf:"honourPiCut"`
 	RemoteEndpoint RemoteEndpoint `koanf:"remoteEndpoint"`
 	Strategy       string         `koanf:"strategy"`
 

@@ -60,6 +60,7 @@ summarizes abandoned branches, and runs out-of-process hook plugins.
 		newCompactCommand(),
 		newPruneCommand(),
 		newNavigateCommand(),
+		newProposeCommand(),
 		newLabelCommand(),
 		newConfigCommand(),
 		newPluginsCommand(),

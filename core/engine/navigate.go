@@ -23,17 +23,30 @@ var _ TreeHooks = (*hooks.Dispatcher)(nil)
 type NavigateOptions struct {
 	// Summarize true asks for a summary of the abandoned branch whatever
 	// the settings say; false leaves the choice to Mode.
-	Summarize          bool
-	CustomInstructions string
-	Label              string
+	Summarize           bool
+	CustomInstructions  string
+	ReplaceInstructions bool
+	Label               string
 	// ContextWindow and ReserveTokens give the branch budget (docs/behaviour.md §11.3);
 	// zero takes the settings' (branchSummary.*), else branch's defaults
 	// (128 000 − 16 384).
 	ContextWindow int
 	ReserveTokens int
+	// ModelWindow is the session model's context window when the caller
+	// knows the model (pi says which it runs): the branch budget is then
+	// ModelWindow − ReserveTokens, as pi computes it, and ContextWindow
+	// (branchSummary.contextWindow, a default for an unknown model) is
+	// not used.
+	ModelWindow int
 	// Mode decides whether to summarize when Summarize is false: by
 	// default branchSummary.enabled does.
 	Mode SummarizeMode
+	// Propose runs the navigation for the session's owner (docs/pi.md):
+	// from its leaf OldLeafID ("" keeps the session's), the plugins are
+	// asked and the summary is made, and the result's Proposed says what
+	// the owner is to write; nothing is written and the leaf stays.
+	Propose   bool
+	OldLeafID string
 }
 
 // SummarizeMode is the caller's choice about a branch summary.
@@ -68,11 +81,18 @@ func (s *Session) Navigate(ctx context.Context, targetID string, opts NavigateOp
 		return nil, err
 	}
 	defer s.release()
+	if opts.Propose {
+		if err := s.moveLeaf(opts.OldLeafID); err != nil {
+			return nil, err
+		}
+	}
 	tl := &hooks.Timeline{}
 	r := s.startRun(hooks.WithObserver(ctx, tl.Observe))
 	defer s.endRun(r)
 	st := s.Settings()
 	nav := branch.NavigateOptions{
+		Propose:             opts.Propose,
+		ReplaceInstructions: opts.ReplaceInstructions,
 		// The branch summary records the plugin calls of its run, as a
 		// compaction does.
 		AnnotateDetails: func(d json.RawMessage) json.RawMessage {
@@ -82,7 +102,7 @@ func (s *Session) Navigate(ctx context.Context, targetID string, opts NavigateOp
 		CustomInstructions: opts.CustomInstructions,
 		Label:              opts.Label,
 		Summarizer:         s.opts.Summarizer,
-		ContextWindow:      cmp.Or(opts.ContextWindow, st.BranchSummary.ContextWindow),
+		ContextWindow:      cmp.Or(opts.ModelWindow, opts.ContextWindow, st.BranchSummary.ContextWindow),
 		ReserveTokens:      cmp.Or(opts.ReserveTokens, st.BranchSummary.ReserveTokens),
 		SummarizerWindow:   st.SummarizerContextWindow,
 		ModelOutputLimit:   st.SummarizerOutputLimit,
@@ -95,6 +115,9 @@ func (s *Session) Navigate(ctx context.Context, targetID string, opts NavigateOp
 	res, err := branch.Navigate(r.ctx, s.store, targetID, nav)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Propose {
+		return res, nil
 	}
 	lc := buildLive(s.store.Tree(), s.store.Leaf())
 	s.mu.Lock()
@@ -109,6 +132,7 @@ func (s *Session) beforeTreeHook(th TreeHooks) branch.BeforeTreeHook {
 		if !handles(th, hooks.EventBeforeTree) {
 			return out, nil
 		}
+		stage(ctx, StageBeforeTree)
 		entries := make([]json.RawMessage, len(ev.Entries))
 		for i, e := range ev.Entries {
 			entries[i] = e.Raw
@@ -121,7 +145,7 @@ func (s *Session) beforeTreeHook(th TreeHooks) branch.BeforeTreeHook {
 		if err != nil {
 			return out, err
 		}
-		out.Cancel = oc.Cancelled
+		out.Cancel, out.Plugin, out.CancelReason = oc.Cancelled, oc.Plugin, oc.CancelReason
 		if oc.Summary != nil {
 			out.Summary = &branch.SuppliedSummary{Summary: oc.Summary.Summary, Details: oc.Summary.Details}
 		}

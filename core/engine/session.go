@@ -640,7 +640,7 @@ func (s *Session) Compact(ctx context.Context, instructions string) (*Result, er
 	if shared {
 		s.abortAgent()
 	}
-	res, err := s.compactHeld(held, s.Settings(), ReasonManual, instructions)
+	res, err := s.compactHeld(held, s.Settings(), ReasonManual, instructions, runMode{})
 	if err != nil {
 		return nil, err
 	}
