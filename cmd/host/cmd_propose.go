@@ -108,7 +108,7 @@ func runPropose(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 		msg := err.Error()
 		if ctx.Err() != nil {
 			msg = "interrupted; nothing was written"
-			err = fmt.Errorf("%s: %s", path, msg)
+			err = fmt.Errorf("%s: %w; nothing was written", path, ctx.Err())
 		}
 		out.emit(propose.Event{Type: propose.TypeError, Message: msg})
 		return err
