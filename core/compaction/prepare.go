@@ -118,7 +118,7 @@ func Prepare(path []*session.Entry, settings Settings) (*Preparation, error) {
 		if i := indexByID(path, c.Get("firstKeptEntryId").String(), len(path)); i >= 0 {
 			prep.RangeStart = i
 		}
-		if !c.Get("fromHook").Bool() {
+		if !c.FromExtension() {
 			prep.FileOps.AddDetails(c.Get("details"))
 		}
 	}

@@ -98,6 +98,15 @@ func (e *Entry) MessageModel() (provider, model string) { return e.provider, e.m
 // StopReason is the stopReason of a message entry's message, or "".
 func (e *Entry) StopReason() string { return e.stopReason }
 
+// FromExtension reports whether a compaction or branch summary was made
+// by a plugin or an extension rather than by the summarizer: fromHook, as
+// pi and Pith write it, or fromExtension, the name pi's events give the
+// same fact (and which some writers store). The file lists in such an
+// entry's details are the extension's own and are not carried forward.
+func (e *Entry) FromExtension() bool {
+	return e.Get("fromHook").Bool() || e.Get("fromExtension").Bool()
+}
+
 // Header is the first line of a session file.
 type Header struct {
 	ID            string
