@@ -124,7 +124,9 @@ type BranchSummary struct {
 	Enabled       bool `koanf:"enabled"`
 	ReserveTokens int  `koanf:"reserveTokens"`
 	// ContextWindow is the window the branch-summary budget is computed
-	// from: tokenBudget = contextWindow − reserveTokens.
+	// from (tokenBudget = contextWindow − reserveTokens) when the session's
+	// model is not known; when it is, the model's window is (the top-level
+	// contextWindow, or the window pi gives), as pi computes it.
 	ContextWindow int `koanf:"contextWindow"`
 	// SkipPrompt is pi's setting of the same name, accepted so that a pi
 	// branchSummary block carries over: do not ask whether to summarize.

@@ -27,16 +27,13 @@ type NavigateOptions struct {
 	CustomInstructions  string
 	ReplaceInstructions bool
 	Label               string
-	// ContextWindow and ReserveTokens give the branch budget (docs/behaviour.md §11.3);
-	// zero takes the settings' (branchSummary.*), else branch's defaults
-	// (128 000 − 16 384).
+	// ContextWindow and ReserveTokens give the branch budget (docs/behaviour.md §11.3)
+	// when the session's model is not known; zero takes the settings'
+	// (branchSummary.*), else branch's defaults (128 000 − 16 384).
 	ContextWindow int
 	ReserveTokens int
 	// ModelWindow is the session model's context window when the caller
-	// knows the model (pi says which it runs): the branch budget is then
-	// ModelWindow − ReserveTokens, as pi computes it, and ContextWindow
-	// (branchSummary.contextWindow, a default for an unknown model) is
-	// not used.
+	// knows it (pi says which model it runs). See BranchWindow.
 	ModelWindow int
 	// Mode decides whether to summarize when Summarize is false: by
 	// default branchSummary.enabled does.
@@ -102,7 +99,7 @@ func (s *Session) Navigate(ctx context.Context, targetID string, opts NavigateOp
 		CustomInstructions: opts.CustomInstructions,
 		Label:              opts.Label,
 		Summarizer:         s.opts.Summarizer,
-		ContextWindow:      cmp.Or(opts.ModelWindow, opts.ContextWindow, st.BranchSummary.ContextWindow),
+		ContextWindow:      BranchWindow(st, opts.ModelWindow, opts.ContextWindow, s.modelKnown()),
 		ReserveTokens:      cmp.Or(opts.ReserveTokens, st.BranchSummary.ReserveTokens),
 		SummarizerWindow:   st.SummarizerContextWindow,
 		ModelOutputLimit:   st.SummarizerOutputLimit,
@@ -173,4 +170,27 @@ func (s *Session) afterTreeHook(th TreeHooks) branch.AfterTreeHook {
 			s.log.Warn("session_tree: a plugin failed", "error", err)
 		}
 	}
+}
+
+// BranchWindow is the window the branch budget is taken from (the budget
+// is it minus branchSummary.reserveTokens), as pi computes it: the
+// session model's. That is modelWindow when the caller knows it (pi's
+// model), else the configured contextWindow — the session model's window
+// — when the session names a model; branchSummary.contextWindow (or
+// window, a caller's own) stands in for a session whose model is unknown.
+func BranchWindow(st Settings, modelWindow, window int, modelKnown bool) int {
+	switch {
+	case modelWindow > 0:
+		return modelWindow
+	case modelKnown && st.ContextWindow > 0:
+		return st.ContextWindow
+	}
+	return cmp.Or(window, st.BranchSummary.ContextWindow)
+}
+
+// modelKnown reports whether the session names its model at the leaf (a
+// model_change or an assistant message on its path).
+func (s *Session) modelKnown() bool {
+	m := s.store.Tree().Settings(s.store.Leaf())
+	return m.Provider != "" || m.Model != ""
 }
