@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/pith-dev/pith/client"
@@ -83,6 +84,60 @@ func TestServePropose(t *testing.T) {
 		t.Fatalf("after the reload: %+v", ev)
 	}
 	if after := dirState(t, sessions); after != before {
+		t.Fatal("the session's directory changed")
+	}
+}
+
+// TestServeProposeCancel: cancelling a Propose call (Escape in pi) while
+// the summarizer works stops it: the call ends cancelled, nothing is
+// written, and the daemon answers the next call.
+func TestServeProposeCancel(t *testing.T) {
+	srv, url := startSummaryServer(t, "", true)
+	dir := t.TempDir()
+	root := filepath.Join(dir, "sessions")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	demo, err := os.ReadFile("../../examples/demo-session.jsonl")
+	if err != nil {
+		t.Skip(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "demo.jsonl"), demo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "pith.json")
+	writeConfigMap(t, cfgPath, map[string]any{
+		"compaction": map[string]any{"keepRecentTokens": 8000},
+		"summarizer": map[string]any{"provider": "openai", "model": "local-model", "baseUrl": url},
+		"sessions":   map[string]any{"root": "sessions"},
+		"server":     map[string]any{"shutdownTimeout": "5s"},
+	})
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	p := startServe(t, cfgPath)
+	c, err := client.Dial(p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	before := dirState(t, root)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Propose(ctx, "demo.jsonl", propose.OpCompact, nil, nil)
+		done <- err
+	}()
+	<-srv.started
+	cancel()
+	if err := <-done; err == nil || !errors.Is(err, context.Canceled) && !strings.Contains(err.Error(), "anceled") {
+		t.Fatalf("cancelled call: %v", err)
+	}
+	// The daemon is free for the next call (a navigation asks no model).
+	ids := entryIDs(t, filepath.Join(root, "demo.jsonl"))
+	req, _ := json.Marshal(map[string]any{"targetId": ids[2], "oldLeafId": ids[len(ids)-1]})
+	if _, err := c.Propose(context.Background(), "demo.jsonl", propose.OpNavigate, req, nil); err != nil {
+		t.Fatal(err)
+	}
+	if after := dirState(t, root); after != before {
 		t.Fatal("the session's directory changed")
 	}
 }
