@@ -209,7 +209,8 @@ func TestProposeCompactWritesNothing(t *testing.T) {
 	if got := strings.Join(stages(events), ","); got != "session_before_compact,session.compacting,summarize,check" {
 		t.Errorf("stages %s", got)
 	}
-	if res.Compaction.FirstKeptEntryID == "" || res.Compaction.TokensBefore == 0 || !strings.Contains(string(res.Compaction.Details), `"reason":"manual"`) {
+	if res.Compaction.FirstKeptEntryID == "" || res.Compaction.TokensBefore == 0 || !strings.Contains(string(res.Compaction.Details), `"reason":"manual"`) ||
+		!strings.Contains(string(res.Compaction.Details), `"generatedBy":"pith"`) {
 		t.Errorf("compaction %+v", res.Compaction)
 	}
 	if len(res.Entries) != 1 || res.Entries[0].Kind != propose.KindMessage || res.Entries[0].CustomType != "keeper/note" ||
@@ -248,7 +249,7 @@ func TestProposeCompactVetoAndPluginCompaction(t *testing.T) {
 			}
 		case "compact":
 			if got.Outcome != propose.OutcomeCompacted || got.Compaction.Summary != "first summary" || got.Plugin != "first" ||
-				!strings.Contains(string(got.Compaction.Details), `"by":"first"`) {
+				!strings.Contains(string(got.Compaction.Details), `"by":"first"`) || strings.Contains(string(got.Compaction.Details), "generatedBy") {
 				t.Errorf("compact: %+v", got)
 			}
 		}

@@ -12,12 +12,14 @@ import (
 // TestPrepareFromExtensionNotCarried: a previous compaction marked
 // fromExtension: true is an extension's, like fromHook: true — its file
 // lists are its own and are not carried into the next compaction's; one
-// the summarizer made is carried.
+// the summarizer made is carried, also when pi wrote one Pith proposed
+// (fromHook true, details.generatedBy "pith").
 func TestPrepareFromExtensionNotCarried(t *testing.T) {
 	for _, tc := range []struct {
 		mark  string
 		carry bool
-	}{{`"fromExtension":true`, false}, {`"fromHook":true`, false}, {`"fromExtension":false`, true}} {
+	}{{`"fromExtension":true`, false}, {`"fromHook":true`, false}, {`"fromExtension":false`, true},
+		{`"fromHook":true,"details":{"readFiles":["old.go"],"modifiedFiles":[],"generatedBy":"pith"}`, true}} {
 		var b strings.Builder
 		b.WriteString(`{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}` + "\n")
 		parent := ""
@@ -29,7 +31,7 @@ func TestPrepareFromExtensionNotCarried(t *testing.T) {
 			line(id, `{"role":"user","content":"`+strings.Repeat("word ", 400)+`","timestamp":1}`)
 		}
 		user("u1")
-		fmt.Fprintf(&b, `{"type":"compaction","id":"c1","parentId":"u1","timestamp":"2026-01-01T00:00:00.000Z","summary":"s","firstKeptEntryId":"u1","tokensBefore":10,"details":{"readFiles":["old.go"],"modifiedFiles":[]},%s}`+"\n", tc.mark)
+		fmt.Fprintf(&b, `{"type":"compaction","id":"c1","parentId":"u1","timestamp":"2026-01-01T00:00:00.000Z","summary":"s","firstKeptEntryId":"u1","tokensBefore":10,%s}`+"\n", details(tc.mark))
 		parent = "c1"
 		for i := range 6 {
 			user(fmt.Sprintf("u%d", i+2))
@@ -49,4 +51,13 @@ func TestPrepareFromExtensionNotCarried(t *testing.T) {
 			t.Errorf("%s: old.go carried %v, want %v (%v)", tc.mark, got, tc.carry, prep.ReadFiles)
 		}
 	}
+}
+
+// details is mark with the previous compaction's details before it,
+// unless mark has its own.
+func details(mark string) string {
+	if strings.Contains(mark, `"details"`) {
+		return mark
+	}
+	return `"details":{"readFiles":["old.go"],"modifiedFiles":[]},` + mark
 }

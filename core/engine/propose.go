@@ -12,6 +12,7 @@ import (
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 )
 
 // The propose mode (docs/pi.md): another program owns the session file and
@@ -168,6 +169,14 @@ func (s *Session) fillProposal(p *Proposal, reason Reason, prep *compaction.Prep
 	if d := gjson.GetBytes(raw, "details"); d.Exists() {
 		p.Details = json.RawMessage(d.Raw)
 	}
+	if sum.supplied == nil {
+		// The owner marks every compaction its extension answers fromHook
+		// (pi does); the mark says Pith's summarizer made this one, so
+		// Pith reads it back as its own and carries its file lists.
+		if marked, err := sjson.SetBytes(cmpOrObject(p.Details), session.GeneratedByKey, session.GeneratedByPith); err == nil {
+			p.Details = marked
+		}
+	}
 	*p = Proposal{
 		Reason:             reason,
 		Summary:            gen.Summary,
@@ -195,6 +204,14 @@ func (s *Session) fillProposal(p *Proposal, reason Reason, prep *compaction.Prep
 		p.Entries = append(p.Entries, e)
 	}
 	return nil
+}
+
+// cmpOrObject is details, or an empty object for none.
+func cmpOrObject(details json.RawMessage) []byte {
+	if len(details) == 0 {
+		return []byte("{}")
+	}
+	return details
 }
 
 // NotifyCompacted tells the plugins (session_compact) about a compaction
