@@ -109,7 +109,7 @@ func (e *Entry) StopReason() string { return e.stopReason }
 // writer marks it fromHook, as every extension's (pi does), but it is
 // what Pith would have written itself, and is read so.
 func (e *Entry) FromExtension() bool {
-	if e.Get("details." + GeneratedByKey).Str == GeneratedByPith {
+	if e.Get("details."+GeneratedByKey).Str == GeneratedByPith {
 		return false
 	}
 	return e.Get("fromHook").Bool() || e.Get("fromExtension").Bool()
