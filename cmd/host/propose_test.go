@@ -226,6 +226,7 @@ func TestProposeCompactWritesNothing(t *testing.T) {
 	if after := dirState(t, dir); after != before {
 		t.Fatalf("the directory changed:\nbefore %s\nafter %s", before, after)
 	}
+	requireNoChildren(t) // every plugin stopped with the command
 }
 
 // TestProposeCompactVetoAndPluginCompaction: a plugin's cancel is the
