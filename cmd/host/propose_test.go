@@ -504,3 +504,30 @@ func TestProposeHonoursPiCut(t *testing.T) {
 		}
 	}
 }
+
+// TestProposeFallsBackToPiCut: when Pith's own cut leaves nothing to
+// compact (its keepRecentTokens is larger than the session) but pi
+// compacts, the proposal keeps from pi's firstKeptEntryId, with a
+// warning, instead of leaving pi to compact without Pith; without pi's
+// cut the answer is "nothing".
+func TestProposeFallsBackToPiCut(t *testing.T) {
+	path := copyFile(t, "../../examples/demo-session.jsonl")
+	ids := entryIDs(t, path)
+	cfg := proposeConfig(t, "", map[string]any{"compaction": map[string]any{"keepRecentTokens": 500000}})
+	ev := proposeCLI(t, map[string]any{}, "compact", "--config", cfg, path)
+	if got := ev[len(ev)-1]; got.Outcome != propose.OutcomeNothing {
+		t.Fatalf("without pi's cut: %+v", got)
+	}
+	ev = proposeCLI(t, map[string]any{"preparation": map[string]any{"firstKeptEntryId": ids[3]}}, "compact", "--config", cfg, path)
+	got := ev[len(ev)-1]
+	if got.Outcome != propose.OutcomeCompacted || got.Compaction.FirstKeptEntryID != ids[3] {
+		t.Fatalf("with pi's cut: %+v", got)
+	}
+	warned := false
+	for _, e := range ev {
+		warned = warned || e.Type == propose.TypeWarning && strings.Contains(e.Message, ids[3])
+	}
+	if !warned {
+		t.Error("no warning about the fallback")
+	}
+}

@@ -222,7 +222,7 @@ func Run(ctx context.Context, s *engine.Session, req any, opt Options, emit func
 	})
 	switch r := req.(type) {
 	case *CompactRequest:
-		return compact(ctx, s, r, opt)
+		return compact(ctx, s, r, opt, emit)
 	case *NavigateRequest:
 		return navigate(ctx, s, r)
 	case *CompactNotice:
@@ -267,7 +267,7 @@ func withModel(st engine.Settings, m *Model) engine.Settings {
 	return st
 }
 
-func compact(ctx context.Context, s *engine.Session, r *CompactRequest, opt Options) (Event, error) {
+func compact(ctx context.Context, s *engine.Session, r *CompactRequest, opt Options, emit func(Event)) (Event, error) {
 	reason := engine.Reason(r.Reason)
 	if reason == "" {
 		reason = engine.ReasonManual
@@ -278,6 +278,14 @@ func compact(ctx context.Context, s *engine.Session, r *CompactRequest, opt Opti
 		po.FirstKeptEntryID = r.Preparation.FirstKeptEntryID
 	}
 	p, err := s.ProposeCompaction(ctx, po)
+	if errors.Is(err, compaction.ErrNothingToCompact) && po.FirstKeptEntryID == "" && r.Preparation.FirstKeptEntryID != "" {
+		// Pith's cut keeps everything (a larger keepRecentTokens than
+		// pi's), but pi compacts: keeping from pi's cut leaves the work to
+		// Pith's pipeline rather than to pi alone.
+		emit(Event{Type: TypeWarning, Message: fmt.Sprintf("Pith's own cut leaves nothing to compact (%v); keeping from pi's firstKeptEntryId %s", err, r.Preparation.FirstKeptEntryID)})
+		po.FirstKeptEntryID = r.Preparation.FirstKeptEntryID
+		p, err = s.ProposeCompaction(ctx, po)
+	}
 	switch {
 	case err == nil:
 	case errors.Is(err, engine.ErrCancelled):
