@@ -594,3 +594,43 @@ func outcomeOf(o *pb.TurnOutcome) *Outcome {
 	}
 	return out
 }
+
+// Propose runs the propose mode (docs/pi.md) on the session file at path
+// (relative to sessions.root; it need not be open): operation is compact,
+// navigate, notify-compact or notify-tree, request its JSON request.
+// Progress and warning events go to progress (nil: dropped) as they
+// come; the result event is returned. Each event is one JSON object, as
+// `pith propose` prints it. Nothing is written to the session.
+func (c *Client) Propose(ctx context.Context, path, operation string, request json.RawMessage, progress func(json.RawMessage)) (json.RawMessage, error) {
+	var st grpc.ServerStreamingClient[pb.ProposeResponse]
+	var r *pb.ProposeResponse
+	err := retryBusy(ctx, c.busyRetries, func() error {
+		var err error
+		if st, err = c.rpc.Propose(ctx, &pb.ProposeRequest{Path: path, Operation: operation, Request: request}); err != nil {
+			return err
+		}
+		r, err = st.Recv()
+		return err
+	})
+	for ; ; r, err = st.Recv() {
+		if err != nil {
+			if err == io.EOF {
+				err = errors.New("the stream ended without a result")
+			}
+			return nil, wrap("propose "+operation, err)
+		}
+		ev := json.RawMessage(r.GetEvent())
+		var kind struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(ev, &kind); err != nil {
+			return nil, wrap("propose "+operation, fmt.Errorf("an event that is not JSON: %w", err))
+		}
+		if kind.Type == "result" {
+			return ev, nil
+		}
+		if progress != nil {
+			progress(ev)
+		}
+	}
+}

@@ -67,7 +67,11 @@ type Compaction struct {
 	CalibrationMethod string `koanf:"calibrationMethod"`
 	// ShortSummary asks for a 2–3 sentence summary for a UI besides the
 	// full one, stored as the entry's shortSummary (docs/behaviour.md §7).
-	ShortSummary   bool           `koanf:"shortSummary"`
+	ShortSummary bool `koanf:"shortSummary"`
+	// HonourPiCut: a compaction proposed for pi (pith propose, docs/pi.md)
+	// keeps from pi's firstKeptEntryId instead of the cut Pith's own
+	// preparation finds (the default: its calibration is better).
+	HonourPiCut    bool           `koanf:"honourPiCut"`
 	RemoteEndpoint RemoteEndpoint `koanf:"remoteEndpoint"`
 	Strategy       string         `koanf:"strategy"`
 
@@ -123,7 +127,9 @@ type BranchSummary struct {
 	Enabled       bool `koanf:"enabled"`
 	ReserveTokens int  `koanf:"reserveTokens"`
 	// ContextWindow is the window the branch-summary budget is computed
-	// from: tokenBudget = contextWindow − reserveTokens.
+	// from (tokenBudget = contextWindow − reserveTokens) when the session's
+	// model is not known; when it is, the model's window is (the top-level
+	// contextWindow, or the window pi gives), as pi computes it.
 	ContextWindow int `koanf:"contextWindow"`
 	// SkipPrompt is pi's setting of the same name, accepted so that a pi
 	// branchSummary block carries over: do not ask whether to summarize.

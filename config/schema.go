@@ -155,7 +155,19 @@ func (d *decoder) decode(raw any, v reflect.Value, path string) {
 	}
 }
 
+// shorthands are the tables that may be written as one string, short for
+// the key named: compaction.remoteEndpoint is a plain URL in pi's
+// settings, and a pi settings block carries over as it is.
+var shorthands = map[reflect.Type]string{
+	reflect.TypeFor[RemoteEndpoint](): "url",
+}
+
 func (d *decoder) decodeStruct(raw any, v reflect.Value, path string) {
+	if s, isString := raw.(string); isString {
+		if key, ok := shorthands[v.Type()]; ok {
+			raw = map[string]any{key: s}
+		}
+	}
 	m, ok := asMap(raw)
 	if !ok {
 		d.addf(orRoot(path), "must be a table of keys, got %s", describe(raw))

@@ -43,6 +43,9 @@ func testConfig(root string) *config.Config {
 	c.ContextWindow = 6000
 	c.Compaction.ReserveTokens = 2000
 	c.Compaction.KeepRecentTokens = 800
+	// The branch budget is the session model's window minus this (pi's
+	// rule): with the default 16 384 the small window leaves no room.
+	c.BranchSummary.ReserveTokens = 2000
 	return c
 }
 

@@ -22,6 +22,10 @@ type source interface {
 	// size limit) that open returns as it is. So a session is parsed once
 	// however many names reach it.
 	open(ctx context.Context, rel string, create bool, cwd string, seen func(key any, size int64) (*openSession, error)) (opened backing, shared *openSession, created bool, err error)
+	// load reads the session named rel once, read-only, without opening
+	// it for writing or registering it (the propose mode: its owner
+	// writes it); one over maxBytes is refused before it is read.
+	load(ctx context.Context, rel string, maxBytes int64) (*session.File, error)
 	// publish tells the other hosts sharing the source about an event of
 	// the session rel's engine, without blocking; a source no other host
 	// shares does nothing.

@@ -216,6 +216,26 @@ func (f *filesSource) open(_ context.Context, rel string, create bool, cwd strin
 	return b, nil, created, nil
 }
 
+func (f *filesSource) load(_ context.Context, rel string, maxBytes int64) (*session.File, error) {
+	root, _, err := f.sessionsRoot(false)
+	if err != nil {
+		return nil, err
+	}
+	sub, base, err := f.openDir(root, rel)
+	if err != nil {
+		return nil, fmt.Errorf("session %q: %w", rel, err)
+	}
+	defer sub.Close()
+	file, err := session.LoadIn(sub, base, maxBytes)
+	if err != nil {
+		if errors.Is(err, session.ErrTooLarge) {
+			err = fmt.Errorf("%w: %w (server.maxSessionBytes)", ErrLimit, err)
+		}
+		return nil, fmt.Errorf("session %q: %w", rel, unprefix(err, base))
+	}
+	return file, nil
+}
+
 // publish does nothing: every writer of these files that emits engine
 // events is this process.
 func (f *filesSource) publish(string, engine.Event) {}

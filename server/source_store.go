@@ -124,6 +124,21 @@ func (s *storeSource) open(ctx context.Context, rel string, create bool, cwd str
 	return b, nil, created, nil
 }
 
+func (s *storeSource) load(ctx context.Context, rel string, maxBytes int64) (*session.File, error) {
+	f, err := s.st.Load(ctx, rel)
+	if err != nil {
+		return nil, fmt.Errorf("session %q: %w", rel, err)
+	}
+	n := int64(len(f.Header.Raw) + 1)
+	for _, e := range f.Entries {
+		n += int64(len(e.Raw) + 1)
+	}
+	if maxBytes >= 0 && n > maxBytes {
+		return nil, fmt.Errorf("%w: session %q is %d bytes, over server.maxSessionBytes (%d)", ErrLimit, rel, n, maxBytes)
+	}
+	return f, nil
+}
+
 // watch follows the store's events until the source closes.
 func (s *storeSource) watch(events <-chan store.Event) {
 	defer s.done.Done()

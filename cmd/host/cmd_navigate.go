@@ -114,7 +114,9 @@ func dryRunNavigate(ctx context.Context, w, stderr io.Writer, path string, f nav
 	if last := tree.Last(); last != nil {
 		oldLeaf = last.ID
 	}
-	budget := branch.NavigateOptions{ContextWindow: cfg.BranchSummary.ContextWindow, ReserveTokens: cfg.BranchSummary.ReserveTokens}.TokenBudget()
+	// The window the engine would use: the session model's when it names one.
+	window := engine.BranchWindow(engineSettings(cfg), 0, 0, tree.Settings(tree.Last()).Model != "")
+	budget := branch.NavigateOptions{ContextWindow: window, ReserveTokens: cfg.BranchSummary.ReserveTokens}.TokenBudget()
 	r := branch.DryRun(tree, oldLeaf, f.to, budget)
 	if f.asJSON {
 		enc := json.NewEncoder(w)

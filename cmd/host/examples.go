@@ -28,6 +28,12 @@ var examples = map[string]string{
   pith compact --provider openai --base-url http://127.0.0.1:11434/v1 --model qwen3 --config pith.yaml session.jsonl
   # a session shared by several hosts, under its lease (exit 5 while another host compacts it)
   pith compact --store postgres://pith@db.internal/pith team-a/task-42.jsonl`,
+	"pith propose": `  # what Pith would write for pi's compaction; the file is only read
+  echo '{"reason":"manual"}' | pith propose compact --config pith.yaml session.jsonl
+  # a branch summary for a tree navigation from pi's leaf
+  echo '{"targetId":"3f2a9c1b","oldLeafId":"9d0e1f2a","summarize":true}' | pith propose navigate session.jsonl
+  # the plugins learn what pi saved
+  echo '{"compactionEntry":{…},"fromExtension":true}' | pith propose notify-compact session.jsonl`,
 	"pith prune": `  pith prune --dry-run session.jsonl
   pith prune session.jsonl
   # put every pruned tool output back

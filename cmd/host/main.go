@@ -29,8 +29,14 @@ func main() {
 // run executes the CLI and returns the exit code. Every error reaches the
 // user as one line on stderr.
 func run(args []string, stdout, stderr io.Writer) int {
+	return runIn(args, os.Stdin, stdout, stderr)
+}
+
+// runIn is run with stdin (pith propose reads its request there).
+func runIn(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRootCommand()
 	root.SetArgs(args)
+	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.Execute()
@@ -60,6 +66,7 @@ summarizes abandoned branches, and runs out-of-process hook plugins.
 		newCompactCommand(),
 		newPruneCommand(),
 		newNavigateCommand(),
+		newProposeCommand(),
 		newLabelCommand(),
 		newConfigCommand(),
 		newPluginsCommand(),

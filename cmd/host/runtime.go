@@ -60,6 +60,14 @@ func cliLogger(w io.Writer, verbose bool) hclog.Logger {
 // (compact), or "". close stops every plugin and closes the file; call it
 // on every path.
 func newRuntime(ctx context.Context, path, storeURL, cfgPath, workspaceDir string, p providerFlags, fires []hooks.EventID, log hclog.Logger) (*runtime, error) {
+	return startRuntime(ctx, path, storeURL, cfgPath, workspaceDir, p, fires, log, func() (*openedSession, error) {
+		return openBackend(ctx, storeURL, path, log)
+	})
+}
+
+// startRuntime is newRuntime with the session opened by open: the file
+// or store session to write, or a read-only snapshot (pith propose).
+func startRuntime(ctx context.Context, path, storeURL, cfgPath, workspaceDir string, p providerFlags, fires []hooks.EventID, log hclog.Logger, open func() (*openedSession, error)) (*runtime, error) {
 	cfg, err := config.Load(configPath(cfgPath))
 	if err != nil {
 		return nil, err
@@ -86,7 +94,7 @@ func newRuntime(ctx context.Context, path, storeURL, cfgPath, workspaceDir strin
 			return nil, err
 		}
 	}
-	rt.store, err = openBackend(ctx, storeURL, path, log)
+	rt.store, err = open()
 	if err != nil {
 		rt.close()
 		return nil, err

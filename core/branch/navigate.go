@@ -57,6 +57,10 @@ type SuppliedSummary struct {
 // pointers leave the navigation's values as they are.
 type BeforeTreeResult struct {
 	Cancel bool
+	// Plugin names who cancelled or supplied the summary; CancelReason is
+	// the cancel's reason ("" for none).
+	Plugin       string
+	CancelReason string
 	// Summary is used only when a summary was wanted; it replaces the
 	// generated one and is stored with fromHook true.
 	Summary             *SuppliedSummary
@@ -110,6 +114,27 @@ type NavigateOptions struct {
 	// none) just before the entry is written and returns the details to
 	// store: the engine adds the run's hook timeline there.
 	AnnotateDetails func(details json.RawMessage) json.RawMessage
+	// Propose stops the navigation where it would write: the result's
+	// Proposed has the summary and label the session's owner is to write
+	// (the propose mode: pi navigates and writes; Pith only proposes).
+	// Nothing is written, the leaf does not move, AfterTree is not run.
+	Propose bool
+}
+
+// Proposed is what a proposed navigation would write.
+type Proposed struct {
+	// Summary is "" when no summary is to be written.
+	Summary string
+	Details json.RawMessage
+	// FromHook: a plugin supplied the summary; Plugin names it.
+	FromHook bool
+	Plugin   string
+	// Label is the label to put on the target ("" for none).
+	Label string
+	// CustomInstructions and ReplaceInstructions are the instructions the
+	// summary was made with, after the plugins changed them.
+	CustomInstructions  string
+	ReplaceInstructions bool
 }
 
 // TokenBudget is the budget the branch is prepared under. It is at least
@@ -168,6 +193,8 @@ type NavigateResult struct {
 	// marker, or nil.
 	LabelEntry  *session.Entry
 	MarkerEntry *session.Entry
+	// Proposed is set by a navigation with NavigateOptions.Propose.
+	Proposed *Proposed
 }
 
 // Navigate moves the session's leaf to targetID (docs/behaviour.md §11), optionally
@@ -241,6 +268,23 @@ func navigate(ctx context.Context, store session.Backend, target *session.Entry,
 	}
 	res.PositionID = position
 
+	if opts.Propose {
+		// The propose mode's seam: the navigation is decided; its owner
+		// writes it.
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		p := &Proposed{Label: st.label, CustomInstructions: st.instructions, ReplaceInstructions: st.replace}
+		if summary != nil {
+			p.Summary, p.Details, p.FromHook = summary.Summary, summary.Details, summary.FromHook
+			if summary.FromHook {
+				p.Plugin = st.plugin
+			}
+		}
+		res.Proposed = p
+		return res, nil
+	}
+
 	var drafts []session.Draft
 	if summary != nil {
 		drafts = append(drafts, session.Draft{Type: session.TypeBranchSummary, Fields: summary})
@@ -299,7 +343,26 @@ type settings struct {
 	replace      bool
 	label        string
 	supplied     *SuppliedSummary
+	plugin       string // who supplied it
 }
+
+// CancelError is a plugin's cancel of a navigation; it matches
+// ErrCancelled.
+type CancelError struct{ Plugin, Reason string }
+
+func (e *CancelError) Error() string {
+	msg := ErrCancelled.Error()
+	if e.Plugin != "" {
+		msg += fmt.Sprintf(" (plugin %q)", e.Plugin)
+	}
+	if e.Reason != "" {
+		msg += ": " + e.Reason
+	}
+	return msg
+}
+
+// Is makes a CancelError match ErrCancelled.
+func (e *CancelError) Is(target error) bool { return target == ErrCancelled }
 
 // runBeforeTree emits session_before_tree and applies what it returns.
 func runBeforeTree(ctx context.Context, opts NavigateOptions, ev BeforeTreeEvent, st settings) (settings, error) {
@@ -308,10 +371,13 @@ func runBeforeTree(ctx context.Context, opts NavigateOptions, ev BeforeTreeEvent
 		return st, fmt.Errorf("session_before_tree: %w", err)
 	}
 	if hr.Cancel {
-		return st, ErrCancelled
+		if hr.Plugin == "" && hr.CancelReason == "" {
+			return st, ErrCancelled
+		}
+		return st, &CancelError{Plugin: hr.Plugin, Reason: hr.CancelReason}
 	}
 	if hr.Summary != nil && opts.Summarize {
-		st.supplied = hr.Summary
+		st.supplied, st.plugin = hr.Summary, hr.Plugin
 	}
 	if hr.CustomInstructions != nil {
 		st.instructions = *hr.CustomInstructions

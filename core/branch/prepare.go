@@ -44,7 +44,7 @@ const summaryShare = 0.9
 func PrepareBranchEntries(entries []*session.Entry, tokenBudget int) Prepared {
 	ops := transcript.NewFileOps()
 	for _, e := range entries {
-		if e.Type != session.TypeBranchSummary || e.Get("fromHook").Bool() {
+		if e.Type != session.TypeBranchSummary || e.FromExtension() {
 			continue
 		}
 		addDetails(ops, e.Get("details"))

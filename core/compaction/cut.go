@@ -2,6 +2,8 @@ package compaction
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/tidwall/gjson"
@@ -133,6 +135,12 @@ func findCutPoint(path []*session.Entry, start, end, keepRecentTokens int, cutBe
 		cut--
 	}
 
+	return cutAt(path, start, end, cut)
+}
+
+// cutAt is the cut point at path index cut: whether it splits a turn, and
+// where that turn starts.
+func cutAt(path []*session.Entry, start, end, cut int) CutPoint {
 	cp := CutPoint{FirstKeptIndex: cut, TurnStartIndex: -1}
 	firstMsg := -1
 	for i := cut; i < end; i++ {
@@ -152,6 +160,26 @@ func findCutPoint(path []*session.Entry, start, end, keepRecentTokens int, cutBe
 		}
 	}
 	return cp
+}
+
+// ErrCutRefused: a cut given by another program (pi's firstKeptEntryId)
+// is not one this path can be compacted at.
+var ErrCutRefused = errors.New("the given first kept entry is not a cut point of the compacted range")
+
+// givenCut is the cut point at the entry id, which must be a cut point
+// in path[start:end] (docs/behaviour.md §4.1) that keeps no tool result
+// apart from its call.
+func givenCut(path []*session.Entry, start, end int, id string) (CutPoint, error) {
+	for i := start; i < end; i++ {
+		if path[i].ID != id {
+			continue
+		}
+		if !isCutPoint(path[i]) || keepToolPairs(path, start, end, i) != i {
+			return CutPoint{}, fmt.Errorf("%w: entry %s", ErrCutRefused, id)
+		}
+		return cutAt(path, start, end, i), nil
+	}
+	return CutPoint{}, fmt.Errorf("%w: no entry %s after the last compaction on the path", ErrCutRefused, id)
 }
 
 // keepToolPairs moves cut earlier, to the assistant message that made the

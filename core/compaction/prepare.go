@@ -35,6 +35,11 @@ type Settings struct {
 	// CalibrationMethod is CalibrationDelta (also for "") or
 	// CalibrationTotal; see Calibrate.
 	CalibrationMethod string `json:"calibrationMethod,omitempty"`
+	// FirstKeptEntryID, when set, is the cut, decided by the program that
+	// owns the session (pi's preparation, honoured by
+	// compaction.honourPiCut) instead of found from KeepRecentTokens; it
+	// must be a valid cut point (ErrCutRefused otherwise).
+	FirstKeptEntryID string `json:"firstKeptEntryId,omitempty"`
 }
 
 // DefaultSettings are the defaults of docs/behaviour.md §14.
@@ -113,7 +118,7 @@ func Prepare(path []*session.Entry, settings Settings) (*Preparation, error) {
 		if i := indexByID(path, c.Get("firstKeptEntryId").String(), len(path)); i >= 0 {
 			prep.RangeStart = i
 		}
-		if !c.Get("fromHook").Bool() {
+		if !c.FromExtension() {
 			prep.FileOps.AddDetails(c.Get("details"))
 		}
 	}
@@ -121,12 +126,19 @@ func Prepare(path []*session.Entry, settings Settings) (*Preparation, error) {
 
 	prep.TokensBefore = ContextTokens(path)
 	prep.KeepRecentTokens = settings.KeepRecentTokens
-	if settings.CalibrateKeepRecent {
-		prep.Calibration = Calibrate(path, prep.RangeStart, end, settings, prep.TokensBefore)
-		prep.KeepRecentTokens = prep.Calibration.KeepRecentTokens
+	if settings.FirstKeptEntryID != "" {
+		cut, err := givenCut(path, prep.RangeStart, end, settings.FirstKeptEntryID)
+		if err != nil {
+			return nil, err
+		}
+		prep.Cut = cut
+	} else {
+		if settings.CalibrateKeepRecent {
+			prep.Calibration = Calibrate(path, prep.RangeStart, end, settings, prep.TokensBefore)
+			prep.KeepRecentTokens = prep.Calibration.KeepRecentTokens
+		}
+		prep.Cut = findCutPoint(path, prep.RangeStart, end, prep.KeepRecentTokens, settings.CutBeforeTrailingResults)
 	}
-
-	prep.Cut = findCutPoint(path, prep.RangeStart, end, prep.KeepRecentTokens, settings.CutBeforeTrailingResults)
 	kept := path[prep.Cut.FirstKeptIndex]
 	if kept.ID == "" {
 		return nil, fmt.Errorf("compaction: the first kept entry (line %d) has no id; migrate the session first", kept.Line)

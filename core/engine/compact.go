@@ -91,7 +91,18 @@ func (s *Session) compact(ctx context.Context, st Settings, reason Reason, instr
 		return nil, err
 	}
 	defer release()
-	return s.compactHeld(held, st, reason, instructions)
+	return s.compactHeld(held, st, reason, instructions, runMode{})
+}
+
+// runMode is what sets a proposed compaction (ProposeCompaction) apart
+// from a saved one; the zero value saves.
+type runMode struct {
+	// cut is the first kept entry the session's owner chose, honoured
+	// instead of Pith's own cut; "" for Pith's own.
+	cut string
+	// propose, when set, stops the run at its commit point: it is filled
+	// with what would be saved, and nothing is written or notified.
+	propose *Proposal
 }
 
 // compactHeld runs one compaction with its start and end events under a
@@ -99,8 +110,8 @@ func (s *Session) compact(ctx context.Context, st Settings, reason Reason, instr
 // the lease aborts the compaction. A manual compaction takes the lease
 // itself, to stop the agent only once the compaction can run. The caller
 // holds the operation lock.
-func (s *Session) compactHeld(ctx context.Context, st Settings, reason Reason, instructions string) (*Result, error) {
-	if reason == ReasonThreshold && !st.above(s.ContextTokens()) {
+func (s *Session) compactHeld(ctx context.Context, st Settings, reason Reason, instructions string, mode runMode) (*Result, error) {
+	if reason == ReasonThreshold && mode.propose == nil && !st.above(s.ContextTokens()) {
 		// Taking a shared session's lease caught this host up with the
 		// others: one of them compacted meanwhile, and the context is
 		// under the threshold again. Nothing is due, nothing failed.
@@ -113,7 +124,7 @@ func (s *Session) compactHeld(ctx context.Context, st Settings, reason Reason, i
 	s.emit(Event{Kind: EventCompactionStart, Reason: reason, TokensBefore: before})
 	s.log.Info("compaction started", "reason", reason, "tokens", before)
 
-	res, err := s.pipeline(r, st, reason, instructions, tl)
+	res, err := s.pipeline(r, st, reason, instructions, tl, mode)
 	if err != nil && !r.committed && r.ctx.Err() != nil && !errors.Is(err, ErrCancelled) {
 		err = fmt.Errorf("%w: %w", ErrAborted, context.Cause(r.ctx))
 	}
@@ -138,6 +149,13 @@ func (s *Session) compactHeld(ctx context.Context, st Settings, reason Reason, i
 		s.log.Log(level, "compaction did not complete", "reason", reason, "error", err)
 		s.emit(end)
 		return nil, err
+	}
+	if p := mode.propose; p != nil {
+		end.Proposed, end.TokensBefore, end.Plugin = true, p.TokensBefore, p.Plugin
+		s.log.Info("compaction proposed", "reason", reason, "tokens_before", p.TokensBefore,
+			"summarized", p.MessagesSummarized, "from_hook", p.FromHook)
+		s.emit(end)
+		return nil, nil
 	}
 	end.TokensBefore, end.TokensAfter = res.TokensBefore, res.TokensAfter
 	end.EntryID, end.Plugin = res.Entry.ID, res.Plugin
@@ -187,10 +205,12 @@ func (e elsewhereError) Unwrap() []error { return []error{ErrCompactingElsewhere
 // pipeline is docs/behaviour.md §9–§10 for one compaction: prepare, ask
 // the plugins, summarize, check, persist, rebuild, notify — each step a
 // function below.
-func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions string, tl *hooks.Timeline) (*Result, error) {
+func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions string, tl *hooks.Timeline, mode runMode) (*Result, error) {
 	ctx := r.ctx
 	path := s.store.Tree().Path(s.store.Leaf())
-	prep, err := compaction.Prepare(path, st.compaction())
+	cs := st.compaction()
+	cs.FirstKeptEntryID = mode.cut
+	prep, err := compaction.Prepare(path, cs)
 	if err != nil {
 		return nil, err
 	}
@@ -206,6 +226,7 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 			return nil, err
 		}
 	}
+	stage(ctx, StageCheck)
 	extra, err := s.extras(st, reason, path, prep, &sum)
 	if err != nil {
 		return nil, err
@@ -215,6 +236,11 @@ func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions stri
 		return nil, ctx.Err()
 	}
 	recordRun(sum.gen, reason, tl.Steps())
+	if mode.propose != nil {
+		// The seam of the propose mode: everything up to here is the
+		// compaction that would be saved; its owner writes it instead.
+		return nil, s.fillProposal(mode.propose, reason, prep, &sum, extra)
+	}
 	entry, err := s.persist(prep, &sum, extra)
 	if err != nil {
 		return nil, err
@@ -245,6 +271,7 @@ func (s *Session) beforeCompact(ctx context.Context, st Settings, reason Reason,
 	if !handles(s.opts.Hooks, hooks.EventBeforeCompact) {
 		return sum, nil
 	}
+	stage(ctx, StageBeforeCompact)
 	lim := compactionLimits(path, prep, st)
 	out, err := s.opts.Hooks.BeforeCompact(ctx, beforeCompactEvent(s.sessionID, path, prep, instructions, reason), lim)
 	if err != nil {
@@ -256,7 +283,7 @@ func (s *Session) beforeCompact(ctx context.Context, st Settings, reason Reason,
 		if out.CancelReason != "" {
 			msg += ": " + out.CancelReason
 		}
-		return sum, &cancelError{msg: msg, plugin: out.Plugin}
+		return sum, &cancelError{msg: msg, plugin: out.Plugin, reason: out.CancelReason}
 	case out.Compaction != nil:
 		// Checked again here: Hooks need not be a validating Dispatcher.
 		if verr := hooks.ValidateCompaction(out.Compaction, lim); verr != nil {
@@ -288,6 +315,7 @@ func (s *Session) generate(ctx context.Context, st Settings, reason Reason, inst
 		ShortSummary:     st.ShortSummary,
 	}
 	if handles(s.opts.Hooks, hooks.EventCompacting) {
+		stage(ctx, StageCompacting)
 		out, err := s.opts.Hooks.Compacting(ctx, &hooks.CompactingEvent{
 			SessionID:          s.sessionID,
 			Messages:           rawMessages(prep.MessagesToSummarize),
@@ -308,8 +336,10 @@ func (s *Session) generate(ctx context.Context, st Settings, reason Reason, inst
 	}
 	var err error
 	if st.Explore.Enabled {
+		stage(ctx, StageExplore)
 		sum.gen, sum.explored, err = s.exploreGenerate(ctx, st, reason, prep, ropts)
 	} else {
+		stage(ctx, StageSummarize)
 		generate := s.opts.Generate
 		if generate == nil {
 			generate = compaction.Generate
@@ -486,7 +516,7 @@ func estimateAfter(path []*session.Entry, gen *compaction.Result, keep func(sess
 }
 
 // cancelError is a plugin's cancel; it matches ErrCancelled.
-type cancelError struct{ msg, plugin string }
+type cancelError struct{ msg, plugin, reason string }
 
 func (e *cancelError) Error() string { return e.msg }
 func (e *cancelError) Is(target error) bool {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -57,6 +58,19 @@ const (
 	EventCompactionProgress EventKind = "compaction_progress"
 )
 
+// The steps of a compaction WithStages reports, in order; the
+// plugin steps only when a plugin handles them, one of summarize and
+// explore.
+const (
+	StageBeforeCompact = "session_before_compact"
+	StageCompacting    = "session.compacting"
+	StageSummarize     = "summarize"
+	StageExplore       = "explore"
+	StageCheck         = "check"
+	// StageBeforeTree is a navigation's: the plugins are asked.
+	StageBeforeTree = "session_before_tree"
+)
+
 // Event is one notification of a Session.
 type Event struct {
 	Kind   EventKind
@@ -64,6 +78,9 @@ type Event struct {
 	Reason Reason
 	// Aborted: AbortCompaction or the caller's context stopped it.
 	Aborted bool
+	// Proposed: a compaction_end of a proposal (ProposeCompaction): made,
+	// not saved.
+	Proposed bool
 	// Cancelled: a plugin cancelled it; Plugin names the plugin.
 	Cancelled bool
 	// WillRetry: the agent should retry the failed turn (overflow).
@@ -124,5 +141,22 @@ func (s *subscribers) emit(ev Event) {
 	s.mu.Unlock()
 	for _, sub := range subs {
 		sub.fn(ev)
+	}
+}
+
+type stagesKey struct{}
+
+// WithStages asks the operations run under ctx to call fn at each step
+// (the Stage constants) as they reach it: the propose mode shows them to
+// pi's user. The steps are not Session events, which every subscriber of a
+// daemon's session would get.
+func WithStages(ctx context.Context, fn func(stage string)) context.Context {
+	return context.WithValue(ctx, stagesKey{}, fn)
+}
+
+// stage reports that the operation of ctx reached the step named.
+func stage(ctx context.Context, name string) {
+	if fn, ok := ctx.Value(stagesKey{}).(func(string)); ok && fn != nil {
+		fn(name)
 	}
 }

@@ -23,17 +23,27 @@ var _ TreeHooks = (*hooks.Dispatcher)(nil)
 type NavigateOptions struct {
 	// Summarize true asks for a summary of the abandoned branch whatever
 	// the settings say; false leaves the choice to Mode.
-	Summarize          bool
-	CustomInstructions string
-	Label              string
-	// ContextWindow and ReserveTokens give the branch budget (docs/behaviour.md §11.3);
-	// zero takes the settings' (branchSummary.*), else branch's defaults
-	// (128 000 − 16 384).
+	Summarize           bool
+	CustomInstructions  string
+	ReplaceInstructions bool
+	Label               string
+	// ContextWindow and ReserveTokens give the branch budget (docs/behaviour.md §11.3)
+	// when the session's model is not known; zero takes the settings'
+	// (branchSummary.*), else branch's defaults (128 000 − 16 384).
 	ContextWindow int
 	ReserveTokens int
+	// ModelWindow is the session model's context window when the caller
+	// knows it (pi says which model it runs). See BranchWindow.
+	ModelWindow int
 	// Mode decides whether to summarize when Summarize is false: by
 	// default branchSummary.enabled does.
 	Mode SummarizeMode
+	// Propose runs the navigation for the session's owner (docs/pi.md):
+	// from its leaf OldLeafID ("" keeps the session's), the plugins are
+	// asked and the summary is made, and the result's Proposed says what
+	// the owner is to write; nothing is written and the leaf stays.
+	Propose   bool
+	OldLeafID string
 }
 
 // SummarizeMode is the caller's choice about a branch summary.
@@ -68,11 +78,18 @@ func (s *Session) Navigate(ctx context.Context, targetID string, opts NavigateOp
 		return nil, err
 	}
 	defer s.release()
+	if opts.Propose {
+		if err := s.moveLeaf(opts.OldLeafID); err != nil {
+			return nil, err
+		}
+	}
 	tl := &hooks.Timeline{}
 	r := s.startRun(hooks.WithObserver(ctx, tl.Observe))
 	defer s.endRun(r)
 	st := s.Settings()
 	nav := branch.NavigateOptions{
+		Propose:             opts.Propose,
+		ReplaceInstructions: opts.ReplaceInstructions,
 		// The branch summary records the plugin calls of its run, as a
 		// compaction does.
 		AnnotateDetails: func(d json.RawMessage) json.RawMessage {
@@ -82,7 +99,7 @@ func (s *Session) Navigate(ctx context.Context, targetID string, opts NavigateOp
 		CustomInstructions: opts.CustomInstructions,
 		Label:              opts.Label,
 		Summarizer:         s.opts.Summarizer,
-		ContextWindow:      cmp.Or(opts.ContextWindow, st.BranchSummary.ContextWindow),
+		ContextWindow:      BranchWindow(st, opts.ModelWindow, opts.ContextWindow, s.modelKnown()),
 		ReserveTokens:      cmp.Or(opts.ReserveTokens, st.BranchSummary.ReserveTokens),
 		SummarizerWindow:   st.SummarizerContextWindow,
 		ModelOutputLimit:   st.SummarizerOutputLimit,
@@ -95,6 +112,9 @@ func (s *Session) Navigate(ctx context.Context, targetID string, opts NavigateOp
 	res, err := branch.Navigate(r.ctx, s.store, targetID, nav)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Propose {
+		return res, nil
 	}
 	lc := buildLive(s.store.Tree(), s.store.Leaf())
 	s.mu.Lock()
@@ -109,6 +129,7 @@ func (s *Session) beforeTreeHook(th TreeHooks) branch.BeforeTreeHook {
 		if !handles(th, hooks.EventBeforeTree) {
 			return out, nil
 		}
+		stage(ctx, StageBeforeTree)
 		entries := make([]json.RawMessage, len(ev.Entries))
 		for i, e := range ev.Entries {
 			entries[i] = e.Raw
@@ -121,7 +142,7 @@ func (s *Session) beforeTreeHook(th TreeHooks) branch.BeforeTreeHook {
 		if err != nil {
 			return out, err
 		}
-		out.Cancel = oc.Cancelled
+		out.Cancel, out.Plugin, out.CancelReason = oc.Cancelled, oc.Plugin, oc.CancelReason
 		if oc.Summary != nil {
 			out.Summary = &branch.SuppliedSummary{Summary: oc.Summary.Summary, Details: oc.Summary.Details}
 		}
@@ -149,4 +170,27 @@ func (s *Session) afterTreeHook(th TreeHooks) branch.AfterTreeHook {
 			s.log.Warn("session_tree: a plugin failed", "error", err)
 		}
 	}
+}
+
+// BranchWindow is the window the branch budget is taken from (the budget
+// is it minus branchSummary.reserveTokens), as pi computes it: the
+// session model's. That is modelWindow when the caller knows it (pi's
+// model), else the configured contextWindow — the session model's window
+// — when the session names a model; branchSummary.contextWindow (or
+// window, a caller's own) stands in for a session whose model is unknown.
+func BranchWindow(st Settings, modelWindow, window int, modelKnown bool) int {
+	switch {
+	case modelWindow > 0:
+		return modelWindow
+	case modelKnown && st.ContextWindow > 0:
+		return st.ContextWindow
+	}
+	return cmp.Or(window, st.BranchSummary.ContextWindow)
+}
+
+// modelKnown reports whether the session names its model at the leaf (a
+// model_change or an assistant message on its path).
+func (s *Session) modelKnown() bool {
+	m := s.store.Tree().Settings(s.store.Leaf())
+	return m.Provider != "" || m.Model != ""
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"regexp"
 
+	"github.com/pith-dev/pith/core/session"
 	"github.com/tidwall/gjson"
 )
 
@@ -99,4 +100,42 @@ func IsContextOverflow(msg []byte, contextWindow int) bool {
 	// A provider that truncates an oversized prompt to the window stops
 	// for length without producing anything.
 	return stop == "length" && u.Get("output").Int() == 0 && input*100 >= int64(contextWindow)*99
+}
+
+// fromCurrentModel reports whether the assistant message of e came from
+// the session's model: the one the latest model_change on its path
+// chose, or, when the session has none, the nearest assistant message's
+// (docs/behaviour.md §2). An overflow from another model — a request
+// still out when the user switched to a larger window — says nothing
+// about the current model's context, so it is not recovered (pi compares
+// the failed message's provider and model with the session's the same
+// way). A model_change outranks a later assistant message here: that
+// message may be the old model's. When the message or the session names
+// no model, nothing says otherwise, and it is.
+func (s *Session) fromCurrentModel(e *session.Entry) bool {
+	provider, model := e.MessageModel()
+	if provider == "" && model == "" {
+		return true
+	}
+	tree := s.store.Tree()
+	parent := tree.Get(e.ParentID)
+	cur, found := "", false
+	curProvider := ""
+	// Only an overflow comes here: a walk over the path is affordable.
+	for p, n := parent, len(tree.Entries); p != nil && n > 0 && !found; p, n = tree.Get(p.ParentID), n-1 {
+		if p.Type == session.TypeModelChange {
+			curProvider, cur, found = p.Get("provider").String(), p.Get("modelId").String(), true
+		}
+	}
+	if !found {
+		if parent == nil {
+			return true
+		}
+		st := tree.Settings(parent)
+		curProvider, cur = st.Provider, st.Model
+	}
+	if curProvider == "" && cur == "" {
+		return true
+	}
+	return provider == curProvider && model == cur
 }

@@ -433,7 +433,7 @@ func (s *Session) afterAppend(ctx context.Context, st Settings, e *session.Entry
 	if t := messageTime(msg); !t.IsZero() && !lastCompaction.IsZero() && !t.After(lastCompaction) {
 		out.Stale = true
 	}
-	if IsContextOverflow(msg, st.ContextWindow) {
+	if IsContextOverflow(msg, st.ContextWindow) && s.fromCurrentModel(e) {
 		out.Overflow = true
 		return s.recoverOverflow(ctx, st, out)
 	}
@@ -640,7 +640,7 @@ func (s *Session) Compact(ctx context.Context, instructions string) (*Result, er
 	if shared {
 		s.abortAgent()
 	}
-	res, err := s.compactHeld(held, s.Settings(), ReasonManual, instructions)
+	res, err := s.compactHeld(held, s.Settings(), ReasonManual, instructions, runMode{})
 	if err != nil {
 		return nil, err
 	}

@@ -98,6 +98,30 @@ func (e *Entry) MessageModel() (provider, model string) { return e.provider, e.m
 // StopReason is the stopReason of a message entry's message, or "".
 func (e *Entry) StopReason() string { return e.stopReason }
 
+// FromExtension reports whether a compaction or branch summary was made
+// by a plugin or an extension rather than by the summarizer: fromHook, as
+// pi and Pith write it, or fromExtension, the name pi's events give the
+// same fact (and which some writers store). The file lists in such an
+// entry's details are the extension's own and are not carried forward.
+//
+// One exception: a compaction Pith's own summarizer made for another
+// writer (the propose mode) carries details.generatedBy "pith". Its
+// writer marks it fromHook, as every extension's (pi does), but it is
+// what Pith would have written itself, and is read so.
+func (e *Entry) FromExtension() bool {
+	if e.Get("details."+GeneratedByKey).Str == GeneratedByPith {
+		return false
+	}
+	return e.Get("fromHook").Bool() || e.Get("fromExtension").Bool()
+}
+
+// GeneratedByKey and GeneratedByPith mark, in a compaction's details, one
+// Pith's summarizer made for another writer (see FromExtension).
+const (
+	GeneratedByKey  = "generatedBy"
+	GeneratedByPith = "pith"
+)
+
 // Header is the first line of a session file.
 type Header struct {
 	ID            string

@@ -254,22 +254,39 @@ func Load(path string) (*File, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	defer root.Close()
-	h, err := openRegular(NewRootFS(root), name, os.O_RDONLY)
+	return loadFS(NewRootFS(root), name, path, -1)
+}
+
+// ErrTooLarge refuses a session over the size a LoadIn caller allows.
+var ErrTooLarge = errors.New("the session is larger than allowed")
+
+// LoadIn is Load of the file name inside root, read only when it is at
+// most maxBytes long (negative: any size): how a daemon reads a session
+// for another program's writer without opening it for writing.
+func LoadIn(root *os.Root, name string, maxBytes int64) (*File, error) {
+	return loadFS(NewRootFS(root), name, name, maxBytes)
+}
+
+func loadFS(fsys FS, name, display string, maxBytes int64) (*File, error) {
+	h, err := openRegular(fsys, name, os.O_RDONLY)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", display, err)
 	}
 	defer h.Close()
 	st, err := h.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", display, err)
+	}
+	if maxBytes >= 0 && st.Size() > maxBytes {
+		return nil, fmt.Errorf("%s: %w (%d bytes, at most %d)", display, ErrTooLarge, st.Size(), maxBytes)
 	}
 	data, err := readAll(h, st.Size())
 	if err != nil {
-		return nil, fmt.Errorf("%s: read: %w", path, err)
+		return nil, fmt.Errorf("%s: read: %w", display, err)
 	}
 	f, err := Parse(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", display, err)
 	}
 	return f, nil
 }

@@ -45,7 +45,7 @@ func main() {
 	p := &plugin{}
 	flag.StringVar(&p.name, "name", "scripted", "name reported in Describe and used in answers")
 	flag.StringVar(&p.beforeComp, "before-compact", "off", "off|none|cancel|compact|echo|invalid|error|panic|hang|exit|exit-once|host|host-deep|huge-details|steal|page|flood|leave")
-	flag.StringVar(&p.compacting, "compacting", "off", "off|none|context|error|hang|huge-preserve|deep-preserve|huge-context")
+	flag.StringVar(&p.compacting, "compacting", "off", "off|none|context|inject|error|hang|huge-preserve|deep-preserve|huge-context")
 	flag.StringVar(&p.prompt, "prompt", "", "prompt returned by compacting=context")
 	flag.StringVar(&p.beforeTree, "before-tree", "off", "off|none|cancel|summary|invalid")
 	flag.StringVar(&p.compactNote, "compact", "off", "off|record|hang|error")
@@ -395,6 +395,12 @@ func (p *plugin) onCompacting(ctx context.Context, ev *sdk.CompactingEvent) (*sd
 			Context:      []string{p.name + ": " + fmt.Sprint(len(ev.Messages)) + " messages"},
 			Prompt:       p.prompt,
 			PreserveData: json.RawMessage(`{"from":"` + p.name + `"}`),
+		}, nil
+	case "inject":
+		// context, and a message to keep word for word after the compaction
+		return &sdk.CompactingResult{
+			Context:  []string{p.name + ": " + fmt.Sprint(len(ev.Messages)) + " messages"},
+			Messages: []sdk.InjectedMessage{{Type: "note", Content: p.name + " keeps this word for word", Display: true}},
 		}, nil
 	case "error":
 		return nil, errors.New(p.name + " failed on purpose")

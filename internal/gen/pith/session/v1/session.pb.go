@@ -1572,6 +1572,118 @@ func (x *Event) GetEntryId() string {
 	return ""
 }
 
+type ProposeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// path names the session file as OpenSession's path does (relative to
+	// sessions.root, within the caller's token prefix).
+	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// operation is compact, navigate, notify-compact or notify-tree.
+	Operation string `protobuf:"bytes,2,opt,name=operation,proto3" json:"operation,omitempty"`
+	// request is the operation's JSON request object, the one `pith
+	// propose OPERATION` reads on stdin (docs/pi.md); empty means {}.
+	Request       []byte `protobuf:"bytes,3,opt,name=request,proto3" json:"request,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProposeRequest) Reset() {
+	*x = ProposeRequest{}
+	mi := &file_pith_session_v1_session_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProposeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProposeRequest) ProtoMessage() {}
+
+func (x *ProposeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pith_session_v1_session_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProposeRequest.ProtoReflect.Descriptor instead.
+func (*ProposeRequest) Descriptor() ([]byte, []int) {
+	return file_pith_session_v1_session_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ProposeRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *ProposeRequest) GetOperation() string {
+	if x != nil {
+		return x.Operation
+	}
+	return ""
+}
+
+func (x *ProposeRequest) GetRequest() []byte {
+	if x != nil {
+		return x.Request
+	}
+	return nil
+}
+
+type ProposeResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// event is one JSON object, as one line of `pith propose`'s output:
+	// progress and warnings, the result last. A failure ends the stream
+	// with an error status instead.
+	Event         []byte `protobuf:"bytes,1,opt,name=event,proto3" json:"event,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProposeResponse) Reset() {
+	*x = ProposeResponse{}
+	mi := &file_pith_session_v1_session_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProposeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProposeResponse) ProtoMessage() {}
+
+func (x *ProposeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_pith_session_v1_session_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProposeResponse.ProtoReflect.Descriptor instead.
+func (*ProposeResponse) Descriptor() ([]byte, []int) {
+	return file_pith_session_v1_session_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ProposeResponse) GetEvent() []byte {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
 var File_pith_session_v1_session_proto protoreflect.FileDescriptor
 
 const file_pith_session_v1_session_proto_rawDesc = "" +
@@ -1699,7 +1811,13 @@ const file_pith_session_v1_session_proto_rawDesc = "" +
 	" \x01(\tR\x06plugin\x12#\n" +
 	"\rtokens_before\x18\v \x01(\x03R\ftokensBefore\x12!\n" +
 	"\ftokens_after\x18\f \x01(\x03R\vtokensAfter\x12\x19\n" +
-	"\bentry_id\x18\r \x01(\tR\aentryId2\x94\x06\n" +
+	"\bentry_id\x18\r \x01(\tR\aentryId\"\\\n" +
+	"\x0eProposeRequest\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1c\n" +
+	"\toperation\x18\x02 \x01(\tR\toperation\x12\x18\n" +
+	"\arequest\x18\x03 \x01(\fR\arequest\"'\n" +
+	"\x0fProposeResponse\x12\x14\n" +
+	"\x05event\x18\x01 \x01(\fR\x05event2\xe4\x06\n" +
 	"\x0eSessionService\x12X\n" +
 	"\vOpenSession\x12#.pith.session.v1.OpenSessionRequest\x1a$.pith.session.v1.OpenSessionResponse\x12I\n" +
 	"\x06Append\x12\x1e.pith.session.v1.AppendRequest\x1a\x1f.pith.session.v1.AppendResponse\x12U\n" +
@@ -1710,7 +1828,8 @@ const file_pith_session_v1_session_proto_rawDesc = "" +
 	"\tAfterTurn\x12!.pith.session.v1.AfterTurnRequest\x1a\".pith.session.v1.AfterTurnResponse\x12X\n" +
 	"\vReportError\x12#.pith.session.v1.ReportErrorRequest\x1a$.pith.session.v1.ReportErrorResponse\x12Z\n" +
 	"\vWatchEvents\x12#.pith.session.v1.WatchEventsRequest\x1a$.pith.session.v1.WatchEventsResponse0\x01\x12[\n" +
-	"\fCloseSession\x12$.pith.session.v1.CloseSessionRequest\x1a%.pith.session.v1.CloseSessionResponseBAZ?github.com/pith-dev/pith/internal/gen/pith/session/v1;sessionv1b\x06proto3"
+	"\fCloseSession\x12$.pith.session.v1.CloseSessionRequest\x1a%.pith.session.v1.CloseSessionResponse\x12N\n" +
+	"\aPropose\x12\x1f.pith.session.v1.ProposeRequest\x1a .pith.session.v1.ProposeResponse0\x01BAZ?github.com/pith-dev/pith/internal/gen/pith/session/v1;sessionv1b\x06proto3"
 
 var (
 	file_pith_session_v1_session_proto_rawDescOnce sync.Once
@@ -1725,7 +1844,7 @@ func file_pith_session_v1_session_proto_rawDescGZIP() []byte {
 }
 
 var file_pith_session_v1_session_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_pith_session_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_pith_session_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_pith_session_v1_session_proto_goTypes = []any{
 	(TurnOutcome_Action)(0),      // 0: pith.session.v1.TurnOutcome.Action
 	(*OpenSessionRequest)(nil),   // 1: pith.session.v1.OpenSessionRequest
@@ -1749,6 +1868,8 @@ var file_pith_session_v1_session_proto_goTypes = []any{
 	(*WatchEventsRequest)(nil),   // 19: pith.session.v1.WatchEventsRequest
 	(*WatchEventsResponse)(nil),  // 20: pith.session.v1.WatchEventsResponse
 	(*Event)(nil),                // 21: pith.session.v1.Event
+	(*ProposeRequest)(nil),       // 22: pith.session.v1.ProposeRequest
+	(*ProposeResponse)(nil),      // 23: pith.session.v1.ProposeResponse
 }
 var file_pith_session_v1_session_proto_depIdxs = []int32{
 	21, // 0: pith.session.v1.CompactResponse.progress:type_name -> pith.session.v1.Event
@@ -1767,17 +1888,19 @@ var file_pith_session_v1_session_proto_depIdxs = []int32{
 	14, // 13: pith.session.v1.SessionService.ReportError:input_type -> pith.session.v1.ReportErrorRequest
 	19, // 14: pith.session.v1.SessionService.WatchEvents:input_type -> pith.session.v1.WatchEventsRequest
 	17, // 15: pith.session.v1.SessionService.CloseSession:input_type -> pith.session.v1.CloseSessionRequest
-	2,  // 16: pith.session.v1.SessionService.OpenSession:output_type -> pith.session.v1.OpenSessionResponse
-	4,  // 17: pith.session.v1.SessionService.Append:output_type -> pith.session.v1.AppendResponse
-	6,  // 18: pith.session.v1.SessionService.GetContext:output_type -> pith.session.v1.GetContextResponse
-	8,  // 19: pith.session.v1.SessionService.Compact:output_type -> pith.session.v1.CompactResponse
-	11, // 20: pith.session.v1.SessionService.Navigate:output_type -> pith.session.v1.NavigateResponse
-	13, // 21: pith.session.v1.SessionService.AfterTurn:output_type -> pith.session.v1.AfterTurnResponse
-	15, // 22: pith.session.v1.SessionService.ReportError:output_type -> pith.session.v1.ReportErrorResponse
-	20, // 23: pith.session.v1.SessionService.WatchEvents:output_type -> pith.session.v1.WatchEventsResponse
-	18, // 24: pith.session.v1.SessionService.CloseSession:output_type -> pith.session.v1.CloseSessionResponse
-	16, // [16:25] is the sub-list for method output_type
-	7,  // [7:16] is the sub-list for method input_type
+	22, // 16: pith.session.v1.SessionService.Propose:input_type -> pith.session.v1.ProposeRequest
+	2,  // 17: pith.session.v1.SessionService.OpenSession:output_type -> pith.session.v1.OpenSessionResponse
+	4,  // 18: pith.session.v1.SessionService.Append:output_type -> pith.session.v1.AppendResponse
+	6,  // 19: pith.session.v1.SessionService.GetContext:output_type -> pith.session.v1.GetContextResponse
+	8,  // 20: pith.session.v1.SessionService.Compact:output_type -> pith.session.v1.CompactResponse
+	11, // 21: pith.session.v1.SessionService.Navigate:output_type -> pith.session.v1.NavigateResponse
+	13, // 22: pith.session.v1.SessionService.AfterTurn:output_type -> pith.session.v1.AfterTurnResponse
+	15, // 23: pith.session.v1.SessionService.ReportError:output_type -> pith.session.v1.ReportErrorResponse
+	20, // 24: pith.session.v1.SessionService.WatchEvents:output_type -> pith.session.v1.WatchEventsResponse
+	18, // 25: pith.session.v1.SessionService.CloseSession:output_type -> pith.session.v1.CloseSessionResponse
+	23, // 26: pith.session.v1.SessionService.Propose:output_type -> pith.session.v1.ProposeResponse
+	17, // [17:27] is the sub-list for method output_type
+	7,  // [7:17] is the sub-list for method input_type
 	7,  // [7:7] is the sub-list for extension type_name
 	7,  // [7:7] is the sub-list for extension extendee
 	0,  // [0:7] is the sub-list for field type_name
@@ -1798,7 +1921,7 @@ func file_pith_session_v1_session_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pith_session_v1_session_proto_rawDesc), len(file_pith_session_v1_session_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   21,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

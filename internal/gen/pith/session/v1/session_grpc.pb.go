@@ -34,6 +34,7 @@ const (
 	SessionService_ReportError_FullMethodName  = "/pith.session.v1.SessionService/ReportError"
 	SessionService_WatchEvents_FullMethodName  = "/pith.session.v1.SessionService/WatchEvents"
 	SessionService_CloseSession_FullMethodName = "/pith.session.v1.SessionService/CloseSession"
+	SessionService_Propose_FullMethodName      = "/pith.session.v1.SessionService/Propose"
 )
 
 // SessionServiceClient is the client API for SessionService service.
@@ -72,6 +73,14 @@ type SessionServiceClient interface {
 	// recently used one past server.maxOpenSessions, is closed by the
 	// daemon instead and reopened transparently on the next call.
 	CloseSession(ctx context.Context, in *CloseSessionRequest, opts ...grpc.CallOption) (*CloseSessionResponse, error)
+	// Propose is the propose mode for a program that owns the session file
+	// and writes it itself (pi, through Pith's extension; docs/pi.md): the
+	// compaction or navigation pipeline runs on the file read-only and the
+	// stream carries progress and warnings, then the result — what the
+	// owner should write; or the plugins get the owner's notifications.
+	// Nothing is written, and the session is not opened (no OpenSession
+	// needed). Cancelling the call stops the work.
+	Propose(ctx context.Context, in *ProposeRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ProposeResponse], error)
 }
 
 type sessionServiceClient struct {
@@ -190,6 +199,25 @@ func (c *sessionServiceClient) CloseSession(ctx context.Context, in *CloseSessio
 	return out, nil
 }
 
+func (c *sessionServiceClient) Propose(ctx context.Context, in *ProposeRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ProposeResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &SessionService_ServiceDesc.Streams[2], SessionService_Propose_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ProposeRequest, ProposeResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type SessionService_ProposeClient = grpc.ServerStreamingClient[ProposeResponse]
+
 // SessionServiceServer is the server API for SessionService service.
 // All implementations must embed UnimplementedSessionServiceServer
 // for forward compatibility.
@@ -226,6 +254,14 @@ type SessionServiceServer interface {
 	// recently used one past server.maxOpenSessions, is closed by the
 	// daemon instead and reopened transparently on the next call.
 	CloseSession(context.Context, *CloseSessionRequest) (*CloseSessionResponse, error)
+	// Propose is the propose mode for a program that owns the session file
+	// and writes it itself (pi, through Pith's extension; docs/pi.md): the
+	// compaction or navigation pipeline runs on the file read-only and the
+	// stream carries progress and warnings, then the result — what the
+	// owner should write; or the plugins get the owner's notifications.
+	// Nothing is written, and the session is not opened (no OpenSession
+	// needed). Cancelling the call stops the work.
+	Propose(*ProposeRequest, grpc.ServerStreamingServer[ProposeResponse]) error
 	mustEmbedUnimplementedSessionServiceServer()
 }
 
@@ -262,6 +298,9 @@ func (UnimplementedSessionServiceServer) WatchEvents(*WatchEventsRequest, grpc.S
 }
 func (UnimplementedSessionServiceServer) CloseSession(context.Context, *CloseSessionRequest) (*CloseSessionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CloseSession not implemented")
+}
+func (UnimplementedSessionServiceServer) Propose(*ProposeRequest, grpc.ServerStreamingServer[ProposeResponse]) error {
+	return status.Error(codes.Unimplemented, "method Propose not implemented")
 }
 func (UnimplementedSessionServiceServer) mustEmbedUnimplementedSessionServiceServer() {}
 func (UnimplementedSessionServiceServer) testEmbeddedByValue()                        {}
@@ -432,6 +471,17 @@ func _SessionService_CloseSession_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SessionService_Propose_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ProposeRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(SessionServiceServer).Propose(m, &grpc.GenericServerStream[ProposeRequest, ProposeResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type SessionService_ProposeServer = grpc.ServerStreamingServer[ProposeResponse]
+
 // SessionService_ServiceDesc is the grpc.ServiceDesc for SessionService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -477,6 +527,11 @@ var SessionService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "WatchEvents",
 			Handler:       _SessionService_WatchEvents_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "Propose",
+			Handler:       _SessionService_Propose_Handler,
 			ServerStreams: true,
 		},
 	},
