@@ -1,0 +1,158 @@
+package connlimit
+
+import (
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Options configure Listen.
+type Options struct {
+	Caps Caps
+	// Name says which listener a log line is about ("grpc", "viewer").
+	Name string
+	// Logger gets the refusals and the accept errors, at most one line
+	// per logEvery of each; nil: none.
+	Logger hclog.Logger
+}
+
+// logEvery spaces the log lines of a flood: one line with the count
+// since the last, not one per connection.
+const logEvery = 10 * time.Second
+
+// Back-off bounds after a failed accept, as net/http's.
+const (
+	minBackoff = 5 * time.Millisecond
+	maxBackoff = time.Second
+)
+
+// Listener is a net.Listener bounded by its Caps. Accept returns only
+// connections within them; the others are closed as soon as accepted.
+type Listener struct {
+	net.Listener
+	count  *Counter
+	name   string
+	log    hclog.Logger
+	closed chan struct{}
+	once   sync.Once
+
+	refused  atomic.Int64 // connections closed at a cap, in all
+	lastLog  time.Time    // guarded by logMu
+	unlogged int64        // refusals since the last line; guarded by logMu
+	// lastAccept is the last accept error's line; guarded by logMu.
+	lastAccept time.Time
+	logMu    sync.Mutex
+}
+
+// Listen wraps l: every listener of the product goes through it.
+func Listen(l net.Listener, o Options) *Listener {
+	log := o.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	return &Listener{Listener: l, count: NewCounter(o.Caps), name: o.Name, log: log, closed: make(chan struct{})}
+}
+
+// Caps are the listener's bounds.
+func (l *Listener) Caps() Caps { return l.count.Caps() }
+
+// Refused counts the connections closed at a cap since Listen.
+func (l *Listener) Refused() int64 { return l.refused.Load() }
+
+// Held is the number of connections held, in all and for key.
+func (l *Listener) Held(key string) (total, forKey int) { return l.count.Held(key) }
+
+// Accept waits for a connection within the caps. A connection past one
+// is closed at once (with a reset on TCP, so the daemon keeps nothing of
+// it, not even a TIME_WAIT entry) and the next is waited for. An accept
+// that fails for want of resources (no descriptor left, no buffer
+// memory) is retried after a back-off, doubling from 5 ms to 1 s, so
+// the listener neither spins on a full descriptor table nor gives up:
+// the servers above it stop serving on any error Accept returns.
+func (l *Listener) Accept() (net.Conn, error) {
+	var delay time.Duration
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			if !exhausted(err) {
+				return nil, err
+			}
+			delay = min(max(2*delay, minBackoff), maxBackoff)
+			l.logAcceptError(err, delay)
+			select {
+			case <-time.After(delay):
+				continue
+			case <-l.closed:
+				return nil, net.ErrClosed
+			}
+		}
+		delay = 0
+		release, err := l.count.Take(AddressKey(c.RemoteAddr()))
+		if err != nil {
+			l.refuse(c, err)
+			continue
+		}
+		return &conn{Conn: c, release: release}, nil
+	}
+}
+
+// Close closes the listener and ends a back-off in progress.
+func (l *Listener) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return l.Listener.Close()
+}
+
+// exhausted reports an accept error that passes once resources are
+// given back: the descriptor table full (the process's or the system's)
+// or the kernel out of memory for a socket.
+func exhausted(err error) bool {
+	for _, e := range []error{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *Listener) refuse(c net.Conn, why error) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = c.Close()
+	l.refused.Add(1)
+	l.logMu.Lock()
+	defer l.logMu.Unlock()
+	l.unlogged++
+	if now := time.Now(); now.Sub(l.lastLog) >= logEvery {
+		l.log.Warn("connections refused at the connection cap", "listener", l.name, "refused", l.unlogged,
+			"reason", why.Error(), "maxConnections", l.count.caps.Total, "maxConnectionsPerAddress", l.count.caps.PerAddress)
+		l.lastLog, l.unlogged = now, 0
+	}
+}
+
+func (l *Listener) logAcceptError(err error, delay time.Duration) {
+	l.logMu.Lock()
+	defer l.logMu.Unlock()
+	if now := time.Now(); now.Sub(l.lastAccept) >= logEvery {
+		l.log.Error("accept failed; retrying", "listener", l.name, "error", err, "retry", delay)
+		l.lastAccept = now
+	}
+}
+
+// conn gives its hold back when closed (servers close each connection
+// they accepted, whatever ends it).
+type conn struct {
+	net.Conn
+	release func()
+}
+
+func (c *conn) Close() error {
+	err := c.Conn.Close()
+	c.release()
+	return err
+}
