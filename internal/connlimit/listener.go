@@ -46,7 +46,7 @@ type Listener struct {
 	unlogged int64        // refusals since the last line; guarded by logMu
 	// lastAccept is the last accept error's line; guarded by logMu.
 	lastAccept time.Time
-	logMu    sync.Mutex
+	logMu      sync.Mutex
 }
 
 // Listen wraps l: every listener of the product goes through it.
