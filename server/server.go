@@ -447,6 +447,12 @@ func (s *Server) GRPCOptions() []grpc.ServerOption {
 	// much per call.
 	cfg := s.cfg.Load().Server
 	s.recvLimit = max(cfg.MaxAppendBytes, 4<<20) + recvSlack
+	handshake := cfg.HandshakeTimeout
+	if handshake <= 0 {
+		// A configuration built by hand rather than loaded (validation
+		// refuses 0): 0 would give every connection no time at all.
+		handshake = config.DefaultHandshakeTimeout
+	}
 	return []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(s.recvLimit), grpc.MaxSendMsgSize(maxMessage),
 		grpc.MaxHeaderListSize(maxHeaderBytes),
@@ -463,7 +469,7 @@ func (s *Server) GRPCOptions() []grpc.ServerOption {
 		// A connection has server.handshakeTimeout for its TLS handshake
 		// and HTTP/2 preface (gRPC's default: two minutes); idle ones
 		// that never said a word held descriptors that long.
-		grpc.ConnectionTimeout(cfg.HandshakeTimeout),
+		grpc.ConnectionTimeout(handshake),
 		// Authentication runs inside the panic guard, before any handler.
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
 			defer s.recoverCall(info.FullMethod, &err)

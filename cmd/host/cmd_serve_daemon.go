@@ -179,6 +179,7 @@ func (d *daemon) serve(e endpoints) (<-chan error, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.srv.ObserveListener("grpc", lis)
 	d.lis = lis
 	gopts := d.srv.GRPCOptions()
 	if e.tls != nil {
@@ -210,10 +211,12 @@ func (d *daemon) serve(e endpoints) (<-chan error, error) {
 const httpIdle = 2 * time.Minute
 
 func (d *daemon) serveMetrics(addr string, e endpoints) error {
-	ml, err := listenLimited(addr, "metrics", e.caps, d.log)
+	lim, err := listenLimited(addr, "metrics", e.caps, d.log)
 	if err != nil {
 		return fmt.Errorf("metrics listener: %w", err)
 	}
+	d.srv.ObserveListener("metrics", lim)
+	var ml net.Listener = lim
 	handler := d.srv.MetricsHandler()
 	scheme := "http"
 	if !config.Loopback(addr) {
@@ -244,10 +247,12 @@ func (d *daemon) httpServer(h http.Handler) *http.Server {
 }
 
 func (d *daemon) serveViewer(addr string, e endpoints) error {
-	vl, err := listenLimited(addr, "viewer", e.caps, d.log)
+	lim, err := listenLimited(addr, "viewer", e.caps, d.log)
 	if err != nil {
 		return fmt.Errorf("viewer listener: %w", err)
 	}
+	d.srv.ObserveListener("viewer", lim)
+	var vl net.Listener = lim
 	exposed := !config.Loopback(addr)
 	scheme := "http"
 	if exposed {

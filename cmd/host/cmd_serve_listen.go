@@ -28,12 +28,13 @@ func connCaps(cfg config.Server, n int, log hclog.Logger) connlimit.Caps {
 		log.Warn("server.maxConnections lets the listeners together reach the descriptor limit: a flood of connections can leave none for sessions and calls",
 			"maxConnections", caps.Total, "listeners", n, "descriptorLimit", nofile)
 	}
+	log.Debug("connection caps", "maxConnections", caps.Total, "maxConnectionsPerAddress", caps.PerAddress, "listeners", n, "descriptorLimit", nofile)
 	return caps
 }
 
 // listenLimited is listenOn bounded by caps: every listener of the
 // product goes through it.
-func listenLimited(addr, name string, caps connlimit.Caps, log hclog.Logger) (net.Listener, error) {
+func listenLimited(addr, name string, caps connlimit.Caps, log hclog.Logger) (*connlimit.Listener, error) {
 	lis, err := listenOn(addr)
 	if err != nil {
 		return nil, err

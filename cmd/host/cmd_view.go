@@ -95,5 +95,9 @@ func listenLoopback(addr string, caps connlimit.Caps, log hclog.Logger) (net.Lis
 	if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return nil, fmt.Errorf("--listen %q: pith view serves without authentication, so only a loopback address (127.0.0.1, ::1, localhost) is allowed", addr)
 	}
-	return listenLimited(addr, "view", caps, log)
+	ln, err := listenLimited(addr, "view", caps, log)
+	if err != nil {
+		return nil, err // not a nil *Listener in an interface
+	}
+	return ln, nil
 }
