@@ -24,7 +24,7 @@ import (
 // flood holds up to n idle TCP connections to addr from the loopback
 // address src (a remote address of its own: all of 127.0.0.0/8 is this
 // machine), never sending a byte — no TLS, no HTTP/2 preface, no
-// request. A connection the daemon closes is dialled again, at most 200
+// request. A connection the daemon closes is dialled again, at most 50
 // a second, as an attacker keeping a daemon down does; at most maxDials
 // in all. stop closes everything.
 type flood struct {
@@ -45,7 +45,7 @@ func startFlood(t *testing.T, src, addr string, n, maxDials int) *flood {
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
-		pace := time.NewTicker(5 * time.Millisecond)
+		pace := time.NewTicker(20 * time.Millisecond)
 		defer pace.Stop()
 		for int(f.dials.Load()) < maxDials {
 			select {
@@ -116,8 +116,8 @@ func (f *flood) stop() {
 // TestServeSurvivesConnectionFlood: a `pith serve` limited to 1024
 // descriptors (soft and hard, so nothing can raise it), with its gRPC
 // port and its viewer flooded by 1200 idle connections from one address
-// that never send a preface — kept up by dialling again any the daemon
-// closes. Meanwhile an authenticated Append on a fresh connection
+// that never send a preface, and 480 more from eight other addresses —
+// kept up by dialling again any the daemon closes. Meanwhile an authenticated Append on a fresh connection
 // succeeds, a viewer page loads, and the flood's connections past the
 // per-address cap are closed at once. Before the connection caps the
 // flood took every descriptor (accept4: too many open files): the Append
@@ -144,8 +144,20 @@ func TestServeSurvivesConnectionFlood(t *testing.T) {
 	// together, the descriptors.
 	grpcFlood := startFlood(t, "127.0.0.2", p.addr, 1100, 3000)
 	viewFlood := startFlood(t, "127.0.0.2", vu.Host, 100, 3000)
+	// And from eight more addresses, each within its cap of 64 but
+	// together past the listener's 256: the oldest silent connection
+	// makes room for a new one.
+	var spread []*flood
+	for i := range 8 {
+		spread = append(spread, startFlood(t, fmt.Sprintf("127.0.0.%d", 3+i), p.addr, 60, 600))
+	}
 	for grpcFlood.dials.Load() < 1100 || viewFlood.dials.Load() < 100 {
 		time.Sleep(10 * time.Millisecond)
+	}
+	for _, f := range spread {
+		for f.dials.Load() < 60 {
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 
 	// The daemon holds the flood's idle connections it took...
@@ -192,6 +204,9 @@ func TestServeSurvivesConnectionFlood(t *testing.T) {
 	}
 	grpcFlood.stop()
 	viewFlood.stop()
+	for _, f := range spread {
+		f.stop()
+	}
 }
 
 // TestServeViewerStreamsCapped: live update streams of the viewer past

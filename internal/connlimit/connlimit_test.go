@@ -48,6 +48,10 @@ func dialFrom(t *testing.T, src, addr string) net.Conn {
 	t.Helper()
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}
 	c, err := d.Dial("tcp", addr)
+	if errors.Is(err, syscall.ECONNRESET) {
+		// Refused so fast that the reset came before the dial returned.
+		return nil
+	}
 	if err != nil {
 		t.Fatalf("dial from %s: %v", src, err)
 	}
@@ -55,11 +59,26 @@ func dialFrom(t *testing.T, src, addr string) net.Conn {
 	return c
 }
 
+// speak sends a byte on client and reads it on served: served has
+// spoken, and is no longer evicted at the cap.
+func speak(t *testing.T, client, served net.Conn) {
+	t.Helper()
+	if _, err := client.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := served.Read(make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // closedAtOnce reports whether the daemon side closed c: a read ends
 // with EOF or a reset instead of blocking. The deadline only keeps a
 // connection that was (wrongly) kept from hanging the test.
 func closedAtOnce(t *testing.T, c net.Conn) bool {
 	t.Helper()
+	if c == nil {
+		return true // reset while dialling
+	}
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	_, err := c.Read(make([]byte, 1))
 	var ne net.Error
@@ -76,17 +95,21 @@ func closedAtOnce(t *testing.T, c net.Conn) bool {
 func TestCapsPerAddressAndTotal(t *testing.T) {
 	l, accepted := listen(t, Caps{Total: 6, PerAddress: 4})
 	addr := l.Addr().String()
+	// Each connection held speaks, so that none is evicted at the cap
+	// (TestSilentEvictedAtTotal).
 	var served []net.Conn // the daemon's side of each connection held
 	for range 4 {
-		dialFrom(t, "127.0.0.2", addr)
+		c := dialFrom(t, "127.0.0.2", addr)
 		served = append(served, <-accepted)
+		speak(t, c, served[len(served)-1])
 	}
 	if !closedAtOnce(t, dialFrom(t, "127.0.0.2", addr)) {
 		t.Fatal("a 5th connection from one address was kept past maxConnectionsPerAddress 4")
 	}
 	for range 2 {
-		dialFrom(t, "127.0.0.3", addr)
+		c := dialFrom(t, "127.0.0.3", addr)
 		served = append(served, <-accepted)
+		speak(t, c, served[len(served)-1])
 	}
 	if !closedAtOnce(t, dialFrom(t, "127.0.0.4", addr)) {
 		t.Fatal("a 7th connection was kept past maxConnections 6")
@@ -104,6 +127,44 @@ func TestCapsPerAddressAndTotal(t *testing.T) {
 	<-accepted
 	if got := l.Refused(); got != 2 {
 		t.Fatalf("a connection within the caps again was refused (%d refusals)", got)
+	}
+}
+
+// TestSilentEvictedAtTotal: at the listener's cap a new connection
+// takes the place of the oldest one that never sent a byte, so idle
+// connections from many addresses cannot lock a client out; connections
+// that spoke are never evicted, and past them a new one is refused.
+func TestSilentEvictedAtTotal(t *testing.T) {
+	l, accepted := listen(t, Caps{Total: 4, PerAddress: 2})
+	addr := l.Addr().String()
+	var silent []net.Conn
+	for _, src := range []string{"127.0.0.2", "127.0.0.2", "127.0.0.3", "127.0.0.3"} {
+		silent = append(silent, dialFrom(t, src, addr))
+		<-accepted
+	}
+	// A client that speaks: the oldest silent connection goes.
+	talker := dialFrom(t, "127.0.0.4", addr)
+	speak(t, talker, <-accepted)
+	if !closedAtOnce(t, silent[0]) {
+		t.Fatal("the oldest silent connection was kept at the cap")
+	}
+	if total, _ := l.Held(""); total != 4 {
+		t.Fatalf("holds %d connections, want 4", total)
+	}
+	// The three other silent ones make room in turn; each new one is
+	// made to speak, so then none is silent and the next is refused.
+	for i := range 3 {
+		c := dialFrom(t, "127.0.0.5", addr)
+		if i == 2 {
+			c = dialFrom(t, "127.0.0.6", addr) // 127.0.0.5 is at its cap
+		}
+		speak(t, c, <-accepted)
+		if !closedAtOnce(t, silent[i+1]) {
+			t.Fatalf("silent connection %d was kept at the cap", i+1)
+		}
+	}
+	if !closedAtOnce(t, dialFrom(t, "127.0.0.7", addr)) {
+		t.Fatal("a connection past the cap was kept though every held one had spoken")
 	}
 }
 
@@ -138,6 +199,7 @@ func TestUnixSocketCountsInTotalOnly(t *testing.T) {
 			t.Fatalf("connection %d: %v", i, err)
 		}
 		conns = append(conns, a)
+		speak(t, c, a)
 	}
 	c, err := net.Dial("unix", dir+"/s")
 	if err != nil {

@@ -1,6 +1,7 @@
 package connlimit
 
 import (
+	"container/list"
 	"errors"
 	"net"
 	"sync"
@@ -46,7 +47,12 @@ type Listener struct {
 	unlogged int64        // refusals since the last line; guarded by logMu
 	// lastAccept is the last accept error's line; guarded by logMu.
 	lastAccept time.Time
-	logMu      sync.Mutex
+
+	// silent are the connections accepted that have not sent a byte
+	// yet, oldest first (evictSilent).
+	silentMu sync.Mutex
+	silent   list.List
+	logMu    sync.Mutex
 }
 
 // Listen wraps l: every listener of the product goes through it.
@@ -69,7 +75,9 @@ func (l *Listener) Held(key string) (total, forKey int) { return l.count.Held(ke
 
 // Accept waits for a connection within the caps. A connection past one
 // is closed at once (with a reset on TCP, so the daemon keeps nothing of
-// it, not even a TIME_WAIT entry) and the next is waited for. An accept
+// it, not even a TIME_WAIT entry) and the next is waited for — except
+// that at the listener's cap the oldest connection that has sent
+// nothing yet is closed instead, when there is one (evictSilent). An accept
 // that fails for want of resources (no descriptor left, no buffer
 // memory) is retried after a back-off, doubling from 5 ms to 1 s, so
 // the listener neither spins on a full descriptor table nor gives up:
@@ -92,12 +100,56 @@ func (l *Listener) Accept() (net.Conn, error) {
 			}
 		}
 		delay = 0
-		release, err := l.count.Take(AddressKey(c.RemoteAddr()))
+		key := AddressKey(c.RemoteAddr())
+		release, err := l.count.Take(key)
+		if errors.Is(err, ErrTotal) && l.evictSilent() {
+			release, err = l.count.Take(key)
+		}
 		if err != nil {
 			l.refuse(c, err)
 			continue
 		}
-		return &conn{Conn: c, release: release}, nil
+		lc := &conn{Conn: c, release: release, l: l}
+		l.silentMu.Lock()
+		lc.elem = l.silent.PushBack(lc)
+		l.silentMu.Unlock()
+		return lc, nil
+	}
+}
+
+// evictSilent closes the oldest connection that has not sent a byte
+// yet, to make room at the listener's cap: idle connections opened from
+// many addresses — each within its per-address cap — would otherwise
+// fill the cap and lock out every client until their handshake timeout,
+// and keeping the cap full would take only maxConnections connections
+// per handshake timeout. A client sends its first bytes (a TLS hello, the
+// HTTP/2 preface, a request) as soon as it is connected, so the oldest
+// silent connection is the least likely to be one; a connection that
+// spoke is never evicted. False when every connection has spoken.
+func (l *Listener) evictSilent() bool {
+	l.silentMu.Lock()
+	e := l.silent.Front()
+	if e == nil {
+		l.silentMu.Unlock()
+		return false
+	}
+	lc := l.silent.Remove(e).(*conn)
+	lc.elem = nil
+	l.silentMu.Unlock()
+	l.refuse(lc, errEvicted)
+	return true
+}
+
+// errEvicted is why a silent connection was closed (evictSilent).
+var errEvicted = errors.New("the oldest connection that had sent nothing was closed to make room")
+
+// spoke stops c from being evicted.
+func (l *Listener) spoke(c *conn) {
+	l.silentMu.Lock()
+	defer l.silentMu.Unlock()
+	if c.elem != nil {
+		l.silent.Remove(c.elem)
+		c.elem = nil
 	}
 }
 
@@ -120,7 +172,11 @@ func exhausted(err error) bool {
 }
 
 func (l *Listener) refuse(c net.Conn, why error) {
-	if tc, ok := c.(*net.TCPConn); ok {
+	tc, ok := c.(*net.TCPConn)
+	if lc, wrapped := c.(*conn); wrapped {
+		tc, ok = lc.Conn.(*net.TCPConn)
+	}
+	if ok {
 		_ = tc.SetLinger(0)
 	}
 	_ = c.Close()
@@ -145,14 +201,30 @@ func (l *Listener) logAcceptError(err error, delay time.Duration) {
 }
 
 // conn gives its hold back when closed (servers close each connection
-// they accepted, whatever ends it).
+// they accepted, whatever ends it), and leaves the listener's silent
+// connections with its first bytes.
 type conn struct {
 	net.Conn
 	release func()
+	l       *Listener
+	// said is set once a read returned bytes; elem is c in l.silent
+	// until then (guarded by l.silentMu).
+	said atomic.Bool
+	elem *list.Element
+}
+
+func (c *conn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && !c.said.Load() {
+		c.said.Store(true)
+		c.l.spoke(c)
+	}
+	return n, err
 }
 
 func (c *conn) Close() error {
 	err := c.Conn.Close()
+	c.l.spoke(c) // gone: nothing to evict
 	c.release()
 	return err
 }
