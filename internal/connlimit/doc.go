@@ -2,7 +2,8 @@
 // once: every listener of the product (pith serve's gRPC listener on TCP
 // or a unix socket, its /metrics and viewer listeners, pith view's) is
 // wrapped by Listen, which counts the live connections per listener and
-// per remote address, closes at once a connection past either cap, and
+// per remote address, closes at once a connection past either cap (at
+// the listener's cap, the oldest one that has sent nothing instead), and
 // backs off on the accept errors a full descriptor table gives (EMFILE)
 // instead of spinning on them. The same Counter bounds the viewer's
 // event streams.
