@@ -17,8 +17,9 @@ import (
 // connCaps are the connection caps of each of n listeners: the
 // configured server.maxConnections and server.maxConnectionsPerAddress,
 // or, where they are 0, their defaults derived from the descriptor
-// limit in force. Go raised the soft limit to the hard one at start
-// (package syscall), so the limit read here is all the process may get.
+// limit in force. Go raised the soft limit to the hard one (less one)
+// at start (package syscall), so the limit read here is all the process
+// may get.
 // A configured cap with which the listeners together could reach the
 // limit is kept, with a warning: it no longer guards the descriptors.
 func connCaps(cfg config.Server, n int, log hclog.Logger) connlimit.Caps {

@@ -28,6 +28,9 @@ at any entry drawn to the scale of the context window, and every compaction
 and branch summary. The page updates itself when the file changes.
 
 The page has no authentication, so the address must be a loopback one.
+Its connections and live update streams are bounded as pith serve's are
+(server.maxConnections, server.maxConnectionsPerAddress,
+server.handshakeTimeout).
 The window, reserve and threshold come from the configuration (--config or
 $PITH_CONFIG; the defaults without one).`,
 		Args: cobra.ExactArgs(1),
