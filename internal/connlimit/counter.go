@@ -58,13 +58,16 @@ func (c *Counter) Take(key string) (release func(), err error) {
 func (c *Counter) take(key string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// The address's cap first: ErrTotal then says that only the total
+	// stands in the way (the listener may make room for it).
+	perAddress := key != "" && c.caps.PerAddress > 0
+	if n := c.per[key]; perAddress && n >= c.caps.PerAddress {
+		return fmt.Errorf("%w (%d held by %s, the cap)", ErrPerAddress, n, key)
+	}
 	if c.total >= c.caps.Total {
 		return fmt.Errorf("%w (%d held, the cap)", ErrTotal, c.total)
 	}
-	if key != "" && c.caps.PerAddress > 0 {
-		if n := c.per[key]; n >= c.caps.PerAddress {
-			return fmt.Errorf("%w (%d held by %s, the cap)", ErrPerAddress, n, key)
-		}
+	if perAddress {
 		c.per[key]++
 	}
 	c.total++
