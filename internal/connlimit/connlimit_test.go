@@ -151,6 +151,16 @@ func TestSilentEvictedAtTotal(t *testing.T) {
 	if total, _ := l.Held(""); total != 4 {
 		t.Fatalf("holds %d connections, want 4", total)
 	}
+	// A connection its own address's cap refuses makes no room: no
+	// silent connection of another address is closed for it.
+	before := l.Refused()
+	if !closedAtOnce(t, dialFrom(t, "127.0.0.3", addr)) {
+		t.Fatal("a 3rd connection from one address was kept past maxConnectionsPerAddress 2")
+	}
+	if total, from := l.Held("127.0.0.3"); l.Refused() != before+1 || total != 4 || from != 2 {
+		t.Fatalf("after a refusal by the address's cap: %d refused (want 1), %d held (want 4), %d from 127.0.0.3 (want 2)",
+			l.Refused()-before, total, from)
+	}
 	// The three other silent ones make room in turn; each new one is
 	// made to speak, so then none is silent and the next is refused.
 	for i := range 3 {
