@@ -179,8 +179,8 @@ func (l *Listener) refuse(c net.Conn, why error) {
 	if ok {
 		_ = tc.SetLinger(0)
 	}
+	l.refused.Add(1) // counted before the client can see the close
 	_ = c.Close()
-	l.refused.Add(1)
 	l.logMu.Lock()
 	defer l.logMu.Unlock()
 	l.unlogged++
