@@ -372,6 +372,23 @@ type Server struct {
 	// MaxCallsInFlight + MaxStreams, read at start, also bounds the
 	// streams one connection has open.
 	MaxCallsInFlight int `koanf:"maxCallsInFlight"`
+	// MaxConnections bounds the connections each listener (the gRPC
+	// address, /metrics, the viewer; pith view's too) holds at once,
+	// before any credential is asked; past it a new connection is closed
+	// at once. 0 (the default): derived from the descriptor limit — the
+	// listeners share half of it, at most 4096 each — so that
+	// connections alone never exhaust the descriptors. Read at start.
+	MaxConnections int `koanf:"maxConnections"`
+	// MaxConnectionsPerAddress bounds the connections one remote address
+	// (an IPv4 address, an IPv6 /64) holds on each listener; a unix
+	// socket's peers count only in MaxConnections. 0 (the default): a
+	// quarter of MaxConnections. Read at start.
+	MaxConnectionsPerAddress int `koanf:"maxConnectionsPerAddress"`
+	// HandshakeTimeout is how long a new connection has to complete its
+	// TLS handshake and its protocol's first words (gRPC's HTTP/2
+	// preface, an HTTP request's headers) before it is dropped. Read at
+	// start.
+	HandshakeTimeout time.Duration `koanf:"handshakeTimeout"`
 	// WorkspaceRoot is the directory a session's workspace must lie in
 	// for the daemon to read files from it: compaction.rehydrate and the
 	// explore worker's file tools read the session's workspace, the cwd
@@ -466,6 +483,7 @@ const (
 	DefaultMaxSessionBytes     = 512 << 20
 	DefaultMaxStreams          = 256
 	DefaultMaxCallsInFlight    = 64
+	DefaultHandshakeTimeout    = 5 * time.Second
 )
 
 // Defaults returns the reference configuration. Every call returns a fresh
@@ -535,6 +553,7 @@ func Defaults() *Config {
 			MaxSessionBytes:          DefaultMaxSessionBytes,
 			MaxStreams:               DefaultMaxStreams,
 			MaxCallsInFlight:         DefaultMaxCallsInFlight,
+			HandshakeTimeout:         DefaultHandshakeTimeout,
 		},
 		Workspace: Workspace{Roots: []string{}, Deny: []string{}, DenyDefaults: true},
 		Logging:   Logging{Level: "info", Format: "text"},

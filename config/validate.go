@@ -416,6 +416,14 @@ func (v *validator) server(s *Server) {
 	v.positive("server.maxSessionBytes", s.MaxSessionBytes)
 	v.positive("server.maxStreams", s.MaxStreams)
 	v.positive("server.maxCallsInFlight", s.MaxCallsInFlight)
+	v.nonNegative("server.maxConnections", s.MaxConnections)
+	v.nonNegative("server.maxConnectionsPerAddress", s.MaxConnectionsPerAddress)
+	if s.MaxConnections > 0 && s.MaxConnectionsPerAddress > s.MaxConnections {
+		v.add("server.maxConnectionsPerAddress", "must be <= server.maxConnections (%d), got %d", s.MaxConnections, s.MaxConnectionsPerAddress)
+	}
+	if s.HandshakeTimeout <= 0 {
+		v.add("server.handshakeTimeout", "must be > 0, got %s", formatDuration(s.HandshakeTimeout))
+	}
 	if (s.TLS.CertFile == "") != (s.TLS.KeyFile == "") {
 		v.add("server.tls", "certFile and keyFile go together")
 	}

@@ -40,6 +40,11 @@
 //     read). Open bounds with the same counter the sessions each caller
 //     opened (its share of server.maxOpenSessions,
 //     server.maxOpenSessionsPerCaller).
+//   - Connections are bounded below all of this, before any credential,
+//     by the listener the daemon serves on (internal/connlimit:
+//     server.maxConnections, server.maxConnectionsPerAddress), and one
+//     that has not sent its HTTP/2 preface within server.handshakeTimeout
+//     is dropped (GRPCOptions' ConnectionTimeout).
 //   - Where sessions live is a source (source.go): the files under
 //     sessions.root (source_files.go) or a shared store (source_store.go,
 //     which reads other hosts' appends before each call and relays engine

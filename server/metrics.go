@@ -134,3 +134,25 @@ func (m *metrics) observePlugin(o pluginhost.Observation) {
 		m.pluginRestarts.WithLabelValues(o.Plugin).Inc()
 	}
 }
+
+// ListenerStats is what a bounded listener tells of itself: the
+// connections it holds, and those it closed at its caps.
+type ListenerStats interface {
+	Held(key string) (total, forKey int)
+	Refused() int64
+}
+
+// ObserveListener exports l's connections as pith_connections{listener}
+// and its refusals as pith_connections_refused_total{listener}: a flood
+// shows there, not only in one log line per 10 s.
+func (s *Server) ObserveListener(name string, l ListenerStats) {
+	labels := prometheus.Labels{"listener": name}
+	s.metrics.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "pith_connections", Help: "Connections a listener holds (server.maxConnections bounds them).", ConstLabels: labels,
+		}, func() float64 { n, _ := l.Held(""); return float64(n) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "pith_connections_refused_total", Help: "Connections a listener closed at once, past server.maxConnections or server.maxConnectionsPerAddress.", ConstLabels: labels,
+		}, func() float64 { return float64(l.Refused()) }),
+	)
+}

@@ -257,7 +257,8 @@ func (s *Server) ApplyConfig(ch config.Change) {
 	next := make(chan struct{})
 	close(*s.applied.Swap(&next))
 	// The listeners and the transport are built once, at start.
-	for _, k := range []string{"server.listen", "server.metrics", "server.tls", "sessions.leaseTTL"} {
+	for _, k := range []string{"server.listen", "server.metrics", "server.tls", "sessions.leaseTTL",
+		"server.maxConnections", "server.maxConnectionsPerAddress", "server.handshakeTimeout"} {
 		if ch.Has(k) {
 			s.log.Warn("this change takes effect at the next start of pith serve", "key", k)
 		}
@@ -438,6 +439,12 @@ func (s *Server) GRPCOptions() []grpc.ServerOption {
 	// much per call.
 	cfg := s.cfg.Load().Server
 	s.recvLimit = max(cfg.MaxAppendBytes, 4<<20) + recvSlack
+	handshake := cfg.HandshakeTimeout
+	if handshake <= 0 {
+		// A configuration built by hand rather than loaded (validation
+		// refuses 0): 0 would give every connection no time at all.
+		handshake = config.DefaultHandshakeTimeout
+	}
 	return []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(s.recvLimit), grpc.MaxSendMsgSize(maxMessage),
 		grpc.MaxHeaderListSize(maxHeaderBytes),
@@ -451,6 +458,10 @@ func (s *Server) GRPCOptions() []grpc.ServerOption {
 		// headers arrive, before its request is read (auth.go).
 		grpc.InTapHandle(s.tapAuth),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: connIdle, Time: connPing, Timeout: connPingTimeout}),
+		// A connection has server.handshakeTimeout for its TLS handshake
+		// and HTTP/2 preface (gRPC's default: two minutes); idle ones
+		// that never said a word held descriptors that long.
+		grpc.ConnectionTimeout(handshake),
 		// Authentication runs inside the panic guard, before any handler.
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
 			defer s.recoverCall(info.FullMethod, &err)

@@ -47,10 +47,21 @@ type Viewer struct {
 	csrf *http.CrossOriginProtection
 }
 
+// ViewerOption tunes NewViewer.
+type ViewerOption func(*viewer.SessionsOptions)
+
+// ViewerStreams bounds the viewer's live update streams in all and per
+// remote address (viewer.StreamCaps), below its listener's connection
+// caps so that pages always find a connection: each caller's are
+// bounded by server.maxStreams besides.
+func ViewerStreams(caps viewer.StreamCaps) ViewerOption {
+	return func(o *viewer.SessionsOptions) { o.Streams = caps }
+}
+
 // NewViewer returns the viewer's handler; exposed says its listener is
 // reachable from other machines (then, as for gRPC calls, anonymous
 // requests are refused). Close it before the Server.
-func (s *Server) NewViewer(exposed bool) *Viewer {
+func (s *Server) NewViewer(exposed bool, options ...ViewerOption) *Viewer {
 	v := &Viewer{s: s, exposed: exposed, csrf: http.NewCrossOriginProtection()}
 	opts := viewer.SessionsOptions{
 		Resolve:   v.resolve,
@@ -68,6 +79,9 @@ func (s *Server) NewViewer(exposed bool) *Viewer {
 		// server.viewerMaxSessions in force, at every open.
 		MaxOpen: func() int { return s.cfg.Load().Server.ViewerMaxSessions },
 		Daemon:  v.daemonPanel,
+	}
+	for _, o := range options {
+		o(&opts)
 	}
 	if s.files != nil {
 		// The daemon's one file watch, shared with the sessions it

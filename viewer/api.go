@@ -525,6 +525,11 @@ func (h *Handler) apiEvents(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusInternalServerError, "streaming is not supported here")
 		return
 	}
+	release, ok := takeStream(h.streams, w, r)
+	if !ok {
+		return
+	}
+	defer release()
 	ch, cancel := h.subscribe()
 	defer cancel()
 	w.Header().Set("Content-Type", "text/event-stream")

@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/internal/connlimit"
 	"github.com/pith-dev/pith/internal/dirwatch"
 )
 
@@ -66,9 +67,15 @@ type Options struct {
 	// passes its own check.
 	AllowHost func(host string) bool
 
+	// Streams bound the live update streams (StreamCaps).
+	Streams StreamCaps
+
 	// follow is the file watch a Sessions shares among its sessions; nil:
 	// the handler has one of its own.
 	follow FollowFunc
+	// streams is the gate a Sessions shares among its sessions; nil:
+	// the handler's own, from Streams.
+	streams *connlimit.Counter
 }
 
 // Handler serves the viewer of one session file. It is an http.Handler:
@@ -103,6 +110,8 @@ type Handler struct {
 
 	subsMu sync.Mutex
 	subs   map[chan struct{}]struct{}
+	// streams bounds the open streams (StreamCaps); nil: unbounded.
+	streams *connlimit.Counter
 
 	done      chan struct{}
 	closeOnce sync.Once
@@ -131,6 +140,10 @@ func New(opts Options) (*Handler, error) {
 		debounce:     opts.Debounce,
 		subs:         map[chan struct{}]struct{}{},
 		done:         make(chan struct{}),
+		streams:      opts.streams,
+	}
+	if h.streams == nil {
+		h.streams = opts.Streams.gate()
 	}
 	if h.log == nil {
 		h.log = hclog.NewNullLogger()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/internal/connlimit"
 	"github.com/pith-dev/pith/internal/dirwatch"
 )
 
@@ -68,6 +69,12 @@ type SessionsOptions struct {
 	// configuration in force), for the page's daemon panel. It is asked
 	// after Authorize.
 	Daemon func(r *http.Request, name string) any
+	// Streams bound the live update streams of all the sessions
+	// together (StreamCaps).
+	Streams StreamCaps
+
+	// streams is the gate of Streams, shared by the sessions' handlers.
+	streams *connlimit.Counter
 }
 
 // Sessions serves the viewer for many sessions: the index at / and each
@@ -165,6 +172,7 @@ func NewSessions(opts SessionsOptions) *Sessions {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
+	opts.streams = opts.Streams.gate()
 	s := &Sessions{opts: opts, open: map[string]*openSession{}, done: make(chan struct{})}
 	s.wg.Add(1)
 	go s.sweep()
@@ -365,7 +373,7 @@ func (s *Sessions) openHandler(name string, src Source) (*Handler, error) {
 		}
 	}
 	return New(Options{Path: src.Path, Name: src.Name, Tail: src.Tail, OpenArchive: src.OpenArchive, Settings: settings, SettingsFunc: s.opts.Settings,
-		AllowHost: s.opts.AllowHost, Logger: s.opts.Logger.With("session", name), follow: follow})
+		AllowHost: s.opts.AllowHost, Logger: s.opts.Logger.With("session", name), follow: follow, streams: s.opts.streams})
 }
 
 // evictLocked closes the least recently used session without a stream.

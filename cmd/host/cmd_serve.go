@@ -54,6 +54,12 @@ certificates (server.tls.clientCAFile) or bearer tokens (server.tokens,
 kept as SHA-256 hashes; make one with "pith serve hash-token"). A unix
 socket is created with mode 0600.
 
+Every listener holds at most server.maxConnections connections, and
+server.maxConnectionsPerAddress from one remote address (both derived
+from the descriptor limit unless set); past them a connection is closed
+at once, and one that has not completed its handshake within
+server.handshakeTimeout is dropped.
+
 With server.viewer (or --viewer) set, a read-only web viewer of every
 session (under sessions.root, or in sessions.store) is served there ("viewer on URL" is printed),
 live, under the same rules: a browser signs in once at /login with a token

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/summary"
+	"github.com/pith-dev/pith/internal/connlimit"
 	"github.com/pith-dev/pith/server"
 	"github.com/pith-dev/pith/store"
 	"google.golang.org/grpc"
@@ -79,6 +80,8 @@ func (d *daemon) loadConfig(f serveFlags) error {
 type endpoints struct {
 	listen, metrics, viewer string
 	tls                     *tls.Config
+	// caps bound the connections of each listener (connCaps).
+	caps connlimit.Caps
 }
 
 // endpoints resolves the addresses (flags over configuration) and checks
@@ -100,6 +103,13 @@ func (d *daemon) endpoints(f serveFlags) (endpoints, error) {
 			return e, err
 		}
 	}
+	n := 0
+	for _, addr := range []string{e.listen, e.metrics, e.viewer} {
+		if addr != "" {
+			n++
+		}
+	}
+	e.caps = connCaps(d.cfg.Server, n, d.log)
 	return e, nil
 }
 
@@ -165,10 +175,11 @@ func (d *daemon) closeServer() {
 // serve opens the listeners and serves gRPC, then /metrics and the viewer
 // when configured. The channel gets the gRPC server's end.
 func (d *daemon) serve(e endpoints) (<-chan error, error) {
-	lis, err := listenOn(e.listen)
+	lis, err := listenLimited(e.listen, "grpc", e.caps, d.log)
 	if err != nil {
 		return nil, err
 	}
+	d.srv.ObserveListener("grpc", lis)
 	d.lis = lis
 	gopts := d.srv.GRPCOptions()
 	if e.tls != nil {
@@ -180,12 +191,12 @@ func (d *daemon) serve(e endpoints) (<-chan error, error) {
 	go func() { serveErr <- d.grpc.Serve(lis) }()
 	d.onExit(d.grpc.Stop) // after a graceful stop: does nothing
 	if e.metrics != "" {
-		if err := d.serveMetrics(e.metrics, e.tls); err != nil {
+		if err := d.serveMetrics(e.metrics, e); err != nil {
 			return nil, err
 		}
 	}
 	if e.viewer != "" {
-		if err := d.serveViewer(e.viewer, e.tls); err != nil {
+		if err := d.serveViewer(e.viewer, e); err != nil {
 			return nil, err
 		}
 	}
@@ -199,47 +210,60 @@ func (d *daemon) serve(e endpoints) (<-chan error, error) {
 // idle.
 const httpIdle = 2 * time.Minute
 
-func (d *daemon) serveMetrics(addr string, tlsConfig *tls.Config) error {
-	ml, err := listenOn(addr)
+func (d *daemon) serveMetrics(addr string, e endpoints) error {
+	lim, err := listenLimited(addr, "metrics", e.caps, d.log)
 	if err != nil {
 		return fmt.Errorf("metrics listener: %w", err)
 	}
+	d.srv.ObserveListener("metrics", lim)
+	var ml net.Listener = lim
 	handler := d.srv.MetricsHandler()
 	scheme := "http"
 	if !config.Loopback(addr) {
 		// Reachable from elsewhere: the same TLS and credentials as
 		// the gRPC calls (ExposureProblem guarantees they exist).
 		handler = d.srv.MetricsAuth(handler)
-		ml = tls.NewListener(ml, tlsConfig)
+		ml = tls.NewListener(ml, e.tls)
 		scheme = "https"
 	} else {
 		handler = server.LoopbackOnly(handler)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", handler)
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: httpIdle}
+	hs := d.httpServer(mux)
 	go func() { _ = hs.Serve(ml) }()
 	d.https = append(d.https, hs)
 	d.log.Info("metrics", "address", scheme+"://"+ml.Addr().String()+"/metrics")
 	return nil
 }
 
-func (d *daemon) serveViewer(addr string, tlsConfig *tls.Config) error {
-	vl, err := listenOn(addr)
+// httpServer is the HTTP server of /metrics and the viewer: a new
+// connection has server.handshakeTimeout for its TLS handshake and its
+// first request's headers (net/http's TLS handshake runs under the
+// ReadHeaderTimeout), then a keep-alive connection is closed after
+// httpIdle without a request.
+func (d *daemon) httpServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: d.cfg.Server.HandshakeTimeout, IdleTimeout: httpIdle}
+}
+
+func (d *daemon) serveViewer(addr string, e endpoints) error {
+	lim, err := listenLimited(addr, "viewer", e.caps, d.log)
 	if err != nil {
 		return fmt.Errorf("viewer listener: %w", err)
 	}
+	d.srv.ObserveListener("viewer", lim)
+	var vl net.Listener = lim
 	exposed := !config.Loopback(addr)
 	scheme := "http"
 	if exposed {
 		// Reachable from elsewhere: TLS, and the credentials the gRPC
 		// calls need (ExposureProblem guarantees they exist).
-		vl = tls.NewListener(vl, tlsConfig)
+		vl = tls.NewListener(vl, e.tls)
 		scheme = "https"
 	}
-	vh := d.srv.NewViewer(exposed)
+	vh := d.srv.NewViewer(exposed, server.ViewerStreams(viewerStreams(e.caps)))
 	d.onExit(func() { vh.Close() })
-	hs := &http.Server{Handler: vh, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: httpIdle}
+	hs := d.httpServer(vh)
 	go func() { _ = hs.Serve(vl) }()
 	d.https = append(d.https, hs)
 	d.viewer = fmt.Sprintf("%s://%s/", scheme, boundAddress(vl))

@@ -7,8 +7,41 @@ import (
 	"os"
 	"strings"
 
+	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/internal/connlimit"
+	"github.com/pith-dev/pith/viewer"
 )
+
+// connCaps are the connection caps of each of n listeners: the
+// configured server.maxConnections and server.maxConnectionsPerAddress,
+// or, where they are 0, their defaults derived from the descriptor
+// limit in force. Go raised the soft limit to the hard one (less one)
+// at start (package syscall), so the limit read here is all the process
+// may get.
+// A configured cap with which the listeners together could reach the
+// limit is kept, with a warning: it no longer guards the descriptors.
+func connCaps(cfg config.Server, n int, log hclog.Logger) connlimit.Caps {
+	nofile := connlimit.DescriptorLimit()
+	caps := connlimit.Resolve(cfg.MaxConnections, cfg.MaxConnectionsPerAddress, nofile, n)
+	if nofile > 0 && uint64(caps.Total)*uint64(n) >= nofile {
+		log.Warn("server.maxConnections lets the listeners together reach the descriptor limit: a flood of connections can leave none for sessions and calls",
+			"maxConnections", caps.Total, "listeners", n, "descriptorLimit", nofile)
+	}
+	log.Debug("connection caps", "maxConnections", caps.Total, "maxConnectionsPerAddress", caps.PerAddress, "listeners", n, "descriptorLimit", nofile)
+	return caps
+}
+
+// listenLimited is listenOn bounded by caps: every listener of the
+// product goes through it.
+func listenLimited(addr, name string, caps connlimit.Caps, log hclog.Logger) (*connlimit.Listener, error) {
+	lis, err := listenOn(addr)
+	if err != nil {
+		return nil, err
+	}
+	return connlimit.Listen(lis, connlimit.Options{Caps: caps, Name: name, Logger: log}), nil
+}
 
 func listenOn(addr string) (net.Listener, error) {
 	if p, ok := strings.CutPrefix(addr, "unix:"); ok {
@@ -66,4 +99,11 @@ func firstNonEmpty(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// viewerStreams are the caps of a viewer's live update streams on a
+// listener bounded by caps: half of its connections, and half of one
+// address's, so that its pages always find a connection.
+func viewerStreams(caps connlimit.Caps) viewer.StreamCaps {
+	return viewer.StreamCaps{Max: max(caps.Total/2, 1), PerAddress: max(caps.PerAddress/2, 1)}
 }

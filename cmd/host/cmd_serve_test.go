@@ -52,8 +52,10 @@ func TestServeHelperProcess(t *testing.T) {
 type serveProc struct {
 	cmd  *exec.Cmd
 	addr string
-	mu   sync.Mutex
-	logs []string
+	// viewer is the viewer's URL (serveOptions.viewer).
+	viewer string
+	mu     sync.Mutex
+	logs   []string
 	// seen gets every stderr line.
 	seen chan string
 	done chan struct{}
@@ -64,7 +66,26 @@ type serveProc struct {
 // --listen wins).
 func startServe(t *testing.T, cfg string, extra ...string) *serveProc {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestServeHelperProcess$", "--", "--config", cfg, "--listen", "127.0.0.1:0"}, extra...)...)
+	return startServeWith(t, serveOptions{}, cfg, extra...)
+}
+
+// serveOptions are how startServeWith starts the daemon.
+type serveOptions struct {
+	// ulimit, when set, is run by the shell before the daemon: "-n 1024"
+	// (soft and hard limit of descriptors), "-Sn 512" (soft only).
+	ulimit string
+	// viewer: the configuration has server.viewer; wait for its URL.
+	viewer bool
+}
+
+func startServeWith(t *testing.T, o serveOptions, cfg string, extra ...string) *serveProc {
+	t.Helper()
+	args := append([]string{"-test.run=^TestServeHelperProcess$", "--", "--config", cfg, "--listen", "127.0.0.1:0"}, extra...)
+	cmd := exec.Command(os.Args[0], args...)
+	if o.ulimit != "" {
+		// exec: the shell becomes the daemon, same pid.
+		cmd = exec.Command("/bin/sh", append([]string{"-c", `ulimit ` + o.ulimit + ` && exec "$0" "$@"`, os.Args[0]}, args...)...)
+	}
 	cmd.Env = append(os.Environ(), "PITH_SERVE_HELPER=1")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -109,13 +130,21 @@ func startServe(t *testing.T, cfg string, extra ...string) *serveProc {
 			t.Logf("pith serve log:\n%s", p.log())
 		}
 	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
+	out := bufio.NewReader(stdout)
+	line, err := out.ReadString('\n')
 	if err != nil {
 		<-p.done
 		t.Fatalf("pith serve did not start: %v\n%s", err, p.log())
 	}
-	go func() { _, _ = io.Copy(io.Discard, stdout) }()
 	p.addr = strings.TrimSpace(strings.TrimPrefix(line, "listening on "))
+	if o.viewer {
+		line, err := out.ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, "viewer on ") {
+			t.Fatalf("pith serve printed %q (%v), want the viewer's URL", line, err)
+		}
+		p.viewer = strings.TrimSpace(strings.TrimPrefix(line, "viewer on "))
+	}
+	go func() { _, _ = io.Copy(io.Discard, out) }()
 	return p
 }
 

@@ -10,7 +10,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
+	"github.com/pith-dev/pith/internal/connlimit"
 	"github.com/pith-dev/pith/viewer"
 	"github.com/spf13/cobra"
 )
@@ -26,6 +28,9 @@ at any entry drawn to the scale of the context window, and every compaction
 and branch summary. The page updates itself when the file changes.
 
 The page has no authentication, so the address must be a loopback one.
+Its connections and live update streams are bounded as pith serve's are
+(server.maxConnections, server.maxConnectionsPerAddress,
+server.handshakeTimeout).
 The window, reserve and threshold come from the configuration (--config or
 $PITH_CONFIG; the defaults without one).`,
 		Args: cobra.ExactArgs(1),
@@ -34,7 +39,10 @@ $PITH_CONFIG; the defaults without one).`,
 			if err != nil {
 				return err
 			}
-			ln, err := listenLoopback(listen)
+			log := cliLogger(cmd.ErrOrStderr(), false)
+			// Bounded as the daemon's listeners are, by the same keys.
+			caps := connCaps(cfg.Server, 1, log)
+			ln, err := listenLoopback(listen, caps, log)
 			if err != nil {
 				return err
 			}
@@ -45,14 +53,16 @@ $PITH_CONFIG; the defaults without one).`,
 					ReserveTokens:  cfg.Compaction.ReserveTokens,
 					AutoCompaction: cfg.Compaction.Enabled,
 				},
-				Logger: cliLogger(cmd.ErrOrStderr(), false),
+				Logger:  log,
+				Streams: viewerStreams(caps),
 			})
 			if err != nil {
 				ln.Close()
 				return err
 			}
 			defer h.Close()
-			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+			// server.handshakeTimeout for a connection's first request.
+			srv := &http.Server{Handler: h, ReadHeaderTimeout: cfg.Server.HandshakeTimeout, IdleTimeout: httpIdle}
 			fmt.Fprintf(cmd.OutOrStdout(), "http://%s/\n", ln.Addr())
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
@@ -77,9 +87,9 @@ $PITH_CONFIG; the defaults without one).`,
 	return cmd
 }
 
-// listenLoopback listens on addr after checking it is a loopback address:
-// the viewer has no authentication of its own.
-func listenLoopback(addr string) (net.Listener, error) {
+// listenLoopback listens on addr, bounded by caps, after checking it is
+// a loopback address: the viewer has no authentication of its own.
+func listenLoopback(addr string, caps connlimit.Caps, log hclog.Logger) (net.Listener, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("--listen %q: %w", addr, err)
@@ -88,5 +98,9 @@ func listenLoopback(addr string) (net.Listener, error) {
 	if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return nil, fmt.Errorf("--listen %q: pith view serves without authentication, so only a loopback address (127.0.0.1, ::1, localhost) is allowed", addr)
 	}
-	return net.Listen("tcp", addr)
+	ln, err := listenLimited(addr, "view", caps, log)
+	if err != nil {
+		return nil, err // not a nil *Listener in an interface
+	}
+	return ln, nil
 }

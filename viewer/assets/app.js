@@ -502,7 +502,13 @@ function connect() {
     $("live").classList.add("on");
     if (d.version !== state.version) refresh().catch(showError);
   });
-  es.onerror = () => { $("live").textContent = "reconnecting…"; $("live").classList.remove("on"); };
+  es.onerror = () => {
+    $("live").textContent = "reconnecting…";
+    $("live").classList.remove("on");
+    // A refused stream (503: the viewer's streams are at their cap) is
+    // not retried by the browser: try again after the Retry-After.
+    if (es.readyState === EventSource.CLOSED) setTimeout(connect, 5000);
+  };
 }
 
 async function start() {

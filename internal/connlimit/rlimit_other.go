@@ -1,0 +1,7 @@
+//go:build !unix
+
+package connlimit
+
+// DescriptorLimit is unknown here: the caps take their smallest
+// defaults unless configured.
+func DescriptorLimit() uint64 { return 0 }
