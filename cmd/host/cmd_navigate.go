@@ -12,6 +12,7 @@ import (
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/branch"
 	"github.com/pith-dev/pith/core/engine"
+	"github.com/pith-dev/pith/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -132,7 +133,7 @@ func dryRunNavigate(ctx context.Context, w, stderr io.Writer, path string, f nav
 	if r.CommonAncestorID != nil {
 		anc = *r.CommonAncestorID
 	}
-	fmt.Fprintf(w, "from %s to %s (common ancestor %s)\n", oldLeaf, f.to, anc)
+	fmt.Fprintf(w, "from %s to %s (common ancestor %s)\n", termsafe.Line(oldLeaf), termsafe.Line(f.to), termsafe.Line(anc))
 	fmt.Fprintf(w, "entries on the branch left behind: %d\n", r.EntriesToSummarize)
 	fmt.Fprintf(w, "messages a summary would get:     %d (%d tokens, budget %d)\n", r.Messages, r.Tokens, budget)
 	fmt.Fprintf(w, "files read: %d, modified: %d\n", len(r.ReadFiles), len(r.ModifiedFiles))
@@ -158,12 +159,13 @@ func printNavigation(w io.Writer, res *branch.NavigateResult, asJSON bool) error
 		return enc.Encode(out)
 	}
 	if res.NoOp {
-		fmt.Fprintf(w, "already at %s: nothing to do\n", res.TargetID)
+		fmt.Fprintf(w, "already at %s: nothing to do\n", termsafe.Line(res.TargetID))
 		return nil
 	}
-	fmt.Fprintf(w, "moved from %s to %s", res.OldLeafID, res.TargetID)
+	// Ids and the message come from the session: escaped (termsafe).
+	fmt.Fprintf(w, "moved from %s to %s", termsafe.Line(res.OldLeafID), termsafe.Line(res.TargetID))
 	if res.PositionID != res.TargetID {
-		fmt.Fprintf(w, " (the conversation continues from %s, before that message)", orNone(res.PositionID))
+		fmt.Fprintf(w, " (the conversation continues from %s, before that message)", termsafe.Line(orNone(res.PositionID)))
 	}
 	fmt.Fprintln(w)
 	if res.SummaryEntry != nil {
@@ -171,10 +173,10 @@ func printNavigation(w io.Writer, res *branch.NavigateResult, asJSON bool) error
 		if res.FromHook {
 			by = "a plugin"
 		}
-		fmt.Fprintf(w, "branch summary %s written by %s, covering %d entries\n", summaryID, by, res.EntriesSummarized)
+		fmt.Fprintf(w, "branch summary %s written by %s, covering %d entries\n", termsafe.Line(summaryID), by, res.EntriesSummarized)
 	}
 	if res.HasEditorText {
-		fmt.Fprintf(w, "\nmessage to edit and send again:\n%s\n", res.EditorText)
+		fmt.Fprintf(w, "\nmessage to edit and send again:\n%s\n", termsafe.Text(res.EditorText))
 	}
 	return nil
 }

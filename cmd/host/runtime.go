@@ -19,6 +19,7 @@ import (
 	"github.com/pith-dev/pith/core/workspace"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/pluginhost"
+	"github.com/pith-dev/pith/internal/termsafe"
 )
 
 // runtime is what a one-shot command needs to run an operation the way the
@@ -50,7 +51,9 @@ func cliLogger(w io.Writer, verbose bool) hclog.Logger {
 	if verbose {
 		level = hclog.Debug
 	}
-	return hclog.New(&hclog.LoggerOptions{Name: "pith", Level: level, Output: w, DisableTime: true})
+	// Plugins' messages and session text reach these lines: escaped, as
+	// every terminal output of the CLI (termsafe).
+	return hclog.New(&hclog.LoggerOptions{Name: "pith", Level: level, Output: termsafe.NewWriter(w), DisableTime: true})
 }
 
 // newRuntime opens the session and starts the configured plugins that may
