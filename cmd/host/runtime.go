@@ -100,6 +100,12 @@ func newRuntime(ctx context.Context, path, storeURL, cfgPath string, p providerF
 	var plugins []hooks.Plugin
 	if rt.plugins != nil {
 		plugins, err = rt.plugins.Ready()
+		if mismatch := pluginhost.Mismatch(err); mismatch != nil {
+			// Not a plugin failing but a binary the configuration does
+			// not trust: whatever its failure policy, nothing runs.
+			rt.close()
+			return nil, mismatch
+		}
 		if err != nil {
 			// A plugin that does not start is logged and left out, as at
 			// run time; the operation goes on with the others — unless
