@@ -42,6 +42,9 @@ conversation continues, so the model keeps what was learned there.
 When the target is a user message, the leaf moves to its parent and the
 message's text is printed so it can be edited and sent again.
 
+--label (or a session_before_tree plugin's label) labels the branch summary
+when one is written, else the entry --to, as pi does.
+
 The move is durable: a small entry pi also reads records it, so reopening
 the file (in Pith or pi) continues from the new position. Plugins of
 --config see session_before_tree and session_tree.
@@ -86,7 +89,7 @@ the file (in Pith or pi) continues from the new position. Plugins of
 	fl.BoolVar(&f.summarize, "summarize", false, "summarize the branch being left (default: branchSummary.enabled)")
 	fl.BoolVar(&f.noSummarize, "no-summarize", false, "do not summarize the branch being left, whatever branchSummary.enabled says")
 	fl.StringVar(&f.instructions, "instructions", "", "what the branch summary should focus on")
-	fl.StringVar(&f.label, "label", "", "label the target entry")
+	fl.StringVar(&f.label, "label", "", "label the branch summary entry when one is written, else the target entry")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "show what would be summarized; change nothing")
 	fl.StringVar(&f.config, "config", "", "configuration file: budgets, summarizer and plugins (default $PITH_CONFIG)")

@@ -37,7 +37,7 @@ type Store struct {
 	// hideName: path is Options.Display; the file's own name (and its
 	// sidecars') is not shown either.
 	hideName bool
-	fd   Handle
+	fd       Handle
 	// readOnly is set when the file cannot or must not be written: opened
 	// read-only, or without an owner write bit (root can write those).
 	readOnly   bool
@@ -478,6 +478,11 @@ type Draft struct {
 	// makes a root.
 	Parent *string
 	Fields any
+	// OfPrevious, when set, makes the fields from the id of the draft
+	// before it in the same append, which is known only once that is
+	// written: a label on the branch summary appended with it, as pi
+	// does. It is an error on the first draft.
+	OfPrevious func(previousID string) any
 }
 
 // newID returns 8 lowercase hex characters unused in the file.
