@@ -61,4 +61,6 @@ if [ -f conformance/branch.mjs ]; then
 	go run ./internal/sessiongen/cmd/gensessions -dir "$bgen" -n 36 -min 60 -max 300 -seed 2 -profile branchy -manifest
 	node conformance/branch.mjs --manifest "$bgen/manifest.json" --out core/branch/testdata/golden/pi-branch.json
 fi
+echo "conformance: navigation labels"
+node conformance/label.mjs --session examples/demo-session.jsonl --out core/branch/testdata/golden/pi-navigate-label.json
 echo "conformance: done"

@@ -616,7 +616,7 @@ func (d *Dispatcher) failed(ctx context.Context, p Plugin, event EventID, start 
 		outcome = OutcomePanic
 	}
 	policy := "; failure: open, result ignored"
-	if info.Failure == FailureClosed {
+	if info.Failure == FailureClosed || errors.Is(err, ErrChecksumMismatch) {
 		policy = "; failure: closed, operation cancelled"
 	}
 	d.observeCall(ctx, event, info.Name, start, outcome, err, ResultFailure, string(outcome)+": "+err.Error()+policy)
@@ -624,6 +624,10 @@ func (d *Dispatcher) failed(ctx context.Context, p Plugin, event EventID, start 
 		// Not the plugin's doing, but its verdict is missing all the same:
 		// say so loudly, then apply its policy.
 		d.log.Error("host error: the event could not be sent to the plugin", "plugin", info.Name, "event", event, "error", err, "failure", info.Failure)
+	}
+	if errors.Is(err, ErrChecksumMismatch) {
+		d.log.Error("plugin binary does not match its sha256; cancelling the operation whatever its failure policy", "plugin", info.Name, "event", event, "error", err)
+		return &PluginError{Plugin: info.Name, Event: event, Err: err}
 	}
 	if info.Failure == FailureClosed {
 		d.log.Error("plugin failed; its failure policy is closed, cancelling the operation", "plugin", info.Name, "event", event, "error", err)

@@ -129,8 +129,9 @@ type Server struct {
 }
 
 // New builds the summarizer and starts the configured plugins; a plugin
-// that does not start is logged and left out, as a reload would. Close
-// releases everything.
+// that does not start is logged and left out, except one whose binary
+// does not match its sha256: New fails with that error (whatever the
+// plugin's failure policy). Close releases everything.
 func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Config == nil || opts.Summarizer == nil || opts.Settings == nil || opts.PluginSpecs == nil {
 		return nil, errors.New("server: Config, Summarizer, Settings and PluginSpecs are required")
@@ -191,6 +192,16 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		if retire != nil {
 			retire(ctx)
 		}
+		if mismatch := pluginhost.Mismatch(err); mismatch != nil {
+			// A binary the configuration does not trust is not a plugin
+			// failing: whatever its failure policy, the daemon does not
+			// start without it (nor with it).
+			s.plugins.StopAll(ctx)
+			if cerr := s.src.close(); cerr != nil {
+				log.Warn("closing the session source", "error", cerr)
+			}
+			return nil, mismatch
+		}
 		if err != nil {
 			log.Warn("some plugins did not start", "error", err)
 		}
@@ -239,6 +250,9 @@ func (s *Server) PrepareReload(ctx context.Context, old, next *config.Config) er
 			}
 			if retireBack != nil {
 				retireBack(ctx)
+			}
+			if mismatch := pluginhost.Mismatch(err); mismatch != nil {
+				err = mismatch // the one line that says which binary and both sums
 			}
 			return fmt.Errorf("plugins: %w", err)
 		}

@@ -116,10 +116,18 @@ func (f *filesSource) makeDirs(root *os.Root, dir string) error {
 	return nil
 }
 
-func (f *filesSource) storeOptions() session.Options {
+// fileDisplay is how the daemon's errors name a session's file. One open
+// file serves every name it is reached by — a hard link or a symlinked
+// directory in another tenant's tree — so an error names none of them:
+// the caller knows which session it called. The log, the operator's, has
+// the name it was opened by.
+const fileDisplay = "session file"
+
+// storeOptions are the Store options of the file opened by rel.
+func (f *filesSource) storeOptions(rel string) session.Options {
 	// SingleLink: a hard link could name a file outside the root; such a
 	// file is read but never written.
-	return session.Options{Logger: f.log.Named("session"), SingleLink: true}
+	return session.Options{Logger: f.log.Named("session").With("path", rel), SingleLink: true, Display: fileDisplay}
 }
 
 // sessionsRoot returns the handle on sessions.root, opening it (and, with
@@ -197,12 +205,12 @@ func (f *filesSource) open(_ context.Context, rel string, create bool, cwd strin
 	}
 	// Parse outside the registry lock: a large file takes a while, and
 	// every other call looks sessions up under that lock.
-	st, created, err := openStore(sub, base, create, cwd, f.storeOptions())
+	st, created, err := openStore(sub, base, create, cwd, f.storeOptions(rel))
 	if err != nil {
 		if strings.Contains(err.Error(), "path escapes from parent") {
 			err = ErrOutsideRoot
 		}
-		return nil, nil, false, fmt.Errorf("session %q: %w", rel, unprefix(err, base))
+		return nil, nil, false, fmt.Errorf("session %q: %w", rel, unprefix(err, fileDisplay)) // the caller's own name
 	}
 	fi, err := sub.Lstat(base)
 	if err != nil {
@@ -318,18 +326,20 @@ func (b *fileBacking) replacedBy(fi fs.FileInfo) bool {
 
 func (b *fileBacking) reopen(accept func(session.Backend) error) (func(), reopened, error) {
 	fi, err := b.sub.Lstat(b.base)
+	// Any caller's call gets here, by whichever of the file's names:
+	// the errors name none (fileDisplay).
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, reopened{}, fmt.Errorf("session %q: the file is gone: %w", b.rel, fs.ErrNotExist)
+			return nil, reopened{}, fmt.Errorf("%s: gone: %w", fileDisplay, fs.ErrNotExist)
 		}
-		return nil, reopened{}, fmt.Errorf("session %q: %w", b.rel, rootError(err))
+		return nil, reopened{}, fmt.Errorf("%s: %w", fileDisplay, rootError(err))
 	}
 	if !b.replacedBy(fi) {
 		// The same file: read what pi or a pith command appended.
 		st := b.st.Load()
 		moved, err := st.Refresh()
 		if err != nil {
-			return nil, reopened{}, fmt.Errorf("session %q: %w", b.rel, unprefix(err, b.base))
+			return nil, reopened{}, err
 		}
 		// Read whole again, by this Refresh or by a write that found the
 		// file overwritten in place: a rewrite, not only appends.
@@ -348,9 +358,9 @@ func (b *fileBacking) reopen(accept func(session.Backend) error) (func(), reopen
 		b.refused.Store(false)
 		return func() {}, reopened{rewritten: rewritten}, nil
 	}
-	st, err := session.OpenIn(b.sub, b.base, b.src.storeOptions())
+	st, err := session.OpenIn(b.sub, b.base, b.src.storeOptions(b.rel))
 	if err != nil {
-		return nil, reopened{}, fmt.Errorf("session %q: reopen: %w", b.rel, unprefix(err, b.base))
+		return nil, reopened{}, fmt.Errorf("%s: reopen: %w", fileDisplay, unprefix(err, fileDisplay))
 	}
 	if err := accept(st); err != nil {
 		st.Close()

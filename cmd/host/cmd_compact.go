@@ -15,6 +15,7 @@ import (
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/explore"
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -246,7 +247,7 @@ func printPreparation(w io.Writer, prep *compaction.Preparation, err error, asJS
 		})
 	}
 	if err != nil {
-		fmt.Fprintf(w, "nothing to compact: %s\n", nothingReason(err))
+		fmt.Fprintf(w, "nothing to compact: %s\n", termsafe.Line(nothingReason(err)))
 		return nil
 	}
 	fmt.Fprintf(w, "tokens before:        %d\n", prep.TokensBefore)
@@ -256,7 +257,7 @@ func printPreparation(w io.Writer, prep *compaction.Preparation, err error, asJS
 	} else {
 		fmt.Fprintf(w, "keep recent tokens:   %d (not calibrated)\n", prep.KeepRecentTokens)
 	}
-	fmt.Fprintf(w, "first kept entry:     %s\n", prep.FirstKeptEntryID)
+	fmt.Fprintf(w, "first kept entry:     %s\n", termsafe.Line(prep.FirstKeptEntryID))
 	fmt.Fprintf(w, "messages to summarize: %d\n", len(prep.MessagesToSummarize))
 	if prep.IsSplitTurn() {
 		fmt.Fprintf(w, "split turn:           yes, %d messages of the turn's start summarized separately\n", len(prep.TurnPrefixMessages))
@@ -287,6 +288,9 @@ func nonNil(s []string) []string {
 
 func printCompaction(w io.Writer, res *engine.Result, asJSON bool) error {
 	if asJSON {
+		// JSON escapes control characters itself; the text below goes
+		// to a terminal and is escaped (termsafe): ids, names and the
+		// summary come from the session, the model and plugins.
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
 		out := struct {
@@ -314,23 +318,23 @@ func printCompaction(w io.Writer, res *engine.Result, asJSON bool) error {
 		fmt.Fprint(w, " (split turn)")
 	}
 	if res.FromHook {
-		fmt.Fprintf(w, "; summary supplied by plugin %s", res.Plugin)
+		fmt.Fprintf(w, "; summary supplied by plugin %s", termsafe.Line(res.Plugin))
 	}
-	fmt.Fprintf(w, "; kept from entry %s; saved as entry %s\n", res.FirstKeptEntryID, res.Entry.ID)
+	fmt.Fprintf(w, "; kept from entry %s; saved as entry %s\n", termsafe.Line(res.FirstKeptEntryID), termsafe.Line(res.Entry.ID))
 	if x := res.Explore; x != nil {
 		fmt.Fprintf(w, "explored in %d turns (~%d of %d worker tokens; overview ~%d tokens); new context ~%d tokens\n",
 			x.Turns, x.WorkerTokens, x.WorkerMaxTokens, x.OverviewTokens, x.ResultContextTokens)
 		if res.AutoReadEntry != nil {
-			fmt.Fprintf(w, "auto-read entry %s: %d files (%s), %d references\n", res.AutoReadEntry.ID,
-				len(x.AutoReadFiles), strings.Join(x.AutoReadFiles, ", "), len(x.References))
+			fmt.Fprintf(w, "auto-read entry %s: %d files (%s), %d references\n", termsafe.Line(res.AutoReadEntry.ID),
+				len(x.AutoReadFiles), termsafe.Line(strings.Join(x.AutoReadFiles, ", ")), len(x.References))
 		}
 		for _, warning := range x.Warnings {
-			fmt.Fprintf(w, "warning: %s\n", warning)
+			fmt.Fprintf(w, "warning: %s\n", termsafe.Line(warning))
 		}
 	}
-	fmt.Fprintf(w, "\n%s\n", res.Summary)
+	fmt.Fprintf(w, "\n%s\n", termsafe.Text(res.Summary))
 	if res.ShortSummary != "" {
-		fmt.Fprintf(w, "\nShort summary: %s\n", res.ShortSummary)
+		fmt.Fprintf(w, "\nShort summary: %s\n", termsafe.Text(res.ShortSummary))
 	}
 	return nil
 }

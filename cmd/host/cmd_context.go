@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/tokens"
 	"github.com/pith-dev/pith/core/transcript"
 	"github.com/pith-dev/pith/internal/entryview"
+	"github.com/pith-dev/pith/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -119,16 +121,18 @@ func writeContextTable(w io.Writer, ctx session.Context, est tokens.ContextEstim
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tROLE\tTOKENS\tMESSAGE")
 	for i, m := range ctx.Messages {
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\n", i+1, m.Role, tokens.Estimate(m.Raw), entryview.Preview(m, 80))
+		// Session text, escaped for the terminal (termsafe); a tab would
+		// shift the columns.
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\n", i+1, cell(m.Role), tokens.Estimate(m.Raw), cell(entryview.Preview(m, 80)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	model := "none"
 	if ctx.Model != nil {
-		model = ctx.Model.Provider + "/" + ctx.Model.ModelID
+		model = termsafe.Line(ctx.Model.Provider + "/" + ctx.Model.ModelID)
 	}
-	fmt.Fprintf(w, "\n%d messages · model %s · thinking %s\n", len(ctx.Messages), model, ctx.ThinkingLevel)
+	fmt.Fprintf(w, "\n%d messages · model %s · thinking %s\n", len(ctx.Messages), model, termsafe.Line(ctx.ThinkingLevel))
 	how := "estimated"
 	if est.LastUsageIndex >= 0 {
 		how = fmt.Sprintf("usage of message %d + %d estimated after it", est.LastUsageIndex+1, est.TrailingTokens)
@@ -140,3 +144,7 @@ func writeContextTable(w io.Writer, ctx session.Context, est tokens.ContextEstim
 	fmt.Fprintf(w, "context: %d / %d tokens (%.1f%%; %s)\n", est.Tokens, window, pct, how)
 	return nil
 }
+
+// cell is a table cell of session text: escaped as termsafe.Line, and its
+// tabs, which tabwriter would take for column breaks, as spaces.
+func cell(s string) string { return strings.ReplaceAll(termsafe.Line(s), "\t", " ") }

@@ -12,6 +12,7 @@ import (
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/branch"
 	"github.com/pith-dev/pith/core/engine"
+	"github.com/pith-dev/pith/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -40,6 +41,9 @@ the branch being left is summarized and the summary is attached where the
 conversation continues, so the model keeps what was learned there.
 When the target is a user message, the leaf moves to its parent and the
 message's text is printed so it can be edited and sent again.
+
+--label (or a session_before_tree plugin's label) labels the branch summary
+when one is written, else the entry --to, as pi does.
 
 The move is durable: a small entry pi also reads records it, so reopening
 the file (in Pith or pi) continues from the new position. Plugins of
@@ -85,7 +89,7 @@ the file (in Pith or pi) continues from the new position. Plugins of
 	fl.BoolVar(&f.summarize, "summarize", false, "summarize the branch being left (default: branchSummary.enabled)")
 	fl.BoolVar(&f.noSummarize, "no-summarize", false, "do not summarize the branch being left, whatever branchSummary.enabled says")
 	fl.StringVar(&f.instructions, "instructions", "", "what the branch summary should focus on")
-	fl.StringVar(&f.label, "label", "", "label the target entry")
+	fl.StringVar(&f.label, "label", "", "label the branch summary entry when one is written, else the target entry")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "show what would be summarized; change nothing")
 	fl.StringVar(&f.config, "config", "", "configuration file: budgets, summarizer and plugins (default $PITH_CONFIG)")
@@ -134,7 +138,7 @@ func dryRunNavigate(ctx context.Context, w, stderr io.Writer, path string, f nav
 	if r.CommonAncestorID != nil {
 		anc = *r.CommonAncestorID
 	}
-	fmt.Fprintf(w, "from %s to %s (common ancestor %s)\n", oldLeaf, f.to, anc)
+	fmt.Fprintf(w, "from %s to %s (common ancestor %s)\n", termsafe.Line(oldLeaf), termsafe.Line(f.to), termsafe.Line(anc))
 	fmt.Fprintf(w, "entries on the branch left behind: %d\n", r.EntriesToSummarize)
 	fmt.Fprintf(w, "messages a summary would get:     %d (%d tokens, budget %d)\n", r.Messages, r.Tokens, budget)
 	fmt.Fprintf(w, "files read: %d, modified: %d\n", len(r.ReadFiles), len(r.ModifiedFiles))
@@ -160,12 +164,13 @@ func printNavigation(w io.Writer, res *branch.NavigateResult, asJSON bool) error
 		return enc.Encode(out)
 	}
 	if res.NoOp {
-		fmt.Fprintf(w, "already at %s: nothing to do\n", res.TargetID)
+		fmt.Fprintf(w, "already at %s: nothing to do\n", termsafe.Line(res.TargetID))
 		return nil
 	}
-	fmt.Fprintf(w, "moved from %s to %s", res.OldLeafID, res.TargetID)
+	// Ids and the message come from the session: escaped (termsafe).
+	fmt.Fprintf(w, "moved from %s to %s", termsafe.Line(res.OldLeafID), termsafe.Line(res.TargetID))
 	if res.PositionID != res.TargetID {
-		fmt.Fprintf(w, " (the conversation continues from %s, before that message)", orNone(res.PositionID))
+		fmt.Fprintf(w, " (the conversation continues from %s, before that message)", termsafe.Line(orNone(res.PositionID)))
 	}
 	fmt.Fprintln(w)
 	if res.SummaryEntry != nil {
@@ -173,10 +178,10 @@ func printNavigation(w io.Writer, res *branch.NavigateResult, asJSON bool) error
 		if res.FromHook {
 			by = "a plugin"
 		}
-		fmt.Fprintf(w, "branch summary %s written by %s, covering %d entries\n", summaryID, by, res.EntriesSummarized)
+		fmt.Fprintf(w, "branch summary %s written by %s, covering %d entries\n", termsafe.Line(summaryID), by, res.EntriesSummarized)
 	}
 	if res.HasEditorText {
-		fmt.Fprintf(w, "\nmessage to edit and send again:\n%s\n", res.EditorText)
+		fmt.Fprintf(w, "\nmessage to edit and send again:\n%s\n", termsafe.Text(res.EditorText))
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/pluginhost"
 	"github.com/pith-dev/pith/internal/checksum"
+	"github.com/pith-dev/pith/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -73,7 +74,7 @@ func newPluginsCheckCommand() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			logOpts := hclog.LoggerOptions{Name: "pith", Level: level, Output: cmd.ErrOrStderr(), DisableTime: true}
+			logOpts := hclog.LoggerOptions{Name: "pith", Level: level, Output: termsafe.NewWriter(cmd.ErrOrStderr()), DisableTime: true}
 			results := checkPlugins(ctx, pluginSpecs(cfg), logOpts, pluginhost.Options{StartTimeout: timeout, HealthInterval: -1})
 			return reportPluginChecks(cmd.OutOrStdout(), cmd.ErrOrStderr(), file, results, asJSON, ctx.Err() != nil)
 		},
@@ -300,7 +301,8 @@ func reportPluginChecks(stdout, stderr io.Writer, file string, results []pluginC
 			if !r.OK {
 				result = "FAILED"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, version, events, r.Checksum, handshake, result)
+			// What the plugin reported: escaped (termsafe).
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, cell(version), cell(events), r.Checksum, handshake, result)
 		}
 		if err := tw.Flush(); err != nil {
 			return fmt.Errorf("write table: %w", err)
@@ -313,7 +315,7 @@ func reportPluginChecks(stdout, stderr io.Writer, file string, results []pluginC
 	}
 	for _, r := range results {
 		if !r.OK {
-			fmt.Fprintf(stderr, "%s: %s\n", r.Name, r.Error)
+			fmt.Fprintf(stderr, "%s: %s\n", r.Name, termsafe.Line(r.Error))
 		}
 	}
 	switch {

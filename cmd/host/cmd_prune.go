@@ -8,6 +8,7 @@ import (
 
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/compaction"
+	"github.com/pith-dev/pith/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -76,7 +77,7 @@ lease.`,
 				}
 				if len(res.Refused) > 0 {
 					for _, r := range res.Refused[:min(len(res.Refused), 10)] {
-						fmt.Fprintf(cmd.ErrOrStderr(), "pith: refused %s\n", r)
+						fmt.Fprintf(cmd.ErrOrStderr(), "pith: refused %s\n", termsafe.Line(fmt.Sprint(r)))
 					}
 					return fmt.Errorf("%s: %d archive records failed their checks and were not restored", archive, len(res.Refused))
 				}

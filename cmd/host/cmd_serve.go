@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
+	"github.com/pith-dev/pith/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -91,6 +92,11 @@ func serveLogger(w io.Writer, verbose, jsonFormat bool) hclog.InterceptLogger {
 	level := hclog.Info
 	if verbose {
 		level = hclog.Debug
+	}
+	if !jsonFormat {
+		// Text lines reach a terminal as they are: escaped (termsafe).
+		// JSON escapes control characters itself.
+		w = termsafe.NewWriter(w)
 	}
 	return hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: "pith", Level: level, Output: w, JSONFormat: jsonFormat})
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/internal/entryview"
+	"github.com/pith-dev/pith/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -55,9 +56,10 @@ func writeTreeText(w io.Writer, tree *session.Tree, nodes []entryview.Node) erro
 		if n.Fork {
 			indent = indent[:max(0, len(indent)-2)] + "├─"
 		}
-		fmt.Fprintf(bw, "%s%s%s %s", mark, indent, n.Entry.ID, entryview.Describe(n.Entry))
+		// Ids, texts and labels come from the session: escaped (termsafe).
+		fmt.Fprintf(bw, "%s%s%s %s", mark, indent, termsafe.Line(n.Entry.ID), termsafe.Line(entryview.Describe(n.Entry)))
 		if len(n.Labels) > 0 {
-			fmt.Fprintf(bw, "  [label: %s]", strings.Join(n.Labels, ", "))
+			fmt.Fprintf(bw, "  [label: %s]", termsafe.Line(strings.Join(n.Labels, ", ")))
 		}
 		if n.Entry == leaf {
 			bw.WriteString("  ← leaf")

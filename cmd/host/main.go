@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/pith-dev/pith/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -41,7 +42,8 @@ func runIn(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetErr(stderr)
 	err := root.Execute()
 	if err != nil {
-		fmt.Fprintf(stderr, "pith: %v\n", oneLine(err))
+		// An error can quote a plugin or the session: escaped (termsafe).
+		fmt.Fprintf(stderr, "pith: %s\n", termsafe.Line(oneLine(err)))
 	}
 	return exitCode(err)
 }

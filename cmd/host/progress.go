@@ -6,6 +6,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/pith-dev/pith/internal/termsafe"
 )
 
 // progress shows a spinner with a message on a terminal while long work
@@ -30,7 +32,7 @@ func isTerminal(w io.Writer) bool {
 }
 
 func startProgress(w io.Writer, msg string) *progress {
-	p := &progress{w: w, msg: msg, start: time.Now()}
+	p := &progress{w: w, msg: termsafe.Line(msg), start: time.Now()}
 	if !isTerminal(w) {
 		return p
 	}
@@ -57,14 +59,15 @@ func startProgress(w io.Writer, msg string) *progress {
 }
 
 // line prints one finished line of progress (a worker turn) above the
-// spinner, or as a plain line when w is not a terminal.
+// spinner, or as a plain line when w is not a terminal. The line quotes
+// what a model chose (tool names): escaped, as every terminal output.
 func (p *progress) line(s string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.stop != nil {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
-	fmt.Fprintln(p.w, s)
+	fmt.Fprintln(p.w, termsafe.Line(s))
 }
 
 // done clears the line.

@@ -21,6 +21,7 @@ import (
 	"github.com/pith-dev/pith/core/workspace"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/hooks/pluginhost"
+	"github.com/pith-dev/pith/internal/termsafe"
 )
 
 // runtime is what a one-shot command needs to run an operation the way the
@@ -52,7 +53,9 @@ func cliLogger(w io.Writer, verbose bool) hclog.Logger {
 	if verbose {
 		level = hclog.Debug
 	}
-	return hclog.New(&hclog.LoggerOptions{Name: "pith", Level: level, Output: w, DisableTime: true})
+	// Plugins' messages and session text reach these lines: escaped, as
+	// every terminal output of the CLI (termsafe).
+	return hclog.New(&hclog.LoggerOptions{Name: "pith", Level: level, Output: termsafe.NewWriter(w), DisableTime: true})
 }
 
 // newRuntime opens the session and starts the configured plugins that may
@@ -112,6 +115,12 @@ func startRuntime(ctx context.Context, path, storeURL, cfgPath, workspaceDir str
 	var plugins []hooks.Plugin
 	if rt.plugins != nil {
 		plugins, err = rt.plugins.Ready()
+		if mismatch := pluginhost.Mismatch(err); mismatch != nil {
+			// Not a plugin failing but a binary the configuration does
+			// not trust: whatever its failure policy, nothing runs.
+			rt.close()
+			return nil, mismatch
+		}
 		if err != nil {
 			// A plugin that does not start is logged and left out, as at
 			// run time; the operation goes on with the others — unless

@@ -43,6 +43,4 @@
 //     "No content to summarize".
 //   - A generated summary is validated like a compaction summary (empty,
 //     cut off by the output cap, or over the cap: an error, nothing saved).
-//   - A navigation label is attached to the target; pi attaches it to the
-//     summary entry when there is one.
 package branch

@@ -93,7 +93,8 @@ type NavigateOptions struct {
 	Summarize           bool
 	CustomInstructions  string
 	ReplaceInstructions bool
-	// Label, when non-empty, labels the target.
+	// Label, when non-empty, labels the branch summary entry when one is
+	// written, else the target (as pi 0.73.1 does).
 	Label string
 	// Summarizer writes the summary; required only when one is generated.
 	Summarizer summary.Summarizer
@@ -289,7 +290,16 @@ func navigate(ctx context.Context, store session.Backend, target *session.Entry,
 	if summary != nil {
 		drafts = append(drafts, session.Draft{Type: session.TypeBranchSummary, Fields: summary})
 	}
-	if st.label != "" {
+	switch {
+	case st.label != "" && summary != nil:
+		// On the summary entry, as pi 0.73.1 puts it: the label names
+		// what was written for the branch left, below the target.
+		label := st.label
+		drafts = append(drafts, session.Draft{Type: session.TypeLabel, OfPrevious: func(summaryID string) any {
+			return labelFields{TargetID: summaryID, Label: label}
+		}})
+	case st.label != "":
+		// No summary to label: the target, as pi does.
 		drafts = append(drafts, session.Draft{Type: session.TypeLabel, Fields: labelFields{TargetID: targetID, Label: st.label}})
 	}
 	if len(drafts) == 0 && (position == "" || tree.Last().ID != position) {

@@ -201,14 +201,14 @@ func (s *Store) intentHandle() (Handle, error) {
 		return nil, nil
 	}
 	if errors.Is(err, ErrNotRegular) {
-		return nil, fmt.Errorf("%s: the append intent sidecar %s is not a regular file", s.path, intentName(s.name))
+		return nil, fmt.Errorf("%s: %s is not a regular file", s.path, s.intentLabel())
 	}
 	if errors.Is(err, regularfile.ErrLinked) {
 		// Its records would be written over whatever file shares it.
-		return nil, fmt.Errorf("%s: the append intent sidecar %s has other hard links; remove it while nothing writes the session (it holds only the record of the last append)", s.path, intentName(s.name))
+		return nil, fmt.Errorf("%s: %s has other hard links; remove it while nothing writes the session (it holds only the record of the last append)", s.path, s.intentLabel())
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: open the append intent sidecar %s: %w", s.path, intentName(s.name), unwrapPathError(err))
+		return nil, fmt.Errorf("%s: open %s: %w", s.path, s.intentLabel(), unwrapPathError(err))
 	}
 	s.intent = h
 	return h, nil
@@ -386,4 +386,13 @@ func countLines(h Handle, end int64) (int, error) {
 		}
 	}
 	return line, nil
+}
+
+// intentLabel names the intent sidecar in a message: with its file name,
+// unless the Store's file goes unnamed (Options.Display).
+func (s *Store) intentLabel() string {
+	if s.hideName {
+		return "its append intent sidecar"
+	}
+	return "the append intent sidecar " + intentName(s.name)
 }

@@ -34,7 +34,10 @@ type Store struct {
 	root *os.Root // owned by the Store (Open, Create); nil for OpenIn
 	name string   // the file's name in fsys
 	path string   // the name to show the user
-	fd   Handle
+	// hideName: path is Options.Display; the file's own name (and its
+	// sidecars') is not shown either.
+	hideName bool
+	fd       Handle
 	// readOnly is set when the file cannot or must not be written: opened
 	// read-only, or without an owner write bit (root can write those).
 	readOnly   bool
@@ -90,6 +93,20 @@ type Options struct {
 	// WrapFS, when set, wraps the FS the Store works through; tests use it
 	// to inject faults into every file operation (internal/faultfs).
 	WrapFS func(FS) FS
+	// Display, when set, is how the Store names the file in its errors
+	// and log lines, instead of the name it was opened by, and the file's
+	// sidecars go unnamed too. pith serve sets it: one open file serves
+	// every name it is reached by (a hard link in another tenant's tree),
+	// and an error must not tell one caller another's name.
+	Display string
+}
+
+// display is how a Store opened by name names its file in messages.
+func (o Options) display(name string) string {
+	if o.Display != "" {
+		return o.Display
+	}
+	return name
 }
 
 func (o Options) clock() func() time.Time {
@@ -129,7 +146,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	s, err := open(opts.fs(root), name, path, opts)
+	s, err := open(opts.fs(root), name, opts.display(path), opts)
 	if err != nil {
 		root.Close()
 		return nil, err
@@ -142,11 +159,11 @@ func Open(path string, opts Options) (*Store, error) {
 // inside root. name must be a regular file, not a symlink. The caller
 // keeps root open while the Store is in use.
 func OpenIn(root *os.Root, name string, opts Options) (*Store, error) {
-	return open(opts.fs(root), name, name, opts)
+	return open(opts.fs(root), name, opts.display(name), opts)
 }
 
 func open(fsys FS, name, display string, opts Options) (*Store, error) {
-	s := &Store{fsys: fsys, name: name, path: display, log: opts.logger(), now: opts.clock(), rand: opts.random(), singleLink: opts.SingleLink}
+	s := &Store{fsys: fsys, name: name, path: display, hideName: opts.Display != "", log: opts.logger(), now: opts.clock(), rand: opts.random(), singleLink: opts.SingleLink}
 	fd, err := openRegular(fsys, name, os.O_RDWR|os.O_APPEND)
 	if errors.Is(err, fs.ErrPermission) {
 		// A read-only file can still be read; writes fail clearly.
@@ -171,7 +188,7 @@ func Create(path, cwd string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, unwrapPathError(err))
 	}
-	s, err := create(opts.fs(root), filepath.Base(path), path, cwd, opts)
+	s, err := create(opts.fs(root), filepath.Base(path), opts.display(path), cwd, opts)
 	if err != nil {
 		root.Close()
 		return nil, err
@@ -182,7 +199,7 @@ func Create(path, cwd string, opts Options) (*Store, error) {
 
 // CreateIn makes a new session file name inside root, as Create does.
 func CreateIn(root *os.Root, name, cwd string, opts Options) (*Store, error) {
-	return create(opts.fs(root), name, name, cwd, opts)
+	return create(opts.fs(root), name, opts.display(name), cwd, opts)
 }
 
 func create(fsys FS, name, display, cwd string, opts Options) (*Store, error) {
@@ -201,7 +218,7 @@ func create(fsys FS, name, display, cwd string, opts Options) (*Store, error) {
 		fsys.Remove(name)
 		return nil, fmt.Errorf("%s: create: %w", display, err)
 	}
-	s := &Store{fsys: fsys, name: name, path: display, fd: fd, log: opts.logger(), now: opts.clock(), rand: opts.random(), singleLink: opts.SingleLink}
+	s := &Store{fsys: fsys, name: name, path: display, hideName: opts.Display != "", fd: fd, log: opts.logger(), now: opts.clock(), rand: opts.random(), singleLink: opts.SingleLink}
 	if err := s.load(); err != nil {
 		fd.Close()
 		return nil, err
@@ -478,6 +495,11 @@ type Draft struct {
 	// makes a root.
 	Parent *string
 	Fields any
+	// OfPrevious, when set, makes the fields from the id of the draft
+	// before it in the same append, which is known only once that is
+	// written: a label on the branch summary appended with it, as pi
+	// does. It is an error on the first draft.
+	OfPrevious func(previousID string) any
 }
 
 // newID returns 8 lowercase hex characters unused in the file.

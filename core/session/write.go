@@ -298,7 +298,14 @@ func (s *Store) AppendWith(parent func(t *Tree, last *Entry) (string, error), dr
 	}
 	pending := make(map[string]bool, len(drafts))
 	entries := make([]*Entry, 0, len(drafts))
+	previous := ""
 	for _, d := range drafts {
+		if d.OfPrevious != nil {
+			if previous == "" {
+				return nil, fmt.Errorf("%s: append %s entry: it refers to a previous draft and is the first", s.path, d.Type)
+			}
+			d.Fields = d.OfPrevious(previous)
+		}
 		id := s.newID(pending)
 		line, err := buildLine(d, id, pid, isoTime(s.now()))
 		if err != nil {
@@ -311,7 +318,7 @@ func (s *Store) AppendWith(parent func(t *Tree, last *Entry) (string, error), dr
 		entries = append(entries, e)
 		buf.Write(line)
 		buf.WriteByte('\n')
-		pid = id
+		pid, previous = id, id
 	}
 	written = true
 	fence := int64(0)

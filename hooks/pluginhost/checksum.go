@@ -75,3 +75,59 @@ func execPathOf(f *os.File) (string, bool) {
 	}
 	return p, true
 }
+
+// Prepare opens and checks the plugin's binary now (its configured sha256,
+// when there is one), so that a mismatch is known before the operation
+// needs the plugin; the first start then runs the file checked here. It
+// returns the check's error, which wraps ErrChecksumMismatch for a binary
+// that does not match. Without a sha256, or for an attached plugin, there
+// is nothing to check.
+func (s *Supervisor) Prepare() error {
+	if s.spec.SHA256 == "" || s.spec.Reattach != "" {
+		return nil
+	}
+	bin, err := s.spec.openBinary()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.prepared != nil || s.state == StateStopped {
+		bin.close()
+		return nil
+	}
+	s.prepared = &bin
+	return nil
+}
+
+// binary is the prepared binary, once, or the binary opened and checked
+// now (a restart checks the file again).
+func (s *Supervisor) binary() (binary, error) {
+	s.mu.Lock()
+	bin := s.prepared
+	s.prepared = nil
+	s.mu.Unlock()
+	if bin != nil {
+		return *bin, nil
+	}
+	return s.spec.openBinary()
+}
+
+// Mismatch returns the first error of err (one error, or errors.Join's)
+// that wraps ErrChecksumMismatch, or nil: a caller stops on it whatever
+// the plugin's failure policy, with its one line naming the plugin, the
+// file and both sums.
+func Mismatch(err error) error {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			if m := Mismatch(e); m != nil {
+				return m
+			}
+		}
+		return nil
+	}
+	if errors.Is(err, ErrChecksumMismatch) {
+		return err
+	}
+	return nil
+}

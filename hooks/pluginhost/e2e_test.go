@@ -558,3 +558,50 @@ func TestSpecValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestReplacedBinaryStopsCalls: a plugin whose file is replaced while it
+// runs (its sha256 no longer matches) is not restarted after a crash:
+// it is disabled at once, and its calls then stop the operation although
+// its failure policy is open. Before, the restarts were retried until the
+// crash budget disabled it, and the calls went on without its veto.
+func TestReplacedBinaryStopsCalls(t *testing.T) {
+	data, err := os.ReadFile(scripted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "scripted")
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := fileSum(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := spec("swapped", 1, "-before-compact", "exit")
+	s.Path, s.SHA256, s.Failure = bin, sum, hooks.FailureOpen
+	h, d := startAll(t, pluginhost.Options{MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}, nil, s)
+	// Another build of the plugin, put in place by rename as an upgrade is.
+	next := bin + ".new"
+	if err := os.WriteFile(next, append(data, 0), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(next, bin); err != nil {
+		t.Fatal(err)
+	}
+	// The running process crashes on the call (open: no result) and the
+	// restart finds the new file.
+	if out, err := d.BeforeCompact(context.Background(), preparedEvent(), limits); err != nil || out.Compaction != nil {
+		t.Fatalf("crashing call: %+v, %v", out, err)
+	}
+	sup := h.Supervisor("swapped")
+	if err := sup.WaitRunning(context.Background()); !errors.Is(err, pluginhost.ErrPluginDisabled) || !errors.Is(err, pluginhost.ErrChecksumMismatch) {
+		t.Fatalf("WaitRunning = %v, want disabled for the checksum", err)
+	}
+	if n, _ := sup.Crashes(); n != 1 {
+		t.Errorf("%d crashes recorded, want the one crash (no restart retried)", n)
+	}
+	_, err = d.BeforeCompact(context.Background(), preparedEvent(), limits)
+	if !errors.Is(err, hooks.ErrPluginFailed) || !errors.Is(err, pluginhost.ErrChecksumMismatch) {
+		t.Fatalf("call after the swap: %v, want the operation stopped for the checksum", err)
+	}
+}

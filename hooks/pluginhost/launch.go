@@ -53,7 +53,7 @@ func (s *Supervisor) launch(ctx context.Context) (*instance, error) {
 // it.
 func (s *Supervisor) startProcess() (*instance, *remote, *tls.Config, error) {
 	spec := s.spec
-	bin, err := spec.openBinary()
+	bin, err := s.binary()
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -7,9 +7,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/internal/termsafe"
 )
 
 // maxLogLine bounds one re-logged line when no limit is configured; the
@@ -179,29 +179,24 @@ func parseJSONLine(line []byte) (hclog.Level, string, []any, bool) {
 	sort.Strings(keys)
 	kv := make([]any, 0, 2*len(keys))
 	for _, k := range keys {
-		kv = append(kv, k, m[k])
+		// hclog writes keys raw and quotes only top-level strings; a
+		// nested value is logged as its JSON, escaped like the rest.
+		v := m[k]
+		switch x := v.(type) {
+		case string:
+			v = sanitize([]byte(x))
+		case map[string]any, []any:
+			if b, err := json.Marshal(v); err == nil {
+				v = sanitize(b)
+			}
+		}
+		kv = append(kv, sanitize([]byte(k)), v)
 	}
 	return level, sanitize([]byte(msg)), kv, true
 }
 
-// sanitize makes arbitrary bytes safe to log: valid UTF-8, no control
-// characters that could forge log lines or move a terminal's cursor.
-func sanitize(b []byte) string {
-	var sb strings.Builder
-	sb.Grow(len(b))
-	for len(b) > 0 {
-		r, size := utf8.DecodeRune(b)
-		b = b[size:]
-		switch {
-		case r == utf8.RuneError && size <= 1:
-			sb.WriteRune(utf8.RuneError)
-		case r == '\t':
-			sb.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&sb, "\\x%02x", r)
-		default:
-			sb.WriteRune(r)
-		}
-	}
-	return sb.String()
-}
+// sanitize makes arbitrary bytes safe to log: no control, bidi or
+// invisible format characters that could forge log lines, move a
+// terminal's cursor or disguise text (termsafe.Line, the escaper of every
+// terminal output).
+func sanitize(b []byte) string { return termsafe.Line(string(b)) }

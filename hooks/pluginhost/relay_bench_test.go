@@ -18,3 +18,15 @@ func BenchmarkStderrFlood(b *testing.B) {
 		_, _ = w.Write(line)
 	}
 }
+
+// BenchmarkRelayTextLine: the host's cost of relaying one plain 1 KiB
+// stderr line within the limits (sanitize: escaped for the terminal).
+func BenchmarkRelayTextLine(b *testing.B) {
+	w := newLogWriter(hclog.NewNullLogger())
+	line := []byte(strings.Repeat("a plain log line of plugin output, ", 29) + "\n")
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _ = w.Write(line)
+	}
+}

@@ -64,6 +64,14 @@ type member struct {
 	// required: waited for by Ready, before the operation.
 	required bool
 
+	// checked is closed once the binary's sha256 has been checked
+	// (Supervisor.Prepare), at Launch, whenever the plugin will start:
+	// a mismatch stops the operation whatever the failure policy
+	// (Ready), so it must be known before the operation, not when the
+	// plugin is first needed. checkErr is the check's error.
+	checked  chan struct{}
+	checkErr error
+
 	ctx       context.Context // cancelled by stop: ends a start still under way
 	cancel    context.CancelFunc
 	startOnce sync.Once
@@ -132,10 +140,17 @@ func (q *Sequence) Launch(ctx context.Context, specs []Spec) error {
 			cancel:     cancel,
 			started:    make(chan struct{}),
 			stopped:    make(chan struct{}),
+			checked:    make(chan struct{}),
 		})
 	}
 	members := slices.Clone(q.members)
 	q.mu.Unlock()
+	for _, m := range members {
+		go func() {
+			defer close(m.checked)
+			m.checkErr = m.sup.Prepare()
+		}()
+	}
 
 	var firsts []*member
 	for _, m := range members {
@@ -157,10 +172,14 @@ func (q *Sequence) Launch(ctx context.Context, specs []Spec) error {
 	return nil
 }
 
-// Ready waits for the plugins that fail closed or list no events, and
-// returns the plugins to give the Dispatcher — every plugin except those
-// that were waited for and failed to start — and the joined errors of
-// those failures (each also logged).
+// Ready waits for every plugin's checksum check and for the plugins that
+// fail closed or list no events, and returns the plugins to give the
+// Dispatcher — every plugin except those whose binary failed its check
+// and those that were waited for and failed to start — and the joined
+// errors of those failures (each also logged). An error that wraps
+// ErrChecksumMismatch must stop the operation, whatever the plugin's
+// failure policy: the binary is not the one the configuration trusts,
+// and skipping it would drop its veto unseen.
 func (q *Sequence) Ready() ([]hooks.Plugin, error) {
 	q.mu.Lock()
 	members := slices.Clone(q.members)
@@ -168,6 +187,11 @@ func (q *Sequence) Ready() ([]hooks.Plugin, error) {
 	var errs []error
 	var plugins []hooks.Plugin
 	for _, m := range members {
+		<-m.checked
+		if m.checkErr != nil {
+			errs = append(errs, m.checkErr)
+			continue
+		}
 		if m.required {
 			<-m.started
 			if m.startErr != nil {
@@ -193,6 +217,11 @@ func (q *Sequence) start(m *member) {
 	m.startOnce.Do(func() {
 		go func() {
 			defer close(m.started)
+			<-m.checked
+			if m.checkErr != nil {
+				m.startErr = m.checkErr // Ready reports it
+				return
+			}
 			if err := m.sup.Start(m.ctx); err != nil {
 				m.startErr = err
 				if m.ctx.Err() == nil {
@@ -310,6 +339,7 @@ func (q *Sequence) stop(m *member) {
 			m.startOnce.Do(func() { close(m.started) }) // never started: nothing to wait for
 			m.cancel()
 			<-m.started
+			<-m.checked // its open binary is closed by StopNow
 			m.sup.StopNow(context.Background())
 		}()
 	})

@@ -18,8 +18,9 @@ import (
 
 var (
 	// ErrChecksumMismatch: the binary does not match the configured sha256;
-	// the plugin is not started.
-	ErrChecksumMismatch = errors.New("plugin binary does not match its configured sha256")
+	// the plugin is not started, and its calls fail whatever its failure
+	// policy (hooks.ErrChecksumMismatch).
+	ErrChecksumMismatch = hooks.ErrChecksumMismatch
 	// ErrPluginDisabled: the plugin crashed too often and is not restarted.
 	ErrPluginDisabled = errors.New("plugin disabled after repeated crashes")
 	// ErrPluginStopped: the supervisor was stopped.
@@ -140,6 +141,12 @@ type Supervisor struct {
 	lastCrash  string
 	stopCh     chan struct{}
 	wg         sync.WaitGroup
+	// prepared is a binary already opened and checked (Prepare), used by
+	// the first start instead of checking it again.
+	prepared *binary
+	// disabledBy is why a restart disabled the plugin at once: its binary
+	// no longer matches its sha256; calls fail with it (acquire).
+	disabledBy error
 }
 
 // instance is one started process; every (re)start makes a new one with a
@@ -263,6 +270,10 @@ func (s *Supervisor) StopNow(ctx context.Context) { s.stop(ctx, killInstanceNow)
 
 func (s *Supervisor) stop(ctx context.Context, kill func(*instance)) {
 	s.mu.Lock()
+	if bin := s.prepared; bin != nil {
+		s.prepared = nil
+		bin.close()
+	}
 	if s.state == StateStopped {
 		s.mu.Unlock()
 		return
@@ -317,12 +328,15 @@ func (s *Supervisor) running(inst *instance) {
 func (s *Supervisor) acquire(ctx context.Context) (*instance, error) {
 	for {
 		s.mu.Lock()
-		st, inst, ch := s.state, s.inst, s.changed
+		st, inst, ch, why := s.state, s.inst, s.changed, s.disabledBy
 		s.mu.Unlock()
 		switch st {
 		case StateRunning:
 			return inst, nil
 		case StateDisabled:
+			if why != nil {
+				return nil, fmt.Errorf("%w: %w", ErrPluginDisabled, why)
+			}
 			return nil, fmt.Errorf("plugin %q: %w", s.spec.Name, ErrPluginDisabled)
 		case StateStopped:
 			return nil, fmt.Errorf("plugin %q: %w", s.spec.Name, ErrPluginStopped)
@@ -474,6 +488,17 @@ func (s *Supervisor) restart(delay time.Duration) {
 			s.mu.Unlock()
 			s.log.Info("plugin restarted", "pid", inst.pid)
 			s.observe(ObservedRestart, inst.pid, nil)
+			return
+		}
+		if errors.Is(err, ErrChecksumMismatch) {
+			// The file was replaced: trying again runs into the same
+			// bytes. Its calls now fail, and stop their operations
+			// whatever the failure policy, until a reload.
+			s.disabledBy = err
+			s.setState(StateDisabled)
+			s.mu.Unlock()
+			s.log.Error("plugin binary changed; disabled until the configuration is reloaded", "error", err)
+			s.observe(ObservedDisabled, 0, err)
 			return
 		}
 		n := s.recordCrash()

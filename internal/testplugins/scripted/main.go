@@ -33,6 +33,7 @@ type plugin struct {
 	record      string
 	prompt      string
 	garbage     bool
+	say         string
 	recordMu    sync.Mutex
 	beforeComp  string
 	compacting  string
@@ -54,6 +55,7 @@ func main() {
 	flag.StringVar(&p.other, "other", "", "steal: the session id to try to read")
 	flag.StringVar(&p.marker, "marker", "", "exit-once: exit only while this file does not exist; leave: wait until it holds 4 bytes (one per completion the host started)")
 	flag.BoolVar(&p.garbage, "garbage", false, "write garbage and odd JSON log lines to stderr on every call")
+	flag.StringVar(&p.say, "say", "", "on session_before_compact, log this text (a Go-quoted string is unquoted first: arguments cannot hold a NUL) every way a plugin can: a plain stderr line, an hclog JSON line (as message, key, value and nested value) and a host Log call; cancel adds it to its reason")
 	spawn := flag.String("spawn", "", "start two long-running children, one in a new session (setsid), and write their pids to this file")
 	holder := flag.String("spawn-stdout-holder", "", "start a long-running child in a new session that keeps the plugin's stdout and stderr open, and write its pid to this file")
 	orphan := flag.String("spawn-orphan", "", "double-fork a long-running process in a new session, whose parent exits at once, and write its pid to this file")
@@ -63,6 +65,9 @@ func main() {
 	floodMB := flag.Int("flood-stderr", 0, "write this many MiB of 1 KiB lines to stderr, in the background")
 	floodDone := flag.String("flood-done", "", "file created once the stderr flood is written")
 	flag.Parse()
+	if u, err := strconv.Unquote(p.say); err == nil {
+		p.say = u
+	}
 	if *floodMB > 0 {
 		go flood(*floodMB, *floodDone)
 	}
@@ -209,9 +214,17 @@ func (p *plugin) onBeforeCompact(ctx context.Context, ev *sdk.BeforeCompactEvent
 	if p.garbage {
 		p.spew()
 	}
+	if p.say != "" {
+		fmt.Fprintln(stderr, "[WARN] "+p.say)
+		line, _ := json.Marshal(map[string]any{"@level": "warn", "@message": p.say, "k" + p.say: p.say, "nested": map[string]any{"v": p.say}})
+		fmt.Fprintf(stderr, "%s\n", line)
+		if err := sdk.Host(ctx).Log(ctx, hclog.Warn, p.say, "said", p.say); err != nil {
+			return nil, err
+		}
+	}
 	switch p.beforeComp {
 	case "cancel":
-		return &sdk.BeforeCompactResult{Cancel: true, CancelReason: p.name + " says no"}, nil
+		return &sdk.BeforeCompactResult{Cancel: true, CancelReason: p.name + " says no" + p.say}, nil
 	case "compact":
 		return p.compaction(ev, p.name+" summary"), nil
 	case "echo":
