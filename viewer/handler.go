@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -372,13 +373,21 @@ func allowed(check func(string) bool, host string) bool {
 
 // LoopbackHost reports whether a Host header names this machine by
 // definition (an IP address or localhost), so that no DNS answer another
-// site controls can lead a browser to it under that name.
+// site controls can lead a browser to it under that name. An IPv6
+// literal comes in brackets with or without a port ("[::1]:7421", and
+// "[::1]" on a default port, as a browser sends it); host names are
+// case-insensitive.
 func LoopbackHost(hostport string) bool {
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h
+	} else if inner, ok := strings.CutPrefix(hostport, "["); ok {
+		if inner, ok = strings.CutSuffix(inner, "]"); !ok {
+			return false
+		}
+		host = inner
 	}
-	if host == "localhost" {
+	if strings.EqualFold(host, "localhost") {
 		return true
 	}
 	return net.ParseIP(host) != nil
