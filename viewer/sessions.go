@@ -47,6 +47,18 @@ type SessionsOptions struct {
 	// sessions down to it as pages are asked for). nil, or a value
 	// below 1, means 64.
 	MaxOpen func() int
+	// MaxBytes bounds the bytes of all the open sessions together, as
+	// read (Handler.Size; they take about 2.5 times that in memory): a
+	// session is read whole and kept, so a count alone let one caller
+	// hold MaxOpen of the largest sessions (64 × 512 MiB). Past it the
+	// least recently used sessions are closed, as for MaxOpen: those
+	// without a live page, then by the fair share; a session opened, or
+	// grown by appends, past it when neither can make room is refused
+	// (503), or closes the least recently used ones, live pages too,
+	// when it grew; a session larger than MaxBytes alone is refused
+	// (413). Asked at every reading. nil, or a value below 1, means
+	// DefaultMaxBytes.
+	MaxBytes func() int64
 	// Caller names who a request is from (a daemon's token name), for
 	// the fair share of MaxOpen: when every open session has a live page,
 	// a caller holding more sessions (live, or opened by it and being
@@ -68,6 +80,10 @@ type SessionsOptions struct {
 	// configuration in force), for the page's daemon panel. It is asked
 	// after Authorize.
 	Daemon func(r *http.Request, name string) any
+	// SignOut, when set, is asked for the path the index's sign-out
+	// button posts to ("": no button), for this request (a daemon's,
+	// for a request of a browser signed in).
+	SignOut func(r *http.Request) string
 }
 
 // Sessions serves the viewer for many sessions: the index at / and each
@@ -128,6 +144,7 @@ type Source struct {
 // to read, and no other request may wait for it); ready is closed when
 // it ends, with h or err set.
 type openSession struct {
+	name  string
 	h     *Handler
 	err   error
 	ready chan struct{}
@@ -157,6 +174,14 @@ func (o *openSession) opened() bool { return o.h != nil }
 // when every open one is in use.
 var ErrTooManyOpen = errors.New("viewer: too many sessions open")
 
+// ErrOverBudget answers a request for a session that does not fit in
+// MaxBytes beside the sessions with live pages; ErrLargerThanBudget one
+// for a session larger than MaxBytes alone, which never will.
+var (
+	ErrOverBudget       = errors.New("viewer: the sessions open hold the viewer's byte budget")
+	ErrLargerThanBudget = errors.New("viewer: the session is larger than the viewer's byte budget")
+)
+
 // NewSessions returns the handler; Close it to stop every watcher.
 func NewSessions(opts SessionsOptions) *Sessions {
 	if opts.Idle <= 0 {
@@ -176,6 +201,13 @@ func (s *Sessions) Open() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.open)
+}
+
+// Bytes is the size of the sessions open now, together (see MaxBytes).
+func (s *Sessions) Bytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bytesLocked()
 }
 
 // Refresh tells the viewer of name, if one is open, that the session
@@ -293,16 +325,16 @@ func (s *Sessions) acquire(name, who string) (*openSession, error) {
 		return s.await(o)
 	}
 	for limit := s.maxOpen(); len(s.open) >= limit; {
-		if !s.evictLocked() && !s.evictFairLocked(who) {
+		if !s.evictLocked(nil) && !s.evictFairLocked(who) {
 			s.mu.Unlock()
 			return nil, ErrTooManyOpen
 		}
 	}
-	o = &openSession{ready: make(chan struct{}), used: time.Now(), streams: map[string]int{}, by: who}
+	o = &openSession{name: name, ready: make(chan struct{}), used: time.Now(), streams: map[string]int{}, by: who}
 	s.open[name] = o
 	s.mu.Unlock()
 
-	h, err := s.openHandler(name, src)
+	h, err := s.openHandler(name, src, o)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defer close(o.ready)
@@ -313,6 +345,11 @@ func (s *Sessions) acquire(name, who string) (*openSession, error) {
 		}
 		h, err = nil, errors.New("viewer: closed")
 	default:
+	}
+	if err == nil {
+		if err = s.fitLocked(h.Size(), who); err != nil {
+			h.Close()
+		}
 	}
 	if err != nil {
 		o.err = err
@@ -328,6 +365,73 @@ func (s *Sessions) acquire(name, who string) (*openSession, error) {
 // DefaultMaxOpen is the bound of SessionsOptions.MaxOpen when it gives
 // none.
 const DefaultMaxOpen = 64
+
+// DefaultMaxBytes is the bound of SessionsOptions.MaxBytes when it gives
+// none: 1 GiB of sessions, about 2.5 GiB of memory.
+const DefaultMaxBytes = 1 << 30
+
+// maxBytes is the byte budget in force.
+func (s *Sessions) maxBytes() int64 {
+	if s.opts.MaxBytes != nil {
+		if n := s.opts.MaxBytes(); n > 0 {
+			return n
+		}
+	}
+	return DefaultMaxBytes
+}
+
+// bytesLocked is the size of the sessions open (read).
+func (s *Sessions) bytesLocked() int64 {
+	var n int64
+	for _, o := range s.open {
+		if o.opened() {
+			n += o.h.Size()
+		}
+	}
+	return n
+}
+
+// fitLocked makes room for a session of size bytes, just read for who,
+// within the byte budget: it closes the least recently used sessions
+// without a live page, then by the fair share (as for MaxOpen).
+func (s *Sessions) fitLocked(size int64, who string) error {
+	budget := s.maxBytes()
+	if size > budget {
+		return fmt.Errorf("%w: it is %d bytes, the budget for all open sessions %d", ErrLargerThanBudget, size, budget)
+	}
+	for s.bytesLocked()+size > budget {
+		if !s.evictLocked(nil) && !s.evictFairLocked(who) {
+			return fmt.Errorf("%w (%d bytes): no room for %d bytes more", ErrOverBudget, budget, size)
+		}
+	}
+	return nil
+}
+
+// grew keeps the byte budget after a reading of o changed its size (an
+// append, a rewrite): it closes the least recently used other sessions
+// without a live page, then the least recently used sessions whatever
+// their pages, o itself included — memory is the bound that holds.
+func (s *Sessions) grew(o *openSession) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !o.opened() || s.open[o.name] != o {
+		return // its first reading, which acquire fits; or closed
+	}
+	budget := s.maxBytes()
+	for s.bytesLocked() > budget {
+		if s.evictLocked(o) {
+			continue
+		}
+		var oldest *openSession
+		for _, c := range s.open {
+			if c.opened() && (oldest == nil || c.used.Before(oldest.used)) {
+				oldest = c
+			}
+		}
+		s.opts.Logger.Info("viewer: a session closed to keep the byte budget", "session", oldest.name, "budget", budget)
+		s.closeLocked(oldest.name)
+	}
+}
 
 // maxOpen is the bound on the sessions open in force.
 func (s *Sessions) maxOpen() int {
@@ -351,8 +455,9 @@ func (s *Sessions) await(o *openSession) (*openSession, error) {
 	return o, nil
 }
 
-// openHandler reads the session name, resolved to src, whole.
-func (s *Sessions) openHandler(name string, src Source) (*Handler, error) {
+// openHandler reads the session name, resolved to src, whole, as the
+// session o.
+func (s *Sessions) openHandler(name string, src Source, o *openSession) (*Handler, error) {
 	var err error
 	settings := Settings{}
 	if s.opts.Settings != nil {
@@ -365,14 +470,16 @@ func (s *Sessions) openHandler(name string, src Source) (*Handler, error) {
 		}
 	}
 	return New(Options{Path: src.Path, Name: src.Name, Tail: src.Tail, OpenArchive: src.OpenArchive, Settings: settings, SettingsFunc: s.opts.Settings,
-		AllowHost: s.opts.AllowHost, Logger: s.opts.Logger.With("session", name), follow: follow})
+		AllowHost: s.opts.AllowHost, Logger: s.opts.Logger.With("session", name), follow: follow,
+		sized: func(int64) { s.grew(o) }})
 }
 
-// evictLocked closes the least recently used session without a stream.
-func (s *Sessions) evictLocked() bool {
+// evictLocked closes the least recently used session without a stream,
+// but except.
+func (s *Sessions) evictLocked(except *openSession) bool {
 	var oldest string
 	for name, o := range s.open {
-		if o.opened() && len(o.streams) == 0 && (oldest == "" || o.used.Before(s.open[oldest].used)) {
+		if o != except && o.opened() && len(o.streams) == 0 && (oldest == "" || o.used.Before(s.open[oldest].used)) {
 			oldest = name
 		}
 	}
@@ -479,6 +586,16 @@ func (s *Sessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "too many sessions are open in the viewer; try again later", http.StatusServiceUnavailable)
 		return
 	}
+	if errors.Is(err, ErrOverBudget) {
+		// Sizes only: nothing of another caller's sessions.
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, err.Error()+"; try again later", http.StatusServiceUnavailable)
+		return
+	}
+	if errors.Is(err, ErrLargerThanBudget) {
+		http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
+		return
+	}
 	if err != nil {
 		s.opts.Logger.Debug("viewer: session refused", "name", name, "error", err)
 		http.NotFound(w, r)
@@ -530,7 +647,8 @@ func splitName(rest string) (name, sub string, ok bool) {
 var indexPage = template.Must(template.New("index").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Pith sessions</title><link rel="stylesheet" href="/app.css"></head>
 <body><main class="pane index"><h1>Sessions</h1>
-{{if .}}<ul>{{range .}}<li><a href="/s/{{.}}/">{{.}}</a></li>{{end}}</ul>{{else}}<p>No sessions.</p>{{end}}
+{{if .SignOut}}<form method="post" action="{{.SignOut}}"><button type="submit">Sign out</button></form>{{end}}
+{{if .Names}}<ul>{{range .Names}}<li><a href="/s/{{.}}/">{{.}}</a></li>{{end}}</ul>{{else}}<p>No sessions.</p>{{end}}
 </main></body></html>
 `))
 
@@ -547,6 +665,13 @@ func (s *Sessions) index(w http.ResponseWriter, r *http.Request) {
 	sort.Strings(names)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; frame-ancestors 'none'")
-	_ = indexPage.Execute(w, names)
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; form-action 'self'; frame-ancestors 'none'")
+	signOut := ""
+	if s.opts.SignOut != nil {
+		signOut = s.opts.SignOut(r)
+	}
+	_ = indexPage.Execute(w, struct {
+		Names   []string
+		SignOut string
+	}{names, signOut})
 }
