@@ -89,8 +89,9 @@ func (s *Server) NewViewer(exposed bool) *Viewer {
 		// server.viewerMaxSessions in force, at every open.
 		MaxOpen: func() int { return s.cfg.Load().Server.ViewerMaxSessions },
 		// server.viewerMaxBytes in force, at every reading.
-		MaxBytes: func() int64 { return int64(s.cfg.Load().Server.ViewerMaxBytes) },
-		Daemon:   v.daemonPanel,
+		MaxBytes:     func() int64 { return int64(s.cfg.Load().Server.ViewerMaxBytes) },
+		MaxBytesName: "server.viewerMaxBytes",
+		Daemon:       v.daemonPanel,
 		SignOut: func(r *http.Request) string {
 			if _, _, ok := v.presentedBy(r, false); ok {
 				return "/logout"
@@ -328,7 +329,8 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 	if err != nil {
 		return viewer.Source{}, err
 	}
-	if _, err := root.Lstat(name); err != nil {
+	st, err := root.Lstat(name)
+	if err != nil {
 		return viewer.Source{}, rootError(err)
 	}
 	fileTail := viewer.FileTail(func() (*os.File, error) {
@@ -344,7 +346,7 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 	archive := func() (io.ReadCloser, error) {
 		return v.s.files.openRegular(root, compaction.ArchivePath(name))
 	}
-	return viewer.Source{Path: filepath.Join(base, filepath.FromSlash(name)), Name: name, Tail: tail, OpenArchive: archive}, nil
+	return viewer.Source{Path: filepath.Join(base, filepath.FromSlash(name)), Name: name, Tail: tail, OpenArchive: archive, Size: st.Size()}, nil
 }
 
 // openRegular opens name in root for reading, as a regular file only,

@@ -1,6 +1,7 @@
 package viewer
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"html/template"
@@ -59,6 +60,9 @@ type SessionsOptions struct {
 	// (413). Asked at every reading. nil, or a value below 1, means
 	// DefaultMaxBytes.
 	MaxBytes func() int64
+	// MaxBytesName names where MaxBytes comes from in the refusals (a
+	// daemon's setting); "" names it the viewer's byte budget.
+	MaxBytesName string
 	// Caller names who a request is from (a daemon's token name), for
 	// the fair share of MaxOpen: when every open session has a live page,
 	// a caller holding more sessions (live, or opened by it and being
@@ -137,6 +141,10 @@ type Source struct {
 	Name        string
 	Tail        Tail
 	OpenArchive func() (io.ReadCloser, error)
+	// Size is the session's size when it was resolved (0: unknown):
+	// room for it in MaxBytes is made before it is read, and one larger
+	// than MaxBytes is refused unread.
+	Size int64
 }
 
 // openSession is a session in the viewer: h is nil while its first
@@ -155,6 +163,9 @@ type openSession struct {
 	// by is the caller whose request opened it: the session counts in
 	// its share (evictFairLocked) while no page is live on it.
 	by string
+	// reserved is the room held in the byte budget while the first
+	// reading runs (Source.Size).
+	reserved int64
 }
 
 // soleCaller is the caller of o's streams when they are all one
@@ -330,7 +341,14 @@ func (s *Sessions) acquire(name, who string) (*openSession, error) {
 			return nil, ErrTooManyOpen
 		}
 	}
-	o = &openSession{name: name, ready: make(chan struct{}), used: time.Now(), streams: map[string]int{}, by: who}
+	// Room for the size the source told is made before the reading, and
+	// held while it runs: concurrent first readings of large sessions
+	// must not pass the budget together before any of them is counted.
+	if err := s.fitLocked(src.Size, who); err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	o = &openSession{name: name, ready: make(chan struct{}), used: time.Now(), streams: map[string]int{}, by: who, reserved: src.Size}
 	s.open[name] = o
 	s.mu.Unlock()
 
@@ -346,6 +364,7 @@ func (s *Sessions) acquire(name, who string) (*openSession, error) {
 		h, err = nil, errors.New("viewer: closed")
 	default:
 	}
+	o.reserved = 0
 	if err == nil {
 		if err = s.fitLocked(h.Size(), who); err != nil {
 			h.Close()
@@ -380,12 +399,15 @@ func (s *Sessions) maxBytes() int64 {
 	return DefaultMaxBytes
 }
 
-// bytesLocked is the size of the sessions open (read).
+// bytesLocked is the size of the sessions open (read), and the room
+// held for those being read.
 func (s *Sessions) bytesLocked() int64 {
 	var n int64
 	for _, o := range s.open {
 		if o.opened() {
 			n += o.h.Size()
+		} else {
+			n += o.reserved
 		}
 	}
 	return n
@@ -396,12 +418,13 @@ func (s *Sessions) bytesLocked() int64 {
 // without a live page, then by the fair share (as for MaxOpen).
 func (s *Sessions) fitLocked(size int64, who string) error {
 	budget := s.maxBytes()
+	name := cmp.Or(s.opts.MaxBytesName, "the budget")
 	if size > budget {
-		return fmt.Errorf("%w: it is %d bytes, the budget for all open sessions %d", ErrLargerThanBudget, size, budget)
+		return fmt.Errorf("%w: %d bytes, %s for all open sessions is %d", ErrLargerThanBudget, size, name, budget)
 	}
 	for s.bytesLocked()+size > budget {
 		if !s.evictLocked(nil) && !s.evictFairLocked(who) {
-			return fmt.Errorf("%w (%d bytes): no room for %d bytes more", ErrOverBudget, budget, size)
+			return fmt.Errorf("%w (%s, %d bytes): no room for %d bytes more", ErrOverBudget, name, budget, size)
 		}
 	}
 	return nil

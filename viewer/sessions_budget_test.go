@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -134,5 +135,72 @@ func TestSessionsByteBudgetGrowth(t *testing.T) {
 	}
 	if code, _ := status(t, srv.URL+"/s/b.jsonl/api/session"); code != http.StatusOK {
 		t.Fatalf("the session that grew is gone: %d", code)
+	}
+}
+
+// TestSessionsByteBudgetBeforeReading: room is made for a session's size
+// (as its source tells it) before it is read and held while it is: first
+// readings running at once cannot pass the budget together, and a
+// session larger than the budget is not read at all.
+func TestSessionsByteBudgetBeforeReading(t *testing.T) {
+	demo, err := os.ReadFile(filepath.Join("..", "examples", "demo-session.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := int64(len(demo))
+	release := make(chan struct{})
+	reading := make(chan string, 4)
+	s := viewer.NewSessions(viewer.SessionsOptions{
+		Resolve: func(name string) (viewer.Source, error) {
+			sz := size
+			if name == "huge.jsonl" {
+				sz = 100 * size
+			}
+			return viewer.Source{Name: name, Size: sz, Tail: func(after int) ([]byte, int, error) {
+				reading <- name
+				if name == "a.jsonl" {
+					<-release
+				}
+				return demo, strings.Count(string(demo), "\n"), nil
+			}}, nil
+		},
+		MaxBytes: func() int64 { return size + size/2 },
+	})
+	srv := httptest.NewServer(s)
+	t.Cleanup(func() { srv.CloseClientConnections(); s.Close(); srv.Close() })
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock) // before the server's: a failure must not leave a's reading hanging
+
+	first := make(chan int, 1)
+	go func() {
+		resp, err := http.Get(srv.URL + "/s/a.jsonl/api/session")
+		if err != nil {
+			first <- 0
+			return
+		}
+		resp.Body.Close()
+		first <- resp.StatusCode
+	}()
+	if got := <-reading; got != "a.jsonl" {
+		t.Fatalf("reading %s", got)
+	}
+	// a is being read and holds its room: b does not fit beside it.
+	code, body := status(t, srv.URL+"/s/b.jsonl/api/session")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "byte budget") {
+		t.Fatalf("a second first reading past the budget: %d %q, want 503", code, body)
+	}
+	code, body = status(t, srv.URL+"/s/huge.jsonl/api/session")
+	if code != http.StatusRequestEntityTooLarge {
+		t.Fatalf("a session larger than the budget: %d %q, want 413", code, body)
+	}
+	unblock()
+	if code := <-first; code != http.StatusOK {
+		t.Fatalf("a: %d", code)
+	}
+	select {
+	case got := <-reading:
+		t.Fatalf("%s was read", got)
+	default:
 	}
 }
