@@ -84,6 +84,10 @@ type SessionsOptions struct {
 	// configuration in force), for the page's daemon panel. It is asked
 	// after Authorize.
 	Daemon func(r *http.Request, name string) any
+	// Group, when set, arranges the index: the names List gave, in
+	// groups (a project's sessions), each entry with a label; nil lists
+	// the names sorted.
+	Group func(names []string) []IndexGroup
 	// SignOut, when set, is asked for the path the index's sign-out
 	// button posts to ("": no button), for this request (a daemon's,
 	// for a request of a browser signed in).
@@ -95,11 +99,12 @@ type SessionsOptions struct {
 // meant to be mounted by a daemon behind its own listener policy and
 // authentication, and is read-only like Handler.
 type Sessions struct {
-	opts SessionsOptions
-	mu   sync.Mutex
-	open map[string]*openSession
-	done chan struct{}
-	wg   sync.WaitGroup
+	opts    SessionsOptions
+	onClose func() error // what Close releases beside (Dir's root)
+	mu      sync.Mutex
+	open    map[string]*openSession
+	done    chan struct{}
+	wg      sync.WaitGroup
 
 	// watch is the file watch Sessions made for its sessions (see
 	// dirwatch), with the first session that has a path, when
@@ -285,10 +290,27 @@ func (s *Sessions) Close() error {
 	}
 	s.watchMu.Lock()
 	defer s.watchMu.Unlock()
+	var err error
 	if s.watch != nil {
-		return s.watch.Close()
+		err = s.watch.Close()
 	}
-	return nil
+	if s.onClose != nil {
+		err = errors.Join(err, s.onClose())
+	}
+	return err
+}
+
+// IndexGroup is a heading of the index and the sessions under it.
+type IndexGroup struct {
+	Name     string
+	Sessions []IndexEntry
+}
+
+// IndexEntry is a session in the index: its name (the link) and what
+// the link reads.
+type IndexEntry struct {
+	Name, Label string
+	sortKey     string
 }
 
 func (s *Sessions) sweep() {
@@ -671,7 +693,9 @@ var indexPage = template.Must(template.New("index").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Pith sessions</title><link rel="stylesheet" href="/app.css"></head>
 <body><main class="pane index"><h1>Sessions</h1>
 {{if .SignOut}}<form method="post" action="{{.SignOut}}"><button type="submit">Sign out</button></form>{{end}}
-{{if .Names}}<ul>{{range .Names}}<li><a href="/s/{{.}}/">{{.}}</a></li>{{end}}</ul>{{else}}<p>No sessions.</p>{{end}}
+{{if .Groups}}{{range .Groups}}<h2>{{.Name}}</h2>
+<ul>{{range .Sessions}}<li><a href="/s/{{.Name}}/">{{.Label}}</a></li>{{end}}</ul>
+{{end}}{{else if .Names}}<ul>{{range .Names}}<li><a href="/s/{{.}}/">{{.}}</a></li>{{end}}</ul>{{else}}<p>No sessions.</p>{{end}}
 </main></body></html>
 `))
 
@@ -693,8 +717,13 @@ func (s *Sessions) index(w http.ResponseWriter, r *http.Request) {
 	if s.opts.SignOut != nil {
 		signOut = s.opts.SignOut(r)
 	}
+	var groups []IndexGroup
+	if s.opts.Group != nil {
+		groups = s.opts.Group(names)
+	}
 	_ = indexPage.Execute(w, struct {
 		Names   []string
+		Groups  []IndexGroup
 		SignOut string
-	}{names, signOut})
+	}{names, groups, signOut})
 }
