@@ -42,7 +42,7 @@ type Options struct {
 // Store is the set of live sign-ins. Only the SHA-256 of an id is kept:
 // what the store holds cannot be replayed as a cookie.
 type Store struct {
-	opts Options
+	opts  Options
 	mu    sync.Mutex
 	live  map[[sha256.Size]byte]*entry
 	count map[string]int // live sign-ins by subject
