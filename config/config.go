@@ -334,7 +334,20 @@ type Server struct {
 	// least recently used one without a live page is closed, or, when
 	// every one has a live page, callers share them fairly; else a page
 	// is refused with 503. Read on every open: a reload applies at once.
-	ViewerMaxSessions int           `koanf:"viewerMaxSessions"`
+	ViewerMaxSessions int `koanf:"viewerMaxSessions"`
+	// ViewerMaxBytes bounds the bytes of all the sessions the viewer
+	// holds open together (each is read whole and kept: about 2.5 times
+	// its size in memory). Past it the least recently used ones are
+	// closed, as for ViewerMaxSessions; a session larger than it alone
+	// is refused before it is read. Read on every reading.
+	ViewerMaxBytes int `koanf:"viewerMaxBytes"`
+	// ViewerLoginIdle ends a viewer sign-in no request used for that
+	// long, and ViewerLoginMaxAge one that began that long ago, used or
+	// not. A sign-in is an opaque id in a cookie that only this daemon's
+	// memory gives a meaning to (never the token); both are asked at
+	// every request, so a reload applies to the sign-ins there are.
+	ViewerLoginIdle   time.Duration `koanf:"viewerLoginIdle"`
+	ViewerLoginMaxAge time.Duration `koanf:"viewerLoginMaxAge"`
 	ShutdownTimeout   time.Duration `koanf:"shutdownTimeout"`
 	TLS               ServerTLS     `koanf:"tls"`
 	// Tokens are the bearer tokens clients may present; when there is at
@@ -478,6 +491,9 @@ const (
 	DefaultMaxOpenSessions     = 1024
 	DefaultMaxOpenPerCaller    = 256
 	DefaultViewerMaxSessions   = 64
+	DefaultViewerLoginIdle     = time.Hour
+	DefaultViewerMaxBytes      = 1 << 30
+	DefaultViewerLoginMaxAge   = 12 * time.Hour
 	DefaultIdleTimeout         = 15 * time.Minute
 	DefaultMaxAppendBytes      = 16 << 20
 	DefaultMaxSessionBytes     = 512 << 20
@@ -548,6 +564,9 @@ func Defaults() *Config {
 			MaxOpenSessions:          DefaultMaxOpenSessions,
 			MaxOpenSessionsPerCaller: DefaultMaxOpenPerCaller,
 			ViewerMaxSessions:        DefaultViewerMaxSessions,
+			ViewerLoginIdle:          DefaultViewerLoginIdle,
+			ViewerMaxBytes:           DefaultViewerMaxBytes,
+			ViewerLoginMaxAge:        DefaultViewerLoginMaxAge,
 			IdleTimeout:              DefaultIdleTimeout,
 			MaxAppendBytes:           DefaultMaxAppendBytes,
 			MaxSessionBytes:          DefaultMaxSessionBytes,

@@ -412,6 +412,13 @@ func (v *validator) server(s *Server) {
 	v.positive("server.maxOpenSessions", s.MaxOpenSessions)
 	v.positive("server.maxOpenSessionsPerCaller", s.MaxOpenSessionsPerCaller)
 	v.positive("server.viewerMaxSessions", s.ViewerMaxSessions)
+	v.positive("server.viewerMaxBytes", s.ViewerMaxBytes)
+	if s.ViewerLoginIdle <= 0 {
+		v.add("server.viewerLoginIdle", "must be > 0, got %s", formatDuration(s.ViewerLoginIdle))
+	}
+	if s.ViewerLoginMaxAge <= 0 {
+		v.add("server.viewerLoginMaxAge", "must be > 0, got %s", formatDuration(s.ViewerLoginMaxAge))
+	}
 	v.positive("server.maxAppendBytes", s.MaxAppendBytes)
 	v.positive("server.maxSessionBytes", s.MaxSessionBytes)
 	v.positive("server.maxStreams", s.MaxStreams)

@@ -89,6 +89,9 @@ type presented struct {
 	certOK        bool
 	certName      string
 	authorization []string
+	// tokenSum is the SHA-256 of a token checked earlier, which a
+	// viewer login stands for; nil: the token is in authorization.
+	tokenSum []byte
 }
 
 func verifiedCert(st tls.ConnectionState) (ok bool, name string) {
@@ -108,11 +111,16 @@ func (s *Server) check(pr presented, requireAuth bool) (caller, error) {
 		return caller{}, fmt.Errorf("%w: a client certificate signed by server.tls.clientCAFile is required", ErrUnauthenticated)
 	}
 	if len(cfg.Tokens) > 0 {
-		tok, err := bearer(pr.authorization)
-		if err != nil {
-			return caller{}, err
+		sum := pr.tokenSum
+		if sum == nil {
+			tok, err := bearer(pr.authorization)
+			if err != nil {
+				return caller{}, err
+			}
+			s := sha256.Sum256([]byte(tok))
+			sum = s[:]
 		}
-		t, ok := matchToken(cfg.Tokens, tok)
+		t, ok := matchSum(cfg.Tokens, sum)
 		if !ok {
 			return caller{}, fmt.Errorf("%w: unknown or revoked token", ErrUnauthenticated)
 		}
@@ -144,6 +152,11 @@ func bearer(values []string) (string, error) {
 // constant time, so timing tells nothing about which hash came close.
 func matchToken(tokens []config.Token, tok string) (config.Token, bool) {
 	sum := sha256.Sum256([]byte(tok))
+	return matchSum(tokens, sum[:])
+}
+
+// matchSum is matchToken of the token whose SHA-256 is sum.
+func matchSum(tokens []config.Token, sum []byte) (config.Token, bool) {
 	var found config.Token
 	ok := false
 	for _, t := range tokens {
@@ -151,7 +164,7 @@ func matchToken(tokens []config.Token, tok string) (config.Token, bool) {
 		if err != nil {
 			continue
 		}
-		if checksum.Equal(sum[:], want) && !ok {
+		if checksum.Equal(sum, want) && !ok {
 			found, ok = t, true
 		}
 	}

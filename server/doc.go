@@ -90,7 +90,9 @@
 //
 // NewViewer mounts the viewer package's read-only web viewer for every
 // session under the root (server.viewer). It authenticates each request
-// with the same check as a gRPC call (check), reads through the root
+// with the same check as a gRPC call (check) — a browser's cookie names a
+// sign-in (internal/signin) standing for a token's hash, never the token
+// — reads through the root
 // handle, and is refreshed by the engines' events; it also serves each
 // session's last compaction run (LastRun), kept in memory because a run a
 // plugin cancelled leaves nothing in the file.

@@ -17,15 +17,26 @@ import (
 	"time"
 
 	"github.com/pith-dev/pith/core/compaction"
+	"github.com/pith-dev/pith/internal/checksum"
 	"github.com/pith-dev/pith/internal/regularfile"
+	"github.com/pith-dev/pith/internal/signin"
 	"github.com/pith-dev/pith/store"
 	"github.com/pith-dev/pith/viewer"
 )
 
-// ViewerCookie holds the bearer token a browser presented once at
-// /login: a browser cannot send an authorization header of its own, and a
-// token never goes into a URL (where logs and history keep it).
-const ViewerCookie = "pith_token"
+// ViewerCookie is the viewer's sign-in cookie: an opaque random id the
+// daemon gave the browser at /login, which only this daemon's memory
+// (Viewer.logins) ties to the token presented then. A browser cannot
+// send an authorization header of its own, and a token never goes into a
+// URL (where logs and history keep it) — nor into a cookie: cookies are
+// not isolated by port, so the browser sends them to every server on the
+// host, and one holding the token gave any of them the tenant's gRPC
+// credential.
+const ViewerCookie = "pith_viewer_signin"
+
+// legacyTokenCookie is where earlier versions kept the token itself; it
+// is cleared at every sign-in and sign-out, and never read.
+const legacyTokenCookie = "pith_token"
 
 // maxListed bounds the session names the viewer's index lists.
 const maxListed = 10000
@@ -42,9 +53,14 @@ type Viewer struct {
 	mux      *http.ServeMux
 	exposed  bool
 	// csrf refuses a cross-site request that is not a read (the login
-	// form's POST): another site must not sign the browser in with a
-	// token of its choosing.
+	// and logout forms' POSTs): another site must not sign the browser in
+	// with a token of its choosing, nor out.
 	csrf *http.CrossOriginProtection
+	// logins are the browsers signed in (server.viewerLoginIdle,
+	// server.viewerLoginMaxAge); a login stands for the SHA-256 of the
+	// token it was made with.
+	logins *signin.Store
+	done   chan struct{}
 }
 
 // ViewerOption tunes NewViewer.
@@ -62,7 +78,12 @@ func ViewerStreams(caps viewer.StreamCaps) ViewerOption {
 // reachable from other machines (then, as for gRPC calls, anonymous
 // requests are refused). Close it before the Server.
 func (s *Server) NewViewer(exposed bool, options ...ViewerOption) *Viewer {
-	v := &Viewer{s: s, exposed: exposed, csrf: http.NewCrossOriginProtection()}
+	v := &Viewer{s: s, exposed: exposed, csrf: http.NewCrossOriginProtection(), done: make(chan struct{})}
+	v.logins = signin.New(signin.Options{
+		Idle:   func() time.Duration { return s.cfg.Load().Server.ViewerLoginIdle },
+		MaxAge: func() time.Duration { return s.cfg.Load().Server.ViewerLoginMaxAge },
+	})
+	go v.forgetRevoked()
 	opts := viewer.SessionsOptions{
 		Resolve:   v.resolve,
 		Authorize: v.authorize,
@@ -78,7 +99,16 @@ func (s *Server) NewViewer(exposed bool, options ...ViewerOption) *Viewer {
 		Caller: func(r *http.Request) string { return viewerCaller(r).name },
 		// server.viewerMaxSessions in force, at every open.
 		MaxOpen: func() int { return s.cfg.Load().Server.ViewerMaxSessions },
-		Daemon:  v.daemonPanel,
+		// server.viewerMaxBytes in force, at every reading.
+		MaxBytes:     func() int64 { return int64(s.cfg.Load().Server.ViewerMaxBytes) },
+		MaxBytesName: "server.viewerMaxBytes",
+		Daemon:       v.daemonPanel,
+		SignOut: func(r *http.Request) string {
+			if _, _, ok := v.presentedBy(r, false); ok {
+				return "/logout"
+			}
+			return ""
+		},
 	}
 	for _, o := range options {
 		o(&opts)
@@ -95,6 +125,7 @@ func (s *Server) NewViewer(exposed bool, options ...ViewerOption) *Viewer {
 	v.mux = http.NewServeMux()
 	v.mux.HandleFunc("GET /login", v.loginForm)
 	v.mux.HandleFunc("POST /login", v.login)
+	v.mux.HandleFunc("POST /logout", v.logout)
 	// The style sheet is the same for everyone; the login page needs it.
 	v.mux.Handle("GET /app.css", v.sessions)
 	v.mux.Handle("/", http.HandlerFunc(v.serveAuthenticated))
@@ -103,8 +134,39 @@ func (s *Server) NewViewer(exposed bool, options ...ViewerOption) *Viewer {
 
 // Close stops the viewer's watchers and streams.
 func (v *Viewer) Close() error {
+	select {
+	case <-v.done:
+	default:
+		close(v.done)
+	}
 	v.s.viewer.Store(nil)
 	return v.sessions.Close()
+}
+
+// forgetRevoked ends, at every configuration applied, the logins whose
+// token is no longer in server.tokens: each request checks its login's
+// token against the tokens in force, and this makes a revocation final —
+// the same token configured again later does not bring them back.
+func (v *Viewer) forgetRevoked() {
+	for {
+		next := *v.s.applied.Load()
+		tokens := v.s.cfg.Load().Server.Tokens
+		v.logins.Retain(func(subject string) bool {
+			sum, err := checksum.Parse(subject)
+			if err != nil {
+				return false
+			}
+			_, ok := matchSum(tokens, sum)
+			return ok
+		})
+		select {
+		case <-next:
+		case <-v.done:
+			return
+		case <-v.s.shutdown:
+			return
+		}
+	}
 }
 
 func (v *Viewer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -140,19 +202,41 @@ func (v *Viewer) allowHost(host string) bool {
 type viewerCallerKey struct{}
 
 // presentedBy is what an HTTP request shows: a verified client
-// certificate, an authorization header, or else the login cookie.
-func presentedBy(r *http.Request) presented {
-	var pr presented
+// certificate, an authorization header, or else the login its cookie
+// names (ok false without one), which stands for its token's SHA-256.
+// touch marks the login used (see signin.Store.Peek).
+func (v *Viewer) presentedBy(r *http.Request, touch bool) (pr presented, login signin.Session, ok bool) {
 	if r.TLS != nil {
 		pr.certOK, pr.certName = verifiedCert(*r.TLS)
 	}
 	pr.authorization = r.Header.Values("Authorization")
-	if len(pr.authorization) == 0 {
-		if c, err := r.Cookie(ViewerCookie); err == nil && c.Value != "" {
-			pr.authorization = []string{"Bearer " + c.Value}
-		}
+	return v.withLogin(pr, loginID(r), touch)
+}
+
+// loginID is the login id of r's cookie, "" without one.
+func loginID(r *http.Request) string {
+	if c, err := r.Cookie(ViewerCookie); err == nil {
+		return c.Value
 	}
-	return pr
+	return ""
+}
+
+// withLogin is pr with the token of the login id stands for, when pr has
+// no authorization header of its own.
+func (v *Viewer) withLogin(pr presented, id string, touch bool) (presented, signin.Session, bool) {
+	if len(pr.authorization) > 0 || id == "" {
+		return pr, signin.Session{}, false
+	}
+	find := v.logins.Peek
+	if touch {
+		find = v.logins.Lookup
+	}
+	login, ok := find(id)
+	if ok {
+		// A malformed subject is none: check then asks for a token.
+		pr.tokenSum, _ = checksum.Parse(login.Subject)
+	}
+	return pr, login, ok
 }
 
 func (v *Viewer) serveAuthenticated(w http.ResponseWriter, r *http.Request) {
@@ -161,7 +245,8 @@ func (v *Viewer) serveAuthenticated(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the viewer is read-only", http.StatusMethodNotAllowed)
 		return
 	}
-	c, err := v.s.check(presentedBy(r), v.exposed)
+	pr, login, signedIn := v.presentedBy(r, true)
+	c, err := v.s.check(pr, v.exposed)
 	if err != nil {
 		v.s.metrics.authFailures.Inc()
 		if r.URL.Path == "/" || strings.HasSuffix(r.URL.Path, "/") {
@@ -194,8 +279,26 @@ func (v *Viewer) serveAuthenticated(w http.ResponseWriter, r *http.Request) {
 	if stream {
 		// A token revoked or narrowed by a reload ends the stream.
 		name := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/s/"), "/api/events")
-		pr := presentedBy(r) // read here: the check runs beside the handler
-		ctx, stop := v.s.revalidate(r.Context(), func() error {
+		ctx := r.Context()
+		if signedIn {
+			// A login ends the stream when it ends: at its absolute
+			// age, or a logout.
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, login.Expires)
+			defer cancel()
+			go func() {
+				select {
+				case <-login.Ended:
+					cancel()
+				case <-ctx.Done():
+				}
+			}()
+		}
+		// Read here: the check runs beside the handler.
+		id, first := loginID(r), pr
+		first.tokenSum = nil
+		ctx, stop := v.s.revalidate(ctx, func() error {
+			pr, _, _ := v.withLogin(first, id, false)
 			c, err := v.s.check(pr, v.exposed)
 			if err != nil {
 				return err
@@ -240,24 +343,24 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 	if err != nil {
 		return viewer.Source{}, err
 	}
-	if _, err := root.Lstat(name); err != nil {
+	st, err := root.Lstat(name)
+	if err != nil {
 		return viewer.Source{}, rootError(err)
 	}
-	limit := func() int64 { return int64(v.s.cfg.Load().Server.MaxSessionBytes) }
 	fileTail := viewer.FileTail(func() (*os.File, error) {
 		return v.s.files.openRegular(root, name)
-	}, limit)
+	}, func() int64 { n, _ := v.readLimit(); return n })
 	tail := func(after int) ([]byte, int, error) {
 		data, n, err := fileTail(after)
 		if errors.Is(err, viewer.ErrTooLarge) {
-			err = fmt.Errorf("%w: session %q is over server.maxSessionBytes (%d)", ErrLimit, name, limit())
+			err = v.tooLarge(name)
 		}
 		return data, n, err
 	}
 	archive := func() (io.ReadCloser, error) {
 		return v.s.files.openRegular(root, compaction.ArchivePath(name))
 	}
-	return viewer.Source{Path: filepath.Join(base, filepath.FromSlash(name)), Name: name, Tail: tail, OpenArchive: archive}, nil
+	return viewer.Source{Path: filepath.Join(base, filepath.FromSlash(name)), Name: name, Tail: tail, OpenArchive: archive, Size: st.Size()}, nil
 }
 
 // openRegular opens name in root for reading, as a regular file only,
@@ -287,6 +390,24 @@ func (src *filesSource) openRegular(root *os.Root, name string) (*os.File, error
 		return nil, rootError(err)
 	}
 	return f, nil
+}
+
+// readLimit is the largest session the viewer reads, and the setting
+// that says so: server.maxSessionBytes, or server.viewerMaxBytes when
+// that is smaller — a session larger than the viewer's whole byte
+// budget is refused before it is read, not after.
+func (v *Viewer) readLimit() (int64, string) {
+	srv := v.s.cfg.Load().Server
+	if srv.ViewerMaxBytes < srv.MaxSessionBytes {
+		return int64(srv.ViewerMaxBytes), "server.viewerMaxBytes, the viewer's budget for all its open sessions"
+	}
+	return int64(srv.MaxSessionBytes), "server.maxSessionBytes"
+}
+
+// tooLarge refuses the session name over readLimit.
+func (v *Viewer) tooLarge(name string) error {
+	lim, key := v.readLimit()
+	return fmt.Errorf("%w: session %q is over %s (%d): %w", ErrLimit, name, key, lim, viewer.ErrLargerThanBudget)
 }
 
 // storeReadTimeout bounds one reading of a stored session by the viewer.
@@ -325,8 +446,8 @@ func (v *Viewer) resolveStored(name string) (viewer.Source, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		next, total := read.add(after, data)
-		if limit := v.s.cfg.Load().Server.MaxSessionBytes; total > limit {
-			return nil, 0, fmt.Errorf("%w: session %q is over server.maxSessionBytes (%d)", ErrLimit, name, limit)
+		if limit, _ := v.readLimit(); int64(total) > limit {
+			return nil, 0, v.tooLarge(name)
 		}
 		read = next
 		return data, n, nil
@@ -453,9 +574,11 @@ func (v *Viewer) renderLogin(w http.ResponseWriter, code int, msg string) {
 	_, _ = w.Write(buf.Bytes())
 }
 
-// login checks a token posted by the form and keeps it in an HttpOnly,
-// SameSite=Strict cookie: scripts cannot read it and other sites cannot
-// make the browser send it.
+// login checks a token posted by the form and begins a login: the
+// browser gets its opaque id in an HttpOnly, SameSite=Strict cookie
+// (scripts cannot read it, other sites cannot make the browser send it),
+// Secure over TLS, that expires with the login's absolute age. The token
+// itself stays nowhere but in the daemon's configuration, as its hash.
 func (v *Viewer) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
 	if err := r.ParseForm(); err != nil {
@@ -463,8 +586,8 @@ func (v *Viewer) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tok := strings.TrimSpace(r.PostForm.Get("token"))
-	pr := presentedBy(r)
-	pr.authorization = []string{"Bearer " + tok}
+	pr, _, _ := v.presentedBy(r, false)
+	pr.authorization, pr.tokenSum = []string{"Bearer " + tok}, nil
 	if _, err := v.s.check(pr, v.exposed); err != nil || tok == "" || len(v.s.cfg.Load().Server.Tokens) == 0 {
 		v.s.metrics.authFailures.Inc()
 		msg := "Unknown or revoked token."
@@ -474,10 +597,39 @@ func (v *Viewer) login(w http.ResponseWriter, r *http.Request) {
 		v.renderLogin(w, http.StatusUnauthorized, msg)
 		return
 	}
-	http.SetCookie(w, &http.Cookie{
-		Name: ViewerCookie, Value: tok, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
-	})
+	if old, err := r.Cookie(ViewerCookie); err == nil {
+		v.logins.Delete(old.Value) // a sign-in again replaces the login
+	}
+	id, login := v.logins.Create(HashToken(tok))
+	http.SetCookie(w, v.cookie(r, id, login.Expires))
+	http.SetCookie(w, v.cookie(r, "", time.Time{}))
 	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// cookie is the login cookie of id, expiring at expires; with no id, the
+// legacy token cookie, expired (cleared).
+func (v *Viewer) cookie(r *http.Request, id string, expires time.Time) *http.Cookie {
+	c := &http.Cookie{Name: ViewerCookie, Value: id, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil}
+	if id == "" {
+		c.Name, c.MaxAge = legacyTokenCookie, -1
+		return c
+	}
+	c.Expires = expires
+	c.MaxAge = max(1, int(time.Until(expires).Seconds()))
+	return c
+}
+
+// logout ends the login of the request's cookie and clears the cookie
+// (and the legacy token cookie). Like the login form it is a POST, which
+// the cross-origin check guards: another site cannot sign the browser
+// out.
+func (v *Viewer) logout(w http.ResponseWriter, r *http.Request) {
+	if c, err := r.Cookie(ViewerCookie); err == nil {
+		v.logins.Delete(c.Value)
+	}
+	http.SetCookie(w, &http.Cookie{Name: ViewerCookie, Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	http.SetCookie(w, v.cookie(r, "", time.Time{}))
+	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }
 
 // refreshViewer tells the viewer, when one runs, that the session named

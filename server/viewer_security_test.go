@@ -59,7 +59,7 @@ func TestViewerAnonymousRefusesForeignHost(t *testing.T) {
 		}
 	}
 	// Loopback names still work.
-	for _, host := range []string{"127.0.0.1" + port, "localhost" + port, "[::1]" + port} {
+	for _, host := range []string{"127.0.0.1" + port, "localhost" + port, "[::1]" + port, "[::1]", "LOCALHOST" + port} {
 		if code := getWithHost(t, hs.URL+"/s/secret.jsonl/api/session", host); code != http.StatusOK {
 			t.Errorf("GET with Host %s: %d, want 200", host, code)
 		}

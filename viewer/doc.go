@@ -21,7 +21,9 @@
 // MaxOpen sessions (asked at every open: a daemon's server.viewerMaxSessions
 // in force); when each has a live page, the callers a daemon names
 // (SessionsOptions.Caller) share them fairly, so one caller's pages cannot
-// lock the others out.
+// lock the others out. Their bytes together are bounded too (MaxBytes: a
+// session held takes about 2.5 times its size in memory), least recently
+// used closed first.
 //
 // Everything the page shows comes from a small JSON API under the same
 // handler (api/session, api/tree, api/entry, api/context, api/compactions,

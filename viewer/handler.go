@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -76,6 +77,9 @@ type Options struct {
 	// streams is the gate a Sessions shares among its sessions; nil:
 	// the handler's own, from Streams.
 	streams *connlimit.Counter
+	// sized, when set, is told the session's size after every reading
+	// that changed it (a Sessions keeps its byte budget with it).
+	sized func(int64)
 }
 
 // Handler serves the viewer of one session file. It is an http.Handler:
@@ -94,6 +98,8 @@ type Handler struct {
 	mux          *http.ServeMux
 
 	snap     atomic.Pointer[snapshot]
+	size     atomic.Int64 // the bytes of the last reading (Size)
+	sized    func(int64)
 	reloadMu sync.Mutex // one reload at a time
 	version  int64      // guarded by reloadMu
 	last     reading    // guarded by reloadMu
@@ -138,6 +144,7 @@ func New(opts Options) (*Handler, error) {
 		allowHost:    opts.AllowHost,
 		log:          opts.Logger,
 		debounce:     opts.Debounce,
+		sized:        opts.sized,
 		subs:         map[chan struct{}]struct{}{},
 		done:         make(chan struct{}),
 		streams:      opts.streams,
@@ -215,6 +222,11 @@ func (h *Handler) currentSettings() Settings {
 	return h.settings
 }
 
+// Size is the bytes of the session the handler holds, as last read (its
+// complete lines). The memory it takes is a multiple of it: about 2.5
+// times (BenchmarkOpenSessionMemory).
+func (h *Handler) Size() int64 { return h.size.Load() }
+
 // Version counts the readings of the file; it grows by one for every
 // reload the page is told about.
 func (h *Handler) Version() int64 { return h.snap.Load().version }
@@ -239,6 +251,9 @@ func (h *Handler) reload(full bool) error {
 		return fmt.Errorf("viewer: %w", err)
 	}
 	h.last = next
+	if old := h.size.Swap(next.size); old != next.size && h.sized != nil {
+		h.sized(next.size)
+	}
 	if !changed {
 		return nil
 	}
@@ -385,13 +400,21 @@ func allowed(check func(string) bool, host string) bool {
 
 // LoopbackHost reports whether a Host header names this machine by
 // definition (an IP address or localhost), so that no DNS answer another
-// site controls can lead a browser to it under that name.
+// site controls can lead a browser to it under that name. An IPv6
+// literal comes in brackets with or without a port ("[::1]:7421", and
+// "[::1]" on a default port, as a browser sends it); host names are
+// case-insensitive.
 func LoopbackHost(hostport string) bool {
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h
+	} else if inner, ok := strings.CutPrefix(hostport, "["); ok {
+		if inner, ok = strings.CutSuffix(inner, "]"); !ok {
+			return false
+		}
+		host = inner
 	}
-	if host == "localhost" {
+	if strings.EqualFold(host, "localhost") {
 		return true
 	}
 	return net.ParseIP(host) != nil

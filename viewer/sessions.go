@@ -1,6 +1,7 @@
 package viewer
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"html/template"
@@ -48,6 +49,21 @@ type SessionsOptions struct {
 	// sessions down to it as pages are asked for). nil, or a value
 	// below 1, means 64.
 	MaxOpen func() int
+	// MaxBytes bounds the bytes of all the open sessions together, as
+	// read (Handler.Size; they take about 2.5 times that in memory): a
+	// session is read whole and kept, so a count alone let one caller
+	// hold MaxOpen of the largest sessions (64 × 512 MiB). Past it the
+	// least recently used sessions are closed, as for MaxOpen: those
+	// without a live page, then by the fair share; a session opened, or
+	// grown by appends, past it when neither can make room is refused
+	// (503), or closes the least recently used ones, live pages too,
+	// when it grew; a session larger than MaxBytes alone is refused
+	// (413). Asked at every reading. nil, or a value below 1, means
+	// DefaultMaxBytes.
+	MaxBytes func() int64
+	// MaxBytesName names where MaxBytes comes from in the refusals (a
+	// daemon's setting); "" names it the viewer's byte budget.
+	MaxBytesName string
 	// Caller names who a request is from (a daemon's token name), for
 	// the fair share of MaxOpen: when every open session has a live page,
 	// a caller holding more sessions (live, or opened by it and being
@@ -72,6 +88,14 @@ type SessionsOptions struct {
 	// Streams bound the live update streams of all the sessions
 	// together (StreamCaps).
 	Streams StreamCaps
+	// Group, when set, arranges the index: the names List gave, in
+	// groups (a project's sessions), each entry with a label; nil lists
+	// the names sorted.
+	Group func(names []string) []IndexGroup
+	// SignOut, when set, is asked for the path the index's sign-out
+	// button posts to ("": no button), for this request (a daemon's,
+	// for a request of a browser signed in).
+	SignOut func(r *http.Request) string
 
 	// streams is the gate of Streams, shared by the sessions' handlers.
 	streams *connlimit.Counter
@@ -82,11 +106,12 @@ type SessionsOptions struct {
 // meant to be mounted by a daemon behind its own listener policy and
 // authentication, and is read-only like Handler.
 type Sessions struct {
-	opts SessionsOptions
-	mu   sync.Mutex
-	open map[string]*openSession
-	done chan struct{}
-	wg   sync.WaitGroup
+	opts    SessionsOptions
+	onClose func() error // what Close releases beside (Dir's root)
+	mu      sync.Mutex
+	open    map[string]*openSession
+	done    chan struct{}
+	wg      sync.WaitGroup
 
 	// watch is the file watch Sessions made for its sessions (see
 	// dirwatch), with the first session that has a path, when
@@ -128,6 +153,10 @@ type Source struct {
 	Name        string
 	Tail        Tail
 	OpenArchive func() (io.ReadCloser, error)
+	// Size is the session's size when it was resolved (0: unknown):
+	// room for it in MaxBytes is made before it is read, and one larger
+	// than MaxBytes is refused unread.
+	Size int64
 }
 
 // openSession is a session in the viewer: h is nil while its first
@@ -135,6 +164,7 @@ type Source struct {
 // to read, and no other request may wait for it); ready is closed when
 // it ends, with h or err set.
 type openSession struct {
+	name  string
 	h     *Handler
 	err   error
 	ready chan struct{}
@@ -145,6 +175,9 @@ type openSession struct {
 	// by is the caller whose request opened it: the session counts in
 	// its share (evictFairLocked) while no page is live on it.
 	by string
+	// reserved is the room held in the byte budget while the first
+	// reading runs (Source.Size).
+	reserved int64
 }
 
 // soleCaller is the caller of o's streams when they are all one
@@ -163,6 +196,14 @@ func (o *openSession) opened() bool { return o.h != nil }
 // ErrTooManyOpen answers a request for one session more than MaxOpen
 // when every open one is in use.
 var ErrTooManyOpen = errors.New("viewer: too many sessions open")
+
+// ErrOverBudget answers a request for a session that does not fit in
+// MaxBytes beside the sessions with live pages; ErrLargerThanBudget one
+// for a session larger than MaxBytes alone, which never will.
+var (
+	ErrOverBudget       = errors.New("viewer: the sessions open hold the viewer's byte budget")
+	ErrLargerThanBudget = errors.New("viewer: the session is larger than the viewer's byte budget")
+)
 
 // NewSessions returns the handler; Close it to stop every watcher.
 func NewSessions(opts SessionsOptions) *Sessions {
@@ -184,6 +225,13 @@ func (s *Sessions) Open() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.open)
+}
+
+// Bytes is the size of the sessions open now, together (see MaxBytes).
+func (s *Sessions) Bytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bytesLocked()
 }
 
 // Refresh tells the viewer of name, if one is open, that the session
@@ -250,10 +298,27 @@ func (s *Sessions) Close() error {
 	}
 	s.watchMu.Lock()
 	defer s.watchMu.Unlock()
+	var err error
 	if s.watch != nil {
-		return s.watch.Close()
+		err = s.watch.Close()
 	}
-	return nil
+	if s.onClose != nil {
+		err = errors.Join(err, s.onClose())
+	}
+	return err
+}
+
+// IndexGroup is a heading of the index and the sessions under it.
+type IndexGroup struct {
+	Name     string
+	Sessions []IndexEntry
+}
+
+// IndexEntry is a session in the index: its name (the link) and what
+// the link reads.
+type IndexEntry struct {
+	Name, Label string
+	sortKey     string
 }
 
 func (s *Sessions) sweep() {
@@ -301,16 +366,23 @@ func (s *Sessions) acquire(name, who string) (*openSession, error) {
 		return s.await(o)
 	}
 	for limit := s.maxOpen(); len(s.open) >= limit; {
-		if !s.evictLocked() && !s.evictFairLocked(who) {
+		if !s.evictLocked(nil) && !s.evictFairLocked(who) {
 			s.mu.Unlock()
 			return nil, ErrTooManyOpen
 		}
 	}
-	o = &openSession{ready: make(chan struct{}), used: time.Now(), streams: map[string]int{}, by: who}
+	// Room for the size the source told is made before the reading, and
+	// held while it runs: concurrent first readings of large sessions
+	// must not pass the budget together before any of them is counted.
+	if err := s.fitLocked(src.Size, who); err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	o = &openSession{name: name, ready: make(chan struct{}), used: time.Now(), streams: map[string]int{}, by: who, reserved: src.Size}
 	s.open[name] = o
 	s.mu.Unlock()
 
-	h, err := s.openHandler(name, src)
+	h, err := s.openHandler(name, src, o)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defer close(o.ready)
@@ -321,6 +393,12 @@ func (s *Sessions) acquire(name, who string) (*openSession, error) {
 		}
 		h, err = nil, errors.New("viewer: closed")
 	default:
+	}
+	o.reserved = 0
+	if err == nil {
+		if err = s.fitLocked(h.Size(), who); err != nil {
+			h.Close()
+		}
 	}
 	if err != nil {
 		o.err = err
@@ -336,6 +414,77 @@ func (s *Sessions) acquire(name, who string) (*openSession, error) {
 // DefaultMaxOpen is the bound of SessionsOptions.MaxOpen when it gives
 // none.
 const DefaultMaxOpen = 64
+
+// DefaultMaxBytes is the bound of SessionsOptions.MaxBytes when it gives
+// none: 1 GiB of sessions, about 2.5 GiB of memory.
+const DefaultMaxBytes = 1 << 30
+
+// maxBytes is the byte budget in force.
+func (s *Sessions) maxBytes() int64 {
+	if s.opts.MaxBytes != nil {
+		if n := s.opts.MaxBytes(); n > 0 {
+			return n
+		}
+	}
+	return DefaultMaxBytes
+}
+
+// bytesLocked is the size of the sessions open (read), and the room
+// held for those being read.
+func (s *Sessions) bytesLocked() int64 {
+	var n int64
+	for _, o := range s.open {
+		if o.opened() {
+			n += o.h.Size()
+		} else {
+			n += o.reserved
+		}
+	}
+	return n
+}
+
+// fitLocked makes room for a session of size bytes, just read for who,
+// within the byte budget: it closes the least recently used sessions
+// without a live page, then by the fair share (as for MaxOpen).
+func (s *Sessions) fitLocked(size int64, who string) error {
+	budget := s.maxBytes()
+	name := cmp.Or(s.opts.MaxBytesName, "the budget")
+	if size > budget {
+		return fmt.Errorf("%w: %d bytes, %s for all open sessions is %d", ErrLargerThanBudget, size, name, budget)
+	}
+	for s.bytesLocked()+size > budget {
+		if !s.evictLocked(nil) && !s.evictFairLocked(who) {
+			return fmt.Errorf("%w (%s, %d bytes): no room for %d bytes more", ErrOverBudget, name, budget, size)
+		}
+	}
+	return nil
+}
+
+// grew keeps the byte budget after a reading of o changed its size (an
+// append, a rewrite): it closes the least recently used other sessions
+// without a live page, then the least recently used sessions whatever
+// their pages, o itself included — memory is the bound that holds.
+func (s *Sessions) grew(o *openSession) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !o.opened() || s.open[o.name] != o {
+		return // its first reading, which acquire fits; or closed
+	}
+	budget := s.maxBytes()
+	for s.bytesLocked() > budget {
+		if s.evictLocked(o) {
+			continue
+		}
+		var oldest *openSession
+		for _, c := range s.open {
+			if c.opened() && (oldest == nil || c.used.Before(oldest.used)) {
+				oldest = c
+			}
+		}
+		s.opts.Logger.Info("viewer: a session closed to keep the byte budget", "session", oldest.name, "budget", budget)
+		s.closeLocked(oldest.name)
+	}
+}
 
 // maxOpen is the bound on the sessions open in force.
 func (s *Sessions) maxOpen() int {
@@ -359,8 +508,9 @@ func (s *Sessions) await(o *openSession) (*openSession, error) {
 	return o, nil
 }
 
-// openHandler reads the session name, resolved to src, whole.
-func (s *Sessions) openHandler(name string, src Source) (*Handler, error) {
+// openHandler reads the session name, resolved to src, whole, as the
+// session o.
+func (s *Sessions) openHandler(name string, src Source, o *openSession) (*Handler, error) {
 	var err error
 	settings := Settings{}
 	if s.opts.Settings != nil {
@@ -373,14 +523,16 @@ func (s *Sessions) openHandler(name string, src Source) (*Handler, error) {
 		}
 	}
 	return New(Options{Path: src.Path, Name: src.Name, Tail: src.Tail, OpenArchive: src.OpenArchive, Settings: settings, SettingsFunc: s.opts.Settings,
-		AllowHost: s.opts.AllowHost, Logger: s.opts.Logger.With("session", name), follow: follow, streams: s.opts.streams})
+		AllowHost: s.opts.AllowHost, Logger: s.opts.Logger.With("session", name), follow: follow, streams: s.opts.streams,
+		sized: func(int64) { s.grew(o) }})
 }
 
-// evictLocked closes the least recently used session without a stream.
-func (s *Sessions) evictLocked() bool {
+// evictLocked closes the least recently used session without a stream,
+// but except.
+func (s *Sessions) evictLocked(except *openSession) bool {
 	var oldest string
 	for name, o := range s.open {
-		if o.opened() && len(o.streams) == 0 && (oldest == "" || o.used.Before(s.open[oldest].used)) {
+		if o != except && o.opened() && len(o.streams) == 0 && (oldest == "" || o.used.Before(s.open[oldest].used)) {
 			oldest = name
 		}
 	}
@@ -487,6 +639,16 @@ func (s *Sessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "too many sessions are open in the viewer; try again later", http.StatusServiceUnavailable)
 		return
 	}
+	if errors.Is(err, ErrOverBudget) {
+		// Sizes only: nothing of another caller's sessions.
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, err.Error()+"; try again later", http.StatusServiceUnavailable)
+		return
+	}
+	if errors.Is(err, ErrLargerThanBudget) {
+		http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
+		return
+	}
 	if err != nil {
 		s.opts.Logger.Debug("viewer: session refused", "name", name, "error", err)
 		http.NotFound(w, r)
@@ -538,7 +700,10 @@ func splitName(rest string) (name, sub string, ok bool) {
 var indexPage = template.Must(template.New("index").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Pith sessions</title><link rel="stylesheet" href="/app.css"></head>
 <body><main class="pane index"><h1>Sessions</h1>
-{{if .}}<ul>{{range .}}<li><a href="/s/{{.}}/">{{.}}</a></li>{{end}}</ul>{{else}}<p>No sessions.</p>{{end}}
+{{if .SignOut}}<form method="post" action="{{.SignOut}}"><button type="submit">Sign out</button></form>{{end}}
+{{if .Groups}}{{range .Groups}}<h2>{{.Name}}</h2>
+<ul>{{range .Sessions}}<li><a href="/s/{{.Name}}/">{{.Label}}</a></li>{{end}}</ul>
+{{end}}{{else if .Names}}<ul>{{range .Names}}<li><a href="/s/{{.}}/">{{.}}</a></li>{{end}}</ul>{{else}}<p>No sessions.</p>{{end}}
 </main></body></html>
 `))
 
@@ -555,6 +720,18 @@ func (s *Sessions) index(w http.ResponseWriter, r *http.Request) {
 	sort.Strings(names)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; frame-ancestors 'none'")
-	_ = indexPage.Execute(w, names)
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; form-action 'self'; frame-ancestors 'none'")
+	signOut := ""
+	if s.opts.SignOut != nil {
+		signOut = s.opts.SignOut(r)
+	}
+	var groups []IndexGroup
+	if s.opts.Group != nil {
+		groups = s.opts.Group(names)
+	}
+	_ = indexPage.Execute(w, struct {
+		Names   []string
+		Groups  []IndexGroup
+		SignOut string
+	}{names, groups, signOut})
 }

@@ -30,6 +30,7 @@ type reading struct {
 	file  *session.File
 	lines int
 	last  []byte // the last complete line, without its newline
+	size  int64  // the bytes of its complete lines: what the viewer holds
 }
 
 // readWhole reads and parses the whole session.
@@ -47,7 +48,7 @@ func readWhole(tail Tail) (reading, error) {
 		return reading{}, err
 	}
 	f.TornTail = complete < len(data)
-	r := reading{file: f, lines: bytes.Count(data[:complete], []byte("\n"))}
+	r := reading{file: f, lines: bytes.Count(data[:complete], []byte("\n")), size: int64(complete)}
 	r.last = lastLine(data[:complete])
 	return r, nil
 }
@@ -112,7 +113,7 @@ func readAppended(tail Tail, prev reading) (next reading, changed, ok bool, err 
 		e.Line = line
 		f.Entries = append(f.Entries, e)
 	}
-	next = reading{file: &f, lines: line, last: prev.last}
+	next = reading{file: &f, lines: line, last: prev.last, size: prev.size + int64(complete)}
 	if complete > 0 {
 		next.last = lastLine(rest[:complete])
 	}

@@ -64,7 +64,9 @@ server.handshakeTimeout is dropped.
 With server.viewer (or --viewer) set, a read-only web viewer of every
 session (under sessions.root, or in sessions.store) is served there ("viewer on URL" is printed),
 live, under the same rules: a browser signs in once at /login with a token
-(kept in an HttpOnly cookie), or presents its client certificate.`,
+(the browser keeps only an opaque sign-in id, which ends after
+server.viewerLoginIdle, server.viewerLoginMaxAge or a sign-out), or presents
+its client certificate.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/signal"
 	"syscall"
 	"time"
@@ -20,12 +21,20 @@ import (
 func newViewCommand() *cobra.Command {
 	var listen, cfgPath string
 	cmd := &cobra.Command{
-		Use:   "view FILE",
-		Short: "Open a read-only web page of a session that follows the file live",
+		Use:   "view FILE|DIR",
+		Short: "Open a read-only web page of a session (or a directory of them) that follows the files live",
 		Long: `Serves a read-only page for one session file on a loopback address and prints
 its URL: the entry tree, each entry's content, the context a model would see
 at any entry drawn to the scale of the context window, and every compaction
 and branch summary. The page updates itself when the file changes.
+
+Given a directory (pi keeps its sessions in ~/.pi/agent/sessions, one
+directory per project), the page lists every session under it by project
+(the cwd each session's header names) and time, newest first; each
+session's page follows its file live while pi writes. Only files inside
+the directory are read (a link that leads out is not followed), and the
+sessions open at once are bounded in number (64) and in bytes (1 GiB, least
+recently used closed first).
 
 The page has no authentication, so the address must be a loopback one.
 Its connections and live update streams are bounded as pith serve's are
@@ -46,16 +55,20 @@ $PITH_CONFIG; the defaults without one).`,
 			if err != nil {
 				return err
 			}
-			h, err := viewer.New(viewer.Options{
-				Path: args[0],
-				Settings: viewer.Settings{
-					ContextWindow:  cfg.ContextWindow,
-					ReserveTokens:  cfg.Compaction.ReserveTokens,
-					AutoCompaction: cfg.Compaction.Enabled,
-				},
-				Logger:  log,
-				Streams: viewerStreams(caps),
-			})
+			settings := viewer.Settings{
+				ContextWindow:  cfg.ContextWindow,
+				ReserveTokens:  cfg.Compaction.ReserveTokens,
+				AutoCompaction: cfg.Compaction.Enabled,
+			}
+			var h interface {
+				http.Handler
+				Close() error
+			}
+			if st, serr := os.Stat(args[0]); serr == nil && st.IsDir() {
+				h, err = viewer.Dir(args[0], viewer.SessionsOptions{Settings: func() viewer.Settings { return settings }, Logger: log, Streams: viewerStreams(caps)})
+			} else {
+				h, err = viewer.New(viewer.Options{Path: args[0], Settings: settings, Logger: log, Streams: viewerStreams(caps)})
+			}
 			if err != nil {
 				ln.Close()
 				return err
