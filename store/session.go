@@ -295,19 +295,32 @@ func (s *Session) catchUp(ctx context.Context) error {
 
 // Append writes drafts below Draft.Parent or the leaf, committing only
 // if the session's last entry is still the one this host saw. When
-// another host appended meanwhile, a draft under the leaf fails with
-// ErrConflict (the caller's view of the session is stale: it is caught
-// up, read it again); a draft with an explicit Parent is the caller's
-// fixed choice and is retried after catching up.
+// another host appended meanwhile, it catches up and tries again (at most
+// maxAttempts rounds):
+//
+//   - a draft with an explicit Parent is the caller's fixed choice and
+//     goes there, as long as that entry is still in the session;
+//   - a draft under the leaf goes under the new leaf, as the files store
+//     chains appends at the leaf under its lock, when that leaf continues
+//     the entry this append continued (the other hosts appended to the
+//     same branch: messages, a compaction of it — the engine tells an
+//     answer that predates a compaction as stale). When it does not,
+//     because another host moved the session to another branch
+//     (navigated), or removed that entry (a prune, a restore), the
+//     append has nowhere it belongs: that is the one conflict returned,
+//     with nothing written and this handle caught up.
 func (s *Session) Append(drafts ...session.Draft) ([]*session.Entry, error) {
 	if len(drafts) == 0 {
 		return nil, nil
 	}
 	fixed := drafts[0].Parent != nil
+	var want *session.Entry // the entry a leaf append continues
 	return s.appendLoop(func(t *session.Tree, _ *session.Entry, attempt int) (string, error) {
 		if !fixed {
-			if attempt > 0 {
-				return "", fmt.Errorf("%s: %w", s.name, ErrConflict)
+			if attempt == 0 {
+				want = s.leaf
+			} else if err := s.stillContinues(t, want); err != nil {
+				return "", err
 			}
 			if s.leaf == nil {
 				return "", nil
@@ -320,6 +333,32 @@ func (s *Session) Append(drafts ...session.Draft) ([]*session.Entry, error) {
 		}
 		return p, nil
 	}, false, drafts)
+}
+
+// stillContinues checks, after catching up, that the leaf is want or
+// below it: the leaf append that continued want may then go on at the
+// leaf. Otherwise the error says why and what the caller does: an
+// ErrConflict, nothing written. The caller holds s.mu.
+func (s *Session) stillContinues(t *session.Tree, want *session.Entry) error {
+	if want == nil {
+		return nil // it started the session: what came first is the start
+	}
+	cur := t.Get(want.ID)
+	if cur == nil {
+		return fmt.Errorf("%s: %w: entry %s, which this append continued, is no longer in the session (another host rewrote it: a prune or a restore); nothing was written: read the session again and append again if the entries still apply", s.name, ErrConflict, want.ID)
+	}
+	// Parents come before their children in the session, so the walk up
+	// from the leaf passes only entries after want: the ones just read.
+	for e, n := s.leaf, 0; e != nil && e.Line >= cur.Line && n <= len(t.Entries); e, n = t.Get(e.ParentID), n+1 {
+		if e.ID == cur.ID {
+			return nil
+		}
+	}
+	leaf := ""
+	if s.leaf != nil {
+		leaf = s.leaf.ID
+	}
+	return fmt.Errorf("%s: %w: another host moved the session to another branch (its leaf is now %s, not below entry %s, which this append continued); nothing was written: read the session again and append again where the entries belong", s.name, ErrConflict, leaf, want.ID)
 }
 
 // AppendWith chooses the first parent with parent against the session as
@@ -384,7 +423,7 @@ func (s *Session) appendLoop(pick func(t *session.Tree, last *session.Entry, att
 			}
 		}
 	}
-	return nil, fmt.Errorf("%s: %w (gave up after %d attempts)", s.name, ErrConflict, maxAttempts)
+	return nil, fmt.Errorf("%s: %w (other hosts kept appending first: gave up after %d attempts); nothing was written: send it again", s.name, ErrConflict, maxAttempts)
 }
 
 // applyAppended adds the entries this host just wrote and moves the leaf

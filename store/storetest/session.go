@@ -34,17 +34,15 @@ func RunSession(t *testing.T, open Opener) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// B has not seen A's entry: its leaf-based append must not fork.
-		if _, err := hb.Append(msg("from B, stale")); !errors.Is(err, store.ErrConflict) {
-			t.Fatalf("stale append: %v, want ErrConflict", err)
-		}
-		// The conflict caught B up; the retry lands below A's entry.
+		// B has not seen A's entry: its leaf-based append must not fork,
+		// nor fail — it catches up and lands below A's entry, as the
+		// files store chains appends at the leaf.
 		got, err := hb.Append(msg("from B"))
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("append behind another host's: %v", err)
 		}
-		if got[0].ParentID != first[0].ID {
-			t.Fatalf("B's retry hangs from %q, want A's %q", got[0].ParentID, first[0].ID)
+		if got[0].ParentID != first[0].ID || hb.Leaf().ID != got[0].ID {
+			t.Fatalf("B's append hangs from %q, want A's %q", got[0].ParentID, first[0].ID)
 		}
 		// A fixed parent is the caller's choice: retried after catching up.
 		p := first[0].ID
@@ -66,6 +64,55 @@ func RunSession(t *testing.T, open Opener) {
 			if len(h.File().Entries) != 3 || h.Leaf().ID != e[0].ID {
 				t.Fatalf("%d entries, leaf %s; want 3, %s", len(h.File().Entries), h.Leaf().ID, e[0].ID)
 			}
+		}
+	})
+
+	t.Run("AppendTrueConflict", func(t *testing.T) {
+		// A leaf append behind another host's goes on at the new leaf
+		// only when that continues the entry it continued; when another
+		// host moved the session to another branch, or rewrote the entry
+		// away, it is refused with nothing written.
+		hosts := open(t)
+		a, b := hosts(), hosts()
+		mustCreate(t, a, "s/tc.jsonl", Sample)
+		ha, hb := mustOpen(t, a, "s/tc.jsonl", "A"), mustOpen(t, b, "s/tc.jsonl", "B")
+		// Another branch: A appends below the first entry, as a
+		// navigation does (its marker is the session's leaf for all).
+		p := "aaaa0001"
+		fork := msg("on another branch")
+		fork.Parent = &p
+		if _, err := ha.Append(fork); err != nil {
+			t.Fatal(err)
+		}
+		before := len(mustLoad(t, a, "s/tc.jsonl").Entries)
+		_, err := hb.Append(msg("answer to the old branch"))
+		if !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "another branch") || !strings.Contains(err.Error(), "nothing was written") {
+			t.Fatalf("append after another host moved to another branch: %v, want a conflict saying so", err)
+		}
+		if n := len(mustLoad(t, a, "s/tc.jsonl").Entries); n != before {
+			t.Fatalf("%d entries after a refused append, want %d", n, before)
+		}
+		// Caught up: the caller sees the new branch and appends there.
+		if got, err := hb.Append(msg("on the new branch")); err != nil || got[0].ParentID != ha.Leaf().ID {
+			t.Fatalf("append after reading again: %v", err)
+		}
+
+		// A rewrite that drops the entry the append continued.
+		mustCreate(t, a, "s/rw.jsonl", Sample)
+		ha, hb = mustOpen(t, a, "s/rw.jsonl", "A"), mustOpen(t, b, "s/rw.jsonl", "B")
+		if err := ha.Update(func(tx *session.Tx) (*session.File, error) {
+			f := *tx.File()
+			f.Entries = f.Entries[:1]
+			return &f, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ha.Append(msg("after the rewrite")); err != nil {
+			t.Fatal(err)
+		}
+		_, err = hb.Append(msg("below a removed entry"))
+		if !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "aaaa0002") || !strings.Contains(err.Error(), "rewrote") {
+			t.Fatalf("append below an entry a rewrite removed: %v, want a conflict saying so", err)
 		}
 	})
 
