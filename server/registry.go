@@ -181,9 +181,14 @@ func (s *Server) deliver(key any, ev engine.Event) {
 	s.mu.Lock()
 	o := s.keyed[key]
 	s.mu.Unlock()
-	if o != nil {
-		o.broadcast(ev, true)
+	if o == nil {
+		return
 	}
+	if ev.Kind == eventsLost {
+		o.fellBehind()
+		return
+	}
+	o.broadcast(ev, true)
 }
 
 // lookupStore is the HostAPI's view of the open sessions.

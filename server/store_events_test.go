@@ -1,0 +1,95 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/pith-dev/pith/client"
+	"github.com/pith-dev/pith/core/engine"
+	"github.com/pith-dev/pith/internal/pgtest"
+)
+
+// TestEventsPublishedWhileStoreDown: engine events a host publishes while
+// the database is down reach the other hosts' watchers once it is back,
+// in order; and when more were published than the host keeps
+// (outboxSize), the other hosts' streams of the session end as streams
+// that fell behind, after the kept ones, so their clients know events
+// were lost (watch again, read the session). On the old code every event
+// published while the store was down was dropped after one failed send,
+// reaching only its own host, with nothing telling the others.
+func TestEventsPublishedWhileStoreDown(t *testing.T) {
+	// A small outbox, so that filling it does not also fill the other
+	// host's stream of the session.
+	defer func(n int) { outboxSize = n }(outboxSize)
+	outboxSize = 8
+	url := pgtest.NewDatabase(t)
+	cfg := testConfig(t.TempDir())
+	a, b := startStoreHost(t, cfg, url), startStoreHost(t, cfg, url)
+	ctx := context.Background()
+	const name = "team/events.jsonl"
+	if _, err := a.client.Create(ctx, name, "/w"); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := b.client.Open(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	w, err := sb.Watch(wctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	src := a.srv.src.(*storeSource)
+
+	pgtest.Stop(t)
+	restarted := false
+	defer func() {
+		if !restarted {
+			pgtest.Restart(t)
+		}
+	}()
+	// The first event's send fails (the loop then waits to send it
+	// again); the ones behind it fill the outbox, and the last few find
+	// it full.
+	src.publish(name, engine.Event{Kind: engine.EventCompactionEnd, Time: time.Now(), EntryID: "e0000"})
+	for deadline := time.Now().Add(time.Minute); src.unsent.Load() == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no send was refused by the stopped database")
+		}
+	}
+	n := outboxSize + 4
+	for i := 1; i < n; i++ {
+		src.publish(name, engine.Event{Kind: engine.EventCompactionEnd, Time: time.Now(), EntryID: fmt.Sprintf("e%04d", i)})
+	}
+	pgtest.Restart(t)
+	restarted = true
+
+	got := 0
+	var endErr error
+	for {
+		ev, err := w.Next()
+		if err != nil {
+			if !errors.Is(err, client.ErrResourceExhausted) {
+				t.Fatalf("after %d events the stream ended with %v, want the fell-behind end (events were lost)", got, err)
+			}
+			endErr = err
+			break
+		}
+		if ev.Kind != "compaction_end" {
+			continue
+		}
+		if want := fmt.Sprintf("e%04d", got); ev.EntryID != want {
+			t.Fatalf("event %d is %s, want %s: in order, none skipped before the lost ones", got, ev.EntryID, want)
+		}
+		got++
+	}
+	// The one in flight and the outbox's: the rest were lost, and said so.
+	if got != outboxSize+1 {
+		t.Fatalf("%d events arrived, want %d (%v)", got, outboxSize+1, endErr)
+	}
+}
