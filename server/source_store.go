@@ -46,6 +46,10 @@ type storeSource struct {
 	// changed tells of every change any host made to a session (the
 	// store event's kind), for the viewer.
 	changed func(name, kind string)
+	// maxBytes is server.maxSessionBytes as it is now: every reading of
+	// a session — whole, or what other hosts appended, before a call or
+	// while an append catches up — holds it (store.SessionOptions).
+	maxBytes func() int64
 
 	// outbox queues this host's engine events for publication, so a slow
 	// or unreachable database never holds up an engine.
@@ -130,7 +134,7 @@ func (s *storeSource) open(ctx context.Context, rel string, create bool, cwd str
 		return nil, o, false, err
 	}
 	created := false
-	opts := store.SessionOptions{Holder: s.holder, LeaseTTL: s.ttl, Logger: s.log.Named("store").With("session", rel)}
+	opts := store.SessionOptions{Holder: s.holder, LeaseTTL: s.ttl, Logger: s.log.Named("store").With("session", rel), MaxBytes: s.maxBytes}
 	h, err := store.OpenSession(ctx, s.st, rel, opts)
 	if errors.Is(err, store.ErrNotFound) && create {
 		err = s.st.Create(ctx, rel, session.Options{}.HeaderLine(cwd))

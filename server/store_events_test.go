@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,5 +92,47 @@ func TestEventsPublishedWhileStoreDown(t *testing.T) {
 	// The one in flight and the outbox's: the rest were lost, and said so.
 	if got != outboxSize+1 {
 		t.Fatalf("%d events arrived, want %d (%v)", got, outboxSize+1, endErr)
+	}
+}
+
+// TestStoredSessionLimitHoldsForOtherHostsAppends: server.maxSessionBytes
+// bounds a stored session on a host however it grows — here by another
+// host with a larger limit appending: the next call on the small host
+// that would read those appends in is refused (ResourceExhausted) rather
+// than hold the session past its limit, and the session is not changed.
+// On the old code only a whole read (the open) was checked: the call
+// succeeded with the session over the limit in memory.
+func TestStoredSessionLimitHoldsForOtherHostsAppends(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	small := testConfig(t.TempDir())
+	small.Server.MaxSessionBytes = 64 << 10
+	a, b := startStoreHost(t, small, url), startStoreHost(t, testConfig(t.TempDir()), url)
+	ctx := context.Background()
+	const name = "team/grows.jsonl"
+	sa, err := a.client.Create(ctx, name, "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sa.AppendMessages(ctx, userMsg("small", 50)); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := b.client.Open(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 8 {
+		if _, err := sb.AppendMessages(ctx, userMsg(fmt.Sprint("big", i), 2000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := sa.Context(ctx); !errors.Is(err, client.ErrResourceExhausted) || !strings.Contains(err.Error(), "server.maxSessionBytes") {
+		t.Fatalf("GetContext of a session another host grew past this host's limit: %v, want ResourceExhausted naming server.maxSessionBytes", err)
+	}
+	if _, err := sa.AppendMessages(ctx, userMsg("more", 10)); !errors.Is(err, client.ErrResourceExhausted) {
+		t.Fatalf("Append to it: %v, want ResourceExhausted", err)
+	}
+	// The larger host goes on.
+	if _, err := sb.Context(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -25,6 +25,12 @@ type SessionOptions struct {
 	// Timeout bounds each call to the store; default 30s.
 	Timeout time.Duration
 	Logger  hclog.Logger
+	// MaxBytes, when set, bounds the session this handle takes in, asked
+	// at every reading (a daemon's limit may be reloaded): a whole read
+	// or a catch-up with what other hosts appended that would hold more
+	// is refused with ErrTooLarge, and the handle keeps what it had. 0 or
+	// less: no bound.
+	MaxBytes func() int64
 }
 
 // DefaultLeaseTTL is SessionOptions.LeaseTTL's default.
@@ -53,7 +59,8 @@ type Session struct {
 	file  *session.File
 	tree  *session.Tree
 	leaf  *session.Entry
-	lines int // complete lines read
+	lines int   // complete lines read
+	size  int64 // their bytes
 	// last is the last of those lines, without its newline: a catch-up
 	// reads it again and finds out whether the lines it counts are
 	// still the ones it read (a rewrite moves them).
@@ -173,6 +180,9 @@ func (s *Session) reload(ctx context.Context) error {
 	if complete == 0 {
 		complete = len(data) // not even the header is finished
 	}
+	if err := s.fits(int64(complete)); err != nil {
+		return err
+	}
 	f, err := session.Parse(data[:complete])
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.name, err)
@@ -190,6 +200,7 @@ func (s *Session) reload(ctx context.Context) error {
 	}
 	s.file, s.tree = f, session.NewTree(f.Entries)
 	s.lines = viewLines(data[:complete])
+	s.size = int64(complete)
 	s.last = lastLine(data[:complete])
 	s.leaf = s.tree.Last()
 	if e := s.tree.Get(oldLeaf); e != nil && LastID(f) == oldLast {
@@ -213,6 +224,17 @@ func viewLines(view []byte) int {
 func lastLine(view []byte) []byte {
 	view = bytes.TrimSuffix(view, []byte("\n"))
 	return bytes.Clone(view[bytes.LastIndexByte(view, '\n')+1:])
+}
+
+// fits refuses a session of n bytes over MaxBytes.
+func (s *Session) fits(n int64) error {
+	if s.opts.MaxBytes == nil {
+		return nil
+	}
+	if limit := s.opts.MaxBytes(); limit > 0 && n > limit {
+		return fmt.Errorf("%s: %w: it would hold %d bytes, over the limit of %d", s.name, ErrTooLarge, n, limit)
+	}
+	return nil
 }
 
 // maxRecheckedLine bounds the last line a catch-up reads again: one of an
@@ -251,7 +273,11 @@ func (s *Session) catchUp(ctx context.Context) error {
 		return nil
 	}
 	complete := session.ViewEnd(data)
+	if err := s.fits(s.size + int64(complete)); err != nil {
+		return err
+	}
 	s.file.TornTail = data[len(data)-1] != '\n'
+	s.size += int64(complete)
 	added := false
 	rest := data[:complete]
 	var lastRead []byte
@@ -435,6 +461,7 @@ func (s *Session) applyAppended(ctx context.Context, entries []*session.Entry) (
 		for _, e := range entries {
 			s.file.Entries = append(s.file.Entries, e)
 			s.tree.Add(e)
+			s.size += int64(len(e.Raw) + 1)
 		}
 		s.lines = last.Line
 		s.last = bytes.Clone(last.Raw)

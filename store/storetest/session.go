@@ -116,6 +116,35 @@ func RunSession(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("MaxBytes", func(t *testing.T) {
+		// A handle's bound holds for what other hosts append, read by a
+		// catch-up before a call or inside an append's retry.
+		hosts := open(t)
+		a, b := hosts(), hosts()
+		mustCreate(t, a, "s/max.jsonl", Sample)
+		ha := mustOpen(t, a, "s/max.jsonl", "A")
+		hb, err := store.OpenSession(ctx, b, "s/max.jsonl", store.SessionOptions{Holder: "B", MaxBytes: func() int64 { return 4 << 10 }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ha.Append(msg(strings.Repeat("x", 8<<10))); err != nil {
+			t.Fatal(err)
+		}
+		before := len(hb.File().Entries)
+		if _, err := hb.Append(msg("behind")); !errors.Is(err, store.ErrTooLarge) {
+			t.Fatalf("append that catches up past the bound: %v, want ErrTooLarge", err)
+		}
+		if err := hb.Refresh(ctx); !errors.Is(err, store.ErrTooLarge) {
+			t.Fatalf("refresh past the bound: %v, want ErrTooLarge", err)
+		}
+		if err := hb.Reload(ctx); !errors.Is(err, store.ErrTooLarge) {
+			t.Fatalf("reload past the bound: %v, want ErrTooLarge", err)
+		}
+		if n := len(hb.File().Entries); n != before {
+			t.Fatalf("the handle took in %d entries past its bound", n-before)
+		}
+	})
+
 	t.Run("LastLineWithoutNewline", func(t *testing.T) {
 		// pi reads a last line without its newline that is a whole entry
 		// (an editor dropped the newline): it is the session's leaf. A
