@@ -11,6 +11,8 @@ import (
 	"github.com/pith-dev/pith/client"
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/internal/pgtest"
+	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/grpc/codes"
 )
 
 // TestEventsPublishedWhileStoreDown: engine events a host publishes while
@@ -134,5 +136,69 @@ func TestStoredSessionLimitHoldsForOtherHostsAppends(t *testing.T) {
 	// The larger host goes on.
 	if _, err := sb.Context(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestClientSendsReadsAgainNotWrites: with the database down, the Go
+// client sends a read (GetContext) again by itself until it goes through
+// once the database is back, and a write (Append) only once: its answer
+// may have been lost after it was stored. On the old code the read came
+// back Unavailable at once, as the write does.
+func TestClientSendsReadsAgainNotWrites(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	h := startStoreHost(t, testConfig(t.TempDir()), url)
+	ctx := context.Background()
+	c, err := client.Dial(h.addr, client.WithBusyRetries(40)) // about 75 s of retries
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s, err := c.Create(ctx, "team/retry.jsonl", "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendMessages(ctx, userMsg("before", 10)); err != nil {
+		t.Fatal(err)
+	}
+	refused := func(method string) float64 {
+		var m dto.Metric
+		if err := h.srv.metrics.rpcErrors.WithLabelValues(method, codes.Unavailable.String()).Write(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m.GetCounter().GetValue()
+	}
+
+	pgtest.Stop(t)
+	restarted := false
+	defer func() {
+		if !restarted {
+			pgtest.Restart(t)
+		}
+	}()
+	if _, err := s.AppendMessages(ctx, userMsg("while down", 10)); !errors.Is(err, client.ErrUnavailable) {
+		t.Fatalf("append with the database down: %v, want ErrUnavailable", err)
+	}
+	if n := refused("Append"); n != 1 {
+		t.Fatalf("the append was sent %v times, want once", n)
+	}
+	got := make(chan error, 1)
+	go func() {
+		_, err := s.Context(ctx)
+		got <- err
+	}()
+	for deadline := time.Now().Add(time.Minute); refused("GetContext") == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("GetContext was never refused")
+		}
+		select {
+		case err := <-got:
+			t.Fatalf("GetContext returned %v before it was refused", err)
+		default:
+		}
+	}
+	pgtest.Restart(t)
+	restarted = true
+	if err := <-got; err != nil {
+		t.Fatalf("GetContext across the outage: %v, want it sent again until it went through", err)
 	}
 }
