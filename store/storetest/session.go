@@ -3,6 +3,7 @@ package storetest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -660,6 +661,60 @@ func RunSession(t *testing.T, open Opener) {
 		}
 		if n := countType(mustLoad(t, b, name), session.TypeCompaction); n != 1 {
 			t.Fatalf("%d compactions, want exactly 1", n)
+		}
+	})
+
+	t.Run("TurnEndBehindAnotherHost", func(t *testing.T) {
+		// An agent's answer (AfterTurn) whose host has not read what
+		// another host wrote meanwhile: after a compaction of its branch
+		// it lands below the compaction and is told stale (it answers
+		// the context before it); after another host moved the session
+		// to another branch it is refused, nothing written.
+		hosts := open(t)
+		a, b := hosts(), hosts()
+		name := "s/turn.jsonl"
+		mustCreate(t, a, name, header)
+		ha, hb := mustOpen(t, a, name, "A"), mustOpen(t, b, name, "B")
+		for i := range 8 {
+			if _, err := ha.Append(msg(Prose(i, 1200))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := hb.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		eb := engine.New(hb, engine.Options{Settings: CompactSettings()})
+		answer := func(text string) json.RawMessage {
+			return json.RawMessage(fmt.Sprintf(`{"role":"assistant","content":[{"type":"text","text":%q}],"provider":"p","model":"m","stopReason":"stop","timestamp":%d}`, text, time.Now().Add(-time.Minute).UnixMilli()))
+		}
+		res, err := engine.New(ha, engine.Options{Settings: CompactSettings()}).Compact(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := eb.AfterTurn(ctx, answer("made before the compaction"))
+		if err != nil {
+			t.Fatalf("AfterTurn behind another host's compaction: %v", err)
+		}
+		if out.Entry.ParentID != res.Entry.ID || !out.Stale || out.Compaction != nil {
+			t.Fatalf("the answer hangs from %s (the compaction is %s), stale %v, compaction %v; want below it, stale, no compaction", out.Entry.ParentID, res.Entry.ID, out.Stale, out.Compaction)
+		}
+
+		// A moves the session to another branch, as a navigation does.
+		p := res.Entry.ID
+		marker := msg("on another branch")
+		marker.Parent = &p
+		if _, err := ha.Append(marker); err != nil {
+			t.Fatal(err)
+		}
+		before := len(mustLoad(t, a, name).Entries)
+		if _, err := eb.AfterTurn(ctx, answer("answer to the old branch")); !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "another branch") {
+			t.Fatalf("AfterTurn after another host moved to another branch: %v, want the conflict saying so", err)
+		}
+		if n := len(mustLoad(t, a, name).Entries); n != before {
+			t.Fatalf("%d entries after a refused answer, want %d", n, before)
+		}
+		if hb.Leaf() == nil || hb.Leaf().ID != ha.Leaf().ID {
+			t.Fatalf("B did not catch up with the branch A moved to")
 		}
 	})
 
