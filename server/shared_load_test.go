@@ -179,3 +179,71 @@ func shortError(e string) string {
 	}
 	return e
 }
+
+// TestCreateRaceAcrossHosts: many clients open the same new sessions with
+// create: true through three hosts on one database (and through one host
+// on files) at the same moment. Every call opens the session that won —
+// one id per name — and exactly one of them is told it created it. On
+// the old code the creating call was told it had not created the session
+// when a concurrent call of its host had registered it first, so often
+// none was.
+func TestCreateRaceAcrossHosts(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	cfg.Server.MaxCallsInFlight = 256
+	t.Run("postgres", func(t *testing.T) {
+		url := pgtest.NewDatabase(t)
+		var hosts []*harness
+		for range 3 {
+			hosts = append(hosts, startStoreHost(t, cfg, url))
+		}
+		createRace(t, hosts)
+	})
+	t.Run("files", func(t *testing.T) {
+		createRace(t, []*harness{startServer(t, cfg)})
+	})
+}
+
+func createRace(t *testing.T, hosts []*harness) {
+	const names, per = 8, 24
+	type opened struct {
+		id      string
+		created bool
+		err     error
+	}
+	got := make([][]opened, names)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for n := range names {
+		got[n] = make([]opened, per)
+		for i := range per {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				s, err := hosts[i%len(hosts)].client.Create(context.Background(), fmt.Sprintf("race/r%d.jsonl", n), "/w")
+				if err != nil {
+					got[n][i] = opened{err: err}
+					return
+				}
+				got[n][i] = opened{id: s.ID, created: s.Created}
+			}()
+		}
+	}
+	close(start)
+	wg.Wait()
+	for n, calls := range got {
+		ids, created := map[string]bool{}, 0
+		for _, o := range calls {
+			if o.err != nil {
+				t.Fatalf("race/r%d.jsonl: %v", n, o.err)
+			}
+			ids[o.id] = true
+			if o.created {
+				created++
+			}
+		}
+		if len(ids) != 1 || created != 1 {
+			t.Errorf("race/r%d.jsonl: %d session ids, %d calls told they created it; want 1 and 1", n, len(ids), created)
+		}
+	}
+}
