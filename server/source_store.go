@@ -27,12 +27,17 @@ import (
 //     the others appended (one small query) and rebuilds the engine when
 //     something arrived: a call sees every write committed before it began,
 //     through any host. A write still commits only against the last entry
-//     read (else store.ErrConflict: Aborted, retry).
+//     read; one that lost a race catches up and goes on at the new leaf
+//     (store.Session.Append), and only one with nowhere it belongs
+//     (another host's navigation or prune meanwhile) is store.ErrConflict:
+//     Aborted.
 //   - Compaction and prune run under the session's lease in the store
 //     (the engine takes it through session.Leaser); a host that dies loses
 //     it after sessions.leaseTTL.
 //   - Engine events are published through the store, and the events other
-//     hosts published are delivered to this host's watchers (WatchEvents).
+//     hosts published are delivered to this host's watchers (WatchEvents);
+//     one the store refuses while it is down is sent again once it is
+//     back (publishLoop).
 //   - After the store was unavailable, or when another host rewrote the
 //     session (prune), the session is read whole again.
 type storeSource struct {

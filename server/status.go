@@ -22,8 +22,10 @@ import (
 // here, so a client branches on the same code for the same cause whatever
 // the call. The store's errors:
 //
-//   - store.ErrConflict → Aborted: the session changed since it was read;
-//     read it again and retry.
+//   - store.ErrConflict → Aborted: the session moved under the call in a
+//     way it cannot follow (another host moved it to another branch, or
+//     rewrote it), nothing written; the message says what to do. An
+//     append that only raced another host's is appended after it.
 //   - store.ErrLeaseHeld, store.ErrLeaseLost → Aborted: another host holds
 //     the session's compaction lease; retry later.
 //   - store.ErrUnavailable → Unavailable: the database cannot be reached;
@@ -78,8 +80,9 @@ func toStatus(err error) error {
 		code = codes.Unavailable
 		err = fmt.Errorf("%w; nothing was changed unless a GetContext now shows it: read the session before retrying", err)
 	case errors.Is(err, store.ErrConflict):
-		// Another host (or client) appended since this one read the
-		// session: read it again and retry.
+		// Another host moved the session to another branch or rewrote
+		// it under the call (store.Session catches up with plain
+		// appends itself): read it again and decide.
 		code = codes.Aborted
 	case errors.Is(err, store.ErrLeaseHeld), errors.Is(err, store.ErrLeaseLost), errors.Is(err, engine.ErrCompactingElsewhere):
 		// Another host compacts or prunes the session now: a conflict
