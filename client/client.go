@@ -30,13 +30,22 @@ var (
 	ErrAlreadyExists      = errors.New("already exists")
 	ErrFailedPrecondition = errors.New("failed precondition")
 	ErrCancelled          = errors.New("cancelled")
-	// ErrAborted: the call lost a race with another host sharing the
-	// session (it appended since this one read, or it is compacting the
-	// session); nothing was written. Retry.
+	// ErrAborted: nothing was written, because of another host sharing
+	// the session. Either the session moved under the call in a way it
+	// cannot follow — another host moved it to another branch, or
+	// rewrote it (a prune), since this call's entries were made: read
+	// the session (Context) and send them again only if they still
+	// apply — or another host holds the session's lease (Compact: it is
+	// compacting or pruning the session): send it again later. An append
+	// that merely raced another host's append is not aborted: the daemon
+	// appends it after that one.
 	ErrAborted = errors.New("aborted")
 	// ErrUnavailable: the daemon, or the store it shares with other
-	// hosts, cannot be reached. An append that failed so may still have
-	// been stored: read the session before appending it again.
+	// hosts, cannot be reached. A read (Open, Create, Context,
+	// LLMContext, Watch) is sent again by the client itself, as a busy
+	// refusal is; a write that failed so (Append, AfterTurn, ReportError,
+	// Compact, Navigate, Close) may still have been stored: read the
+	// session before sending it again.
 	ErrUnavailable = errors.New("server unavailable")
 	// ErrUnauthenticated: no, an unknown or a revoked credential.
 	ErrUnauthenticated = errors.New("unauthenticated")
@@ -79,10 +88,14 @@ type dialOptions struct {
 // hint (50 ms) up to maxBusyWait, about five seconds in all.
 const defaultBusyRetries = 7
 
-// WithBusyRetries sets how many times a call the daemon refused as busy
-// (ErrBusy: the caller's server.maxCallsInFlight calls are running) is
-// retried, with a back-off that doubles from the daemon's hint; 0 returns
-// the refusal at once. The default is 7, about five seconds in all.
+// WithBusyRetries sets how many times a call that is safe to send again
+// is retried — any call the daemon refused as busy (ErrBusy: the
+// caller's server.maxCallsInFlight calls are running; nothing ran), and
+// a read that found the daemon or its store unavailable (ErrUnavailable)
+// — with a back-off that doubles from 50 ms (or the daemon's hint) up
+// to 2 s; 0 returns the error at once. The default is 7, about five
+// seconds in all. A write that found them unavailable is never sent
+// again by the client: it may have been stored.
 func WithBusyRetries(n int) Option {
 	return func(o *dialOptions) { o.busyRetries = max(n, 0) }
 }
@@ -149,7 +162,7 @@ func Dial(addr string, opts ...Option) (*Client, error) {
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)),
 		contextCodecOption(),
 		grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoke grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-			return retryBusy(ctx, o.busyRetries, func() error { return invoke(ctx, method, req, reply, cc, opts...) })
+			return retrySafe(ctx, o.busyRetries, reads[method], func() error { return invoke(ctx, method, req, reply, cc, opts...) })
 		}),
 	}
 	if o.token != "" {
@@ -292,7 +305,7 @@ func (s *Session) Compact(ctx context.Context, instructions string, progress fun
 	var st grpc.ServerStreamingClient[pb.CompactResponse]
 	var r *pb.CompactResponse
 	// A busy refusal comes as the stream's first answer.
-	err := retryBusy(ctx, s.c.busyRetries, func() error {
+	err := retrySafe(ctx, s.c.busyRetries, false, func() error {
 		var err error
 		if st, err = s.c.rpc.Compact(ctx, &pb.CompactRequest{SessionId: s.ID, Instructions: instructions}); err != nil {
 			return err
@@ -432,7 +445,8 @@ type Watcher struct {
 func (s *Session) Watch(ctx context.Context) (*Watcher, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	var st grpc.ServerStreamingClient[pb.WatchEventsResponse]
-	err := retryBusy(ctx, s.c.busyRetries, func() error {
+	// Setting up a watch is a read: safe to send again.
+	err := retrySafe(ctx, s.c.busyRetries, true, func() error {
 		var err error
 		if st, err = s.c.rpc.WatchEvents(ctx, &pb.WatchEventsRequest{SessionId: s.ID}); err != nil {
 			return err
@@ -505,19 +519,33 @@ func wrap(op string, err error) error {
 // maxBusyWait bounds one wait between the retries of a busy refusal.
 const maxBusyWait = 2 * time.Second
 
-// retryBusy runs call, and again up to retries times while the daemon
-// refuses it as busy (busyHint), waiting a back-off that starts at the
-// daemon's hint, doubles up to maxBusyWait and is jittered (callers
-// refused together do not come back together). It returns call's last
-// error; ctx ending stops the waiting at once. Only a busy refusal is
-// retried: nothing ran then, so any call, an append included, is safe to
-// send again.
-func retryBusy(ctx context.Context, retries int, call func() error) error {
+// reads are the calls that change nothing, so that one that found the
+// daemon or its store unavailable is safe to send again: OpenSession
+// (with create too — a second create opens the session the first made),
+// GetContext. WatchEvents, a stream, is set up through Session.Watch.
+var reads = map[string]bool{
+	pb.SessionService_OpenSession_FullMethodName: true,
+	pb.SessionService_GetContext_FullMethodName:  true,
+}
+
+// retrySafe runs call, and again up to retries times while it fails in a
+// way that is safe to send again: a busy refusal (busyHint: nothing ran,
+// so any call, an append included), and for a read (read set) the
+// daemon or its store unavailable. It waits a back-off that starts at
+// the daemon's hint (unavailableRetryDelay for an unavailable read), doubles up
+// to maxBusyWait and is jittered (callers refused together do not come
+// back together). It returns call's last error; ctx ending stops the
+// waiting at once. A write that found the store unavailable is never
+// sent again: it may have committed before the answer was lost.
+func retrySafe(ctx context.Context, retries int, read bool, call func() error) error {
 	var wait time.Duration
 	for try := 0; ; try++ {
 		err := call()
-		hint, busy := busyHint(err)
-		if !busy || try >= retries {
+		hint, again := busyHint(err)
+		if !again && read && status.Code(err) == codes.Unavailable {
+			hint, again = unavailableRetryDelay, true
+		}
+		if !again || try >= retries {
 			return err
 		}
 		wait = min(max(2*wait, hint, time.Millisecond), maxBusyWait)
@@ -530,6 +558,10 @@ func retryBusy(ctx context.Context, retries int, call func() error) error {
 		}
 	}
 }
+
+// unavailableRetryDelay is the first wait before a read that found the daemon
+// or its store unavailable is sent again (a busy refusal says its own).
+const unavailableRetryDelay = 50 * time.Millisecond
 
 // busyHint reports whether err is the daemon's busy refusal: Unavailable
 // with a google.rpc.RetryInfo detail, and its suggested delay. An

@@ -9,4 +9,30 @@
 // machine speaks TLS (WithTLS, WithTLSFiles, with a client certificate for
 // mutual TLS) and usually wants a bearer token (WithToken). A token is
 // never sent in clear text to anything but loopback or a unix socket.
+//
+// # What is safe to send again
+//
+// A call's error says whether sending it again can do harm, and the client
+// sends again, by itself, only what cannot (WithBusyRetries bounds how
+// often):
+//
+//   - ErrBusy, the daemon's refusal of a caller with too many calls
+//     running: nothing ran, so any call is retried.
+//   - ErrUnavailable from a read — Open, Create, Context, LLMContext, Watch
+//     — is retried: a read changes nothing (a second Create opens the
+//     session the first made, also one another host made at the same
+//     moment).
+//   - ErrUnavailable or ErrCancelled (a deadline) from a write — Append,
+//     AfterTurn, ReportError, Compact, Navigate, Close — is returned: the
+//     write may have been stored before its answer was lost. Read the
+//     session (Context) and send it again only if it is not there.
+//   - ErrAborted: nothing was written. An append is aborted only when
+//     another host moved the session to another branch or rewrote it since
+//     the call's entries were made (an append that raced another host's is
+//     simply appended after it): read the session and decide. A Compact
+//     aborted because another host holds the session's lease (it is
+//     compacting or pruning the session) can be sent again later.
+//   - ErrResourceExhausted, ErrInvalidArgument, ErrPermissionDenied,
+//     ErrFailedPrecondition, ErrNotFound, ErrUnauthenticated: the same call
+//     fails the same way again.
 package client

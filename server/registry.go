@@ -88,12 +88,14 @@ func (s *Server) Open(ctx context.Context, rel string, create bool, cwd string) 
 		return nil, false, ErrShuttingDown
 	}
 	if o, ok := s.keyed[key]; ok {
-		// Opened by a concurrent call meanwhile: share that one.
+		// Opened by a concurrent call meanwhile: share that one. This
+		// call still made the session when created says so (the other
+		// opened what it made); its caller is the one told.
 		if err := o.addName(rel); err != nil {
 			return nil, false, err
 		}
 		o.touch()
-		return o, false, nil
+		return o, created, nil
 	}
 	id := store.File().Header.ID
 	if _, ok := s.sessions[id]; ok {
@@ -181,9 +183,14 @@ func (s *Server) deliver(key any, ev engine.Event) {
 	s.mu.Lock()
 	o := s.keyed[key]
 	s.mu.Unlock()
-	if o != nil {
-		o.broadcast(ev, true)
+	if o == nil {
+		return
 	}
+	if ev.Kind == eventsLost {
+		o.fellBehind()
+		return
+	}
+	o.broadcast(ev, true)
 }
 
 // lookupStore is the HostAPI's view of the open sessions.

@@ -160,6 +160,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
+		src.maxBytes = func() int64 { return int64(s.cfg.Load().Server.MaxSessionBytes) }
 		s.src = src
 	} else {
 		s.files = newFilesSource(func() string { return s.cfg.Load().Sessions.Root }, func() bool { return hasTenants(s.cfg.Load()) }, log)

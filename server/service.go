@@ -286,6 +286,12 @@ func (v *service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 	for {
 		select {
 		case ev := <-w.ch:
+			if ev.Kind == eventsLost {
+				// Another host lost events of the session: as for a
+				// stream that fell behind, the client watches again
+				// and reads the session.
+				return status.Error(codes.ResourceExhausted, errWatchOverrun.Error())
+			}
 			// An event that arrives right after a reload is sent only
 			// once the caller passed the check again: revalidate runs
 			// beside this loop and may not have run yet (an Append right

@@ -304,6 +304,26 @@ func (o *openSession) broadcast(ev engine.Event, remote bool) {
 	}
 }
 
+// fellBehind ends the streams of o's watchers of other hosts' events as
+// streams that fell behind (errWatchOverrun), after the events they have
+// queued: another host lost events of the session before they reached
+// the store, and what came before the loss still counts.
+func (o *openSession) fellBehind() {
+	o.watchMu.Lock()
+	defer o.watchMu.Unlock()
+	end := &engine.Event{Kind: eventsLost}
+	for _, w := range o.watchers {
+		if w.local {
+			continue
+		}
+		select {
+		case w.ch <- end:
+		default:
+			w.once.Do(func() { close(w.overrun) })
+		}
+	}
+}
+
 // watched reports whether anyone watches o's events.
 func (o *openSession) watched() bool {
 	o.watchMu.Lock()

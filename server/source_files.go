@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/core/compaction"
@@ -264,17 +265,47 @@ func (f *filesSource) close() error {
 // openStore opens name in dir, or with create makes it first when it is
 // missing.
 func openStore(dir *os.Root, name string, create bool, cwd string, opts session.Options) (store *session.Store, created bool, err error) {
-	store, err = session.OpenIn(dir, name, opts)
+	open := func() (*session.Store, error) {
+		s, err := session.OpenIn(dir, name, opts)
+		if create && errors.Is(err, session.ErrNotSession) {
+			// Another call (of this daemon, or pi) may be creating it:
+			// the file exists before its header is written. Read it
+			// again, and again while it is still empty.
+			for wait := time.Millisecond; wait <= maxCreateWait; wait *= 2 {
+				time.Sleep(wait)
+				if s, err = session.OpenIn(dir, name, opts); !emptyFile(dir, name, err) {
+					break
+				}
+			}
+		}
+		return s, err
+	}
+	store, err = open()
 	if !create || !errors.Is(err, fs.ErrNotExist) {
 		return store, false, err
 	}
 	store, err = session.CreateIn(dir, name, cwd, opts)
 	if errors.Is(err, fs.ErrExist) {
 		// Another process created it first.
-		store, err = session.OpenIn(dir, name, opts)
+		store, err = open()
 		return store, false, err
 	}
 	return store, err == nil, err
+}
+
+// maxCreateWait bounds the last of the doubling waits (about a second in
+// all) for a session file another caller is creating to get its header;
+// one still empty after them was left so by a creation that died, and is
+// refused as it is.
+const maxCreateWait = 512 * time.Millisecond
+
+// emptyFile reports whether err refused name in dir for being empty.
+func emptyFile(dir *os.Root, name string, err error) bool {
+	if !errors.Is(err, session.ErrNotSession) {
+		return false
+	}
+	fi, serr := dir.Lstat(name)
+	return serr == nil && fi.Mode().IsRegular() && fi.Size() == 0
 }
 
 // fileBacking is one session file open in the daemon.

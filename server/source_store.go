@@ -27,12 +27,17 @@ import (
 //     the others appended (one small query) and rebuilds the engine when
 //     something arrived: a call sees every write committed before it began,
 //     through any host. A write still commits only against the last entry
-//     read (else store.ErrConflict: Aborted, retry).
+//     read; one that lost a race catches up and goes on at the new leaf
+//     (store.Session.Append), and only one with nowhere it belongs
+//     (another host's navigation or prune meanwhile) is store.ErrConflict:
+//     Aborted.
 //   - Compaction and prune run under the session's lease in the store
 //     (the engine takes it through session.Leaser); a host that dies loses
 //     it after sessions.leaseTTL.
 //   - Engine events are published through the store, and the events other
-//     hosts published are delivered to this host's watchers (WatchEvents).
+//     hosts published are delivered to this host's watchers (WatchEvents);
+//     one the store refuses while it is down is sent again once it is
+//     back (publishLoop).
 //   - After the store was unavailable, or when another host rewrote the
 //     session (prune), the session is read whole again.
 type storeSource struct {
@@ -46,12 +51,26 @@ type storeSource struct {
 	// changed tells of every change any host made to a session (the
 	// store event's kind), for the viewer.
 	changed func(name, kind string)
+	// maxBytes is server.maxSessionBytes as it is now: every reading of
+	// a session — whole, or what other hosts appended, before a call or
+	// while an append catches up — holds it (store.SessionOptions).
+	maxBytes func() int64
 
 	// outbox queues this host's engine events for publication, so a slow
 	// or unreachable database never holds up an engine.
 	outbox chan published
 	stop   context.CancelFunc
 	done   sync.WaitGroup
+
+	// lost names the sessions whose events the outbox dropped, told to
+	// the other hosts once the store takes events again.
+	// Each is the number of the first event dropped (published counts
+	// them): the marker follows the events queued before it.
+	lostMu    sync.Mutex
+	lost      map[string]uint64
+	published atomic.Uint64
+	// unsent counts the sends the store refused (a test waits for one).
+	unsent atomic.Int64
 
 	mu     sync.Mutex
 	byName map[string]*storeBacking // by name, for the store's events
@@ -60,16 +79,35 @@ type storeSource struct {
 	reloadAll atomic.Uint64
 }
 
-// published is one engine event on its way to the other hosts.
+// published is one engine event on its way to the other hosts, and its
+// number in the order this host published them.
 type published struct {
 	name string
 	ev   engine.Event
+	n    uint64
 }
 
 // outboxSize is how many events may wait for the database; past it they
-// are dropped (and logged): the other hosts' watchers miss them, this
-// host's still get them.
-const outboxSize = 1024
+// are dropped (and logged), and once the database takes events again the
+// other hosts are told the session's events were lost (eventsLost): their
+// watchers' streams end, as a watcher's that fell behind, so their
+// clients watch again and read the session. This host's watchers still
+// get every event.
+var outboxSize = 1024 // a variable for a test's small outbox
+
+// eventsLost is the kind of the marker a host publishes for a session
+// whose events it could not keep for the other hosts; it is never
+// delivered as an event.
+const eventsLost engine.EventKind = "pith.events_lost"
+
+// publishRetry is the first wait before an event the store refused as
+// unavailable is sent again; the wait doubles up to publishRetryMax. The
+// events behind it wait, in order: they reach the other hosts when the
+// database is back.
+const (
+	publishRetry    = 100 * time.Millisecond
+	publishRetryMax = 2 * time.Second
+)
 
 func newStoreSource(st store.Store, ttl time.Duration, log hclog.Logger, deliver func(key any, ev engine.Event), changed func(name, kind string)) (*storeSource, error) {
 	host, _ := os.Hostname()
@@ -101,7 +139,7 @@ func (s *storeSource) open(ctx context.Context, rel string, create bool, cwd str
 		return nil, o, false, err
 	}
 	created := false
-	opts := store.SessionOptions{Holder: s.holder, LeaseTTL: s.ttl, Logger: s.log.Named("store").With("session", rel)}
+	opts := store.SessionOptions{Holder: s.holder, LeaseTTL: s.ttl, Logger: s.log.Named("store").With("session", rel), MaxBytes: s.maxBytes}
 	h, err := store.OpenSession(ctx, s.st, rel, opts)
 	if errors.Is(err, store.ErrNotFound) && create {
 		err = s.st.Create(ctx, rel, session.Options{}.HeaderLine(cwd))
@@ -164,6 +202,10 @@ func (s *storeSource) watch(events <-chan store.Event) {
 			if json.Unmarshal(ev.Payload, &w) != nil || w.Host == s.holder {
 				continue // this host's own: its watchers had it already
 			}
+			if engine.EventKind(w.Kind) == eventsLost {
+				s.lostElsewhere(storeKey(ev.Session))
+				continue
+			}
 			s.deliver(storeKey(ev.Session), w.event())
 		}
 		// Told after the flags above are set: the follower it wakes
@@ -176,45 +218,135 @@ func (s *storeSource) watch(events <-chan store.Event) {
 
 // publish queues an engine event of the session for the other hosts.
 func (s *storeSource) publish(rel string, ev engine.Event) {
+	n := s.published.Add(1)
 	select {
-	case s.outbox <- published{rel, ev}:
+	case s.outbox <- published{rel, ev, n}:
 	default:
-		s.log.Warn("too many engine events waiting for the session store; one is not sent to the other hosts", "session", rel, "kind", ev.Kind)
+		s.log.Warn("too many engine events waiting for the session store; one is not sent to the other hosts, which are told so once the store is back", "session", rel, "kind", ev.Kind)
+		s.lostMu.Lock()
+		if _, ok := s.lost[rel]; !ok {
+			if s.lost == nil {
+				s.lost = map[string]uint64{}
+			}
+			s.lost[rel] = n
+		}
+		s.lostMu.Unlock()
 	}
 }
 
+// publishLoop sends the queued events in order. One the store refuses as
+// unavailable is sent again, after a wait that doubles, until it goes
+// through or the source closes: an event published while the database
+// is down reaches the other hosts when it is back, not only this one.
 func (s *storeSource) publishLoop(ctx context.Context) {
 	defer s.done.Done()
-	send := func(ctx context.Context, p published) {
-		payload, err := wireOf(s.holder, p.ev).encode()
+	send := func(ctx context.Context, name string, w wireEvent) error {
+		payload, err := w.encode()
 		if err == nil {
 			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			err = s.st.Publish(pctx, p.name, payload)
+			err = s.st.Publish(pctx, name, payload)
 			cancel()
 		}
-		if err != nil && ctx.Err() == nil {
-			s.log.Warn("an engine event did not reach the other hosts", "session", p.name, "kind", p.ev.Kind, "error", err)
+		return err
+	}
+	// deliver sends p, retrying while the store is unavailable; false
+	// when ctx ended first (p is then still to send).
+	deliver := func(ctx context.Context, p published) bool {
+		warned := false
+		for wait := publishRetry; ; wait = min(2*wait, publishRetryMax) {
+			err := send(ctx, p.name, wireOf(s.holder, p.ev))
+			if err == nil {
+				s.tellLost(ctx, p.n, send)
+				return true
+			}
+			if ctx.Err() != nil {
+				return false
+			}
+			s.unsent.Add(1)
+			if !errors.Is(err, store.ErrUnavailable) {
+				s.log.Warn("an engine event did not reach the other hosts", "session", p.name, "kind", p.ev.Kind, "error", err)
+				return true
+			}
+			if !warned {
+				s.log.Warn("the session store is unavailable; engine events wait for it to reach the other hosts", "session", p.name, "kind", p.ev.Kind, "error", err)
+				warned = true
+			}
+			select {
+			case <-ctx.Done():
+				return false
+			case <-time.After(wait):
+			}
+		}
+	}
+	// drain sends, briefly, what is left at shutdown (a compaction that
+	// ended as its session closed), starting with pending.
+	drain := func(pending *published) {
+		dctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if pending != nil && send(dctx, pending.name, wireOf(s.holder, pending.ev)) != nil {
+			return
+		}
+		for {
+			select {
+			case p := <-s.outbox:
+				if send(dctx, p.name, wireOf(s.holder, p.ev)) != nil {
+					return
+				}
+			default:
+				return
+			}
 		}
 	}
 	for {
 		select {
 		case <-ctx.Done():
-			// The last events of the sessions just closed (a compaction
-			// that ended at shutdown) still go out, briefly.
-			dctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			for {
-				select {
-				case p := <-s.outbox:
-					send(dctx, p)
-				default:
-					return
-				}
-			}
+			drain(nil)
+			return
 		case p := <-s.outbox:
-			send(ctx, p)
+			if !deliver(ctx, p) {
+				drain(&p)
+				return
+			}
 		}
 	}
+}
+
+// tellLost publishes, once the store takes events again, the marker of
+// each session whose events the outbox dropped: after the events queued
+// before the first one dropped (sent is the number of the one just sent),
+// or once nothing waits.
+func (s *storeSource) tellLost(ctx context.Context, sent uint64, send func(context.Context, string, wireEvent) error) {
+	s.lostMu.Lock()
+	if len(s.lost) == 0 {
+		s.lostMu.Unlock()
+		return
+	}
+	idle := len(s.outbox) == 0
+	var due []string
+	for name, first := range s.lost {
+		if idle || sent > first {
+			due = append(due, name)
+			delete(s.lost, name)
+		}
+	}
+	s.lostMu.Unlock()
+	for _, name := range due {
+		if err := send(ctx, name, wireEvent{Host: s.holder, Kind: string(eventsLost), Time: time.Now().UnixNano()}); err != nil {
+			// Told after the next event that goes through.
+			s.lostMu.Lock()
+			if _, ok := s.lost[name]; !ok {
+				s.lost[name] = 0
+			}
+			s.lostMu.Unlock()
+		}
+	}
+}
+
+// lostElsewhere ends the streams of this host's watchers of the session
+// under key as streams that fell behind: another host lost events of it,
+// so they watch again and read the session.
+func (s *storeSource) lostElsewhere(key any) {
+	s.deliver(key, engine.Event{Kind: eventsLost, Time: time.Now()})
 }
 
 // unavailable notes that the store could not be reached: every session

@@ -22,8 +22,10 @@ import (
 // here, so a client branches on the same code for the same cause whatever
 // the call. The store's errors:
 //
-//   - store.ErrConflict → Aborted: the session changed since it was read;
-//     read it again and retry.
+//   - store.ErrConflict → Aborted: the session moved under the call in a
+//     way it cannot follow (another host moved it to another branch, or
+//     rewrote it), nothing written; the message says what to do. An
+//     append that only raced another host's is appended after it.
 //   - store.ErrLeaseHeld, store.ErrLeaseLost → Aborted: another host holds
 //     the session's compaction lease; retry later.
 //   - store.ErrUnavailable → Unavailable: the database cannot be reached;
@@ -33,7 +35,9 @@ import (
 //
 // And the daemon's own: ErrBusy (a caller's calls in flight at their
 // bound) → Unavailable with a RetryInfo detail, retried by clients;
-// ErrLimit (a size or count limit) → ResourceExhausted, final.
+// ErrLimit (a size or count limit) and store.ErrTooLarge (a stored
+// session grown past server.maxSessionBytes by another host) →
+// ResourceExhausted, final.
 
 // busyRetryDelay is the back-off a busy refusal suggests: about a short
 // call's time, so a retry finds a slot given back.
@@ -76,8 +80,9 @@ func toStatus(err error) error {
 		code = codes.Unavailable
 		err = fmt.Errorf("%w; nothing was changed unless a GetContext now shows it: read the session before retrying", err)
 	case errors.Is(err, store.ErrConflict):
-		// Another host (or client) appended since this one read the
-		// session: read it again and retry.
+		// Another host moved the session to another branch or rewrote
+		// it under the call (store.Session catches up with plain
+		// appends itself): read it again and decide.
 		code = codes.Aborted
 	case errors.Is(err, store.ErrLeaseHeld), errors.Is(err, store.ErrLeaseLost), errors.Is(err, engine.ErrCompactingElsewhere):
 		// Another host compacts or prunes the session now: a conflict
@@ -91,6 +96,11 @@ func toStatus(err error) error {
 		code = codes.Unauthenticated
 	case errors.Is(err, ErrLimit):
 		code = codes.ResourceExhausted
+	case errors.Is(err, store.ErrTooLarge):
+		// Another host (or a pith command) grew a stored session past
+		// this host's limit: it is refused as one read whole would be.
+		code = codes.ResourceExhausted
+		err = fmt.Errorf("%w (server.maxSessionBytes)", err)
 	case errors.Is(err, session.ErrNotRegular), errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.ENOTDIR):
 		// A directory, FIFO or symlink where a session file should be, or
 		// a file where a directory should be.

@@ -25,6 +25,12 @@ type SessionOptions struct {
 	// Timeout bounds each call to the store; default 30s.
 	Timeout time.Duration
 	Logger  hclog.Logger
+	// MaxBytes, when set, bounds the session this handle takes in, asked
+	// at every reading (a daemon's limit may be reloaded): a whole read
+	// or a catch-up with what other hosts appended that would hold more
+	// is refused with ErrTooLarge, and the handle keeps what it had. 0 or
+	// less: no bound.
+	MaxBytes func() int64
 }
 
 // DefaultLeaseTTL is SessionOptions.LeaseTTL's default.
@@ -53,7 +59,8 @@ type Session struct {
 	file  *session.File
 	tree  *session.Tree
 	leaf  *session.Entry
-	lines int // complete lines read
+	lines int   // complete lines read
+	size  int64 // their bytes
 	// last is the last of those lines, without its newline: a catch-up
 	// reads it again and finds out whether the lines it counts are
 	// still the ones it read (a rewrite moves them).
@@ -173,6 +180,9 @@ func (s *Session) reload(ctx context.Context) error {
 	if complete == 0 {
 		complete = len(data) // not even the header is finished
 	}
+	if err := s.fits(int64(complete)); err != nil {
+		return err
+	}
 	f, err := session.Parse(data[:complete])
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.name, err)
@@ -190,6 +200,7 @@ func (s *Session) reload(ctx context.Context) error {
 	}
 	s.file, s.tree = f, session.NewTree(f.Entries)
 	s.lines = viewLines(data[:complete])
+	s.size = int64(complete)
 	s.last = lastLine(data[:complete])
 	s.leaf = s.tree.Last()
 	if e := s.tree.Get(oldLeaf); e != nil && LastID(f) == oldLast {
@@ -213,6 +224,17 @@ func viewLines(view []byte) int {
 func lastLine(view []byte) []byte {
 	view = bytes.TrimSuffix(view, []byte("\n"))
 	return bytes.Clone(view[bytes.LastIndexByte(view, '\n')+1:])
+}
+
+// fits refuses a session of n bytes over MaxBytes.
+func (s *Session) fits(n int64) error {
+	if s.opts.MaxBytes == nil {
+		return nil
+	}
+	if limit := s.opts.MaxBytes(); limit > 0 && n > limit {
+		return fmt.Errorf("%s: %w: it would hold %d bytes, over the limit of %d", s.name, ErrTooLarge, n, limit)
+	}
+	return nil
 }
 
 // maxRecheckedLine bounds the last line a catch-up reads again: one of an
@@ -251,7 +273,11 @@ func (s *Session) catchUp(ctx context.Context) error {
 		return nil
 	}
 	complete := session.ViewEnd(data)
+	if err := s.fits(s.size + int64(complete)); err != nil {
+		return err
+	}
 	s.file.TornTail = data[len(data)-1] != '\n'
+	s.size += int64(complete)
 	added := false
 	rest := data[:complete]
 	var lastRead []byte
@@ -295,19 +321,32 @@ func (s *Session) catchUp(ctx context.Context) error {
 
 // Append writes drafts below Draft.Parent or the leaf, committing only
 // if the session's last entry is still the one this host saw. When
-// another host appended meanwhile, a draft under the leaf fails with
-// ErrConflict (the caller's view of the session is stale: it is caught
-// up, read it again); a draft with an explicit Parent is the caller's
-// fixed choice and is retried after catching up.
+// another host appended meanwhile, it catches up and tries again (at most
+// maxAttempts rounds):
+//
+//   - a draft with an explicit Parent is the caller's fixed choice and
+//     goes there, as long as that entry is still in the session;
+//   - a draft under the leaf goes under the new leaf, as the files store
+//     chains appends at the leaf under its lock, when that leaf continues
+//     the entry this append continued (the other hosts appended to the
+//     same branch: messages, a compaction of it — the engine tells an
+//     answer that predates a compaction as stale). When it does not,
+//     because another host moved the session to another branch
+//     (navigated), or removed that entry (a prune, a restore), the
+//     append has nowhere it belongs: that is the one conflict returned,
+//     with nothing written and this handle caught up.
 func (s *Session) Append(drafts ...session.Draft) ([]*session.Entry, error) {
 	if len(drafts) == 0 {
 		return nil, nil
 	}
 	fixed := drafts[0].Parent != nil
+	var want *session.Entry // the entry a leaf append continues
 	return s.appendLoop(func(t *session.Tree, _ *session.Entry, attempt int) (string, error) {
 		if !fixed {
-			if attempt > 0 {
-				return "", fmt.Errorf("%s: %w", s.name, ErrConflict)
+			if attempt == 0 {
+				want = s.leaf
+			} else if err := s.stillContinues(t, want); err != nil {
+				return "", err
 			}
 			if s.leaf == nil {
 				return "", nil
@@ -320,6 +359,32 @@ func (s *Session) Append(drafts ...session.Draft) ([]*session.Entry, error) {
 		}
 		return p, nil
 	}, false, drafts)
+}
+
+// stillContinues checks, after catching up, that the leaf is want or
+// below it: the leaf append that continued want may then go on at the
+// leaf. Otherwise the error says why and what the caller does: an
+// ErrConflict, nothing written. The caller holds s.mu.
+func (s *Session) stillContinues(t *session.Tree, want *session.Entry) error {
+	if want == nil {
+		return nil // it started the session: what came first is the start
+	}
+	cur := t.Get(want.ID)
+	if cur == nil {
+		return fmt.Errorf("%s: %w: entry %s, which this append continued, is no longer in the session (another host rewrote it: a prune or a restore); nothing was written: read the session again and append again if the entries still apply", s.name, ErrConflict, want.ID)
+	}
+	// Parents come before their children in the session, so the walk up
+	// from the leaf passes only entries after want: the ones just read.
+	for e, n := s.leaf, 0; e != nil && e.Line >= cur.Line && n <= len(t.Entries); e, n = t.Get(e.ParentID), n+1 {
+		if e.ID == cur.ID {
+			return nil
+		}
+	}
+	leaf := ""
+	if s.leaf != nil {
+		leaf = s.leaf.ID
+	}
+	return fmt.Errorf("%s: %w: another host moved the session to another branch (its leaf is now %s, not below entry %s, which this append continued); nothing was written: read the session again and append again where the entries belong", s.name, ErrConflict, leaf, want.ID)
 }
 
 // AppendWith chooses the first parent with parent against the session as
@@ -384,7 +449,7 @@ func (s *Session) appendLoop(pick func(t *session.Tree, last *session.Entry, att
 			}
 		}
 	}
-	return nil, fmt.Errorf("%s: %w (gave up after %d attempts)", s.name, ErrConflict, maxAttempts)
+	return nil, fmt.Errorf("%s: %w (other hosts kept appending first: gave up after %d attempts); nothing was written: send it again", s.name, ErrConflict, maxAttempts)
 }
 
 // applyAppended adds the entries this host just wrote and moves the leaf
@@ -396,6 +461,7 @@ func (s *Session) applyAppended(ctx context.Context, entries []*session.Entry) (
 		for _, e := range entries {
 			s.file.Entries = append(s.file.Entries, e)
 			s.tree.Add(e)
+			s.size += int64(len(e.Raw) + 1)
 		}
 		s.lines = last.Line
 		s.last = bytes.Clone(last.Raw)

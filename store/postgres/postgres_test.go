@@ -246,6 +246,7 @@ func BenchmarkPostgresAppend(b *testing.B) {
 
 func BenchmarkPostgresSessionAppend(b *testing.B) {
 	b.Run("one-host", func(b *testing.B) { storetest.BenchSessionAppend(b, pgOpener(b), 1, 2000) })
+	b.Run("two-hosts", func(b *testing.B) { storetest.BenchSessionAppend(b, pgOpener(b), 2, 2000) })
 	b.Run("three-hosts", func(b *testing.B) { storetest.BenchSessionAppend(b, pgOpener(b), 3, 2000) })
 }
 

@@ -40,7 +40,9 @@ const wakeGap = 20 * time.Millisecond
 // look after it is back. Only when the database itself is not the one the
 // watch last saw (restarted, failed over, restored: a committed change
 // may have been lost or its transaction id reused) does the watch report
-// an EventResync, after which a watcher rereads.
+// an EventResync, after which a watcher rereads; the events published on
+// that server since it started are then delivered too, also those made
+// before the watch reconnected.
 func (s *Store) Watch(ctx context.Context) (<-chan store.Event, error) {
 	w := &watcher{store: s, out: make(chan store.Event, 64)}
 	conn, err := w.connect(ctx)
@@ -61,6 +63,12 @@ type watcher struct {
 	sessionsSeen, eventsSeen string
 	// started identifies the server process the snapshots came from.
 	started time.Time
+	// eventsSince, set when the watch found a restarted server, is that
+	// server's start: its next look reports every event published since
+	// (lookEventsSince), which no snapshot of the old server's covers — a
+	// host that kept an event while the database was down publishes it as
+	// soon as it is back, often before this watch reconnects.
+	eventsSince time.Time
 	// lastLook is when the watch last looked.
 	lastLook time.Time
 }
@@ -93,8 +101,10 @@ func (w *watcher) connect(ctx context.Context) (*pgx.Conn, error) {
 	}
 	if !started.Equal(w.started) || snapshotXmin(snap) < snapshotXmin(w.sessionsSeen) || snapshotXmin(snap) < snapshotXmin(w.eventsSeen) {
 		// Not the server the snapshots came from: start over from now,
-		// and have the watcher reread what it holds.
+		// and have the watcher reread what it holds; the events this
+		// server has kept since it started are all new here.
 		w.sessionsSeen, w.eventsSeen, w.started = snap, snap, started
+		w.eventsSince = started
 		select {
 		case w.out <- store.Event{Kind: store.EventResync}:
 		case <-ctx.Done():
@@ -226,6 +236,15 @@ const (
 		AND NOT pg_visible_in_snapshot(e.xid, $1::pg_snapshot)
 		AND e.at >= now() - interval '` + eventsKept + `'
 	ORDER BY e.id`
+	// lookEventsSince is lookEvents for the first look after a restart
+	// of the server: every event made since it started ($1), seen or not
+	// by the snapshot of the reconnection (one taken before events that
+	// commit later, which the next look finds by their xid).
+	lookEventsSince = `SELECT pg_current_snapshot()::text, e.session, e.payload
+	FROM (SELECT) AS one
+	LEFT JOIN pith_events e ON e.at >= $1::timestamptz
+		AND e.at >= now() - interval '` + eventsKept + `'
+	ORDER BY e.id`
 )
 
 // look returns what changed since the previous look, and moves the
@@ -238,7 +257,11 @@ func (w *watcher) look(ctx context.Context, conn *pgx.Conn) ([]store.Event, erro
 	w.lastLook = time.Now()
 	b := &pgx.Batch{}
 	b.Queue(lookSessions, w.sessionsSeen)
-	b.Queue(lookEvents, w.eventsSeen)
+	if w.eventsSince.IsZero() {
+		b.Queue(lookEvents, w.eventsSeen)
+	} else {
+		b.Queue(lookEventsSince, w.eventsSince)
+	}
 	br := conn.SendBatch(ctx, b)
 	defer br.Close()
 
@@ -297,5 +320,6 @@ func (w *watcher) look(ctx context.Context, conn *pgx.Conn) ([]store.Event, erro
 		return nil, err
 	}
 	w.sessionsSeen, w.eventsSeen = sessionsSnap, eventsSnap
+	w.eventsSince = time.Time{}
 	return out, nil
 }

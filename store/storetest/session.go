@@ -3,6 +3,7 @@ package storetest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -34,17 +35,15 @@ func RunSession(t *testing.T, open Opener) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// B has not seen A's entry: its leaf-based append must not fork.
-		if _, err := hb.Append(msg("from B, stale")); !errors.Is(err, store.ErrConflict) {
-			t.Fatalf("stale append: %v, want ErrConflict", err)
-		}
-		// The conflict caught B up; the retry lands below A's entry.
+		// B has not seen A's entry: its leaf-based append must not fork,
+		// nor fail — it catches up and lands below A's entry, as the
+		// files store chains appends at the leaf.
 		got, err := hb.Append(msg("from B"))
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("append behind another host's: %v", err)
 		}
-		if got[0].ParentID != first[0].ID {
-			t.Fatalf("B's retry hangs from %q, want A's %q", got[0].ParentID, first[0].ID)
+		if got[0].ParentID != first[0].ID || hb.Leaf().ID != got[0].ID {
+			t.Fatalf("B's append hangs from %q, want A's %q", got[0].ParentID, first[0].ID)
 		}
 		// A fixed parent is the caller's choice: retried after catching up.
 		p := first[0].ID
@@ -66,6 +65,84 @@ func RunSession(t *testing.T, open Opener) {
 			if len(h.File().Entries) != 3 || h.Leaf().ID != e[0].ID {
 				t.Fatalf("%d entries, leaf %s; want 3, %s", len(h.File().Entries), h.Leaf().ID, e[0].ID)
 			}
+		}
+	})
+
+	t.Run("AppendTrueConflict", func(t *testing.T) {
+		// A leaf append behind another host's goes on at the new leaf
+		// only when that continues the entry it continued; when another
+		// host moved the session to another branch, or rewrote the entry
+		// away, it is refused with nothing written.
+		hosts := open(t)
+		a, b := hosts(), hosts()
+		mustCreate(t, a, "s/tc.jsonl", Sample)
+		ha, hb := mustOpen(t, a, "s/tc.jsonl", "A"), mustOpen(t, b, "s/tc.jsonl", "B")
+		// Another branch: A appends below the first entry, as a
+		// navigation does (its marker is the session's leaf for all).
+		p := "aaaa0001"
+		fork := msg("on another branch")
+		fork.Parent = &p
+		if _, err := ha.Append(fork); err != nil {
+			t.Fatal(err)
+		}
+		before := len(mustLoad(t, a, "s/tc.jsonl").Entries)
+		_, err := hb.Append(msg("answer to the old branch"))
+		if !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "another branch") || !strings.Contains(err.Error(), "nothing was written") {
+			t.Fatalf("append after another host moved to another branch: %v, want a conflict saying so", err)
+		}
+		if n := len(mustLoad(t, a, "s/tc.jsonl").Entries); n != before {
+			t.Fatalf("%d entries after a refused append, want %d", n, before)
+		}
+		// Caught up: the caller sees the new branch and appends there.
+		if got, err := hb.Append(msg("on the new branch")); err != nil || got[0].ParentID != ha.Leaf().ID {
+			t.Fatalf("append after reading again: %v", err)
+		}
+
+		// A rewrite that drops the entry the append continued.
+		mustCreate(t, a, "s/rw.jsonl", Sample)
+		ha, hb = mustOpen(t, a, "s/rw.jsonl", "A"), mustOpen(t, b, "s/rw.jsonl", "B")
+		if err := ha.Update(func(tx *session.Tx) (*session.File, error) {
+			f := *tx.File()
+			f.Entries = f.Entries[:1]
+			return &f, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ha.Append(msg("after the rewrite")); err != nil {
+			t.Fatal(err)
+		}
+		_, err = hb.Append(msg("below a removed entry"))
+		if !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "aaaa0002") || !strings.Contains(err.Error(), "rewrote") {
+			t.Fatalf("append below an entry a rewrite removed: %v, want a conflict saying so", err)
+		}
+	})
+
+	t.Run("MaxBytes", func(t *testing.T) {
+		// A handle's bound holds for what other hosts append, read by a
+		// catch-up before a call or inside an append's retry.
+		hosts := open(t)
+		a, b := hosts(), hosts()
+		mustCreate(t, a, "s/max.jsonl", Sample)
+		ha := mustOpen(t, a, "s/max.jsonl", "A")
+		hb, err := store.OpenSession(ctx, b, "s/max.jsonl", store.SessionOptions{Holder: "B", MaxBytes: func() int64 { return 4 << 10 }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ha.Append(msg(strings.Repeat("x", 8<<10))); err != nil {
+			t.Fatal(err)
+		}
+		before := len(hb.File().Entries)
+		if _, err := hb.Append(msg("behind")); !errors.Is(err, store.ErrTooLarge) {
+			t.Fatalf("append that catches up past the bound: %v, want ErrTooLarge", err)
+		}
+		if err := hb.Refresh(ctx); !errors.Is(err, store.ErrTooLarge) {
+			t.Fatalf("refresh past the bound: %v, want ErrTooLarge", err)
+		}
+		if err := hb.Reload(ctx); !errors.Is(err, store.ErrTooLarge) {
+			t.Fatalf("reload past the bound: %v, want ErrTooLarge", err)
+		}
+		if n := len(hb.File().Entries); n != before {
+			t.Fatalf("the handle took in %d entries past its bound", n-before)
 		}
 	})
 
@@ -584,6 +661,60 @@ func RunSession(t *testing.T, open Opener) {
 		}
 		if n := countType(mustLoad(t, b, name), session.TypeCompaction); n != 1 {
 			t.Fatalf("%d compactions, want exactly 1", n)
+		}
+	})
+
+	t.Run("TurnEndBehindAnotherHost", func(t *testing.T) {
+		// An agent's answer (AfterTurn) whose host has not read what
+		// another host wrote meanwhile: after a compaction of its branch
+		// it lands below the compaction and is told stale (it answers
+		// the context before it); after another host moved the session
+		// to another branch it is refused, nothing written.
+		hosts := open(t)
+		a, b := hosts(), hosts()
+		name := "s/turn.jsonl"
+		mustCreate(t, a, name, header)
+		ha, hb := mustOpen(t, a, name, "A"), mustOpen(t, b, name, "B")
+		for i := range 8 {
+			if _, err := ha.Append(msg(Prose(i, 1200))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := hb.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		eb := engine.New(hb, engine.Options{Settings: CompactSettings()})
+		answer := func(text string) json.RawMessage {
+			return json.RawMessage(fmt.Sprintf(`{"role":"assistant","content":[{"type":"text","text":%q}],"provider":"p","model":"m","stopReason":"stop","timestamp":%d}`, text, time.Now().Add(-time.Minute).UnixMilli()))
+		}
+		res, err := engine.New(ha, engine.Options{Settings: CompactSettings()}).Compact(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := eb.AfterTurn(ctx, answer("made before the compaction"))
+		if err != nil {
+			t.Fatalf("AfterTurn behind another host's compaction: %v", err)
+		}
+		if out.Entry.ParentID != res.Entry.ID || !out.Stale || out.Compaction != nil {
+			t.Fatalf("the answer hangs from %s (the compaction is %s), stale %v, compaction %v; want below it, stale, no compaction", out.Entry.ParentID, res.Entry.ID, out.Stale, out.Compaction)
+		}
+
+		// A moves the session to another branch, as a navigation does.
+		p := res.Entry.ID
+		marker := msg("on another branch")
+		marker.Parent = &p
+		if _, err := ha.Append(marker); err != nil {
+			t.Fatal(err)
+		}
+		before := len(mustLoad(t, a, name).Entries)
+		if _, err := eb.AfterTurn(ctx, answer("answer to the old branch")); !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "another branch") {
+			t.Fatalf("AfterTurn after another host moved to another branch: %v, want the conflict saying so", err)
+		}
+		if n := len(mustLoad(t, a, name).Entries); n != before {
+			t.Fatalf("%d entries after a refused answer, want %d", n, before)
+		}
+		if hb.Leaf() == nil || hb.Leaf().ID != ha.Leaf().ID {
+			t.Fatalf("B did not catch up with the branch A moved to")
 		}
 	})
 
