@@ -146,9 +146,9 @@ func newWorld(t *testing.T, ps piSettings) *world {
 				"cost": map[string]any{"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}},
 		}}})
 	writeJSON(t, filepath.Join(w.agentDir, "settings.json"), map[string]any{
-		"compaction":      map[string]any{"enabled": true, "reserveTokens": ps.reserveTokens, "keepRecentTokens": ps.keepRecentTokens},
-		"retry":           map[string]any{"enabled": false},
-		"quietStartup":    true,
+		"compaction":             map[string]any{"enabled": true, "reserveTokens": ps.reserveTokens, "keepRecentTokens": ps.keepRecentTokens},
+		"retry":                  map[string]any{"enabled": false},
+		"quietStartup":           true,
 		"enableInstallTelemetry": false,
 	})
 	return w
@@ -503,9 +503,10 @@ func (w *world) checkFile(file string) []sessionEntry {
 	return entries
 }
 
-// unframed drops the sentence before "<summary>" in the user message a
-// compaction or branch summary becomes: Pith frames summaries in words of
-// its own (core/prompts/*_frame.txt), the summary itself is the same.
+// unframed reduces the user message a compaction or branch summary becomes
+// to the summary itself: Pith frames summaries in words of its own
+// (core/prompts/*_frame.txt, "\n</summary>" at the end where pi's branch
+// frame has none); the summary within is what must be the same.
 func unframed(msgs []any) []any {
 	out := make([]any, len(msgs))
 	for i, m := range msgs {
@@ -520,14 +521,17 @@ func unframed(msgs []any) []any {
 		}
 		b, _ := blocks[0].(map[string]any)
 		text, _ := b["text"].(string)
-		if at := strings.Index(text, "\n\n<summary>\n"); at >= 0 && strings.HasSuffix(text, "\n</summary>") {
-			c := map[string]any{}
-			for k, v := range mm {
-				c[k] = v
-			}
-			c["content"] = []any{map[string]any{"type": "text", "text": text[at:]}}
-			out[i] = c
+		open := strings.Index(text, "\n\n<summary>\n")
+		if open < 0 || !strings.HasSuffix(text, "</summary>") {
+			continue
 		}
+		inner := strings.TrimSpace(strings.TrimSuffix(text[open+len("\n\n<summary>\n"):], "</summary>"))
+		c := map[string]any{}
+		for k, v := range mm {
+			c[k] = v
+		}
+		c["content"] = []any{map[string]any{"type": "text", "text": "<summary>" + inner + "</summary>"}}
+		out[i] = c
 	}
 	return out
 }

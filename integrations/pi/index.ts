@@ -26,6 +26,11 @@ interface Pending {
 export default function pith(pi: ExtensionAPI) {
 	let pendingCompact: Pending | undefined;
 	let pendingTree: Pending | undefined;
+	// Set when Pith failed on the proposal of the operation pi is finishing:
+	// its notification is skipped, so a Pith that hangs costs one timeout and
+	// one notice, not two.
+	let failedCompact = false;
+	let failedTree = false;
 	let reportedSettings = false;
 
 	const open = (ctx: ExtensionContext): Pith => {
@@ -39,6 +44,7 @@ export default function pith(pi: ExtensionAPI) {
 
 	pi.on("session_before_compact", async (event, ctx) => {
 		pendingCompact = undefined;
+		failedCompact = false;
 		const file = ctx.sessionManager.getSessionFile();
 		if (!file) return; // an in-memory session: nothing Pith can read
 		const prep = event.preparation;
@@ -73,6 +79,7 @@ export default function pith(pi: ExtensionAPI) {
 					return undefined;
 			}
 		} catch (err) {
+			failedCompact = !(err instanceof PithAborted);
 			return onFailure(ctx, err, "compacts");
 		}
 	});
@@ -81,11 +88,16 @@ export default function pith(pi: ExtensionAPI) {
 		const pending = pendingCompact;
 		pendingCompact = undefined;
 		if (pending && event.fromExtension && event.compactionEntry.summary === pending.summary) write(pi, pending.entries);
+		if (failedCompact) {
+			failedCompact = false;
+			return;
+		}
 		await notify(ctx, "compact", { compactionEntry: event.compactionEntry, fromExtension: event.fromExtension });
 	});
 
 	pi.on("session_before_tree", async (event, ctx) => {
 		pendingTree = undefined;
+		failedTree = false;
 		const prep = event.preparation;
 		// Pith summarizes only what pi's user asked to have summarized; a
 		// navigation without a summary is pi's alone (its notification still
@@ -115,6 +127,7 @@ export default function pith(pi: ExtensionAPI) {
 					return r.label !== undefined ? { label: r.label } : undefined;
 			}
 		} catch (err) {
+			failedTree = !(err instanceof PithAborted);
 			return onFailure(ctx, err, "summarizes the branch");
 		}
 	});
@@ -123,6 +136,10 @@ export default function pith(pi: ExtensionAPI) {
 		const pending = pendingTree;
 		pendingTree = undefined;
 		if (pending && event.fromExtension && event.summaryEntry?.summary === pending.summary) write(pi, pending.entries);
+		if (failedTree) {
+			failedTree = false;
+			return;
+		}
 		await notify(ctx, "tree", {
 			newLeafId: event.newLeafId,
 			oldLeafId: event.oldLeafId,

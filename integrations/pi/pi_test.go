@@ -2,7 +2,10 @@ package pi_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -52,6 +55,249 @@ func TestManualCompaction(t *testing.T) {
 	}
 }
 
+// TestThresholdCompaction: pi's own threshold check (usage over
+// contextWindow − reserveTokens after a turn) starts an automatic
+// compaction, which goes through Pith, told it is one.
+func TestThresholdCompaction(t *testing.T) {
+	w := newWorld(t, piSettings{contextWindow: 4000, reserveTokens: 1000, keepRecentTokens: 150})
+	w.pithConf(map[string]any{"reserveTokens": 1000})
+	pi := w.startRPC()
+	pi.converse(3)
+	w.model.setPromptTokens(3500)
+	pi.prompt("One more step, and the context is nearly full.")
+	end := pi.await("the threshold compaction's end", func(ev map[string]any) bool {
+		return ev["type"] == "compaction_end" && ev["reason"] == "threshold"
+	})
+	res, _ := end["result"].(map[string]any)
+	if summary, _ := res["summary"].(string); !strings.Contains(summary, "PITH-SUMMARY") {
+		t.Fatalf("the threshold compaction is not Pith's: %v\nnotices: %q", end, pi.notices())
+	}
+	file := pi.sessionFile()
+	pi.stop()
+	comps := ofType(w.checkFile(file), "compaction")
+	if len(comps) != 1 || !strings.Contains(string(comps[0].Details), `"reason":"threshold"`) {
+		t.Fatalf("compactions: %+v", comps)
+	}
+}
+
+// TestVeto: a plugin's cancel of session_before_compact is pi's cancel,
+// its reason shown to pi's user; nothing is written and pi does not
+// summarize by itself.
+func TestVeto(t *testing.T) {
+	w := newWorld(t, piSettings{})
+	w.pithConf(nil, w.plugin("keeper", "scripted", "--name", "keeper", "--before-compact", "cancel"))
+	pi := w.startRPC()
+	pi.converse(3)
+	r := pi.send(map[string]any{"type": "compact"})
+	if r["success"] != false || !strings.Contains(fmt.Sprint(r["error"]), "cancelled") {
+		t.Fatalf("compact: %v", r)
+	}
+	if !containsLine(pi.notices(), "warning", "keeper says no") {
+		t.Fatalf("the plugin's reason was not shown: %q", pi.notices())
+	}
+	if _, summaries := w.model.counts(); summaries != 0 || len(w.summarizer.requests()) != 0 {
+		t.Fatalf("a summary was asked for (pi: %d, Pith: %d)", summaries, len(w.summarizer.requests()))
+	}
+	file := pi.sessionFile()
+	pi.stop()
+	if comps := ofType(w.checkFile(file), "compaction"); len(comps) != 0 {
+		t.Fatalf("compactions after a veto: %+v", comps)
+	}
+}
+
+// TestExplore: with the exploring strategy, the worker's auto-read file is
+// written by pi after its compaction entry (a custom_message through the
+// extension API), and pi's live context shows it.
+func TestExplore(t *testing.T) {
+	w := newWorld(t, piSettings{})
+	if err := os.WriteFile(filepath.Join(w.cwd, "notes.md"), []byte("AUTO-READ-CONTENT: the importer plan.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.summarizer.worker = [][][2]string{
+		{{"mark_read_required", `{"path":"notes.md"}`}},
+		{{"write_summary", `{"text":"## Goal\nPITH-EXPLORED: the importer."}`}},
+	}
+	w.pithConf(map[string]any{"strategy": "explore", "retainedTokens": 150})
+	pi := w.startRPC()
+	pi.converse(4)
+	r := pi.send(map[string]any{"type": "compact"})
+	if r["success"] != true {
+		t.Fatalf("compact: %v\nnotices: %q", r, pi.notices())
+	}
+	msgs := pi.send(map[string]any{"type": "get_messages"})
+	live, _ := json.Marshal(msgs["data"])
+	if !strings.Contains(string(live), "AUTO-READ-CONTENT") || !strings.Contains(string(live), "pith.compaction.autoRead") {
+		t.Fatalf("pi's live context lacks the auto-read file: %.3000s", live)
+	}
+	file := pi.sessionFile()
+	pi.stop()
+	entries := w.checkFile(file)
+	var comp, auto *sessionEntry
+	for i := range entries {
+		switch {
+		case entries[i].Type == "compaction":
+			comp = &entries[i]
+		case entries[i].Type == "custom_message" && entries[i].CustomType == "pith.compaction.autoRead":
+			auto = &entries[i]
+		}
+	}
+	if comp == nil || !strings.Contains(comp.Summary, "PITH-EXPLORED") || auto == nil || *auto.ParentID != comp.ID ||
+		!strings.Contains(string(auto.Content), "AUTO-READ-CONTENT") {
+		t.Fatalf("compaction %+v, auto-read %+v", comp, auto)
+	}
+	view := piView(t, file)
+	if !strings.Contains(view, "AUTO-READ-CONTENT") {
+		t.Fatalf("pi's reading of the file lacks the auto-read file")
+	}
+}
+
+// TestTreeNavigation: navigateTree through pi's SDK with a summary asked
+// for: the branch-notes plugin's summary is what pi saves, with the label
+// asked for, and Pith's plugins get session_tree with the entry pi saved.
+func TestTreeNavigation(t *testing.T) {
+	w := newWorld(t, piSettings{})
+	record := filepath.Join(w.dir, "tree.jsonl")
+	w.pithConf(nil, w.plugin("branch-notes", "branch-notes"),
+		w.plugin("watcher", "scripted", "--name", "watcher", "--tree", "record", "--record", record))
+	r := w.sdk("tree", map[string]any{"label": "back-to-start"}, nil)
+	se, _ := r["summaryEntry"].(map[string]any)
+	summary, _ := se["summary"].(string)
+	if r["cancelled"] != false || !strings.Contains(summary, "branch-notes plugin") || se["fromHook"] != true {
+		t.Fatalf("navigation: %v", r)
+	}
+	if r["label"] != "back-to-start" {
+		t.Fatalf("label: %v", r["label"])
+	}
+	if _, summaries := w.model.counts(); summaries != 0 {
+		t.Fatalf("pi summarized the branch itself")
+	}
+	id, _ := se["id"].(string)
+	if notes := readLines(t, record); !containsLine(notes, "session_tree", id) {
+		t.Fatalf("the plugin was not told of the navigation to %s: %q", id, notes)
+	}
+	entries := w.checkFile(r["file"].(string))
+	if bs := ofType(entries, "branch_summary"); len(bs) != 1 || bs[0].ID != id {
+		t.Fatalf("branch summaries: %+v", bs)
+	}
+}
+
+// TestFailures: Pith missing, crashing, answering garbage or hanging past
+// PITH_TIMEOUT: pi compacts by itself, with one notice, and the hanging
+// Pith's work is stopped.
+func TestFailures(t *testing.T) {
+	w := newWorld(t, piSettings{})
+	w.pithConf(nil)
+	mode := filepath.Join(w.dir, "mode")
+	// PITH_BIN for the test: a Pith that crashes or answers garbage, or
+	// the real one (which hangs on the held summarizer).
+	script := filepath.Join(w.dir, "pith-switch")
+	os.WriteFile(script, []byte(`#!/bin/sh
+case "$(cat `+mode+`)" in
+missing) exec `+filepath.Join(w.dir, "no-such-pith")+` "$@" ;;
+crash) printf '{"type":"progress","message":"starting"}
+'; kill -SEGV $$ ;;
+garbage) echo 'this is not JSON'; exit 0 ;;
+*) exec `+w.pith+` "$@" ;;
+esac
+`), 0o755)
+	w.env = []string{"PITH_BIN=" + script, "PITH_TIMEOUT=3s"}
+	pi := w.startRPC()
+	for i, c := range []struct{ mode, notice string }{
+		{"crash", "SIGSEGV"},
+		{"garbage", "not JSON"},
+		{"hang", "did not answer within 3s"},
+	} {
+		os.WriteFile(mode, []byte(c.mode), 0o644)
+		w.summarizer.mu.Lock()
+		w.summarizer.hold = c.mode == "hang"
+		w.summarizer.mu.Unlock()
+		before := len(pi.notices())
+		pi.converse(2)
+		r := pi.send(map[string]any{"type": "compact"})
+		data, _ := r["data"].(map[string]any)
+		if r["success"] != true || data["summary"] != piOwnSummary {
+			t.Fatalf("%s: pi did not compact by itself: %v", c.mode, r)
+		}
+		if _, summaries := w.model.counts(); summaries != i+1 {
+			t.Fatalf("%s: pi summarized %d times", c.mode, summaries)
+		}
+		got := pi.notices()[before:]
+		if len(got) != 1 || !strings.Contains(got[0], c.notice) || !strings.Contains(got[0], "pi compacts by itself") {
+			t.Fatalf("%s: notices %q", c.mode, got)
+		}
+		if c.mode == "hang" {
+			<-w.summarizer.arrived
+			<-w.summarizer.gone // Pith's summarizer request was cancelled
+		}
+	}
+	file := pi.sessionFile()
+	pi.stop()
+	if comps := ofType(w.checkFile(file), "compaction"); len(comps) != 3 {
+		t.Fatalf("%d compactions", len(comps))
+	}
+
+	// No pith at all: a pi of its own, PITH_BIN naming nothing.
+	w2 := newWorld(t, piSettings{})
+	w2.env = []string{"PITH_BIN=" + filepath.Join(w2.dir, "no-such-pith")}
+	pi2 := w2.startRPC()
+	pi2.converse(3)
+	r := pi2.send(map[string]any{"type": "compact"})
+	if data, _ := r["data"].(map[string]any); r["success"] != true || data["summary"] != piOwnSummary {
+		t.Fatalf("missing: %v", r)
+	}
+	if got := pi2.notices(); len(got) != 1 || !strings.Contains(got[0], "was not found") {
+		t.Fatalf("missing: notices %q", got)
+	}
+}
+
+// TestAbort: Escape (abortCompaction) while Pith's summarizer works stops
+// Pith — its request to the summarizer is cancelled — and pi writes
+// nothing.
+func TestAbort(t *testing.T) {
+	w := newWorld(t, piSettings{})
+	w.pithConf(nil)
+	pi := w.startRPC()
+	pi.converse(3)
+	file := pi.sessionFile()
+	pi.stop()
+	before, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.summarizer.mu.Lock()
+	w.summarizer.hold = true
+	w.summarizer.mu.Unlock()
+	pr, pw := io.Pipe()
+	done := make(chan map[string]any, 1)
+	go func() { done <- w.sdk("abort", map[string]any{"file": file}, pr) }()
+	<-w.summarizer.arrived
+	io.WriteString(pw, "go\n")
+	pw.Close()
+	<-w.summarizer.gone
+	r := <-done
+	if r["ok"] != false || !strings.Contains(fmt.Sprint(r["error"]), "cancelled") {
+		t.Fatalf("abort: %v", r)
+	}
+	after, _ := os.ReadFile(file)
+	if string(after) != string(before) {
+		t.Fatalf("the file changed after an aborted compaction")
+	}
+	if _, summaries := w.model.counts(); summaries != 0 {
+		t.Fatalf("pi summarized after Escape")
+	}
+	w.checkFile(file)
+}
+
+// piView is pi's reading of file, as JSON text.
+func piView(t *testing.T, file string) string {
+	t.Helper()
+	out, err := exec.Command("node", filepath.Join("test", "piview.mjs"), file).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
 func readLines(t *testing.T, file string) []string {
 	t.Helper()
 	b, err := os.ReadFile(file)
@@ -73,5 +319,3 @@ func containsLine(lines []string, subs ...string) bool {
 	}
 	return false
 }
-
-var _ = json.Marshal
