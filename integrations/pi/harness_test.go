@@ -195,6 +195,10 @@ func (w *world) piEnv() []string {
 	if w.pithConfig != "" {
 		env = append(env, "PITH_CONFIG="+w.pithConfig)
 	}
+	// With PITH_PI_TEST_PITH naming another tree's pith, its proto files.
+	if d := os.Getenv("PITH_PROTO_DIR"); d != "" {
+		env = append(env, "PITH_PROTO_DIR="+d)
+	}
 	return append(env, w.env...)
 }
 
@@ -534,6 +538,17 @@ func unframed(msgs []any) []any {
 		out[i] = c
 	}
 	return out
+}
+
+func readJSONFile(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func writeJSON(t *testing.T, path string, v any) {
