@@ -113,6 +113,31 @@ type world struct {
 	summarizer *summarizerServer
 	// env is added to pi's environment (PITH_* settings of a test).
 	env []string
+	// installed: the extension is a pi package installed in the agent
+	// directory (`pi install`), not loaded with -e.
+	installed bool
+}
+
+// install installs this directory as a pi package in w's agent
+// directory, as a user does (`pi install ./integrations/pi`).
+func (w *world) install() {
+	w.t.Helper()
+	dir, err := filepath.Abs(".")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	cmd := exec.Command("node", w.piCLI, "install", dir)
+	cmd.Dir = w.cwd
+	cmd.Env = w.piEnv()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		w.t.Fatalf("pi install: %v\n%s", err, out)
+	}
+	var settings struct{ Packages []any }
+	readJSONFile(w.t, filepath.Join(w.agentDir, "settings.json"), &settings)
+	if len(settings.Packages) != 1 {
+		w.t.Fatalf("pi install left packages %v in settings.json", settings.Packages)
+	}
+	w.installed = true
 }
 
 type piSettings struct {
@@ -226,8 +251,12 @@ type rpcPi struct {
 
 func (w *world) startRPC(extraArgs ...string) *rpcPi {
 	t := w.t
-	args := append([]string{w.piCLI, "--mode", "rpc", "--offline", "-e", w.extension(), "--provider", "loop", "--model", "loop-model",
-		"--session-dir", w.sessions, "--no-tools", "--no-skills", "--no-context-files", "--no-prompt-templates", "--no-themes"}, extraArgs...)
+	args := []string{w.piCLI, "--mode", "rpc", "--offline", "--provider", "loop", "--model", "loop-model",
+		"--session-dir", w.sessions, "--no-tools", "--no-skills", "--no-context-files", "--no-prompt-templates", "--no-themes"}
+	if !w.installed {
+		args = append(args, "-e", w.extension())
+	}
+	args = append(args, extraArgs...)
 	cmd := exec.Command("node", args...)
 	cmd.Dir = w.cwd
 	cmd.Env = w.piEnv()

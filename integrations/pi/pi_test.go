@@ -57,10 +57,12 @@ func TestManualCompaction(t *testing.T) {
 
 // TestThresholdCompaction: pi's own threshold check (usage over
 // contextWindow − reserveTokens after a turn) starts an automatic
-// compaction, which goes through Pith, told it is one.
+// compaction, which goes through Pith, told it is one. The extension is
+// installed as a pi package here (`pi install`), as a user installs it.
 func TestThresholdCompaction(t *testing.T) {
 	w := newWorld(t, piSettings{contextWindow: 4000, reserveTokens: 1000, keepRecentTokens: 150})
 	w.pithConf(map[string]any{"reserveTokens": 1000})
+	w.install()
 	pi := w.startRPC()
 	pi.converse(3)
 	w.model.setPromptTokens(3500)
