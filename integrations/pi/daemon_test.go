@@ -73,7 +73,7 @@ func (s *pithServe) logText() string {
 }
 
 // awaitLog waits for the n-th log line containing sub.
-func (s *pithServe) awaitLog(t *testing.T, sub string, n int) {
+func (s *pithServe) awaitLog(t testing.TB, sub string, n int) {
 	t.Helper()
 	deadline := time.After(60 * time.Second)
 	for strings.Count(s.logText(), sub) < n {

@@ -27,7 +27,7 @@ import (
 // requirePi returns pi's CLI script, skipping the test when node or the
 // pinned packages are missing — and failing under CI, where .ci/run
 // installs them.
-func requirePi(t *testing.T) string {
+func requirePi(t testing.TB) string {
 	t.Helper()
 	missing := func(why string) {
 		if os.Getenv("CI") == "true" {
@@ -66,7 +66,7 @@ func TestMain(m *testing.M) {
 // binaries builds pith and the plugins the tests attach (the five examples
 // and the scripted test plugin) once per run. PITH_PI_TEST_PITH names a pith
 // binary to use instead of building ./cmd/host.
-func binaries(t *testing.T) (pith, plugins string) {
+func binaries(t testing.TB) (pith, plugins string) {
 	t.Helper()
 	buildOnce.Do(func() {
 		buildDir, buildErr = os.MkdirTemp("", "pith-pi-bin")
@@ -99,7 +99,7 @@ func binaries(t *testing.T) (pith, plugins string) {
 // sessions), HOME, the project directory it runs in, the two model servers
 // and Pith's configuration.
 type world struct {
-	t          *testing.T
+	t          testing.TB
 	dir        string
 	agentDir   string
 	home       string
@@ -146,7 +146,7 @@ type piSettings struct {
 	keepRecentTokens int
 }
 
-func newWorld(t *testing.T, ps piSettings) *world {
+func newWorld(t testing.TB, ps piSettings) *world {
 	t.Helper()
 	cli := requirePi(t)
 	pith, plugins := binaries(t)
@@ -237,7 +237,7 @@ func (w *world) extension() string {
 
 // rpcPi is pi running in RPC mode: commands on stdin, events on stdout.
 type rpcPi struct {
-	t      *testing.T
+	t      testing.TB
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	mu     sync.Mutex
@@ -464,7 +464,7 @@ type sessionEntry struct {
 	FirstKept  string          `json:"firstKeptEntryId"`
 }
 
-func readEntries(t *testing.T, file string) []sessionEntry {
+func readEntries(t testing.TB, file string) []sessionEntry {
 	t.Helper()
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -569,7 +569,7 @@ func unframed(msgs []any) []any {
 	return out
 }
 
-func readJSONFile(t *testing.T, path string, v any) {
+func readJSONFile(t testing.TB, path string, v any) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -580,7 +580,7 @@ func readJSONFile(t *testing.T, path string, v any) {
 	}
 }
 
-func writeJSON(t *testing.T, path string, v any) {
+func writeJSON(t testing.TB, path string, v any) {
 	t.Helper()
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // modelServer is pi's model: an OpenAI-compatible chat completions
@@ -25,11 +26,18 @@ type modelServer struct {
 	promptTokens int
 	replies      int
 	summaries    int
+	busy         time.Duration
+}
+
+func (ms *modelServer) busyTime() time.Duration {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	return ms.busy
 }
 
 const piOwnSummary = "PI-OWN-SUMMARY: pi summarized this session by itself."
 
-func newModelServer(t *testing.T) *modelServer {
+func newModelServer(t testing.TB) *modelServer {
 	ms := &modelServer{promptTokens: 100}
 	srv := httptest.NewServer(http.HandlerFunc(ms.serve))
 	t.Cleanup(srv.Close)
@@ -50,6 +58,12 @@ func (ms *modelServer) counts() (replies, summaries int) {
 }
 
 func (ms *modelServer) serve(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	defer func() {
+		ms.mu.Lock()
+		ms.busy += time.Since(start)
+		ms.mu.Unlock()
+	}()
 	if r.URL.Path != "/v1/chat/completions" {
 		http.NotFound(w, r)
 		return
@@ -101,6 +115,8 @@ type summarizerServer struct {
 	worker [][][2]string
 	turn   int
 	hold   bool
+	// busy is the time spent answering requests, in all.
+	busy time.Duration
 	// arrived gets one value per held request; gone one per held request
 	// whose client went away.
 	arrived chan struct{}
@@ -109,7 +125,7 @@ type summarizerServer struct {
 
 const pithSummary = "## Goal\nPITH-SUMMARY: made by Pith's summarizer.\n\n## Next Steps\n1. Go on."
 
-func newSummarizerServer(t *testing.T) *summarizerServer {
+func newSummarizerServer(t testing.TB) *summarizerServer {
 	ss := &summarizerServer{arrived: make(chan struct{}, 16), gone: make(chan struct{}, 16)}
 	srv := httptest.NewServer(http.HandlerFunc(ss.serve))
 	t.Cleanup(srv.Close)
@@ -123,7 +139,19 @@ func (ss *summarizerServer) requests() []string {
 	return append([]string(nil), ss.bodies...)
 }
 
+func (ss *summarizerServer) busyTime() time.Duration {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.busy
+}
+
 func (ss *summarizerServer) serve(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	defer func() {
+		ss.mu.Lock()
+		ss.busy += time.Since(start)
+		ss.mu.Unlock()
+	}()
 	if r.URL.Path != "/v1/chat/completions" {
 		http.NotFound(w, r)
 		return

@@ -17,7 +17,9 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 type Client = grpc.Client & { Propose(req: object, md: grpc.Metadata): grpc.ClientReadableStream<{ event: Buffer }> };
 
-const clients = new Map<string, Client>();
+// Kept on globalThis: pi loads its extensions again on /reload and on a
+// session switch, and the daemon's connection should outlive that.
+const clients: Map<string, Client> = ((globalThis as any).__pithServeClients ??= new Map<string, Client>());
 
 function client(address: string): Client {
 	let c = clients.get(address);

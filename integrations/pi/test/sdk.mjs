@@ -19,7 +19,7 @@ import {
 const spec = JSON.parse(process.argv[2]);
 const { agentDir, cwd } = spec;
 
-async function open(file) {
+async function open(file, withExtension = true) {
 	const authStorage = AuthStorage.create(join(agentDir, "auth.json"));
 	const modelRegistry = ModelRegistry.create(authStorage, join(agentDir, "models.json"));
 	const settingsManager = SettingsManager.create(cwd, agentDir);
@@ -27,7 +27,7 @@ async function open(file) {
 		cwd,
 		agentDir,
 		settingsManager,
-		additionalExtensionPaths: [spec.extension],
+		additionalExtensionPaths: withExtension ? [spec.extension] : [],
 		noSkills: true,
 		noPromptTemplates: true,
 		noThemes: true,
@@ -109,6 +109,27 @@ const scenarios = {
 		session.dispose();
 		return { file: session.sessionFile, ...outcome };
 	},
+};
+
+// The benchmark: one session on a copy of args.file, as a running pi has
+// it; args.iterations times two exchanges (untimed), then a compaction timed
+// from session.compact() to its end (session_compact and its notification
+// included). With args.extension false, pi alone.
+scenarios.bench = async (args) => {
+	const { copyFileSync } = await import("node:fs");
+	const copy = join(spec.sessions, "bench.jsonl");
+	copyFileSync(args.file, copy);
+	const session = await open(copy, args.extension !== false);
+	const ms = [];
+	for (let i = 0; i < args.iterations; i++) {
+		for (let j = 0; j < 2; j++) await session.prompt(`Bench ${i}.${j}: ${"go on with the importer and report. ".repeat(8)}`);
+		const t0 = performance.now();
+		const r = await session.compact();
+		ms.push(performance.now() - t0);
+		if (args.expect && !r.summary.includes(args.expect)) throw new Error(`iteration ${i}: summary ${r.summary}`);
+	}
+	session.dispose();
+	return { ms };
 };
 
 const run = scenarios[spec.scenario];
