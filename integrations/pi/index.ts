@@ -150,10 +150,17 @@ export default function pith(pi: ExtensionAPI) {
 
 	/** Sends Pith's plugins the notification; a failure costs one notice. */
 	const notify = async (ctx: ExtensionContext, op: "compact" | "tree", request: Record<string, unknown>) => {
-		const file = ctx.sessionManager.getSessionFile();
+		let file: string | undefined;
+		let leafId: string | null;
+		try {
+			file = ctx.sessionManager.getSessionFile();
+			leafId = ctx.sessionManager.getLeafId();
+		} catch {
+			return; // pi is shutting down (print mode ends before its compaction does)
+		}
 		if (!file) return;
 		try {
-			await open(ctx).notify(op, file, { ...request, leafId: ctx.sessionManager.getLeafId() }, callOptions(ctx, undefined));
+			await open(ctx).notify(op, file, { ...request, leafId }, callOptions(ctx, undefined));
 		} catch (err) {
 			if (err instanceof PithAborted) return;
 			say(ctx, `Pith's plugins were not told of the ${op === "compact" ? "compaction" : "navigation"}: ${message(err)}`, "warning");
@@ -227,11 +234,16 @@ function write(pi: ExtensionAPI, entries: ExtraEntry[]) {
  * pi's answer or event stream there — and progress is dropped.
  */
 function say(ctx: ExtensionContext, text: string, level: "info" | "warning" | "error", progress = false) {
-	if (ctx.hasUI) {
-		ctx.ui.notify(text, level);
-	} else if (!progress && level !== "info") {
-		process.stderr.write(`${text}\n`);
+	try {
+		if (ctx.hasUI) {
+			ctx.ui.notify(text, level);
+			return;
+		}
+	} catch {
+		// A context pi has torn down (print mode exits while an automatic
+		// compaction still runs): stderr is still there.
 	}
+	if (!progress && level !== "info") process.stderr.write(`${text}\n`);
 }
 
 function message(err: unknown): string {
