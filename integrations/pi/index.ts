@@ -55,9 +55,7 @@ export default function pith(pi: ExtensionAPI) {
 				isSplitTurn: prep.isSplitTurn,
 				previousSummary: prep.previousSummary,
 				settings: prep.settings,
-				// Pith reads the messages from the file; only their number is sent.
-				messagesToSummarize: prep.messagesToSummarize.length,
-				turnPrefixMessages: prep.turnPrefixMessages.length,
+				// The messages are not sent: Pith reads them from the file.
 			},
 			leafId: ctx.sessionManager.getLeafId(),
 			customInstructions: event.customInstructions,
