@@ -199,6 +199,7 @@ missing) exec `+filepath.Join(w.dir, "no-such-pith")+` "$@" ;;
 crash) printf '{"type":"progress","message":"starting"}
 '; kill -SEGV $$ ;;
 garbage) echo 'this is not JSON'; exit 0 ;;
+badcut) echo '{"type":"result","outcome":"compacted","compaction":{"summary":"x","firstKeptEntryId":"nowhere","tokensBefore":1}}' ;;
 *) exec `+w.pith+` "$@" ;;
 esac
 `), 0o755)
@@ -207,6 +208,7 @@ esac
 	for i, c := range []struct{ mode, notice string }{
 		{"crash", "SIGSEGV"},
 		{"garbage", "not JSON"},
+		{"badcut", "not on pi's current branch"},
 		{"hang", "did not answer within 3s"},
 	} {
 		os.WriteFile(mode, []byte(c.mode), 0o644)
@@ -234,7 +236,7 @@ esac
 	}
 	file := pi.sessionFile()
 	pi.stop()
-	if comps := ofType(w.checkFile(file), "compaction"); len(comps) != 3 {
+	if comps := ofType(w.checkFile(file), "compaction"); len(comps) != 4 {
 		t.Fatalf("%d compactions", len(comps))
 	}
 
@@ -249,6 +251,50 @@ esac
 	}
 	if got := warnings(pi2.notices()); len(got) != 1 || !strings.Contains(got[0], "was not found") {
 		t.Fatalf("missing: notices %q", got)
+	}
+}
+
+// TestPrintMode: in print mode (pi -p) pi has no UI, and exits once its
+// answer is printed while an automatic compaction may still run: the
+// extension's one warning goes to stderr, stdout carries only pi's answer,
+// and pi compacts by itself when Pith is missing.
+func TestPrintMode(t *testing.T) {
+	w := newWorld(t, piSettings{contextWindow: 4000, reserveTokens: 1000, keepRecentTokens: 150})
+	w.env = []string{"PITH_BIN=" + filepath.Join(w.dir, "no-such-pith")}
+	var stderrs []string
+	for i := range 4 {
+		if i == 3 {
+			w.model.setPromptTokens(3500)
+		}
+		args := []string{w.piCLI, "-p", "--offline", "-e", w.extension(), "--provider", "loop", "--model", "loop-model",
+			"--session-dir", w.sessions, "--no-tools", "--no-skills", "--no-context-files", "--no-prompt-templates", "--no-themes"}
+		if i > 0 {
+			args = append(args, "-c")
+		}
+		cmd := exec.Command("node", append(args, fmt.Sprintf("Print step %d: %s", i+1, strings.Repeat("carry on with the importer. ", 10)))...)
+		cmd.Dir, cmd.Env = w.cwd, w.piEnv()
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("pi -p: %v\n%s", err, stderr.String())
+		}
+		if !strings.HasPrefix(string(out), fmt.Sprintf("Reply %d.", i+1)) {
+			t.Fatalf("stdout is not pi's answer alone: %q", out)
+		}
+		stderrs = append(stderrs, stderr.String())
+	}
+	all := strings.Join(stderrs, "")
+	if strings.Count(all, "Pith failed") != 1 || !strings.Contains(all, "pi compacts by itself") || strings.Contains(all, "Extension error") {
+		t.Fatalf("stderr: %q", stderrs)
+	}
+	files, _ := filepath.Glob(filepath.Join(w.sessions, "*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("session files: %v", files)
+	}
+	comps := ofType(w.checkFile(files[0]), "compaction")
+	if len(comps) != 1 || comps[0].Summary != piOwnSummary {
+		t.Fatalf("compactions: %+v", comps)
 	}
 }
 
