@@ -57,11 +57,16 @@ func TestManualCompaction(t *testing.T) {
 
 // TestThresholdCompaction: pi's own threshold check (usage over
 // contextWindow − reserveTokens after a turn) starts an automatic
-// compaction, which goes through Pith, told it is one. The extension is
-// installed as a pi package here (`pi install`), as a user installs it.
+// compaction, which goes through Pith, told it is one. The message the
+// instructions-keeper plugin injects is written by pi after its compaction
+// entry without starting a turn. The extension is installed as a pi
+// package here (`pi install`), as a user installs it.
 func TestThresholdCompaction(t *testing.T) {
 	w := newWorld(t, piSettings{contextWindow: 4000, reserveTokens: 1000, keepRecentTokens: 150})
-	w.pithConf(map[string]any{"reserveTokens": 1000})
+	if err := os.WriteFile(filepath.Join(w.cwd, "AGENTS.md"), []byte("- STANDING-RULE: run the tests before committing.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.pithConf(map[string]any{"reserveTokens": 1000}, w.plugin("instructions-keeper", "instructions-keeper"))
 	w.install()
 	pi := w.startRPC()
 	pi.converse(3)
@@ -74,11 +79,22 @@ func TestThresholdCompaction(t *testing.T) {
 	if summary, _ := res["summary"].(string); !strings.Contains(summary, "PITH-SUMMARY") {
 		t.Fatalf("the threshold compaction is not Pith's: %v\nnotices: %q", end, pi.notices())
 	}
+	pi.idle()
+	replies, _ := w.model.counts()
 	file := pi.sessionFile()
 	pi.stop()
-	comps := ofType(w.checkFile(file), "compaction")
+	entries := w.checkFile(file)
+	comps := ofType(entries, "compaction")
 	if len(comps) != 1 || !strings.Contains(string(comps[0].Details), `"reason":"threshold"`) {
 		t.Fatalf("compactions: %+v", comps)
+	}
+	last := entries[len(entries)-1]
+	if last.Type != "custom_message" || last.CustomType != "instructions-keeper/instructions" || *last.ParentID != comps[0].ID ||
+		!strings.Contains(string(last.Content), "STANDING-RULE") {
+		t.Fatalf("the injected message is not after the compaction: %+v", last)
+	}
+	if replies != 4 {
+		t.Fatalf("pi's model was asked %d times for 4 prompts: writing the message started a turn", replies)
 	}
 }
 
