@@ -3,6 +3,8 @@ package pi_test
 import (
 	"bufio"
 	"bytes"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,12 +114,13 @@ func TestDaemon(t *testing.T) {
 
 	// A veto added to the daemon's configuration while pi runs.
 	conf["plugins"] = []any{watcher, w.plugin("keeper", "scripted", "--name", "keeper", "--before-compact", "cancel")}
+	reloads := strings.Count(srv.logText(), "config reloaded")
 	tmp := w.pithConfig + ".new"
 	writeJSON(t, tmp, conf)
 	if err := os.Rename(tmp, w.pithConfig); err != nil {
 		t.Fatal(err)
 	}
-	srv.awaitLog(t, "config reloaded", 1)
+	srv.awaitLog(t, "config reloaded", reloads+1)
 	pi.converse(2)
 	r = pi.send(map[string]any{"type": "compact"})
 	if r["success"] != false || !containsLine(pi.notices(), "keeper says no") {
@@ -127,5 +130,32 @@ func TestDaemon(t *testing.T) {
 	pi.stop()
 	if comps := ofType(w.checkFile(file), "compaction"); len(comps) != 1 {
 		t.Fatalf("%d compactions", len(comps))
+	}
+
+	// Escape during the daemon's work: the call is cancelled, the daemon
+	// stops its summarizer request, and nothing is written.
+	conf["plugins"] = []any{watcher}
+	reloads = strings.Count(srv.logText(), "config reloaded")
+	writeJSON(t, tmp, conf)
+	if err := os.Rename(tmp, w.pithConfig); err != nil {
+		t.Fatal(err)
+	}
+	srv.awaitLog(t, "config reloaded", reloads+1)
+	before, _ := os.ReadFile(file)
+	w.summarizer.mu.Lock()
+	w.summarizer.hold = true
+	w.summarizer.mu.Unlock()
+	pr, pw := io.Pipe()
+	done := make(chan map[string]any, 1)
+	go func() { done <- w.sdk("abort", map[string]any{"file": file}, pr) }()
+	<-w.summarizer.arrived
+	io.WriteString(pw, "go\n")
+	pw.Close()
+	<-w.summarizer.gone
+	if r := <-done; r["ok"] != false || !strings.Contains(fmt.Sprint(r["error"]), "cancelled") {
+		t.Fatalf("abort: %v", r)
+	}
+	if after, _ := os.ReadFile(file); string(after) != string(before) {
+		t.Fatal("the file changed after an aborted compaction")
 	}
 }
