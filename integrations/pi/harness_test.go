@@ -1,9 +1,3 @@
-// Package pi_test runs the real pi agent (0.73.1, pinned in package-lock.json,
-// installed by `npm ci` here) with this extension against loopback model
-// servers and the real pith binary and plugins: pi in RPC mode for
-// compactions, pi's SDK for tree navigation and Escape. pi runs with an agent
-// directory and HOME of its own under a temporary directory, offline, so
-// nothing of the machine is read or written.
 package pi_test
 
 import (
