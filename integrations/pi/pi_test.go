@@ -197,6 +197,20 @@ func TestTreeNavigation(t *testing.T) {
 	if bs := ofType(entries, "branch_summary"); len(bs) != 1 || bs[0].ID != id {
 		t.Fatalf("branch summaries: %+v", bs)
 	}
+
+	// Without Pith pi summarizes the branch by itself; under the SDK there
+	// is no UI, so the one warning is on stderr.
+	w2 := newWorld(t, piSettings{})
+	w2.env = []string{"PITH_BIN=" + filepath.Join(w2.dir, "no-such-pith")}
+	r = w2.sdk("tree", map[string]any{"label": "again"}, nil)
+	se, _ = r["summaryEntry"].(map[string]any)
+	if s, _ := se["summary"].(string); r["cancelled"] != false || !strings.Contains(s, piOwnSummary) || se["fromHook"] == true {
+		t.Fatalf("navigation without Pith: %v", r)
+	}
+	if stderr := r["stderr"].(string); strings.Count(stderr, "Pith failed") != 1 || !strings.Contains(stderr, "pi summarizes the branch by itself") {
+		t.Fatalf("stderr: %q", stderr)
+	}
+	w2.checkFile(r["file"].(string))
 }
 
 // TestFailures: Pith missing, crashing, answering garbage or hanging past
