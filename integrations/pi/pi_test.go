@@ -233,13 +233,13 @@ badcut) echo '{"type":"result","outcome":"compacted","compaction":{"summary":"x"
 *) exec `+w.pith+` "$@" ;;
 esac
 `), 0o755)
-	w.env = []string{"PITH_BIN=" + script, "PITH_TIMEOUT=3s"}
+	w.env = []string{"PITH_BIN=" + script, "PITH_TIMEOUT=5s"}
 	pi := w.startRPC()
 	for i, c := range []struct{ mode, notice string }{
 		{"crash", "SIGSEGV"},
 		{"garbage", "not JSON"},
 		{"badcut", "not on pi's current branch"},
-		{"hang", "did not answer within 3s"},
+		{"hang", "did not answer within 5s"},
 	} {
 		os.WriteFile(mode, []byte(c.mode), 0o644)
 		w.summarizer.mu.Lock()
