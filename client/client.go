@@ -636,7 +636,7 @@ func outcomeOf(o *pb.TurnOutcome) *Outcome {
 func (c *Client) Propose(ctx context.Context, path, operation string, request json.RawMessage, progress func(json.RawMessage)) (json.RawMessage, error) {
 	var st grpc.ServerStreamingClient[pb.ProposeResponse]
 	var r *pb.ProposeResponse
-	err := retryBusy(ctx, c.busyRetries, func() error {
+	err := retrySafe(ctx, c.busyRetries, false, func() error {
 		var err error
 		if st, err = c.rpc.Propose(ctx, &pb.ProposeRequest{Path: path, Operation: operation, Request: request}); err != nil {
 			return err
