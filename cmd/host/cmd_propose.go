@@ -22,6 +22,7 @@ type proposeFlags struct {
 	config      string
 	verbose     bool
 	honourPiCut bool
+	workspace   string
 	provider    providerFlags
 }
 
@@ -63,6 +64,7 @@ SIGINT stops the work at once.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.config, "config", "", "configuration file: settings, summarizer and plugins (default $PITH_CONFIG)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log what the engine and the plugins do (on stderr)")
+	fl.StringVar(&f.workspace, "workspace", "", "also read the session's workspace (the explore worker's file tools, compaction.rehydrate) when it is DIR or below it; without it only one under the current directory (pi's, when the extension runs it) or a workspace.roots directory is read")
 	fl.BoolVar(&f.honourPiCut, "honour-pi-cut", false, "keep from pi's firstKeptEntryId instead of Pith's own cut (default: compaction.honourPiCut)")
 	f.provider.register(cmd)
 	return cmd
@@ -122,7 +124,7 @@ func runPropose(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 		return fail(usageError{err})
 	}
 	log := cliLogger(stderr, f.verbose)
-	rt, err := startRuntime(ctx, path, "", f.config, "", f.provider, proposeEvents(op), log, func() (*openedSession, error) {
+	rt, err := startRuntime(ctx, path, "", f.config, f.workspace, f.provider, proposeEvents(op), log, func() (*openedSession, error) {
 		return openSnapshot(path, log)
 	})
 	if err != nil {

@@ -322,13 +322,15 @@ func writeAsPi(t *testing.T, src string, res propose.Event) string {
 // context (`pith context --llm`) is the one `pith compact` gives when Pith
 // writes the same compaction itself.
 func TestProposeExploreAutoRead(t *testing.T) {
-	path, _ := exploreSession(t)
+	path, ws := exploreSession(t)
 	_, url := startWorkerServer(t, "openai", exploringWorker...)
 	t.Setenv("OPENAI_API_KEY", "sk-test")
 	cfg := proposeConfig(t, url, map[string]any{"compaction": map[string]any{"strategy": "explore", "keepRecentTokens": 8000}})
 	before := dirState(t, filepath.Dir(path))
 
-	events := proposeCLI(t, map[string]any{}, "compact", "--config", cfg, path)
+	// The session's cwd is not under the test's directory: as for pith
+	// compact, --workspace names it (pi runs pith in its own cwd).
+	events := proposeCLI(t, map[string]any{}, "compact", "--config", cfg, "--workspace", ws, path)
 	res := events[len(events)-1]
 	if res.Outcome != propose.OutcomeCompacted || res.Strategy != "explore" {
 		t.Fatalf("result %+v", res)
@@ -348,7 +350,7 @@ func TestProposeExploreAutoRead(t *testing.T) {
 	// The same compaction saved by Pith itself: a fresh worker script.
 	_, url2 := startWorkerServer(t, "openai", exploringWorker...)
 	cfg2 := proposeConfig(t, url2, map[string]any{"compaction": map[string]any{"strategy": "explore", "keepRecentTokens": 8000}})
-	if _, stderr, code := runCLI(t, "compact", "--config", cfg2, path); code != 0 {
+	if _, stderr, code := runCLI(t, "compact", "--config", cfg2, "--workspace", ws, path); code != 0 {
 		t.Fatalf("compact: %s", stderr)
 	}
 	llm := func(p string) string {
