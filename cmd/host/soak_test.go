@@ -49,7 +49,12 @@ func TestSoakServe(t *testing.T) {
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "pith.json")
 	token := "soak-token"
-	cfg := func(keepRecent int) map[string]any {
+	// gen goes into the plugins' environment: a new value is a changed
+	// entry, which the reload starts afresh. Without it the kills spend
+	// each plugin's crash budget (3 in 5 minutes) within a minute and the
+	// rest of the soak runs with both disabled, as designed.
+	cfg := func(keepRecent, gen int) map[string]any {
+		env := map[string]any{"SOAK_GEN": strconv.Itoa(gen)}
 		return map[string]any{
 			"contextWindow": 6000,
 			"compaction":    map[string]any{"reserveTokens": 2000, "keepRecentTokens": keepRecent},
@@ -61,12 +66,12 @@ func TestSoakServe(t *testing.T) {
 				"tokens":                   []map[string]any{{"name": "soak", "sha256": server.HashToken(token), "prefix": "soak/"}},
 			},
 			"plugins": []map[string]any{
-				{"name": "guard", "path": guard},
-				{"name": "audit", "path": audit, "args": []string{"--file", filepath.Join(dir, "audit.jsonl")}},
+				{"name": "guard", "path": guard, "env": env},
+				{"name": "audit", "path": audit, "args": []string{"--file", filepath.Join(dir, "audit.jsonl")}, "env": env},
 			},
 		}
 	}
-	writeConfigMap(t, cfgPath, cfg(1200))
+	writeConfigMap(t, cfgPath, cfg(1200, 0))
 	p := startServe(t, cfgPath)
 	pid := p.cmd.Process.Pid
 
@@ -88,11 +93,11 @@ func TestSoakServe(t *testing.T) {
 				return
 			case <-tick.C:
 			}
-			keep := 1200 - 300*(i%3)
+			keep, gen := 1200-300*(i%3), i/30
 			if i%2 == 0 {
-				writeConfigMap(t, cfgPath, cfg(keep)) // write and rename
+				writeConfigMap(t, cfgPath, cfg(keep, gen)) // write and rename
 			} else {
-				writeInPlace(t, cfgPath, cfg(keep)) // truncate, then write
+				writeInPlace(t, cfgPath, cfg(keep, gen)) // truncate, then write
 			}
 			reloads.Add(1)
 		}
@@ -223,6 +228,9 @@ func TestSoakServe(t *testing.T) {
 		if last.fds > base.fds+32 {
 			t.Errorf("open descriptors grew from %d at %.0fs to %d", base.fds, base.at.Seconds(), last.fds)
 		}
+	}
+	if want := int64(dur / (20 * time.Second)); kills.Load() < want {
+		t.Errorf("%d plugin kills, want at least %d: the plugins were not running", kills.Load(), want)
 	}
 	if turns.Load() == 0 {
 		t.Fatal("no turn succeeded")
