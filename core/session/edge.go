@@ -53,7 +53,7 @@ func (s *Store) extendEdge(added []byte) {
 // is taken as unchanged without a read: that is every write of a sole
 // writer. Of the same size with another change time it was written to
 // meanwhile — overwritten in place by content of exactly the same length,
-// say — and its edge and header line are read. (Where the file
+// say. Otherwise its edge and header line are read. (Where the file
 // system's clock is coarse, an overwrite within the same tick as the
 // Store's last look still goes unnoticed.)
 func (s *Store) edgeHolds(held fs.FileInfo) (bool, error) {
@@ -68,17 +68,20 @@ func (s *Store) edgeHolds(held fs.FileInfo) (bool, error) {
 	if _, err := s.fd.ReadAt(got, s.size-int64(len(got))); err != nil && !errors.Is(err, io.EOF) {
 		return false, fmt.Errorf("%s: read: %w", s.path, err)
 	}
-	same := bytes.Equal(got, s.edge)
-	if same && held.Size() == s.size {
-		// Written without growing: the last line's end can be the same
-		// in another session (the same closing text), its header —
-		// the session's id and start — cannot.
-		if same, err := s.headHolds(); err != nil || !same {
-			return false, err
-		}
+	if !bytes.Equal(got, s.edge) {
+		return false, nil
+	}
+	// The last line's end can be the same in another session — the same
+	// closing text, even the same timestamp when a tool wrote both within
+	// a millisecond — its header, the session's random id, cannot. One
+	// more small read, only when the file changed since the last look.
+	if same, err := s.headHolds(); err != nil || !same {
+		return false, err
+	}
+	if held.Size() == s.size {
 		s.stamp = changeStamp(held) // written, but the same: no read next time
 	}
-	return same, nil
+	return true, nil
 }
 
 // headHolds reports whether the file still starts with the header line

@@ -60,3 +60,40 @@ func TestReplacedInPlace(t *testing.T) {
 		os.RemoveAll(filepath.Dir(other))
 	}
 }
+
+// TestReplacedInPlaceSameEdge: the replacement is another session whose
+// bytes right before the size the Store read are the same as its own —
+// a tool wrote both within one millisecond, so the last line read ends
+// in the same timestamp and text. Only its header (a new session id)
+// tells them apart; a rewrite must still keep the new content. (This
+// failed one CI run in many when the two test sessions shared a
+// millisecond.)
+func TestReplacedInPlaceSameEdge(t *testing.T) {
+	dir := t.TempDir()
+	path := newSession(t, dir, 5)
+	s, err := session.Open(path, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	old := mustRead(t, path)
+	header, _, _ := bytes.Cut(old, []byte("\n"))
+	f, err := session.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := f.Header.ID
+	other := bytes.Replace(header, []byte(id), []byte("00000000-0000-4000-8000-"+id[24:]), 1)
+	replacement := append(append(other, old[len(header):]...),
+		[]byte(`{"type":"custom","id":"ffffffff","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","customType":"new","data":{}}`+"\n")...)
+	if err := os.WriteFile(path, replacement, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = rewriteSame(s)
+	if err != nil && !errors.Is(err, session.ErrChanged) {
+		t.Fatalf("rewrite: %v", err)
+	}
+	if got := mustRead(t, path); !bytes.Equal(got, replacement) {
+		t.Fatalf("the new content was not kept (rewrite said %v):\n%s", err, got)
+	}
+}
