@@ -76,7 +76,7 @@ examples:
 	$(GO) run ./internal/demo/writedemo examples/demo-session.jsonl
 
 load:
-	PITH_LOAD_SESSIONS=50 PITH_LOAD_DURATION=30s $(GO) test -count=1 -run '^TestLoad$$' -v ./server/
+	PITH_LOAD_SESSIONS=50 PITH_LOAD_DURATION=30s $(GO) test -count=1 -run '^TestLoad$$' -v ./internal/server/
 # PITH_LOAD_STORE=postgres PITH_LOAD_HOSTS=3 make load: the same through
 # three hosts on one PostgreSQL (internal/pgtest).
 

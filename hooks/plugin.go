@@ -46,7 +46,7 @@ type PluginInfo struct {
 }
 
 // Plugin is what the Dispatcher calls: an in-process handler (NewPlugin) or a
-// supervised subprocess (package hooks/pluginhost). The Dispatcher calls an
+// supervised subprocess (package internal/pluginhost). The Dispatcher calls an
 // event method only when Implements reports true for that event, always
 // with a deadline, and tolerates panics and errors.
 type Plugin interface {

@@ -166,7 +166,7 @@ func TestNoLLMClients(t *testing.T) {
 		case dep == "github.com/pith-dev/pith/core/jsondepth":
 		case strings.Contains(dep, "openai"), strings.Contains(dep, "anthropic"),
 			strings.HasPrefix(dep, "github.com/pith-dev/pith/core/"),
-			strings.HasPrefix(dep, "github.com/pith-dev/pith/hooks/pluginhost"):
+			strings.HasPrefix(dep, "github.com/pith-dev/pith/internal/pluginhost"):
 			t.Errorf("sdk depends on %s", dep)
 		}
 	}

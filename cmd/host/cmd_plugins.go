@@ -17,8 +17,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/hooks"
-	"github.com/pith-dev/pith/hooks/pluginhost"
 	"github.com/pith-dev/pith/internal/checksum"
+	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/internal/termsafe"
 	"github.com/spf13/cobra"
 )

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/pith-dev/pith/client"
-	"github.com/pith-dev/pith/server"
+	"github.com/pith-dev/pith/internal/server"
 )
 
 // flood holds up to n idle TCP connections to addr from the loopback

@@ -14,7 +14,7 @@ import (
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/internal/connlimit"
-	"github.com/pith-dev/pith/server"
+	"github.com/pith-dev/pith/internal/server"
 	"github.com/pith-dev/pith/store"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"

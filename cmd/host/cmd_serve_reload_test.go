@@ -13,7 +13,7 @@ import (
 
 	"github.com/pith-dev/pith/client"
 	pb "github.com/pith-dev/pith/internal/gen/pith/session/v1"
-	"github.com/pith-dev/pith/server"
+	"github.com/pith-dev/pith/internal/server"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"

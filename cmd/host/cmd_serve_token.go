@@ -9,7 +9,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/pith-dev/pith/server"
+	"github.com/pith-dev/pith/internal/server"
 	"github.com/spf13/cobra"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/pith-dev/pith/client"
 	"github.com/pith-dev/pith/core/propose"
-	"github.com/pith-dev/pith/server"
+	"github.com/pith-dev/pith/internal/server"
 )
 
 // TestServePropose: the Propose RPC of a running `pith serve` answers as

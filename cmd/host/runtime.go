@@ -20,7 +20,7 @@ import (
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/core/workspace"
 	"github.com/pith-dev/pith/hooks"
-	"github.com/pith-dev/pith/hooks/pluginhost"
+	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/internal/termsafe"
 )
 

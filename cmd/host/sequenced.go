@@ -6,7 +6,7 @@ import (
 
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/hooks"
-	"github.com/pith-dev/pith/hooks/pluginhost"
+	"github.com/pith-dev/pith/internal/pluginhost"
 )
 
 // sequencedHooks is the engine's hook dispatcher for one command: each

@@ -15,7 +15,7 @@ import (
 
 	"github.com/pith-dev/pith/client"
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/server"
+	"github.com/pith-dev/pith/internal/server"
 )
 
 // TestSoakServe (PITH_HEAVY=1) runs `pith serve` with two example plugins

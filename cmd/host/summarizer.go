@@ -7,10 +7,10 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
-	"github.com/pith-dev/pith/core/summarize"
-	"github.com/pith-dev/pith/core/summarize/builtin"
-	"github.com/pith-dev/pith/core/summarize/llm"
 	"github.com/pith-dev/pith/core/summary"
+	"github.com/pith-dev/pith/summarize"
+	"github.com/pith-dev/pith/summarize/builtin"
+	"github.com/pith-dev/pith/summarize/llm"
 	"github.com/spf13/cobra"
 )
 

@@ -17,9 +17,9 @@ import (
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/summarize"
 	"github.com/pith-dev/pith/core/tokens"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/summarize"
 )
 
 // strictServer is an OpenAI-compatible chat-completions server that, like

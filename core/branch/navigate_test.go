@@ -9,9 +9,9 @@ import (
 
 	"github.com/pith-dev/pith/core/prompts"
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/summarize"
-	"github.com/pith-dev/pith/core/summarize/builtin"
 	"github.com/pith-dev/pith/core/summary"
+	"github.com/pith-dev/pith/summarize"
+	"github.com/pith-dev/pith/summarize/builtin"
 	"github.com/tidwall/gjson"
 )
 

@@ -13,10 +13,10 @@ import (
 
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/summarize/builtin"
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/core/tokens"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/summarize/builtin"
 )
 
 // run is one compaction in flight. Until it commits (just before the

@@ -16,9 +16,9 @@ import (
 
 	"github.com/pith-dev/pith/core/explore"
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/summarize/llm"
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/summarize/llm"
 )
 
 // workerModel is a loopback server speaking OpenAI chat completions with

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/summarize/builtin"
 	"github.com/pith-dev/pith/internal/sessiongen"
+	"github.com/pith-dev/pith/summarize/builtin"
 )
 
 // TestGeneratedSessions compacts realistic generated sessions (branches,

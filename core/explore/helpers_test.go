@@ -14,10 +14,10 @@ import (
 
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/summarize/llm"
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/core/workspace"
 	"github.com/pith-dev/pith/internal/sessiongen"
+	"github.com/pith-dev/pith/summarize/llm"
 )
 
 // generated prepares a compaction of a generated session of n entries and

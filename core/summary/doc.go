@@ -7,7 +7,7 @@
 // It is a leaf on purpose. The pure core (core/compaction, core/branch)
 // asks for summaries through this package alone, so it links no network
 // code; the implementations — the built-in summarizer
-// (core/summarize/builtin), the remote endpoint and the retrying chain
-// (core/summarize), the provider SDKs (core/summarize/llm) — depend on this
+// (summarize/builtin), the remote endpoint and the retrying chain
+// (summarize), the provider SDKs (summarize/llm) — depend on this
 // package, not the other way.
 package summary

@@ -72,7 +72,7 @@ type ConverseResult struct {
 
 // ToolCaller is a model that can hold a conversation with tool calls. The
 // OpenAI-compatible and Anthropic providers implement it next to
-// Summarizer; core/summarize's Chain implements it over those of its
+// Summarizer; summarize's Chain implements it over those of its
 // candidates that do.
 type ToolCaller interface {
 	Converse(ctx context.Context, req ConverseRequest) (ConverseResult, error)

@@ -37,7 +37,7 @@ var (
 var depRules = []DepRule{
 	{
 		Name: "light packages and plugin binaries link no LLM SDK",
-		From: append(in("core/summarize", "core/summarize/builtin", "hooks/...", "sdk/...", "plugins/...",
+		From: append(in("summarize", "summarize/builtin", "hooks/...", "sdk/...", "plugins/...",
 			"internal/testplugins/..."), pureCore...),
 		Forbid: llmSDKs,
 	},
@@ -50,14 +50,14 @@ var depRules = []DepRule{
 
 // networkRule: the core links no network code. Summaries and tool turns
 // are asked for through core/summary, a leaf; the implementations that
-// speak HTTP — the remote endpoint and the chain (core/summarize), the
-// providers (core/summarize/llm) and their test fake — are the network
+// speak HTTP — the remote endpoint and the chain (summarize), the
+// providers (summarize/llm) and their test fake — are the network
 // adapter and the only exceptions. No other exception is allowed: a core
 // package that needs the network needs an interface in core/summary.
 var networkRule = DepRule{
 	Name:   "the core links no net/http",
 	From:   in("core/..."),
-	Except: in("core/summarize", "core/summarize/llm/...", "core/summarize/internal/..."),
+	Except: in("summarize", "summarize/llm/...", "summarize/internal/..."),
 	Forbid: []string{"net/http", "crypto/tls"},
 }
 
@@ -82,7 +82,7 @@ var wireRule = ImportRule{
 	Target: in("internal/wire/..."),
 	// plugins/node and plugins/python: their tests check the plugins'
 	// handshake against the host's own constants.
-	AllowedBy: in("hooks/pluginhost/...", "sdk/...", "plugins/node", "plugins/python"),
+	AllowedBy: in("internal/pluginhost/...", "sdk/...", "plugins/node", "plugins/python"),
 }
 
 // testDepRule: only the provider package, its direct users and the CLI
@@ -90,10 +90,10 @@ var wireRule = ImportRule{
 // generated packages (the longest compiles of a cold build) out.
 var testDepRule = TestClosureRule{
 	Name: "tests that do not need an LLM SDK link none",
-	From: in("core/...", "hooks/...", "sdk/...", "plugins/...", "server/...", "client/...", "config/...", "internal/..."),
+	From: in("core/...", "hooks/...", "sdk/...", "plugins/...", "client/...", "config/...", "internal/..."),
 	// core/engine and core/explore test the exploring worker end to end
 	// through the official SDKs' tool calling against loopback servers.
-	Except: in("core/summarize/llm/...", "internal/archtest", "core/engine", "core/explore"),
+	Except: in("summarize/llm/...", "internal/archtest", "core/engine", "core/explore"),
 	Forbid: llmSDKs,
 }
 
@@ -103,7 +103,7 @@ var testDepRule = TestClosureRule{
 var protoRule = ImportRule{
 	Name:      "the hooks protobuf package is imported only by its adapters",
 	Target:    in("internal/gen/pith/hooks/v1/..."),
-	AllowedBy: in("internal/wire/...", "hooks/pluginhost/...", "sdk/...", "internal/testplugins/automtls"),
+	AllowedBy: in("internal/wire/...", "internal/pluginhost/...", "sdk/...", "internal/testplugins/automtls"),
 }
 
 // sessionProtoRule: the generated SessionService stays behind the daemon
@@ -111,7 +111,7 @@ var protoRule = ImportRule{
 var sessionProtoRule = ImportRule{
 	Name:      "the session protobuf package is imported only by server and client",
 	Target:    in("internal/gen/pith/session/v1/..."),
-	AllowedBy: in("server/...", "client/...", "cmd/host"),
+	AllowedBy: in("internal/server/...", "client/...", "cmd/host"),
 }
 
 // TestArchitecture loads the module's import graph with one go list run

@@ -1,6 +1,6 @@
 // Package plugintls makes the certificates and TLS configurations of the
 // mutual TLS between Pith's host and a plugin process, for both sides: the
-// host (hooks/pluginhost) and the Go SDK (sdk).
+// host (internal/pluginhost) and the Go SDK (sdk).
 //
 // The scheme is go-plugin's AutoMTLS, with one change: keys are ECDSA P-256
 // instead of P-521. AutoMTLS generates a P-521 key on each side and signs

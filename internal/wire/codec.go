@@ -17,7 +17,7 @@ import (
 // A plugin lives for one CLI command and handles each type about once, so
 // that set-up was most of the CPU of its first call (~0.7 ms for the
 // before-compact request); the generated code needs none, and it is faster
-// on every call after (hooks/pluginhost BenchmarkOneCall). The bytes on the
+// on every call after (internal/pluginhost BenchmarkOneCall). The bytes on the
 // wire are the same (TestCodecMatchesGolden): plugins in other languages
 // see no change.
 //

@@ -18,7 +18,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/hooks"
-	"github.com/pith-dev/pith/hooks/pluginhost"
+	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/internal/testtmp"
 	"github.com/pith-dev/pith/internal/wire"
 	"google.golang.org/grpc"

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/hooks"
-	"github.com/pith-dev/pith/hooks/pluginhost"
 	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
+	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/sdk"
 	"github.com/pith-dev/pith/sdk/sdktest"
 )

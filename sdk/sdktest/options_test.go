@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/hooks"
-	"github.com/pith-dev/pith/hooks/pluginhost"
+	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/sdk/sdktest"
 )
 

@@ -14,9 +14,9 @@ import (
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/summarize/builtin"
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/store"
+	"github.com/pith-dev/pith/summarize/builtin"
 )
 
 // RunSession runs the tests of store.Session, the engine's view of a

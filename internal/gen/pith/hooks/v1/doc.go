@@ -2,6 +2,6 @@
 // the wire protocol between Pith and its plugins. The .proto file is the
 // public contract (plugins in other languages generate their own code from
 // it); this Go is plumbing, so it lives under internal/ and only
-// internal/wire, hooks/pluginhost and sdk import it. Regenerate with
+// internal/wire, internal/pluginhost and sdk import it. Regenerate with
 // tools/proto.sh (make proto).
 package hooksv1
