@@ -1,0 +1,81 @@
+package archtest
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// repoRoot is the module's root, seen from this package's directory.
+const repoRoot = "../.."
+
+var (
+	sectionRef     = regexp.MustCompile(`§(\d+(?:\.\d+)?)`)
+	sectionHeading = regexp.MustCompile(`(?m)^#{2,3} §(\d+(?:\.\d+)?)\s`)
+)
+
+// behaviourSections returns the section numbers docs/behaviour.md has a
+// heading for: "5" for "## §5 …", "5.3" for "### §5.3 …".
+func behaviourSections(t *testing.T) map[string]bool {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, "docs", "behaviour.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := map[string]bool{}
+	for _, m := range sectionHeading.FindAllStringSubmatch(string(data), -1) {
+		sections[m[1]] = true
+	}
+	return sections
+}
+
+// TestSectionReferencesResolve: code, help texts and documents cite
+// docs/behaviour.md as §N or §N.M; each must name a heading there, so a
+// reader who follows one finds the text it means.
+func TestSectionReferencesResolve(t *testing.T) {
+	sections := behaviourSections(t)
+	if len(sections) < 17 {
+		t.Fatalf("docs/behaviour.md has only %d section headings", len(sections))
+	}
+	checked := 0
+	err := filepath.WalkDir(repoRoot, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "node_modules", "bin", "testdata":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(path) {
+		case ".go", ".md", ".proto":
+		default:
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			for _, m := range sectionRef.FindAllStringSubmatch(line, -1) {
+				checked++
+				if !sections[m[1]] {
+					rel, _ := filepath.Rel(repoRoot, path)
+					t.Errorf("%s:%d: §%s is not a heading of docs/behaviour.md", rel, i+1, m[1])
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked == 0 {
+		t.Fatal("no § reference found: the scan is broken")
+	}
+}
