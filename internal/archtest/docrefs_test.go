@@ -79,3 +79,32 @@ func TestSectionReferencesResolve(t *testing.T) {
 		t.Fatal("no § reference found: the scan is broken")
 	}
 }
+
+var markdownLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// TestGuideLinksResolve: every relative link of README.md and the guide
+// under docs/ leads to a file of the repository, so a reader walking from
+// the README never reaches a dead end.
+func TestGuideLinksResolve(t *testing.T) {
+	pages, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append(pages, filepath.Join(repoRoot, "README.md"))
+	for _, page := range pages {
+		data, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range markdownLink.FindAllStringSubmatch(string(data), -1) {
+			target, _, _ := strings.Cut(m[1], "#")
+			if target == "" || strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(page), target)); err != nil {
+				rel, _ := filepath.Rel(repoRoot, page)
+				t.Errorf("%s links to %s, which does not exist", rel, m[1])
+			}
+		}
+	}
+}
