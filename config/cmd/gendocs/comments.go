@@ -59,11 +59,18 @@ func exampleComments(data []byte) map[string]string {
 			parts[i] = l.key
 		}
 		path := strings.ReplaceAll(strings.Join(parts, "."), ".[]", "[]")
-		meaning := ""
+		meaning := strings.Join(head, " ")
 		if i := strings.Index(rest, "# "); i >= 0 {
-			meaning = strings.TrimSpace(rest[i+2:])
-		} else if len(head) > 0 {
-			meaning = strings.Join(head, " ")
+			trailing := strings.TrimSpace(rest[i+2:])
+			switch {
+			case meaning == "":
+				meaning = trailing
+			case strings.HasPrefix(trailing, "e.g."):
+				// An example after the explanation above the key.
+				meaning += " (" + trailing + ")"
+			default:
+				meaning = trailing
+			}
 		}
 		head = nil
 		if meaning != "" && out[path] == "" {

@@ -128,6 +128,9 @@ func keys(example []byte) ([]key, error) {
 	comments := exampleComments(example)
 	for i := range out {
 		out[i].meaning = comments[out[i].path]
+		if m, ok := rephrased[out[i].path]; ok {
+			out[i].meaning = m
+		}
 		if out[i].meaning == "" {
 			out[i].meaning = missing[out[i].path]
 		}
@@ -157,6 +160,12 @@ var missing = map[string]string{
 	"plugins[].limits.detailsBytes":         "the details a plugin returns (JSON)",
 	"plugins[].limits.stderrBytesPerSecond": "stderr bytes relayed to the log a second; the excess is counted and dropped",
 	"plugins[].limits.stderrLineBytes":      "a stderr line is cut at this length",
+}
+
+// rephrased replaces an example comment that reads well above a key but
+// not in a table.
+var rephrased = map[string]string{
+	"plugins": "out-of-process plugins (go-plugin), each an entry with the keys below",
 }
 
 // required are the keys an entry must set (entryDefaults had to set them).
