@@ -108,3 +108,41 @@ func TestGuideLinksResolve(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeCommandsAreWhatCIRuns: the README's first block gives the two
+// commands a newcomer runs, make demo and make test; the Makefile must
+// have both and CI must run that same test command, so the README never
+// promises a run CI does not make.
+func TestReadmeCommandsAreWhatCIRuns(t *testing.T) {
+	read := func(name string) string {
+		data, err := os.ReadFile(filepath.Join(repoRoot, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	readme, makefile, ci := read("README.md"), read("Makefile"), read(".ci/run")
+	_, block, ok := strings.Cut(readme, "```sh\n")
+	if !ok {
+		t.Fatal("README.md has no sh block")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	var commands []string
+	for _, line := range strings.Split(block, "\n") {
+		if cmd, _, _ := strings.Cut(line, "#"); strings.TrimSpace(cmd) != "" {
+			commands = append(commands, strings.TrimSpace(cmd))
+		}
+	}
+	if strings.Join(commands, ";") != "make demo;make test" {
+		t.Fatalf("README.md's first block runs %q, want make demo and make test", commands)
+	}
+	for _, target := range []string{"demo", "test"} {
+		if !regexp.MustCompile(`(?m)^` + target + `:`).MatchString(makefile) {
+			t.Errorf("the Makefile has no %s target", target)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(ci), "\n")
+	if last := strings.TrimSpace(lines[len(lines)-1]); last != "make test" {
+		t.Errorf(".ci/run ends with %q, not the README's make test", last)
+	}
+}
