@@ -10,12 +10,13 @@ PLUGINS   := $(notdir $(patsubst %/main.go,%,$(wildcard plugins/examples/*/main.
 help:
 	@echo "make build        bin/pith and bin/plugins/<name>"
 	@echo "make demo         the tour on the bundled demo session (no network)"
-	@echo "make test         every test (what CI runs); fails if they leave files in TMPDIR"
+	@echo "make test         every test (what CI runs); fails if they leave files in TMPDIR; lists the skipped"
+	@echo "make test-short   the tests without -short's long ones"
 	@echo "make bench        the benchmarks of the hot paths"
 	@echo "make bench-vs-pi  open a 110 MB session with pi (Node) and with Pith, compare"
 	@echo "make load         50 sessions appending and compacting for 30 s against one host"
 	@echo "make lint         gofmt, go vet, staticcheck"
-	@echo "make fuzz         each fuzz target for FUZZTIME (default 30s)"
+	@echo "make fuzz         every fuzz target (found, not listed) for FUZZTIME (default 30s); FUZZ=regexp for some"
 	@echo "make conformance  regenerate golden data with pi under Node (skipped without node)"
 	@echo "make proto        regenerate the protobuf Go code (pinned generators)"
 	@echo "make examples     rewrite examples/demo-session.jsonl"
@@ -40,28 +41,28 @@ build:
 	@rm -rf $(BIN)/.build
 
 # The tests run with a TMPDIR of their own and fail when they leave
-# anything in it (scripts/cleantmp.sh).
-test:
-	scripts/cleantmp.sh $(GO) test ./...
+# anything in it (scripts/cleantmp.sh), through internal/testreport: the
+# output go test prints, then every skipped test and its reason.
+TESTREPORT := $(BIN)/testreport
 
-test-short:
-	scripts/cleantmp.sh $(GO) test -short ./...
+$(TESTREPORT): $(wildcard internal/testreport/*.go)
+	@mkdir -p $(BIN)
+	$(GO) build -o $@ ./internal/testreport
+
+test: $(TESTREPORT)
+	scripts/cleantmp.sh $(TESTREPORT) -go $(GO) ./...
+
+test-short: $(TESTREPORT)
+	scripts/cleantmp.sh $(TESTREPORT) -go $(GO) -short ./...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+# Every fuzz target, found by scripts/fuzz.sh (`scripts/fuzz.sh --list`);
+# FUZZ=regexp picks some by name.
 FUZZTIME ?= 30s
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzParseLine$$' -fuzztime $(FUZZTIME) ./core/session
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./core/session
-	$(GO) test -run '^$$' -fuzz '^FuzzCutPoint$$' -fuzztime $(FUZZTIME) ./core/compaction
-	$(GO) test -run '^$$' -fuzz '^FuzzRewriteProtocol$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x ./core/compaction
-	$(GO) test -run '^$$' -fuzz '^FuzzCollectPrepare$$' -fuzztime $(FUZZTIME) ./core/branch
-	$(GO) test -run '^$$' -fuzz '^FuzzAPI$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s -parallel 1 ./viewer
-	$(GO) test -run '^$$' -fuzz '^FuzzCodecAgreesWithProtobuf$$' -fuzztime $(FUZZTIME) ./internal/wire
-	$(GO) test -run '^$$' -fuzz '^FuzzFilesRoundTrip$$' -fuzztime $(FUZZTIME) -parallel 1 ./store
-	$(GO) test -run '^$$' -fuzz '^FuzzPostgresRoundTrip$$' -fuzztime $(FUZZTIME) -parallel 1 ./store/postgres
-	$(GO) test -run '^$$' -fuzz '^FuzzURL$$' -fuzztime $(FUZZTIME) -parallel 1 ./internal/redact
+	FUZZTIME=$(FUZZTIME) GO=$(GO) scripts/fuzz.sh
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pith-dev/pith/internal/testfixture"
 )
 
-const fixtureDir = "../../../shared/testdata/pi"
+var fixtureDir = testfixture.PiDir()
 
 func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
@@ -45,7 +47,7 @@ func TestContextJSONMatchesPi(t *testing.T) {
 		t.Run(g.File, func(t *testing.T) {
 			path := filepath.Join(fixtureDir, g.File)
 			if _, err := os.Stat(path); err != nil {
-				t.Skipf("pi fixtures not available: %v", err)
+				testfixture.Missing(t, "pi fixtures not available: %v", err)
 			}
 			stdout, stderr, code := runCLI(t, "context", path, "--json")
 			if code != 0 {

@@ -33,7 +33,7 @@ messages after it.
 
 --llm prints the messages converted for a model, as one JSON object
 {"messages": [...], "tokens", "model", "thinkingLevel", "leafId"}: summaries,
-custom messages and bash runs become user messages (see README, "LLM-ready
+custom messages and bash runs become user messages (see docs/cli.md, "LLM-ready
 context"), so an agent can send the list as it is.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

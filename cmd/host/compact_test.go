@@ -7,13 +7,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pith-dev/pith/internal/testfixture"
 )
 
 func copyFile(t *testing.T, src string) string {
 	t.Helper()
 	data, err := os.ReadFile(src)
 	if err != nil {
-		t.Skipf("%s: %v", src, err)
+		testfixture.Missing(t, "%s: %v", src, err)
 	}
 	dst := filepath.Join(t.TempDir(), filepath.Base(src))
 	if err := os.WriteFile(dst, data, 0o644); err != nil {

@@ -15,7 +15,7 @@ import (
 )
 
 // The exit codes of every command, documented in the root command's help
-// and README.md. A script branches on them; the message on stderr is for
+// and docs/cli.md. A script branches on them; the message on stderr is for
 // people.
 const (
 	exitOK          = 0

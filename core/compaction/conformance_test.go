@@ -15,6 +15,7 @@ import (
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/tokens"
 	"github.com/pith-dev/pith/core/transcript"
+	"github.com/pith-dev/pith/internal/testfixture"
 	"github.com/tidwall/gjson"
 )
 
@@ -56,7 +57,7 @@ type goldenCase struct {
 	PreviousSummary bool     `json:"previousSummary"`
 }
 
-const piFixtures = "../../../shared/testdata/pi"
+var piFixtures = testfixture.PiDir()
 
 func loadGolden(t testing.TB) []goldenCase {
 	t.Helper()
@@ -91,7 +92,7 @@ func loadPath(t testing.TB, dir, file string) []*session.Entry {
 	case "pi-fixtures":
 		p = filepath.Join(piFixtures, file)
 		if _, err := os.Stat(p); err != nil {
-			t.Skipf("shared fixtures not available: %v", err)
+			testfixture.Missing(t, "shared fixtures not available: %v", err)
 		}
 	default:
 		t.Fatalf("unknown dir %q", dir)

@@ -11,7 +11,7 @@ import (
 )
 
 // The tool names; they and their argument shapes are a stable interface
-// (documented in the README).
+// (documented in docs/explore.md).
 const (
 	ToolSearch    = "search_session_log"
 	ToolReadItems = "read_session_items"

@@ -10,17 +10,18 @@ import (
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/tokens"
+	"github.com/pith-dev/pith/internal/testfixture"
 )
 
 // fixtureDir is where the shared pi sessions live in the developers'
 // checkout; a user's clone has none and the conformance tests skip.
-const fixtureDir = "../../../shared/testdata/pi"
+var fixtureDir = testfixture.PiDir()
 
 func fixture(t testing.TB, name string) string {
 	t.Helper()
 	p := filepath.Join(fixtureDir, name)
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("pi fixtures not available (%s): %v", fixtureDir, err)
+		testfixture.Missing(t, "pi fixtures not available (%s): %v", fixtureDir, err)
 	}
 	return p
 }

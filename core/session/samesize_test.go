@@ -109,7 +109,7 @@ func TestOverwriteSameSize(t *testing.T) {
 // afterTick waits until a write gets a later time than path's last one:
 // where the file system's clock is coarse, writes within one tick share
 // a change time, and an overwrite in that tick goes unnoticed (a limit the
-// README states). Linux 6.13+ gives fine-grained times where it matters.
+// docs/writes.md states). Linux 6.13+ gives fine-grained times where it matters.
 func afterTick(t *testing.T, path string) {
 	t.Helper()
 	fi, err := os.Stat(path)

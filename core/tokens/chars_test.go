@@ -9,6 +9,7 @@ import (
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/tokens"
 	"github.com/pith-dev/pith/internal/sessiongen"
+	"github.com/pith-dev/pith/internal/testfixture"
 )
 
 // TestCharsMatchesReference compares the one-pass Chars with the generic
@@ -40,7 +41,7 @@ func TestCharsMatchesReference(t *testing.T) {
 	t.Run("fixtures", func(t *testing.T) {
 		files, _ := filepath.Glob(filepath.Join(fixtureDir, "*.jsonl"))
 		if len(files) == 0 {
-			t.Skip("no pi fixtures at " + fixtureDir)
+			testfixture.Missing(t, "no pi fixtures at %s", fixtureDir)
 		}
 		for _, p := range files {
 			data, err := os.ReadFile(p)

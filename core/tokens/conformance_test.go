@@ -8,9 +8,10 @@ import (
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/tokens"
+	"github.com/pith-dev/pith/internal/testfixture"
 )
 
-const fixtureDir = "../../../shared/testdata/pi"
+var fixtureDir = testfixture.PiDir()
 
 // TestEstimateMatchesPi compares Estimate with pi's estimateTokens on every
 // message entry of the shared fixtures (golden data from
@@ -56,7 +57,7 @@ func checkEstimates(t *testing.T, goldenPath, dir string) {
 		t.Run(g.File, func(t *testing.T) {
 			p := filepath.Join(dir, g.File)
 			if _, err := os.Stat(p); err != nil {
-				t.Skipf("pi fixtures not available: %v", err)
+				testfixture.Missing(t, "pi fixtures not available: %v", err)
 			}
 			f, err := session.Load(p)
 			if err != nil {

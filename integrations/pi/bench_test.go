@@ -75,7 +75,7 @@ func benchWorld(b *testing.B) *benchW {
 		b.Fatal(err)
 	}
 	// Each lists its events, so a one-shot pith starts only those an
-	// operation fires (README, "Plugins").
+	// operation fires (docs/plugins.md).
 	plugin := func(name string, prio int, failure string, events []string, args ...string) map[string]any {
 		p := w.plugin(name, name, args...)
 		p["priority"] = prio

@@ -31,7 +31,7 @@ var (
 	pureCore = in("core/session", "core/tokens", "core/prompts", "core/summary", "core/transcript", "core/compaction", "core/branch")
 )
 
-// depRules are ARCHITECTURE.md's "Dependency direction": a plugin binary
+// depRules are docs/architecture.md's "The layers": a plugin binary
 // that imports sdk must not link an LLM client, and the pure core links
 // neither an LLM client nor the plugin runtime.
 var depRules = []DepRule{

@@ -13,6 +13,7 @@ import (
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/core/tokens"
+	"github.com/pith-dev/pith/internal/testfixture"
 )
 
 // The package's tests share one -update flag; whichever file is compiled
@@ -38,7 +39,7 @@ func updateGolden() bool {
 
 // piFixtures is where the shared pi session fixtures live, relative to
 // this package.
-const piFixtures = "../../../shared/testdata/pi"
+var piFixtures = testfixture.PiDir()
 
 // loadPiContext builds the context of a shared pi fixture, skipping the
 // test when the fixture is not there.
@@ -47,7 +48,7 @@ func loadPiContext(t testing.TB, name string) session.Context {
 	path := filepath.Join(piFixtures, name)
 	f, err := session.Load(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("fixture %s not present", path)
+		testfixture.Missing(t, "fixture %s not present", path)
 	}
 	if err != nil {
 		t.Fatalf("load %s: %v", path, err)
