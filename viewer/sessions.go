@@ -14,7 +14,6 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/hashicorp/go-hclog"
-	"github.com/pith-dev/pith/internal/connlimit"
 	"github.com/pith-dev/pith/internal/dirwatch"
 )
 
@@ -98,7 +97,7 @@ type SessionsOptions struct {
 	SignOut func(r *http.Request) string
 
 	// streams is the gate of Streams, shared by the sessions' handlers.
-	streams *connlimit.Counter
+	streams *streamGate
 }
 
 // Sessions serves the viewer for many sessions: the index at / and each
