@@ -30,23 +30,32 @@
 // memory a bound is there to cap), and is a *Refusal naming its bound:
 // ErrCallerLimit, ErrAddressLimit or ErrCapacity.
 //
-// One rule answers them: whose share is used up decides the answer. The
-// requester's own share (ErrCallerLimit: a caller by its credentials, a
-// plugin's connection) is for the requester to ease: HTTP 429 Too Many
-// Requests, gRPC ResourceExhausted (Unavailable with a retry delay for a
-// caller's calls in flight, which pass by themselves as its calls
-// answer). A capacity shared with others (ErrAddressLimit: one address
-// may be many callers behind a NAT or a proxy; ErrCapacity: the whole)
-// is no doing of the requester's: HTTP 503 Service Unavailable with a
-// Retry-After; at a listener, the connection closed. A refusal that
-// passes without the requester doing anything (its calls in flight, a
-// shared capacity) says when to try again.
+// One rule answers them: whose share is used up decides the answer,
+// whatever is counted. The requester's own share (ErrCallerLimit: a
+// caller by its credentials — its calls in flight, its streams, its open
+// sessions — or a plugin's connection, its unread answers) is for the
+// requester to ease: HTTP 429 Too Many Requests; gRPC ResourceExhausted,
+// or Unavailable with a retry delay for calls in flight, which pass by
+// themselves as the caller's calls answer. A capacity shared with others
+// (ErrAddressLimit: one address may be many callers behind a NAT or a
+// proxy; ErrCapacity: the whole — a listener's connections, the viewer's
+// streams, its open sessions and their byte budget) is no doing of the
+// requester's: HTTP 503 Service Unavailable; at a listener, the
+// connection closed. HTTPStatus is the rule for web servers. A
+// Retry-After is the refusal owner's to give where it knows a fair delay
+// (calls in flight: 1 s; the viewer's streams and byte budget: 5 s).
+//
+// The viewer answered a stream refused for its caller 429 and one
+// refused for its address or in all 503: both stand under the rule, the
+// one because it is the caller's own doing, the other because it is not.
 //
 // Not here, because they are no refusal: the viewer's sign-ins
-// (internal/signin) and its open sessions make room by ending the least
-// recently used, and the host API's connections per plugin wait in the
-// listener's backlog (a plugin is a child process of the host, whose
-// second connection only ever replaces a failed first).
+// (internal/signin: at most 4096, 64 per token) make room by ending the
+// least recently used, and the host API's connections per plugin wait
+// in the listener's backlog (a plugin is a child process of the host,
+// whose second connection only ever replaces a failed first). The open
+// sessions, the daemon's and the viewer's, make room the same way first
+// and refuse, under the rule, only when every one is in use.
 //
 // Without these bounds anyone who could connect — before any credential
 // is asked — could open idle connections until the daemon ran out of
