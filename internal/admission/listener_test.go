@@ -181,7 +181,7 @@ func TestSilentEvictedAtTotal(t *testing.T) {
 // TestUnixSocketCountsInTotalOnly: a unix socket's peers have no address
 // of their own: the listener's total is their only cap.
 func TestUnixSocketCountsInTotalOnly(t *testing.T) {
-	dir, err := os.MkdirTemp("", "connlimit")
+	dir, err := os.MkdirTemp("", "admission")
 	if err != nil {
 		t.Fatal(err)
 	}
