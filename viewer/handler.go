@@ -19,7 +19,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/internal/connlimit"
 	"github.com/pith-dev/pith/internal/dirwatch"
 )
 
@@ -76,7 +75,7 @@ type Options struct {
 	follow FollowFunc
 	// streams is the gate a Sessions shares among its sessions; nil:
 	// the handler's own, from Streams.
-	streams *connlimit.Counter
+	streams *streamGate
 	// sized, when set, is told the session's size after every reading
 	// that changed it (a Sessions keeps its byte budget with it).
 	sized func(int64)
@@ -117,7 +116,7 @@ type Handler struct {
 	subsMu sync.Mutex
 	subs   map[chan struct{}]struct{}
 	// streams bounds the open streams (StreamCaps); nil: unbounded.
-	streams *connlimit.Counter
+	streams *streamGate
 
 	done      chan struct{}
 	closeOnce sync.Once

@@ -14,7 +14,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/hashicorp/go-hclog"
-	"github.com/pith-dev/pith/internal/connlimit"
+	"github.com/pith-dev/pith/internal/admission"
 	"github.com/pith-dev/pith/internal/dirwatch"
 )
 
@@ -98,7 +98,7 @@ type SessionsOptions struct {
 	SignOut func(r *http.Request) string
 
 	// streams is the gate of Streams, shared by the sessions' handlers.
-	streams *connlimit.Counter
+	streams *streamGate
 }
 
 // Sessions serves the viewer for many sessions: the index at / and each
@@ -194,15 +194,18 @@ func (o *openSession) soleCaller() string {
 func (o *openSession) opened() bool { return o.h != nil }
 
 // ErrTooManyOpen answers a request for one session more than MaxOpen
-// when every open one is in use.
-var ErrTooManyOpen = errors.New("viewer: too many sessions open")
+// when every open one is in use: the viewer's capacity, shared by every
+// caller (admission.ErrCapacity, answered 503).
+var ErrTooManyOpen error = &admission.Refusal{Bound: admission.ErrCapacity, Reason: errors.New("viewer: too many sessions open")}
 
 // ErrOverBudget answers a request for a session that does not fit in
-// MaxBytes beside the sessions with live pages; ErrLargerThanBudget one
-// for a session larger than MaxBytes alone, which never will.
+// MaxBytes beside the sessions with live pages (admission.ErrCapacity,
+// as ErrTooManyOpen); ErrLargerThanBudget one for a session larger than
+// MaxBytes alone, which never will — no refusal of admission's, which
+// passes, but a size limit (413).
 var (
-	ErrOverBudget       = errors.New("viewer: the sessions open hold the viewer's byte budget")
-	ErrLargerThanBudget = errors.New("viewer: the session is larger than the viewer's byte budget")
+	ErrOverBudget       error = &admission.Refusal{Bound: admission.ErrCapacity, Reason: errors.New("viewer: the sessions open hold the viewer's byte budget")}
+	ErrLargerThanBudget       = errors.New("viewer: the session is larger than the viewer's byte budget")
 )
 
 // NewSessions returns the handler; Close it to stop every watcher.
@@ -636,13 +639,13 @@ func (s *Sessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	o, err := s.acquire(name, who)
 	if errors.Is(err, ErrTooManyOpen) {
-		http.Error(w, "too many sessions are open in the viewer; try again later", http.StatusServiceUnavailable)
+		http.Error(w, "too many sessions are open in the viewer; try again later", admission.HTTPStatus(err))
 		return
 	}
 	if errors.Is(err, ErrOverBudget) {
 		// Sizes only: nothing of another caller's sessions.
 		w.Header().Set("Retry-After", "5")
-		http.Error(w, err.Error()+"; try again later", http.StatusServiceUnavailable)
+		http.Error(w, err.Error()+"; try again later", admission.HTTPStatus(err))
 		return
 	}
 	if errors.Is(err, ErrLargerThanBudget) {

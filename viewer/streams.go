@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/pith-dev/pith/internal/connlimit"
+	"github.com/pith-dev/pith/internal/admission"
 )
 
 // StreamCaps bound the live update streams (api/events) a viewer holds
@@ -14,7 +14,8 @@ import (
 // connection the listener allows, so that no page loaded any more (pith
 // view took 19 990 of them, then its descriptors ran out). Set them
 // below the listener's connection caps. A stream past one is refused
-// with 503 and a Retry-After; the page tries again later.
+// with 503 and a Retry-After — a capacity shared with others, by the
+// rule of internal/admission — and the page tries again later.
 type StreamCaps struct {
 	// Max bounds the streams in all (all the sessions of a Sessions);
 	// 0: no bound of the viewer's own.
@@ -27,27 +28,36 @@ type StreamCaps struct {
 // streamRetry is the Retry-After of a refused stream, in seconds.
 const streamRetry = 5
 
-func (c StreamCaps) gate() *connlimit.Counter {
+// streamGate counts the open streams within their caps.
+type streamGate struct {
+	caps  admission.Caps
+	count admission.Counter[string]
+}
+
+func (c StreamCaps) gate() *streamGate {
 	if c.Max <= 0 {
 		return nil
 	}
-	return connlimit.NewCounter(connlimit.Caps{Total: c.Max, PerAddress: min(max(c.PerAddress, 0), c.Max)})
+	g := &streamGate{caps: admission.Caps{Total: c.Max, PerKey: min(max(c.PerAddress, 0), c.Max)}}
+	g.count.Keys = admission.Addresses
+	return g
 }
 
 // takeStream takes a stream's place for r, or answers the refusal and
 // returns false. release gives the place back.
-func takeStream(gate *connlimit.Counter, w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+func takeStream(gate *streamGate, w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
 	if gate == nil {
 		return func() {}, true
 	}
-	release, err := gate.Take(connlimit.RemoteKey(r.RemoteAddr))
+	key := admission.RemoteKey(r.RemoteAddr)
+	release, err := gate.count.Take(key, admission.AddressCaps(key, gate.caps))
 	if err != nil {
-		what := fmt.Sprintf("%d live update streams are open, the viewer's cap", gate.Caps().Total)
-		if errors.Is(err, connlimit.ErrPerAddress) {
-			what = fmt.Sprintf("%d live update streams are open from this address, the viewer's cap", gate.Caps().PerAddress)
+		what := fmt.Sprintf("%d live update streams are open, the viewer's cap", gate.caps.Total)
+		if errors.Is(err, admission.ErrAddressLimit) {
+			what = fmt.Sprintf("%d live update streams are open from this address, the viewer's cap", gate.caps.PerKey)
 		}
 		w.Header().Set("Retry-After", fmt.Sprint(streamRetry))
-		httpError(w, http.StatusServiceUnavailable, "%s; try again later", what)
+		httpError(w, admission.HTTPStatus(err), "%s; try again later", what)
 		return nil, false
 	}
 	return release, true

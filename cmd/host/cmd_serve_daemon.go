@@ -13,7 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/summary"
-	"github.com/pith-dev/pith/internal/connlimit"
+	"github.com/pith-dev/pith/internal/admission"
 	"github.com/pith-dev/pith/internal/server"
 	"github.com/pith-dev/pith/store"
 	"google.golang.org/grpc"
@@ -81,7 +81,7 @@ type endpoints struct {
 	listen, metrics, viewer string
 	tls                     *tls.Config
 	// caps bound the connections of each listener (connCaps).
-	caps connlimit.Caps
+	caps admission.Caps
 }
 
 // endpoints resolves the addresses (flags over configuration) and checks

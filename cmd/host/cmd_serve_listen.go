@@ -10,7 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/internal/connlimit"
+	"github.com/pith-dev/pith/internal/admission"
 	"github.com/pith-dev/pith/viewer"
 )
 
@@ -22,25 +22,25 @@ import (
 // may get.
 // A configured cap with which the listeners together could reach the
 // limit is kept, with a warning: it no longer guards the descriptors.
-func connCaps(cfg config.Server, n int, log hclog.Logger) connlimit.Caps {
-	nofile := connlimit.DescriptorLimit()
-	caps := connlimit.Resolve(cfg.MaxConnections, cfg.MaxConnectionsPerAddress, nofile, n)
+func connCaps(cfg config.Server, n int, log hclog.Logger) admission.Caps {
+	nofile := admission.DescriptorLimit()
+	caps := admission.Resolve(cfg.MaxConnections, cfg.MaxConnectionsPerAddress, nofile, n)
 	if nofile > 0 && uint64(caps.Total)*uint64(n) >= nofile {
 		log.Warn("server.maxConnections lets the listeners together reach the descriptor limit: a flood of connections can leave none for sessions and calls",
 			"maxConnections", caps.Total, "listeners", n, "descriptorLimit", nofile)
 	}
-	log.Debug("connection caps", "maxConnections", caps.Total, "maxConnectionsPerAddress", caps.PerAddress, "listeners", n, "descriptorLimit", nofile)
+	log.Debug("connection caps", "maxConnections", caps.Total, "maxConnectionsPerAddress", caps.PerKey, "listeners", n, "descriptorLimit", nofile)
 	return caps
 }
 
 // listenLimited is listenOn bounded by caps: every listener of the
 // product goes through it.
-func listenLimited(addr, name string, caps connlimit.Caps, log hclog.Logger) (*connlimit.Listener, error) {
+func listenLimited(addr, name string, caps admission.Caps, log hclog.Logger) (*admission.Listener, error) {
 	lis, err := listenOn(addr)
 	if err != nil {
 		return nil, err
 	}
-	return connlimit.Listen(lis, connlimit.Options{Caps: caps, Name: name, Logger: log}), nil
+	return admission.Listen(lis, admission.Options{Caps: caps, Name: name, Logger: log}), nil
 }
 
 func listenOn(addr string) (net.Listener, error) {
@@ -104,6 +104,6 @@ func firstNonEmpty(a, b string) string {
 // viewerStreams are the caps of a viewer's live update streams on a
 // listener bounded by caps: half of its connections, and half of one
 // address's, so that its pages always find a connection.
-func viewerStreams(caps connlimit.Caps) viewer.StreamCaps {
-	return viewer.StreamCaps{Max: max(caps.Total/2, 1), PerAddress: max(caps.PerAddress/2, 1)}
+func viewerStreams(caps admission.Caps) viewer.StreamCaps {
+	return viewer.StreamCaps{Max: max(caps.Total/2, 1), PerAddress: max(caps.PerKey/2, 1)}
 }

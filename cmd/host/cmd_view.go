@@ -13,7 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
-	"github.com/pith-dev/pith/internal/connlimit"
+	"github.com/pith-dev/pith/internal/admission"
 	"github.com/pith-dev/pith/viewer"
 	"github.com/spf13/cobra"
 )
@@ -102,7 +102,7 @@ $PITH_CONFIG; the defaults without one).`,
 
 // listenLoopback listens on addr, bounded by caps, after checking it is
 // a loopback address: the viewer has no authentication of its own.
-func listenLoopback(addr string, caps connlimit.Caps, log hclog.Logger) (net.Listener, error) {
+func listenLoopback(addr string, caps admission.Caps, log hclog.Logger) (net.Listener, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("--listen %q: %w", addr, err)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pith-dev/pith/internal/connlimit"
+	"github.com/pith-dev/pith/internal/admission"
 )
 
 // startView runs `pith view` on the demo session in this process and
@@ -40,7 +40,7 @@ func startView(t *testing.T) string {
 // viewCaps are the caps pith view derives for itself here: one
 // listener, this process's descriptor limit (the test runs pith view
 // in-process).
-func viewCaps() connlimit.Caps { return connlimit.DefaultCaps(connlimit.DescriptorLimit(), 1) }
+func viewCaps() admission.Caps { return admission.DefaultCaps(admission.DescriptorLimit(), 1) }
 
 // TestViewStreamsCapped: pith view's live update streams past its cap
 // (half of one address's connections) are refused with 503 and a
@@ -76,7 +76,7 @@ func TestViewSurvivesConnectionFlood(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := viewCaps().PerAddress + 100
+	n := viewCaps().PerKey + 100
 	f := startFlood(t, "127.0.0.2", pu.Host, n, 3*n)
 	for f.dials.Load() < int64(n) {
 		time.Sleep(10 * time.Millisecond)

@@ -2,9 +2,9 @@ package pluginhost
 
 import (
 	"context"
-	"sync/atomic"
 
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/admission"
 	"github.com/pith-dev/pith/internal/wire"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/mem"
@@ -24,17 +24,18 @@ import (
 // The count lives with the connection (a gRPC stats handler tags each
 // connection with its own): gRPC does not free what it had queued on a
 // connection that failed, and a count there dies with it instead of
-// standing against the plugin's next connection.
-type connAnswers struct{ held atomic.Int64 }
+// standing against the plugin's next connection. The pool is the
+// mechanism; the budget is admission's (a connection's own limit).
+type connAnswers struct{ admission.Bytes }
 
 func (c *connAnswers) Get(n int) *[]byte {
 	b := mem.DefaultBufferPool().Get(n)
-	c.held.Add(int64(cap(*b)))
+	c.Lend(cap(*b))
 	return b
 }
 
 func (c *connAnswers) Put(b *[]byte) {
-	c.held.Add(-int64(cap(*b)))
+	c.Return(cap(*b))
 	mem.DefaultBufferPool().Put(b)
 }
 

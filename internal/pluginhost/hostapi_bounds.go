@@ -123,7 +123,9 @@ func (s *hostAPIServer) admit(ctx context.Context, info *tap.Info) (context.Cont
 	if !ok {
 		return nil, errNoGrant
 	}
-	if c := answersOf(ctx); c != nil && c.held.Load() >= answerBudget(s.limits) {
+	if c := answersOf(ctx); c != nil && c.Admit(answerBudget(s.limits)) != nil {
+		// The connection's own limit (internal/admission): the
+		// plugin reads its answers, and its calls pass again.
 		return nil, errUnread
 	}
 	ctx, err := h.Admit(ctx)

@@ -34,10 +34,12 @@ import (
 // compress an answer into buffers of its own and free these at once; no
 // compressor is registered, TestNoResponseCompressor.)
 type answerHold struct {
-	s    *Server // nil: no slot (the codec called outside a call)
-	key  slotKey
-	conn *connCalls // nil: no connection to follow (in-process use)
-	msg  any        // the handler's answer
+	// slots and key are the admission hold given back: the caller's
+	// slot (nil: none, the codec called outside a call).
+	slots *callerSlots
+	key   slotKey
+	conn  *connCalls // nil: no connection to follow (in-process use)
+	msg   any        // the handler's answer
 
 	// left counts the answer's buffers gRPC still holds, plus one until
 	// the codec has encoded it (on a stream: plus one until its handler
@@ -99,7 +101,7 @@ func (h *answerHold) endStream() {
 // holdAnswer is the hold of the slot key, taken by a call that answered
 // msg on conn; the codec encodes msg and the hold gives the slot back.
 func (s *Server) holdAnswer(key slotKey, conn *connCalls, msg any) *answerHold {
-	h := &answerHold{s: s, key: key, conn: conn, msg: msg}
+	h := &answerHold{slots: &s.slots, key: key, conn: conn, msg: msg}
 	h.left.Store(1)
 	if conn != nil && !conn.add(h) {
 		// The connection ended already: nothing will be sent.
@@ -128,8 +130,8 @@ func (h *answerHold) release() {
 	if h.conn != nil {
 		h.conn.forget(h)
 	}
-	if h.s != nil {
-		h.s.giveSlot(h.key)
+	if h.slots != nil {
+		h.slots.Release(h.key)
 	}
 }
 

@@ -41,7 +41,7 @@
 //     opened (its share of server.maxOpenSessions,
 //     server.maxOpenSessionsPerCaller).
 //   - Connections are bounded below all of this, before any credential,
-//     by the listener the daemon serves on (internal/connlimit:
+//     by the listener the daemon serves on (internal/admission:
 //     server.maxConnections, server.maxConnectionsPerAddress), and one
 //     that has not sent its HTTP/2 preface within server.handshakeTimeout
 //     is dropped (GRPCOptions' ConnectionTimeout).

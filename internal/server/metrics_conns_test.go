@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pith-dev/pith/internal/connlimit"
+	"github.com/pith-dev/pith/internal/admission"
 )
 
 // TestListenerMetrics: a bounded listener's connections and refusals
@@ -17,7 +17,7 @@ func TestListenerMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := connlimit.Listen(inner, connlimit.Options{Caps: connlimit.Caps{Total: 1}})
+	l := admission.Listen(inner, admission.Options{Caps: admission.Caps{Total: 1}})
 	defer l.Close()
 	h.srv.ObserveListener("viewer", l)
 	// One held (it speaks, so it is not evicted), one refused.

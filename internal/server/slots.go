@@ -1,11 +1,12 @@
 package server
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/pith-dev/pith/config"
+	"github.com/pith-dev/pith/internal/admission"
 	sessionv1 "github.com/pith-dev/pith/internal/gen/pith/session/v1"
 )
 
@@ -25,11 +26,9 @@ import (
 // and an event buffer), or run any number of calls at once and starve
 // every other tenant (six concurrent GetContext of a 30 MB session took
 // 432 MB). Callers are counted by name (a token's, a client
-// certificate's subject); anonymous callers share the one name "".
-type callerSlots struct {
-	mu sync.Mutex
-	n  map[slotKey]int
-}
+// certificate's subject); anonymous callers share the one name "". A
+// refusal is the caller's own limit (admission.ErrCallerLimit).
+type callerSlots = admission.Counter[slotKey]
 
 type slotKey struct {
 	name string
@@ -92,33 +91,27 @@ func (s *Server) take(c caller, kind slotKind) (release func(), err error) {
 
 // takeSlot is take without the release function (two allocations less
 // on every call): the interceptors give the slot back with giveSlot.
+// The refusal reads as ErrLimit's (ErrBusy's for calls in flight) and
+// is admission's caller limit too.
 func (s *Server) takeSlot(key slotKey) error {
 	limit, what := key.kind.limit(s.cfg.Load().Server)
-	sc := &s.slots
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	if sc.n == nil {
-		sc.n = map[slotKey]int{}
+	var r *admission.Refusal
+	if limit <= 0 {
+		// Admission's 0 bounds nothing; a bound of 0 here (never
+		// configured: it must be positive) still refuses every hold.
+		_, n := s.slots.Held(key)
+		r = &admission.Refusal{Bound: admission.ErrCallerLimit, Held: n}
+	} else if err := s.slots.Acquire(key, admission.Caps{PerKey: limit}); !errors.As(err, &r) {
+		return err
 	}
-	if n := sc.n[key]; n >= limit {
-		if key.kind == slotCall {
-			return fmt.Errorf("%w: this caller has %d %s", ErrBusy, n, what)
-		}
-		return fmt.Errorf("%w: this caller has %d %s", ErrLimit, n, what)
+	if key.kind == slotCall {
+		return r.Explained(fmt.Errorf("%w: this caller has %d %s", ErrBusy, r.Held, what))
 	}
-	sc.n[key]++
-	return nil
+	return r.Explained(fmt.Errorf("%w: this caller has %d %s", ErrLimit, r.Held, what))
 }
 
 // giveSlot gives back a slot takeSlot took; call it once.
-func (s *Server) giveSlot(key slotKey) {
-	sc := &s.slots
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	if sc.n[key]--; sc.n[key] <= 0 {
-		delete(sc.n, key)
-	}
-}
+func (s *Server) giveSlot(key slotKey) { s.slots.Release(key) }
 
 // slotFor is the kind of slot a gRPC method takes: WatchEvents holds a
 // stream, every other method (Compact's progress stream included: it
@@ -128,47 +121,4 @@ func slotFor(method string) slotKind {
 		return slotStream
 	}
 	return slotCall
-}
-
-// revalidate returns ctx, cancelled with recheck's error as its cause as
-// soon as a configuration applied later no longer lets the caller hold
-// the stream: a token revoked, or its prefix narrowed away from the
-// session. Credentials are checked per call, and a stream is one call
-// that lasts; without this a revoked token's open streams went on
-// delivering for as long as its client kept them. stop ends the watch.
-func (s *Server) revalidate(ctx context.Context, recheck func() error) (_ context.Context, stop func()) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	go func() {
-		for {
-			// Taken before the check, so a configuration applied while
-			// it runs is checked again.
-			next := *s.applied.Load()
-			if err := recheck(); err != nil {
-				cancel(err)
-				return
-			}
-			select {
-			case <-next:
-			case <-ctx.Done():
-				return
-			case <-s.shutdown:
-				return
-			}
-		}
-	}()
-	return ctx, func() { cancel(nil) }
-}
-
-// mayStill is the check of a gRPC stream's caller against the
-// configuration in force: the credentials it presented, and a name of
-// the session o within its token's prefix.
-func (s *Server) mayStill(ctx context.Context, o *openSession) error {
-	c, err := s.authenticate(ctx)
-	if err != nil {
-		return err
-	}
-	if !o.reachableBy(c) {
-		return fmt.Errorf("%w: session %q (token %q may touch %q only)", ErrForbidden, o.id, c.name, c.prefix)
-	}
-	return nil
 }

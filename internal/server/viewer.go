@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/pith-dev/pith/core/compaction"
+	"github.com/pith-dev/pith/internal/admission"
 	"github.com/pith-dev/pith/internal/checksum"
 	"github.com/pith-dev/pith/internal/regularfile"
 	"github.com/pith-dev/pith/internal/signin"
@@ -272,7 +273,8 @@ func (v *Viewer) serveAuthenticated(w http.ResponseWriter, r *http.Request) {
 			// Passing, as the gRPC calls' Unavailable with RetryInfo says.
 			w.Header().Set("Retry-After", "1")
 		}
-		http.Error(w, err.Error(), http.StatusTooManyRequests)
+		// The caller's own limit: 429 (internal/admission's rule).
+		http.Error(w, err.Error(), admission.HTTPStatus(err))
 		return
 	}
 	defer release()

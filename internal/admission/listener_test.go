@@ -1,4 +1,4 @@
-package connlimit
+package admission
 
 import (
 	"errors"
@@ -88,12 +88,12 @@ func closedAtOnce(t *testing.T, c net.Conn) bool {
 	return err != nil
 }
 
-// TestCapsPerAddressAndTotal: one remote address holds PerAddress
+// TestCapsPerKeyAndTotal: one remote address holds PerKey
 // connections, the next is closed at once; another address still gets
 // in until the listener holds Total; a connection closed gives its place
 // back.
-func TestCapsPerAddressAndTotal(t *testing.T) {
-	l, accepted := listen(t, Caps{Total: 6, PerAddress: 4})
+func TestCapsPerKeyAndTotal(t *testing.T) {
+	l, accepted := listen(t, Caps{Total: 6, PerKey: 4})
 	addr := l.Addr().String()
 	// Each connection held speaks, so that none is evicted at the cap
 	// (TestSilentEvictedAtTotal).
@@ -104,7 +104,7 @@ func TestCapsPerAddressAndTotal(t *testing.T) {
 		speak(t, c, served[len(served)-1])
 	}
 	if !closedAtOnce(t, dialFrom(t, "127.0.0.2", addr)) {
-		t.Fatal("a 5th connection from one address was kept past maxConnectionsPerAddress 4")
+		t.Fatal("a 5th connection from one address was kept past maxConnectionsPerKey 4")
 	}
 	for range 2 {
 		c := dialFrom(t, "127.0.0.3", addr)
@@ -135,7 +135,7 @@ func TestCapsPerAddressAndTotal(t *testing.T) {
 // connections from many addresses cannot lock a client out; connections
 // that spoke are never evicted, and past them a new one is refused.
 func TestSilentEvictedAtTotal(t *testing.T) {
-	l, accepted := listen(t, Caps{Total: 4, PerAddress: 2})
+	l, accepted := listen(t, Caps{Total: 4, PerKey: 2})
 	addr := l.Addr().String()
 	var silent []net.Conn
 	for _, src := range []string{"127.0.0.2", "127.0.0.2", "127.0.0.3", "127.0.0.3"} {
@@ -155,7 +155,7 @@ func TestSilentEvictedAtTotal(t *testing.T) {
 	// silent connection of another address is closed for it.
 	before := l.Refused()
 	if !closedAtOnce(t, dialFrom(t, "127.0.0.3", addr)) {
-		t.Fatal("a 3rd connection from one address was kept past maxConnectionsPerAddress 2")
+		t.Fatal("a 3rd connection from one address was kept past maxConnectionsPerKey 2")
 	}
 	if total, from := l.Held("127.0.0.3"); l.Refused() != before+1 || total != 4 || from != 2 {
 		t.Fatalf("after a refusal by the address's cap: %d refused (want 1), %d held (want 4), %d from 127.0.0.3 (want 2)",
@@ -181,7 +181,7 @@ func TestSilentEvictedAtTotal(t *testing.T) {
 // TestUnixSocketCountsInTotalOnly: a unix socket's peers have no address
 // of their own: the listener's total is their only cap.
 func TestUnixSocketCountsInTotalOnly(t *testing.T) {
-	dir, err := os.MkdirTemp("", "connlimit")
+	dir, err := os.MkdirTemp("", "admission")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestUnixSocketCountsInTotalOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := Listen(inner, Options{Caps: Caps{Total: 3, PerAddress: 1}})
+	l := Listen(inner, Options{Caps: Caps{Total: 3, PerKey: 1}})
 	defer l.Close()
 	var conns []net.Conn
 	defer func() {

@@ -1,21 +1,36 @@
-package connlimit
+package admission
 
 import (
 	"net"
 	"testing"
 )
 
-// BenchmarkTake is what every accepted connection (and every viewer
-// stream) pays: one hold taken and given back.
+// BenchmarkTake is what every viewer stream pays: one hold taken and
+// given back through its release function.
 func BenchmarkTake(b *testing.B) {
-	c := NewCounter(Caps{Total: 1 << 20, PerAddress: 1 << 20})
+	var c Counter[string]
+	caps := Caps{Total: 1 << 20, PerKey: 1 << 20}
 	b.ReportAllocs()
 	for b.Loop() {
-		release, err := c.Take("127.0.0.1")
+		release, err := c.Take("127.0.0.1", caps)
 		if err != nil {
 			b.Fatal(err)
 		}
 		release()
+	}
+}
+
+// BenchmarkAcquire is what every accepted connection and every call of
+// the daemon pays: one hold taken and given back, with no function made.
+func BenchmarkAcquire(b *testing.B) {
+	var c Counter[string]
+	caps := Caps{Total: 1 << 20, PerKey: 1 << 20}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := c.Acquire("127.0.0.1", caps); err != nil {
+			b.Fatal(err)
+		}
+		c.Release("127.0.0.1")
 	}
 }
 
@@ -34,7 +49,7 @@ func BenchmarkAccept(b *testing.B) {
 			}
 			var l net.Listener = inner
 			if bounded {
-				l = Listen(inner, Options{Caps: Caps{Total: 1 << 20, PerAddress: 1 << 20}})
+				l = Listen(inner, Options{Caps: Caps{Total: 1 << 20, PerKey: 1 << 20}})
 			}
 			defer l.Close()
 			b.ReportAllocs()

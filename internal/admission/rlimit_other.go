@@ -1,6 +1,6 @@
 //go:build !unix
 
-package connlimit
+package admission
 
 // DescriptorLimit is unknown here: the caps take their smallest
 // defaults unless configured.

@@ -1,13 +1,4 @@
-package connlimit
-
-import "time"
-
-// DefaultHandshakeTimeout is how long a new connection has to complete
-// its TLS handshake and its protocol's first words (HTTP/2's preface, an
-// HTTP request's headers) before it is dropped: a client does it in a
-// few round trips, and a connection that says nothing holds its
-// descriptor and its slot of the cap meanwhile.
-const DefaultHandshakeTimeout = 5 * time.Second
+package admission
 
 // maxPerListener bounds a derived cap however high the descriptor limit:
 // past a few thousand connections it is memory (each has its buffers and
@@ -29,7 +20,7 @@ func DefaultCaps(nofile uint64, n int) Caps {
 	}
 	per := min(nofile/2/uint64(n), maxPerListener)
 	total := max(int(per), 16)
-	return Caps{Total: total, PerAddress: max(total/4, 4)}
+	return Caps{Total: total, PerKey: max(total/4, 4)}
 }
 
 // Resolve fills the caps a configuration left at 0 from DefaultCaps.
@@ -38,12 +29,12 @@ func Resolve(total, perAddress int, nofile uint64, n int) Caps {
 	if total > 0 {
 		d.Total = total
 		if perAddress == 0 {
-			d.PerAddress = max(total/4, 1)
+			d.PerKey = max(total/4, 1)
 		}
 	}
 	if perAddress > 0 {
-		d.PerAddress = perAddress
+		d.PerKey = perAddress
 	}
-	d.PerAddress = min(d.PerAddress, d.Total)
+	d.PerKey = min(d.PerKey, d.Total)
 	return d
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package connlimit
+package admission
 
 import "syscall"
 

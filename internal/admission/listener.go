@@ -1,8 +1,9 @@
-package connlimit
+package admission
 
 import (
 	"container/list"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -14,6 +15,9 @@ import (
 
 // Options configure Listen.
 type Options struct {
+	// Caps bound the connections: Total the listener's
+	// (server.maxConnections), PerKey one remote address's
+	// (server.maxConnectionsPerAddress, by AddressKey).
 	Caps Caps
 	// Name says which listener a log line is about ("grpc", "viewer").
 	Name string
@@ -36,7 +40,8 @@ const (
 // connections within them; the others are closed as soon as accepted.
 type Listener struct {
 	net.Listener
-	count  *Counter
+	caps   Caps
+	count  Counter[string]
 	name   string
 	log    hclog.Logger
 	closed chan struct{}
@@ -61,11 +66,11 @@ func Listen(l net.Listener, o Options) *Listener {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	return &Listener{Listener: l, count: NewCounter(o.Caps), name: o.Name, log: log, closed: make(chan struct{})}
+	return &Listener{Listener: l, caps: o.Caps, count: Counter[string]{Keys: Addresses}, name: o.Name, log: log, closed: make(chan struct{})}
 }
 
 // Caps are the listener's bounds.
-func (l *Listener) Caps() Caps { return l.count.Caps() }
+func (l *Listener) Caps() Caps { return l.caps }
 
 // Refused counts the connections closed at a cap since Listen.
 func (l *Listener) Refused() int64 { return l.refused.Load() }
@@ -101,20 +106,34 @@ func (l *Listener) Accept() (net.Conn, error) {
 		}
 		delay = 0
 		key := AddressKey(c.RemoteAddr())
-		release, err := l.count.Take(key)
-		if errors.Is(err, ErrTotal) && l.evictSilent() {
-			release, err = l.count.Take(key)
+		err = l.take(key)
+		if errors.Is(err, ErrCapacity) && l.evictSilent() {
+			err = l.take(key)
 		}
 		if err != nil {
 			l.refuse(c, err)
 			continue
 		}
-		lc := &conn{Conn: c, release: release, l: l}
+		lc := &conn{Conn: c, key: key, l: l}
 		l.silentMu.Lock()
 		lc.elem = l.silent.PushBack(lc)
 		l.silentMu.Unlock()
 		return lc, nil
 	}
+}
+
+// take is a connection's hold for the remote address key, or the
+// refusal in the listener's words (its log line's reason).
+func (l *Listener) take(key string) error {
+	err := l.count.Acquire(key, AddressCaps(key, l.caps))
+	var r *Refusal
+	if !errors.As(err, &r) {
+		return err
+	}
+	if r.Bound == ErrAddressLimit {
+		return r.Explained(fmt.Errorf("too many connections from this address (%d held by %s, the cap)", r.Held, key))
+	}
+	return r.Explained(fmt.Errorf("too many connections (%d held, the cap)", r.Held))
 }
 
 // evictSilent closes the oldest connection that has not sent a byte
@@ -186,7 +205,7 @@ func (l *Listener) refuse(c net.Conn, why error) {
 	l.unlogged++
 	if now := time.Now(); now.Sub(l.lastLog) >= logEvery {
 		l.log.Warn("connections refused at the connection cap", "listener", l.name, "refused", l.unlogged,
-			"reason", why.Error(), "maxConnections", l.count.caps.Total, "maxConnectionsPerAddress", l.count.caps.PerAddress)
+			"reason", why.Error(), "maxConnections", l.caps.Total, "maxConnectionsPerAddress", l.caps.PerKey)
 		l.lastLog, l.unlogged = now, 0
 	}
 }
@@ -205,8 +224,9 @@ func (l *Listener) logAcceptError(err error, delay time.Duration) {
 // connections with its first bytes.
 type conn struct {
 	net.Conn
-	release func()
-	l       *Listener
+	key    string // its remote address's (AddressKey)
+	closed atomic.Bool
+	l      *Listener
 	// said is set once a read returned bytes; elem is c in l.silent
 	// until then (guarded by l.silentMu).
 	said atomic.Bool
@@ -225,6 +245,8 @@ func (c *conn) Read(p []byte) (int, error) {
 func (c *conn) Close() error {
 	err := c.Conn.Close()
 	c.l.spoke(c) // gone: nothing to evict
-	c.release()
+	if !c.closed.Swap(true) {
+		c.l.count.Release(c.key)
+	}
 	return err
 }
