@@ -1,10 +1,6 @@
 package hooks
 
-import (
-	"context"
-	"fmt"
-	"time"
-)
+import "time"
 
 // Failure is a plugin's failure policy (docs/behaviour.md §13, §14).
 type Failure string
@@ -15,17 +11,6 @@ const (
 	// FailureClosed cancels the operation with an error naming the plugin.
 	FailureClosed Failure = "closed"
 )
-
-// ParseFailure maps the configuration value to a Failure; "" means open.
-func ParseFailure(s string) (Failure, error) {
-	switch Failure(s) {
-	case "", FailureOpen:
-		return FailureOpen, nil
-	case FailureClosed:
-		return FailureClosed, nil
-	}
-	return "", fmt.Errorf("failure policy %q: want %q or %q", s, FailureOpen, FailureClosed)
-}
 
 // PluginInfo is how the Dispatcher orders and bounds a plugin's calls.
 type PluginInfo struct {
@@ -57,70 +42,4 @@ type Plugin interface {
 	CompactHandler
 	BeforeTreeHandler
 	TreeHandler
-}
-
-// NewPlugin wraps a handler value (anything implementing one or more of the
-// handler interfaces, for example Funcs) as a Plugin.
-func NewPlugin(info PluginInfo, handler any) Plugin {
-	p := &inProcess{info: info, h: handler}
-	for _, id := range DetectEvents(handler) {
-		p.events |= 1 << eventBit(id)
-	}
-	return p
-}
-
-type inProcess struct {
-	info   PluginInfo
-	h      any
-	events uint8
-}
-
-func eventBit(id EventID) uint {
-	for i, e := range AllEvents() {
-		if e == id {
-			return uint(i)
-		}
-	}
-	return 7
-}
-
-func (p *inProcess) Info() PluginInfo { return p.info }
-
-func (p *inProcess) Implements(id EventID) bool {
-	return id.Valid() && p.events&(1<<eventBit(id)) != 0
-}
-
-func (p *inProcess) BeforeCompact(ctx context.Context, ev *BeforeCompactEvent) (*BeforeCompactResult, error) {
-	if h, ok := p.h.(BeforeCompactHandler); ok && p.Implements(EventBeforeCompact) {
-		return h.BeforeCompact(ctx, ev)
-	}
-	return nil, nil
-}
-
-func (p *inProcess) Compacting(ctx context.Context, ev *CompactingEvent) (*CompactingResult, error) {
-	if h, ok := p.h.(CompactingHandler); ok && p.Implements(EventCompacting) {
-		return h.Compacting(ctx, ev)
-	}
-	return nil, nil
-}
-
-func (p *inProcess) Compact(ctx context.Context, ev *CompactEvent) error {
-	if h, ok := p.h.(CompactHandler); ok && p.Implements(EventCompact) {
-		return h.Compact(ctx, ev)
-	}
-	return nil
-}
-
-func (p *inProcess) BeforeTree(ctx context.Context, ev *BeforeTreeEvent) (*BeforeTreeResult, error) {
-	if h, ok := p.h.(BeforeTreeHandler); ok && p.Implements(EventBeforeTree) {
-		return h.BeforeTree(ctx, ev)
-	}
-	return nil, nil
-}
-
-func (p *inProcess) Tree(ctx context.Context, ev *TreeEvent) error {
-	if h, ok := p.h.(TreeHandler); ok && p.Implements(EventTree) {
-		return h.Tree(ctx, ev)
-	}
-	return nil
 }

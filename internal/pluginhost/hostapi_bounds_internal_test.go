@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
 	"github.com/pith-dev/pith/internal/wire"
 	"golang.org/x/net/http2"
@@ -74,7 +75,7 @@ func serveTestHostAPI(t *testing.T, host hooks.HostAPI, lim hooks.Limits) (*host
 // grant issues a capability as a plugin call does; it returns the token
 // the plugin sends back and the revoke of the call's end.
 func grant(t *testing.T, api *hostAPIServer, host hooks.HostAPI, lim hooks.Limits) (string, func()) {
-	ctx, revoke := api.grants.Grant(context.Background(), host, hooks.Scope{SessionID: "s", Limits: lim})
+	ctx, revoke := api.grants.Grant(context.Background(), host, dispatch.Scope{SessionID: "s", Limits: lim})
 	md, _ := metadata.FromOutgoingContext(ctx)
 	return md.Get(wire.CapabilityKey)[0], revoke
 }

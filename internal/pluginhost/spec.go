@@ -9,6 +9,7 @@ import (
 
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/internal/checksum"
+	"github.com/pith-dev/pith/internal/dispatch"
 	"github.com/pith-dev/pith/internal/reattach"
 )
 
@@ -63,7 +64,7 @@ func (s Spec) Validate() error {
 			return fmt.Errorf("plugin %q: %w", s.Name, err)
 		}
 	}
-	if _, err := hooks.ParseFailure(string(s.Failure)); err != nil {
+	if _, err := dispatch.ParseFailure(string(s.Failure)); err != nil {
 		return fmt.Errorf("plugin %q: %w", s.Name, err)
 	}
 	if s.Timeout < 0 {
@@ -74,7 +75,7 @@ func (s Spec) Validate() error {
 
 // info is the part of the spec the Dispatcher reads.
 func (s Spec) info() hooks.PluginInfo {
-	f, _ := hooks.ParseFailure(string(s.Failure))
+	f, _ := dispatch.ParseFailure(string(s.Failure))
 	return hooks.PluginInfo{Name: s.Name, Priority: s.Priority, Order: s.Order, Timeout: s.Timeout, Failure: f, Limits: s.Limits.OrDefaults()}
 }
 

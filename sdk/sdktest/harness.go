@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/sdk"
 )
@@ -70,7 +71,7 @@ type Harness struct {
 	Plugin hooks.Plugin
 	// Dispatcher holds just this plugin, for checking how the host would
 	// combine and validate its results.
-	Dispatcher *hooks.Dispatcher
+	Dispatcher *dispatch.Dispatcher
 	// Host is the HostAPI offered to the plugin (a *FakeHost by default).
 	Host hooks.HostAPI
 	// Supervisor is set for a subprocess.
@@ -92,7 +93,7 @@ func build(t testing.TB, opts []Option) options {
 }
 
 func (h *Harness) dispatcher(t testing.TB, log hclog.Logger) {
-	d, err := hooks.NewDispatcher(hooks.Options{Logger: log, Host: h.Host}, h.Plugin)
+	d, err := dispatch.NewDispatcher(dispatch.Options{Logger: log, Host: h.Host}, h.Plugin)
 	if err != nil {
 		t.Fatalf("sdktest: %v", err)
 	}
@@ -158,7 +159,7 @@ func (h *Harness) timeout() time.Duration {
 	if t := h.Plugin.Info().Timeout; t > 0 {
 		return t
 	}
-	return hooks.DefaultTimeout
+	return dispatch.DefaultTimeout
 }
 
 // send makes one call with the harness's host API and the plugin's
