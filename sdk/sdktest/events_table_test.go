@@ -32,6 +32,7 @@ func TestEveryLayerHandlesEveryEvent(t *testing.T) {
 		"proto Hooks server (sdk)":        reflect.TypeFor[pb.HooksServer](),
 		"proto Hooks client (pluginhost)": reflect.TypeFor[pb.HooksClient](),
 		"sdktest.Harness":                 reflect.TypeFor[*sdktest.Harness](),
+		"sdktest.Dispatcher":              reflect.TypeFor[*sdktest.Dispatcher](),
 		"sdk.InProcessPlugin":             reflect.TypeFor[*sdk.InProcessPlugin](),
 	}
 	all := hooks.AllEvents()
