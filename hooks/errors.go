@@ -6,9 +6,9 @@ import (
 )
 
 var (
-	// ErrPluginFailed is wrapped by the error a Dispatcher returns when a
-	// plugin configured with `failure: closed` errs, times out, panics or
-	// crashes; the caller cancels its operation.
+	// ErrPluginFailed is wrapped by the error the host's dispatcher
+	// returns when a plugin configured with `failure: closed` errs, times
+	// out, panics or crashes; the caller cancels its operation.
 	ErrPluginFailed = errors.New("plugin failed")
 	// ErrInvalidResult marks a plugin result rejected by validation.
 	ErrInvalidResult = errors.New("invalid plugin result")

@@ -2,6 +2,11 @@ package hooks
 
 import "time"
 
+// What became of each plugin call, as the host reports it to its metrics
+// (Observation) and records it in a compaction or branch summary entry
+// (TimelineStep, the Result constants). The recorder itself is
+// internal/dispatch's Timeline.
+
 // Outcome classifies one plugin call for observation.
 type Outcome string
 

@@ -2,6 +2,11 @@ package hooks
 
 import "encoding/json"
 
+// The host's combined answer to each event and what a supplied compaction
+// or summary is checked against. They are contract, not machinery: the
+// engine's hook interfaces are written in them, and a plugin's tests read
+// them (sdktest.Dispatcher) to see what the host made of its answers.
+
 // BeforeCompactOutcome is the combined answer to session_before_compact.
 type BeforeCompactOutcome struct {
 	Cancelled    bool
@@ -67,7 +72,7 @@ type CompactionLimits struct {
 	// path entries within the compacted range. When nil the id is only
 	// required to be non-empty.
 	AllowedFirstKeptIDs []string
-	// EstimateTokens estimates a text's tokens; nil means EstimateText.
+	// EstimateTokens estimates a text's tokens; nil means docs/behaviour.md §3's plain-text estimate.
 	EstimateTokens func(text string) int
 }
 
@@ -75,6 +80,6 @@ type CompactionLimits struct {
 type SummaryLimits struct {
 	// MaxSummaryTokens is the hard cap; zero means no cap.
 	MaxSummaryTokens int
-	// EstimateTokens estimates a text's tokens; nil means EstimateText.
+	// EstimateTokens estimates a text's tokens; nil means docs/behaviour.md §3's plain-text estimate.
 	EstimateTokens func(text string) int
 }

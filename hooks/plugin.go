@@ -12,7 +12,7 @@ const (
 	FailureClosed Failure = "closed"
 )
 
-// PluginInfo is how the Dispatcher orders and bounds a plugin's calls.
+// PluginInfo is how the host's dispatcher orders and bounds a plugin's calls.
 type PluginInfo struct {
 	// Name is unique among the configured plugins; it namespaces the
 	// plugin's preserveData and appears in logs and errors.
@@ -21,7 +21,7 @@ type PluginInfo struct {
 	Priority int
 	// Order is the position in the configuration; it breaks priority ties.
 	Order int
-	// Timeout bounds each call; zero means the Dispatcher's default.
+	// Timeout bounds each call; zero means the dispatcher's default.
 	Timeout time.Duration
 	// Failure is the failure policy; "" means open.
 	Failure Failure
@@ -30,10 +30,12 @@ type PluginInfo struct {
 	Limits Limits
 }
 
-// Plugin is what the Dispatcher calls: an in-process handler (NewPlugin) or a
-// supervised subprocess (package internal/pluginhost). The Dispatcher calls an
-// event method only when Implements reports true for that event, always
-// with a deadline, and tolerates panics and errors.
+// Plugin is what the host's dispatcher calls: an in-process handler
+// (sdk.StartInProcess) or a supervised subprocess (package
+// internal/pluginhost). The dispatcher calls an event method only when
+// Implements reports true for that event, always with a deadline, and
+// tolerates panics and errors. It is part of the contract because the SDK
+// hands one out (sdk.StartInProcess, sdktest.Harness) for the host to run.
 type Plugin interface {
 	Info() PluginInfo
 	Implements(event EventID) bool
