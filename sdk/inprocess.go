@@ -52,8 +52,9 @@ const describeTimeout = 10 * time.Second
 
 // StartInProcess serves h in this process and connects to it. info is what
 // the Dispatcher reads (name, priority, timeout, failure policy, limits);
-// the events are those h reports in Describe, as for a subprocess. A
-// handler Serve would refuse (CheckHandler) is refused here too.
+// the events are those h reports in Describe, as for a subprocess. h is a
+// handler value or a ServeOpts, as for Serve and ServePlugin; one they
+// would refuse (CheckHandler) is refused here too.
 func StartInProcess(info hooks.PluginInfo, h Handler) (*InProcessPlugin, error) {
 	if err := CheckHandler(h); err != nil {
 		return nil, err
@@ -63,7 +64,7 @@ func StartInProcess(info hooks.PluginInfo, h Handler) (*InProcessPlugin, error) 
 		name = "in-process"
 	}
 	ip := &InProcessPlugin{info: info, closed: make(chan struct{})}
-	rc, err := ip.serve(serveConfig(newServer(h, config{name: name, version: "0.0.0"})))
+	rc, err := ip.serve(serveConfig(newServer(handlerOf(h), config{name: name, version: "0.0.0"})))
 	if err != nil {
 		return nil, err
 	}
