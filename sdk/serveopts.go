@@ -27,6 +27,10 @@ type ServeOpts struct {
 	Compact       CompactHandler
 	BeforeTree    BeforeTreeHandler
 	Tree          TreeHandler
+	// Close, when set, is called when the host stops the plugin, to
+	// release its resources. It is not inferred from the handlers: a
+	// handler's own Close method runs only when it is set here too.
+	Close Closer
 }
 
 // ServePlugin runs the handlers of o as a plugin until the host stops it
@@ -55,9 +59,23 @@ func handlerOf(h Handler) Handler {
 	return h
 }
 
+// closingFuncs is a ServeOpts's handlers with its Close.
+type closingFuncs struct {
+	hooks.Funcs
+	Closer
+}
+
 // handler is o as the handler value the server serves: a Funcs holding
-// the set fields' methods, so that Describe lists exactly those events.
-func (o ServeOpts) handler() hooks.Funcs {
+// the set fields' methods, so that Describe lists exactly those events,
+// and the Close when one is set.
+func (o ServeOpts) handler() Handler {
+	if o.Close != nil {
+		return closingFuncs{o.funcs(), o.Close}
+	}
+	return o.funcs()
+}
+
+func (o ServeOpts) funcs() hooks.Funcs {
 	var f hooks.Funcs
 	if handles(o.BeforeCompact, hooks.EventBeforeCompact) {
 		f.OnBeforeCompact = o.BeforeCompact.BeforeCompact
@@ -86,7 +104,7 @@ func handles(h any, event hooks.EventID) bool {
 // checkServeOpts refuses a ServeOpts that sets no handler, saying so
 // rather than describe a Funcs's method set.
 func checkServeOpts(o ServeOpts) error {
-	if len(o.handler().ImplementedEvents()) > 0 {
+	if len(o.funcs().ImplementedEvents()) > 0 {
 		return nil
 	}
 	return fmt.Errorf("%w: ServeOpts sets none of BeforeCompact, Compacting, Compact, BeforeTree, Tree (or only Funcs without the function for its field)", ErrNoEvents)

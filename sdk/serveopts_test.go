@@ -27,12 +27,18 @@ func (guardAndTree) Compacting(context.Context, *CompactingEvent) (*CompactingRe
 
 func (guardAndTree) Tree(context.Context, *TreeEvent) error { return nil }
 
+// closeRecorder is a ServeOpts's Close.
+type closeRecorder chan struct{}
+
+func (c closeRecorder) Close() error { close(c); return nil }
+
 // TestServePluginTyped: an interface-based and a Funcs-based plugin both
 // serve through ServeOpts, over the same server and go-plugin machinery
 // Serve uses (in debug mode, attached to as a host would), describing
 // exactly the events of the fields set and answering them.
 func TestServePluginTyped(t *testing.T) {
 	compacted := make(chan string, 1)
+	closed := make(closeRecorder)
 	funcs := Funcs{
 		OnCompact: func(_ context.Context, ev *CompactEvent) error { compacted <- ev.SessionID; return nil },
 		OnBeforeTree: func(context.Context, *BeforeTreeEvent) (*BeforeTreeResult, error) {
@@ -47,7 +53,7 @@ func TestServePluginTyped(t *testing.T) {
 	}{
 		{
 			name: "interface-based",
-			opts: ServeOpts{BeforeCompact: guardAndTree{}, Compacting: guardAndTree{}},
+			opts: ServeOpts{BeforeCompact: guardAndTree{}, Compacting: guardAndTree{}, Close: closed},
 			want: []EventID{EventBeforeCompact, EventCompacting},
 			check: func(t *testing.T, ctx context.Context, c pb.HooksClient) {
 				res, err := c.BeforeCompact(ctx, &pb.BeforeCompactRequest{SessionId: "s1"})
@@ -57,6 +63,14 @@ func TestServePluginTyped(t *testing.T) {
 				_, err = c.Tree(ctx, &pb.TreeRequest{SessionId: "s1"})
 				if status.Code(err) != codes.Unimplemented {
 					t.Fatalf("Tree, whose field is unset: %v, want Unimplemented", err)
+				}
+				if _, err := c.Shutdown(ctx, &pb.ShutdownRequest{}); err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case <-closed:
+				default:
+					t.Fatal("the host's Shutdown did not call ServeOpts.Close")
 				}
 			},
 		},
