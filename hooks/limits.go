@@ -3,7 +3,7 @@ package hooks
 // Limits bound what one plugin may send the host and be sent by it. A
 // result over a limit is a failure of the plugin under its failure policy,
 // and the log names the limit. Sizes are in bytes. A zero field means the
-// default (DefaultLimits).
+// host's default.
 type Limits struct {
 	// ContextBytes bounds the total of a session.compacting result's
 	// context lines; PromptBytes its prompt, and the instructions, label
@@ -51,58 +51,4 @@ type Limits struct {
 	StderrLinesPerSecond int
 	StderrBytesPerSecond int
 	StderrLineBytes      int
-}
-
-// DefaultLimits are the limits of a plugin configured without any: far
-// above what a well-behaved plugin sends, far below what would hurt the
-// host or bloat a session file.
-func DefaultLimits() Limits {
-	return Limits{
-		ContextBytes:         256 << 10,
-		PromptBytes:          64 << 10,
-		SummaryBytes:         256 << 10,
-		PreserveDataBytes:    1 << 20,
-		DetailsBytes:         1 << 20,
-		JSONDepth:            64,
-		PathEntriesBytes:     16 << 20,
-		MessagesBytes:        64 << 20,
-		CompletePromptBytes:  4 << 20,
-		CompleteMaxTokens:    16384,
-		EstimateBytes:        64 << 20,
-		CompleteCalls:        16,
-		HostCallsInFlight:    4,
-		StderrLinesPerSecond: 200,
-		StderrBytesPerSecond: 256 << 10,
-		StderrLineBytes:      16 << 10,
-	}
-}
-
-// OrDefaults returns l with every zero (or negative) field set to its
-// default.
-func (l Limits) OrDefaults() Limits {
-	d := DefaultLimits()
-	pick := func(v, def int) int {
-		if v > 0 {
-			return v
-		}
-		return def
-	}
-	return Limits{
-		ContextBytes:         pick(l.ContextBytes, d.ContextBytes),
-		PromptBytes:          pick(l.PromptBytes, d.PromptBytes),
-		SummaryBytes:         pick(l.SummaryBytes, d.SummaryBytes),
-		PreserveDataBytes:    pick(l.PreserveDataBytes, d.PreserveDataBytes),
-		DetailsBytes:         pick(l.DetailsBytes, d.DetailsBytes),
-		JSONDepth:            pick(l.JSONDepth, d.JSONDepth),
-		PathEntriesBytes:     pick(l.PathEntriesBytes, d.PathEntriesBytes),
-		MessagesBytes:        pick(l.MessagesBytes, d.MessagesBytes),
-		CompletePromptBytes:  pick(l.CompletePromptBytes, d.CompletePromptBytes),
-		CompleteMaxTokens:    pick(l.CompleteMaxTokens, d.CompleteMaxTokens),
-		EstimateBytes:        pick(l.EstimateBytes, d.EstimateBytes),
-		CompleteCalls:        pick(l.CompleteCalls, d.CompleteCalls),
-		HostCallsInFlight:    pick(l.HostCallsInFlight, d.HostCallsInFlight),
-		StderrLinesPerSecond: pick(l.StderrLinesPerSecond, d.StderrLinesPerSecond),
-		StderrBytesPerSecond: pick(l.StderrBytesPerSecond, d.StderrBytesPerSecond),
-		StderrLineBytes:      pick(l.StderrLineBytes, d.StderrLineBytes),
-	}
 }

@@ -70,7 +70,7 @@ func TestInjectedMessagesBounded(t *testing.T) {
 	for name, msgs := range map[string][]hooks.InjectedMessage{
 		"too many": make([]hooks.InjectedMessage, hooks.MaxInjectedMessages+1),
 		"empty":    {{Content: "  "}},
-		"too big":  {{Content: strings.Repeat("x", hooks.DefaultLimits().ContextBytes+1)}},
+		"too big":  {{Content: strings.Repeat("x", dispatch.DefaultLimits().ContextBytes+1)}},
 	} {
 		for i := range msgs {
 			if msgs[i].Content == "" {

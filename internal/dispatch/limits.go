@@ -11,6 +11,60 @@ import (
 	"github.com/pith-dev/pith/hooks"
 )
 
+// DefaultLimits are the limits of a plugin configured without any: far
+// above what a well-behaved plugin sends, far below what would hurt the
+// host or bloat a session file.
+func DefaultLimits() hooks.Limits {
+	return hooks.Limits{
+		ContextBytes:         256 << 10,
+		PromptBytes:          64 << 10,
+		SummaryBytes:         256 << 10,
+		PreserveDataBytes:    1 << 20,
+		DetailsBytes:         1 << 20,
+		JSONDepth:            64,
+		PathEntriesBytes:     16 << 20,
+		MessagesBytes:        64 << 20,
+		CompletePromptBytes:  4 << 20,
+		CompleteMaxTokens:    16384,
+		EstimateBytes:        64 << 20,
+		CompleteCalls:        16,
+		HostCallsInFlight:    4,
+		StderrLinesPerSecond: 200,
+		StderrBytesPerSecond: 256 << 10,
+		StderrLineBytes:      16 << 10,
+	}
+}
+
+// LimitsOrDefaults returns l with every zero (or negative) field set to
+// its default.
+func LimitsOrDefaults(l hooks.Limits) hooks.Limits {
+	d := DefaultLimits()
+	pick := func(v, def int) int {
+		if v > 0 {
+			return v
+		}
+		return def
+	}
+	return hooks.Limits{
+		ContextBytes:         pick(l.ContextBytes, d.ContextBytes),
+		PromptBytes:          pick(l.PromptBytes, d.PromptBytes),
+		SummaryBytes:         pick(l.SummaryBytes, d.SummaryBytes),
+		PreserveDataBytes:    pick(l.PreserveDataBytes, d.PreserveDataBytes),
+		DetailsBytes:         pick(l.DetailsBytes, d.DetailsBytes),
+		JSONDepth:            pick(l.JSONDepth, d.JSONDepth),
+		PathEntriesBytes:     pick(l.PathEntriesBytes, d.PathEntriesBytes),
+		MessagesBytes:        pick(l.MessagesBytes, d.MessagesBytes),
+		CompletePromptBytes:  pick(l.CompletePromptBytes, d.CompletePromptBytes),
+		CompleteMaxTokens:    pick(l.CompleteMaxTokens, d.CompleteMaxTokens),
+		EstimateBytes:        pick(l.EstimateBytes, d.EstimateBytes),
+		CompleteCalls:        pick(l.CompleteCalls, d.CompleteCalls),
+		HostCallsInFlight:    pick(l.HostCallsInFlight, d.HostCallsInFlight),
+		StderrLinesPerSecond: pick(l.StderrLinesPerSecond, d.StderrLinesPerSecond),
+		StderrBytesPerSecond: pick(l.StderrBytesPerSecond, d.StderrBytesPerSecond),
+		StderrLineBytes:      pick(l.StderrLineBytes, d.StderrLineBytes),
+	}
+}
+
 // ErrOverLimit marks a plugin result, payload or host call over one of the
 // plugin's Limits; LimitError says which.
 var ErrOverLimit = errors.New("over a plugin limit")
@@ -62,7 +116,7 @@ func CheckBeforeCompactResult(r *hooks.BeforeCompactResult, l hooks.Limits) erro
 	if r == nil {
 		return nil
 	}
-	l = l.OrDefaults()
+	l = LimitsOrDefaults(l)
 	if err := overBytes("cancelReason", "promptBytes", len(r.CancelReason), l.PromptBytes); err != nil {
 		return err
 	}
@@ -82,7 +136,7 @@ func CheckCompactingResult(r *hooks.CompactingResult, l hooks.Limits) error {
 	if r == nil {
 		return nil
 	}
-	l = l.OrDefaults()
+	l = LimitsOrDefaults(l)
 	total := 0
 	for _, c := range r.Context {
 		total += len(c)
@@ -110,7 +164,7 @@ func CheckBeforeTreeResult(r *hooks.BeforeTreeResult, l hooks.Limits) error {
 	if r == nil {
 		return nil
 	}
-	l = l.OrDefaults()
+	l = LimitsOrDefaults(l)
 	errs := []error{
 		overBytes("cancelReason", "promptBytes", len(r.CancelReason), l.PromptBytes),
 		overBytes("customInstructions", "promptBytes", len(r.CustomInstructions), l.PromptBytes),
@@ -193,7 +247,7 @@ func boundLabels(labels []hooks.Label, max int) (kept []hooks.Label, truncated b
 // and for messages, clamped so that together they stay within
 // MaxEventBytes.
 func eventBudgets(l hooks.Limits) (path, messages int) {
-	l = l.OrDefaults()
+	l = LimitsOrDefaults(l)
 	path = min(l.PathEntriesBytes, MaxEventBytes/2)
 	messages = min(l.MessagesBytes, MaxEventBytes-path)
 	return path, messages

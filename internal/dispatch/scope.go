@@ -42,7 +42,7 @@ type ScopedHost struct {
 
 // NewScopedHost returns a capability over h for scope.
 func NewScopedHost(h hooks.HostAPI, scope Scope) *ScopedHost {
-	scope.Limits = scope.Limits.OrDefaults()
+	scope.Limits = LimitsOrDefaults(scope.Limits)
 	life, revoke := context.WithCancel(context.Background())
 	return &ScopedHost{host: h, scope: scope, life: life, revoke: revoke}
 }
