@@ -10,9 +10,10 @@ import (
 	"github.com/pith-dev/pith/hooks"
 )
 
-// EstimateText is docs/behaviour.md §3's estimate for plain text: UTF-16 code units / 4,
-// rounded up. It is core/tokens' EstimateText written again: the SDK
-// imports hooks and must not import core (TestNoLLMClients).
+// EstimateText is docs/behaviour.md §3's estimate for plain text: UTF-16
+// code units / 4, rounded up. It is core/tokens' EstimateText written
+// again: the SDK imports this package and must not import core
+// (TestNoLLMClients).
 func EstimateText(s string) int {
 	n := 0
 	for _, r := range s {
