@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 )
 
 // Config is the whole configuration of Pith. Keys are camelCase as in pi's
@@ -291,8 +291,8 @@ type PluginLimits struct {
 }
 
 // DefaultPluginLimits are the limits of a plugin whose entry sets none;
-// the numbers live with the code that enforces them (hooks.DefaultLimits).
-func DefaultPluginLimits() PluginLimits { return PluginLimits(hooks.DefaultLimits()) }
+// the numbers live with the code that enforces them (dispatch.DefaultLimits).
+func DefaultPluginLimits() PluginLimits { return PluginLimits(dispatch.DefaultLimits()) }
 
 // Sessions configures where the daemon keeps sessions.
 type Sessions struct {

@@ -6,9 +6,9 @@ import (
 )
 
 var (
-	// ErrPluginFailed is wrapped by the error a Dispatcher returns when a
-	// plugin configured with `failure: closed` errs, times out, panics or
-	// crashes; the caller cancels its operation.
+	// ErrPluginFailed is wrapped by the error the host's dispatcher
+	// returns when a plugin configured with `failure: closed` errs, times
+	// out, panics or crashes; the caller cancels its operation.
 	ErrPluginFailed = errors.New("plugin failed")
 	// ErrInvalidResult marks a plugin result rejected by validation.
 	ErrInvalidResult = errors.New("invalid plugin result")
@@ -20,12 +20,6 @@ var (
 	// sent (JSON nested too deep, …); pluginhost answers it with gRPC's
 	// InvalidArgument.
 	ErrInvalidArgument = errors.New("invalid argument")
-	// ErrChecksumMismatch: the plugin's binary does not match its
-	// configured sha256, so it is not run. A call failing with it stops
-	// the operation whatever the plugin's failure policy: the policy is
-	// about a plugin that errs, not about one that is not the binary the
-	// configuration trusts (its veto would be dropped unseen).
-	ErrChecksumMismatch = errors.New("plugin binary does not match its configured sha256")
 )
 
 // PluginError names the plugin and event behind a failure. It matches
@@ -42,3 +36,9 @@ func (e *PluginError) Error() string {
 
 // Unwrap returns ErrPluginFailed and the cause.
 func (e *PluginError) Unwrap() []error { return []error{ErrPluginFailed, e.Err} }
+
+// ErrPermissionDenied marks a HostAPI call outside the caller's scope: a
+// session other than the one of the call being served, or a call made
+// after that call ended. pluginhost answers it with gRPC's
+// PermissionDenied.
+var ErrPermissionDenied = errors.New("permission denied")

@@ -9,7 +9,7 @@ import (
 
 // HostAPI is what a plugin may call back into the host for (docs/behaviour.md §13): the
 // engine implements it; internal/pluginhost serves it to subprocesses over the
-// go-plugin broker, and the Dispatcher hands it to in-process handlers
+// go-plugin broker, and the host's dispatcher hands it to in-process handlers
 // through the context (HostFromContext).
 type HostAPI interface {
 	// ReadEntries returns a session's entries as their original JSON lines.

@@ -35,12 +35,34 @@ func (compactOnlyHandler) Compact(context.Context, *hooks.CompactEvent) error { 
 // a go-plugin client attaches with, answers, and stops when the client
 // closes.
 func TestDebugMode(t *testing.T) {
-	var out syncBuffer
-	done := make(chan error, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	d := startDebug(t, ctx, compactOnlyHandler{}, config{name: "dbg", version: "9.9.9"})
+	desc, err := d.hooks.Describe(ctx, &pb.DescribeRequest{})
+	if err != nil || desc.GetName() != "dbg" || desc.GetVersion() != "9.9.9" || len(desc.GetEvents()) != 1 {
+		t.Fatalf("Describe = %v, %v", desc, err)
+	}
+	d.close(t, ctx)
+}
+
+// debugPlugin is a plugin served in debug mode and the go-plugin client
+// attached to it, as a host attaches with a reattach configuration.
+type debugPlugin struct {
+	hooks  pb.HooksClient
+	conn   plugin.ClientProtocol
+	client *plugin.Client
+	done   chan error
+}
+
+// startDebug serves h (a handler value or a ServeOpts) as Serve and
+// ServePlugin do in debug mode and attaches to it; the plugin is stopped
+// when the test ends.
+func startDebug(t *testing.T, ctx context.Context, h Handler, cfg config) *debugPlugin {
+	t.Helper()
+	var out syncBuffer
+	done := make(chan error, 1)
 	go func() {
-		done <- serveDebug(ctx, serveConfig(newServer(compactOnlyHandler{}, config{name: "dbg", version: "9.9.9"})), &out)
+		done <- serveDebug(ctx, serveConfig(newServer(handlerOf(h), cfg)), &out)
 	}()
 
 	var line string
@@ -73,7 +95,7 @@ func TestDebugMode(t *testing.T) {
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           hclog.NewNullLogger(),
 	})
-	defer client.Kill()
+	t.Cleanup(client.Kill)
 	conn, err := client.Client()
 	if err != nil {
 		t.Fatal(err)
@@ -82,16 +104,18 @@ func TestDebugMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	desc, err := raw.(pb.HooksClient).Describe(ctx, &pb.DescribeRequest{})
-	if err != nil || desc.GetName() != "dbg" || desc.GetVersion() != "9.9.9" || len(desc.GetEvents()) != 1 {
-		t.Fatalf("Describe = %v, %v", desc, err)
-	}
+	return &debugPlugin{hooks: raw.(pb.HooksClient), conn: conn, client: client, done: done}
+}
+
+// close closes the client and checks that the plugin stops serving.
+func (d *debugPlugin) close(t *testing.T, ctx context.Context) {
+	t.Helper()
 	// Closing the client asks go-plugin's controller to stop the server.
-	if err := conn.Close(); err != nil {
+	if err := d.conn.Close(); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-done:
+	case err := <-d.done:
 		if err != nil {
 			t.Fatal(err)
 		}

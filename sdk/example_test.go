@@ -60,7 +60,9 @@ func (guard) Compacting(ctx context.Context, ev *sdk.CompactingEvent) (*sdk.Comp
 }
 
 func Example() {
-	if err := sdk.Serve(guard{}, sdk.WithName("guard"), sdk.WithVersion("1.0.0")); err != nil {
-		os.Exit(1) // Serve has logged why
+	g := guard{}
+	opts := sdk.ServeOpts{BeforeCompact: g, Compacting: g} // one field per event it handles
+	if err := sdk.ServePlugin(opts, sdk.WithName("guard"), sdk.WithVersion("1.0.0")); err != nil {
+		os.Exit(1) // ServePlugin has logged why
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/go-plugin/runner"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
 	"github.com/pith-dev/pith/internal/wire"
 	"google.golang.org/grpc"
@@ -51,8 +52,9 @@ const describeTimeout = 10 * time.Second
 
 // StartInProcess serves h in this process and connects to it. info is what
 // the Dispatcher reads (name, priority, timeout, failure policy, limits);
-// the events are those h reports in Describe, as for a subprocess. A
-// handler Serve would refuse (CheckHandler) is refused here too.
+// the events are those h reports in Describe, as for a subprocess. h is a
+// handler value or a ServeOpts, as for Serve and ServePlugin; one they
+// would refuse (CheckHandler) is refused here too.
 func StartInProcess(info hooks.PluginInfo, h Handler) (*InProcessPlugin, error) {
 	if err := CheckHandler(h); err != nil {
 		return nil, err
@@ -62,7 +64,7 @@ func StartInProcess(info hooks.PluginInfo, h Handler) (*InProcessPlugin, error) 
 		name = "in-process"
 	}
 	ip := &InProcessPlugin{info: info, closed: make(chan struct{})}
-	rc, err := ip.serve(serveConfig(newServer(h, config{name: name, version: "0.0.0"})))
+	rc, err := ip.serve(serveConfig(newServer(handlerOf(h), config{name: name, version: "0.0.0"})))
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +180,7 @@ func (ip *InProcessPlugin) Implements(event hooks.EventID) bool {
 // ends, as a subprocess's does: it is a gRPC call with that context.
 func (ip *InProcessPlugin) BoundByContext() bool { return true }
 
-var _ hooks.ContextBound = (*InProcessPlugin)(nil)
+var _ dispatch.ContextBound = (*InProcessPlugin)(nil)
 
 // call makes one RPC the way the host does: the size check before sending,
 // the host API granted for the call's session, the status mapped back.
@@ -187,7 +189,7 @@ func call[Req, Resp proto.Message](ctx context.Context, ip *InProcessPlugin, ses
 	if err := wire.CheckSize(req); err != nil {
 		return zero, err
 	}
-	ctx, revoke := ip.grants.grant(ctx, hooks.Scope{SessionID: sessionID, Limits: ip.info.Limits})
+	ctx, revoke := ip.grants.grant(ctx, dispatch.Scope{SessionID: sessionID, Limits: ip.info.Limits})
 	defer revoke()
 	resp, err := rpc(ctx, req)
 	if err != nil {
@@ -319,7 +321,7 @@ func (serverRunner) HostToPlugin(network, addr string) (string, string, error) {
 type localGrants struct{ wire.Grants }
 
 // grant issues a token for the HostAPI of ctx, if it carries one.
-func (g *localGrants) grant(ctx context.Context, scope hooks.Scope) (context.Context, func()) {
+func (g *localGrants) grant(ctx context.Context, scope dispatch.Scope) (context.Context, func()) {
 	host, ok := hooks.HostFromContext(ctx)
 	if !ok {
 		return ctx, func() {}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	"github.com/pith-dev/pith/sdk"
 	"github.com/pith-dev/pith/sdk/sdktest"
 )
@@ -121,7 +122,7 @@ func TestHandlerDeadlineIsATimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	d, err := hooks.NewDispatcher(hooks.Options{}, p)
+	d, err := dispatch.NewDispatcher(dispatch.Options{}, p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 	"google.golang.org/grpc"
 )
 
-// Option configures Serve.
+// Option configures ServePlugin and Serve.
 type Option func(*config)
 
 type config struct {
@@ -60,10 +60,11 @@ const EnvReattach = reattach.EnvPrefix
 // least one of BeforeCompactHandler, CompactingHandler, CompactHandler,
 // BeforeTreeHandler and TreeHandler (or Funcs, or hooks.EventLister). Go
 // cannot say "one or more of five interfaces" in a type, so Serve checks it
-// when it starts and names what it looked for when nothing matches.
+// when it starts and names what it looked for when nothing matches;
+// ServeOpts, whose fields are the interfaces, says it in types instead.
 type Handler any
 
-// Errors Serve returns.
+// Errors ServePlugin and Serve return.
 var (
 	// ErrNoEvents: the handler implements none of the handler interfaces.
 	ErrNoEvents = errors.New("sdk: the plugin handles no event")
@@ -93,7 +94,16 @@ const startingHeap = 16 << 20
 // calls, when a command waits for them, are not slowed by collections of a
 // heap of a few MB; GOGC or GOMEMLIMIT in the plugin's environment (env:
 // in its configuration) leave the collector as they say.
-func Serve(h Handler, opts ...Option) error {
+//
+// Deprecated: use ServePlugin, the typed form: its ServeOpts fields are the
+// handler interfaces, so a handler with a wrong method signature is a
+// compile error rather than a refusal at start-up. Serve stays for the
+// plugins written against it and serves exactly as ServePlugin does.
+func Serve(h Handler, opts ...Option) error { return serve(h, opts) }
+
+// serve is Serve and ServePlugin: it checks h, then serves it as the host
+// asked (debug mode, TLS) until the host is done with it.
+func serve(h Handler, opts []Option) error {
 	cfg := config{name: filepath.Base(os.Args[0]), version: "0.0.0", debug: os.Getenv(EnvDebug) == "1"}
 	for _, o := range opts {
 		o(&cfg)
@@ -103,7 +113,7 @@ func Serve(h Handler, opts ...Option) error {
 		log.Error(err.Error())
 		return err
 	}
-	srv := newServer(h, cfg)
+	srv := newServer(handlerOf(h), cfg)
 	sc := serveConfig(srv)
 	if cfg.debug {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -176,8 +186,12 @@ func serveDebug(ctx context.Context, sc *plugin.ServeConfig, out io.Writer) erro
 
 // CheckHandler reports whether h handles at least one event, as Serve
 // would check it. The error names the method sets it looked at, and says so
-// when the methods are declared on the pointer type but h is a value.
+// when the methods are declared on the pointer type but h is a value. h
+// may be a ServeOpts, which must set a handler.
 func CheckHandler(h Handler) error {
+	if o, ok := h.(ServeOpts); ok {
+		return checkServeOpts(o)
+	}
 	if h == nil {
 		return fmt.Errorf("%w: the handler is nil", ErrNoEvents)
 	}
@@ -234,5 +248,6 @@ func (g *grpcPlugin) GRPCClient(context.Context, *plugin.GRPCBroker, *grpc.Clien
 	return nil, errNotHost
 }
 
-// Events reports the events p handles, as Serve would describe them.
-func Events(p any) []hooks.EventID { return hooks.DetectEvents(p) }
+// Events reports the events p (a handler value or a ServeOpts) handles,
+// as Serve and ServePlugin would describe them.
+func Events(p any) []hooks.EventID { return hooks.DetectEvents(handlerOf(p)) }

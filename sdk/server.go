@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
 	"github.com/pith-dev/pith/internal/wire"
 	"google.golang.org/grpc"
@@ -37,7 +38,7 @@ type server struct {
 }
 
 func newServer(p any, cfg config) *server {
-	return &server{p: p, cfg: cfg, plugin: hooks.NewPlugin(hooks.PluginInfo{Name: cfg.name}, p)}
+	return &server{p: p, cfg: cfg, plugin: dispatch.NewPlugin(hooks.PluginInfo{Name: cfg.name}, p)}
 }
 
 func (s *server) Describe(ctx context.Context, req *pb.DescribeRequest) (*pb.DescribeResponse, error) {

@@ -20,6 +20,7 @@ import (
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/core/workspace"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/internal/termsafe"
 )
@@ -33,7 +34,7 @@ type runtime struct {
 	summarizer summary.Summarizer
 	summName   string
 	plugins    *pluginhost.Sequence
-	dispatcher *hooks.Dispatcher
+	dispatcher *dispatch.Dispatcher
 	store      *openedSession
 	engine     *engine.Session
 }
@@ -133,7 +134,7 @@ func startRuntime(ctx context.Context, path, storeURL, cfgPath, workspaceDir str
 			log.Warn("some plugins did not start", "error", err)
 		}
 	}
-	rt.dispatcher, err = hooks.NewDispatcher(hooks.Options{Logger: log.Named("hooks"), Host: host}, plugins...)
+	rt.dispatcher, err = dispatch.NewDispatcher(dispatch.Options{Logger: log.Named("hooks"), Host: host}, plugins...)
 	if err != nil {
 		rt.close()
 		return nil, err

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	"github.com/pith-dev/pith/internal/pluginhost"
 )
 
@@ -14,7 +15,7 @@ import (
 // dispatched, lets the plugins that have nothing more to do stop while the
 // command goes on (Passed).
 type sequencedHooks struct {
-	d *hooks.Dispatcher
+	d *dispatch.Dispatcher
 	q *pluginhost.Sequence
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/core/tokens"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	"github.com/pith-dev/pith/summarize/builtin"
 )
 
@@ -117,8 +118,8 @@ func (s *Session) compactHeld(ctx context.Context, st Settings, reason Reason, i
 		// under the threshold again. Nothing is due, nothing failed.
 		return nil, errNoLongerDue
 	}
-	tl := &hooks.Timeline{}
-	r := s.startRun(hooks.WithObserver(ctx, tl.Observe))
+	tl := &dispatch.Timeline{}
+	r := s.startRun(dispatch.WithObserver(ctx, tl.Observe))
 	defer s.endRun(r)
 	before := s.ContextTokens()
 	s.emit(Event{Kind: EventCompactionStart, Reason: reason, TokensBefore: before})
@@ -205,7 +206,7 @@ func (e elsewhereError) Unwrap() []error { return []error{ErrCompactingElsewhere
 // pipeline is docs/behaviour.md §9–§10 for one compaction: prepare, ask
 // the plugins, summarize, check, persist, rebuild, notify — each step a
 // function below.
-func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions string, tl *hooks.Timeline, mode runMode) (*Result, error) {
+func (s *Session) pipeline(r *run, st Settings, reason Reason, instructions string, tl *dispatch.Timeline, mode runMode) (*Result, error) {
 	ctx := r.ctx
 	path := s.store.Tree().Path(s.store.Leaf())
 	cs := st.compaction()
@@ -286,7 +287,7 @@ func (s *Session) beforeCompact(ctx context.Context, st Settings, reason Reason,
 		return sum, &cancelError{msg: msg, plugin: out.Plugin, reason: out.CancelReason}
 	case out.Compaction != nil:
 		// Checked again here: Hooks need not be a validating Dispatcher.
-		if verr := hooks.ValidateCompaction(out.Compaction, lim); verr != nil {
+		if verr := dispatch.ValidateCompaction(out.Compaction, lim); verr != nil {
 			s.hookError(reason, out.Plugin, hooks.EventBeforeCompact, fmt.Errorf("compaction rejected, using the built-in one: %w", verr))
 			return sum, nil
 		}

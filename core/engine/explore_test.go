@@ -18,6 +18,7 @@ import (
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	"github.com/pith-dev/pith/summarize/llm"
 )
 
@@ -108,7 +109,7 @@ func TestExploreAutomaticWithHooks(t *testing.T) {
 		[][2]string{{"mark_read_required", `{"path":"notes.md"}`}, {"write_summary", `{"text":"## Goal\nKeep going."}`}},
 	)
 	var notified *hooks.CompactEvent
-	plugin := hooks.NewPlugin(hooks.PluginInfo{Name: "observer"}, hooks.Funcs{
+	plugin := dispatch.NewPlugin(hooks.PluginInfo{Name: "observer"}, hooks.Funcs{
 		OnCompacting: func(ctx context.Context, ev *hooks.CompactingEvent) (*hooks.CompactingResult, error) {
 			return &hooks.CompactingResult{Context: []string{"the user prefers tabs"}, Prompt: "Summarize tersely."}, nil
 		},
@@ -117,7 +118,7 @@ func TestExploreAutomaticWithHooks(t *testing.T) {
 			return nil
 		},
 	})
-	d, err := hooks.NewDispatcher(hooks.Options{}, plugin)
+	d, err := dispatch.NewDispatcher(dispatch.Options{}, plugin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,12 +167,12 @@ func TestExploreAutomaticWithHooks(t *testing.T) {
 func TestExploreCancelledByHook(t *testing.T) {
 	store, path := exploreStore(t, 12)
 	wm, model := startWorkerModel(t, [][2]string{{"write_summary", `{"text":"x"}`}})
-	plugin := hooks.NewPlugin(hooks.PluginInfo{Name: "guard"}, hooks.Funcs{
+	plugin := dispatch.NewPlugin(hooks.PluginInfo{Name: "guard"}, hooks.Funcs{
 		OnBeforeCompact: func(ctx context.Context, ev *hooks.BeforeCompactEvent) (*hooks.BeforeCompactResult, error) {
 			return &hooks.BeforeCompactResult{Cancel: true, CancelReason: "not now"}, nil
 		},
 	})
-	d, _ := hooks.NewDispatcher(hooks.Options{}, plugin)
+	d, _ := dispatch.NewDispatcher(dispatch.Options{}, plugin)
 	s := New(store, Options{Settings: exploreSettings(), Explorer: model, Hooks: d})
 	before := readFile(t, path)
 	_, err := s.Compact(context.Background(), "")

@@ -7,10 +7,11 @@ import (
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 )
 
 // Hooks is what the engine needs of the hook dispatcher for compaction
-// (docs/behaviour.md §13). *hooks.Dispatcher implements it; tests may supply their own.
+// (docs/behaviour.md §13). *dispatch.Dispatcher implements it; tests may supply their own.
 // The engine validates a supplied compaction again, so an implementation
 // that does not validate is still safe.
 type Hooks interface {
@@ -19,7 +20,7 @@ type Hooks interface {
 	Compact(ctx context.Context, ev *hooks.CompactEvent) error
 }
 
-var _ Hooks = (*hooks.Dispatcher)(nil)
+var _ Hooks = (*dispatch.Dispatcher)(nil)
 
 // The hook events each operation may fire, so a one-shot caller can start
 // only the plugins that would be called.
@@ -152,7 +153,7 @@ func nonNil(s []string) []string {
 
 // ObserveHook turns a dispatcher's observation of a failed or rejected
 // plugin call into an EventHookError of this Session. A Dispatcher that
-// serves only this Session takes it as hooks.Options.Observe, so a plugin
+// serves only this Session takes it as dispatch.Options.Observe, so a plugin
 // compaction the Dispatcher rejected (and skipped, letting later plugins
 // answer) is still reported to the user. Successful and aborted calls are
 // ignored.

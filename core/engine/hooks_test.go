@@ -12,6 +12,7 @@ import (
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 )
 
 // fakeHooks is a Hooks that does not validate, to test the engine's own
@@ -92,7 +93,7 @@ func TestDispatcherHooks(t *testing.T) {
 		notified  *hooks.CompactEvent
 		before    *hooks.BeforeCompactEvent
 	)
-	observer := hooks.NewPlugin(hooks.PluginInfo{Name: "observer", Priority: 1}, hooks.Funcs{
+	observer := dispatch.NewPlugin(hooks.PluginInfo{Name: "observer", Priority: 1}, hooks.Funcs{
 		OnBeforeCompact: func(ctx context.Context, ev *hooks.BeforeCompactEvent) (*hooks.BeforeCompactResult, error) {
 			mu.Lock()
 			before = ev
@@ -112,7 +113,7 @@ func TestDispatcherHooks(t *testing.T) {
 			return nil
 		},
 	})
-	d, err := hooks.NewDispatcher(hooks.Options{}, observer)
+	d, err := dispatch.NewDispatcher(dispatch.Options{}, observer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +150,7 @@ func TestDispatcherHooks(t *testing.T) {
 func TestDispatcherSuppliedCompaction(t *testing.T) {
 	store, path := newSession(t, 12)
 	keep := store.Tree().Entries[20].ID
-	supplier := hooks.NewPlugin(hooks.PluginInfo{Name: "enterprise"}, hooks.Funcs{
+	supplier := dispatch.NewPlugin(hooks.PluginInfo{Name: "enterprise"}, hooks.Funcs{
 		OnBeforeCompact: func(ctx context.Context, ev *hooks.BeforeCompactEvent) (*hooks.BeforeCompactResult, error) {
 			return &hooks.BeforeCompactResult{Compaction: &hooks.Compaction{
 				Summary: "## Goal\nFrom the plugin.", FirstKeptEntryID: keep, TokensBefore: ev.Preparation.TokensBefore,
@@ -157,7 +158,7 @@ func TestDispatcherSuppliedCompaction(t *testing.T) {
 			}}, nil
 		},
 	})
-	d, err := hooks.NewDispatcher(hooks.Options{}, supplier)
+	d, err := dispatch.NewDispatcher(dispatch.Options{}, supplier)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,12 +182,12 @@ func TestDispatcherSuppliedCompaction(t *testing.T) {
 
 func TestClosedPluginFailureFailsCompaction(t *testing.T) {
 	store, path := newSession(t, 12)
-	failing := hooks.NewPlugin(hooks.PluginInfo{Name: "strict", Failure: hooks.FailureClosed}, hooks.Funcs{
+	failing := dispatch.NewPlugin(hooks.PluginInfo{Name: "strict", Failure: hooks.FailureClosed}, hooks.Funcs{
 		OnBeforeCompact: func(ctx context.Context, ev *hooks.BeforeCompactEvent) (*hooks.BeforeCompactResult, error) {
 			return nil, errors.New("database down")
 		},
 	})
-	d, err := hooks.NewDispatcher(hooks.Options{}, failing)
+	d, err := dispatch.NewDispatcher(dispatch.Options{}, failing)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,14 +225,14 @@ func TestAbortDuringHook(t *testing.T) {
 	store, path := newSession(t, 12)
 	before := readFile(t, path)
 	entered := make(chan struct{})
-	slow := hooks.NewPlugin(hooks.PluginInfo{Name: "slow"}, hooks.Funcs{
+	slow := dispatch.NewPlugin(hooks.PluginInfo{Name: "slow"}, hooks.Funcs{
 		OnBeforeCompact: func(ctx context.Context, ev *hooks.BeforeCompactEvent) (*hooks.BeforeCompactResult, error) {
 			close(entered)
 			<-ctx.Done()
 			return nil, ctx.Err()
 		},
 	})
-	d, err := hooks.NewDispatcher(hooks.Options{}, slow)
+	d, err := dispatch.NewDispatcher(dispatch.Options{}, slow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,12 +258,12 @@ func TestAbortDuringHook(t *testing.T) {
 func TestDispatcherRejectionReportedThroughObserveHook(t *testing.T) {
 	store, path := newSession(t, 12)
 	var s *Session
-	bad := hooks.NewPlugin(hooks.PluginInfo{Name: "bad", Priority: 1}, hooks.Funcs{
+	bad := dispatch.NewPlugin(hooks.PluginInfo{Name: "bad", Priority: 1}, hooks.Funcs{
 		OnBeforeCompact: func(ctx context.Context, ev *hooks.BeforeCompactEvent) (*hooks.BeforeCompactResult, error) {
 			return &hooks.BeforeCompactResult{Compaction: &hooks.Compaction{Summary: "x", FirstKeptEntryID: "deadbeef"}}, nil
 		},
 	})
-	d, err := hooks.NewDispatcher(hooks.Options{Observe: func(o hooks.Observation) { s.ObserveHook(o) }}, bad)
+	d, err := dispatch.NewDispatcher(dispatch.Options{Observe: func(o hooks.Observation) { s.ObserveHook(o) }}, bad)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ type HostAPI struct {
 	Logger     hclog.Logger
 	// MaxOutputTokens, when positive, caps a completion's output tokens
 	// whatever a plugin asks (summarizer.maxOutputTokens); each plugin's
-	// own completeMaxTokens applies first (hooks.ScopedHost).
+	// own completeMaxTokens applies first (dispatch.ScopedHost).
 	MaxOutputTokens int
 }
 

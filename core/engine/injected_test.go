@@ -7,6 +7,7 @@ import (
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 )
 
 // TestInjectedMessagesFollowTheCompaction: messages two plugins return from
@@ -14,17 +15,17 @@ import (
 // in priority order, namespaced by plugin; they are in the live context and
 // in the context the file builds (as pi builds it) after the summary.
 func TestInjectedMessagesFollowTheCompaction(t *testing.T) {
-	keeper := hooks.NewPlugin(hooks.PluginInfo{Name: "keeper", Priority: 1}, hooks.Funcs{
+	keeper := dispatch.NewPlugin(hooks.PluginInfo{Name: "keeper", Priority: 1}, hooks.Funcs{
 		OnCompacting: func(ctx context.Context, ev *hooks.CompactingEvent) (*hooks.CompactingResult, error) {
 			return &hooks.CompactingResult{Messages: []hooks.InjectedMessage{{Type: "rules", Content: "Always run make test."}}}, nil
 		},
 	})
-	decisions := hooks.NewPlugin(hooks.PluginInfo{Name: "decisions", Priority: 2}, hooks.Funcs{
+	decisions := dispatch.NewPlugin(hooks.PluginInfo{Name: "decisions", Priority: 2}, hooks.Funcs{
 		OnCompacting: func(ctx context.Context, ev *hooks.CompactingEvent) (*hooks.CompactingResult, error) {
 			return &hooks.CompactingResult{Context: []string{"steer"}, Messages: []hooks.InjectedMessage{{Content: "We chose SQLite over Postgres.", Display: true}}}, nil
 		},
 	})
-	d, err := hooks.NewDispatcher(hooks.Options{}, decisions, keeper)
+	d, err := dispatch.NewDispatcher(dispatch.Options{}, decisions, keeper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestInjectedMessagesBounded(t *testing.T) {
 	for name, msgs := range map[string][]hooks.InjectedMessage{
 		"too many": make([]hooks.InjectedMessage, hooks.MaxInjectedMessages+1),
 		"empty":    {{Content: "  "}},
-		"too big":  {{Content: strings.Repeat("x", hooks.DefaultLimits().ContextBytes+1)}},
+		"too big":  {{Content: strings.Repeat("x", dispatch.DefaultLimits().ContextBytes+1)}},
 	} {
 		for i := range msgs {
 			if msgs[i].Content == "" {
@@ -79,12 +80,12 @@ func TestInjectedMessagesBounded(t *testing.T) {
 		if name == "empty" {
 			msgs[0].Content = "  "
 		}
-		p := hooks.NewPlugin(hooks.PluginInfo{Name: "flood"}, hooks.Funcs{
+		p := dispatch.NewPlugin(hooks.PluginInfo{Name: "flood"}, hooks.Funcs{
 			OnCompacting: func(ctx context.Context, ev *hooks.CompactingEvent) (*hooks.CompactingResult, error) {
 				return &hooks.CompactingResult{Messages: msgs}, nil
 			},
 		})
-		d, err := hooks.NewDispatcher(hooks.Options{}, p)
+		d, err := dispatch.NewDispatcher(dispatch.Options{}, p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,16 +7,17 @@ import (
 
 	"github.com/pith-dev/pith/core/branch"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 )
 
 // TreeHooks is what navigation needs of the hook dispatcher;
-// *hooks.Dispatcher has it.
+// *dispatch.Dispatcher has it.
 type TreeHooks interface {
 	BeforeTree(ctx context.Context, ev *hooks.BeforeTreeEvent, lim hooks.SummaryLimits) (hooks.BeforeTreeOutcome, error)
 	Tree(ctx context.Context, ev *hooks.TreeEvent) error
 }
 
-var _ TreeHooks = (*hooks.Dispatcher)(nil)
+var _ TreeHooks = (*dispatch.Dispatcher)(nil)
 
 // NavigateOptions are the caller's choices for one navigation; the
 // summarizer, budgets and hooks come from the Session.
@@ -83,8 +84,8 @@ func (s *Session) Navigate(ctx context.Context, targetID string, opts NavigateOp
 			return nil, err
 		}
 	}
-	tl := &hooks.Timeline{}
-	r := s.startRun(hooks.WithObserver(ctx, tl.Observe))
+	tl := &dispatch.Timeline{}
+	r := s.startRun(dispatch.WithObserver(ctx, tl.Observe))
 	defer s.endRun(r)
 	st := s.Settings()
 	nav := branch.NavigateOptions{

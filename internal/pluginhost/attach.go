@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"github.com/pith-dev/pith/internal/dispatch"
 	"github.com/pith-dev/pith/internal/reattach"
 	"github.com/pith-dev/pith/internal/wire"
 )
@@ -47,7 +48,7 @@ func (s *Supervisor) attach() (*instance, *remote, error) {
 		Logger:           hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Off}),
 		GRPCDialOptions:  wire.DialOptions(),
 	})
-	lim := s.spec.Limits.OrDefaults()
+	lim := dispatch.LimitsOrDefaults(s.spec.Limits)
 	// Its stderr is the developer's terminal; only its Log host calls
 	// reach the host's log, under the usual rate limit.
 	inst := &instance{client: client, pid: rc.Pid, done: make(chan struct{}), attached: true,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/sdk/sdktest"
 )
@@ -36,7 +37,7 @@ func (l *latencies) report(b *testing.B, unit string, scale time.Duration) {
 	b.ReportMetric(at(0.99), "p99-"+unit)
 }
 
-func benchDispatcher(b *testing.B, n int) *hooks.Dispatcher {
+func benchDispatcher(b *testing.B, n int) *dispatch.Dispatcher {
 	b.Helper()
 	h := pluginhost.NewHost(pluginhost.Options{})
 	b.Cleanup(func() { h.StopAll(context.Background()) })
@@ -48,7 +49,7 @@ func benchDispatcher(b *testing.B, n int) *hooks.Dispatcher {
 	if err != nil {
 		b.Fatal(err)
 	}
-	d, err := hooks.NewDispatcher(hooks.Options{}, ps...)
+	d, err := dispatch.NewDispatcher(dispatch.Options{}, ps...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -166,7 +167,7 @@ func BenchmarkHostAPIConcurrent100(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	d, err := hooks.NewDispatcher(hooks.Options{}, ps...)
+	d, err := dispatch.NewDispatcher(dispatch.Options{}, ps...)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/sdk/sdktest"
 )
@@ -27,7 +28,7 @@ func spec(name string, prio int, args ...string) pluginhost.Spec {
 }
 
 // startAll starts specs through a Host and returns a Dispatcher over them.
-func startAll(t *testing.T, opts pluginhost.Options, obs func(hooks.Observation), specs ...pluginhost.Spec) (*pluginhost.Host, *hooks.Dispatcher) {
+func startAll(t *testing.T, opts pluginhost.Options, obs func(hooks.Observation), specs ...pluginhost.Spec) (*pluginhost.Host, *dispatch.Dispatcher) {
 	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
@@ -39,7 +40,7 @@ func startAll(t *testing.T, opts pluginhost.Options, obs func(hooks.Observation)
 		t.Fatal(err)
 	}
 	retire(context.Background())
-	d, err := hooks.NewDispatcher(hooks.Options{Logger: opts.Logger, Observe: obs}, ps...)
+	d, err := dispatch.NewDispatcher(dispatch.Options{Logger: opts.Logger, Observe: obs}, ps...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	"github.com/pith-dev/pith/internal/pluginhost"
 )
 
@@ -19,7 +20,7 @@ func Example() {
 	log := hclog.New(&hclog.LoggerOptions{Name: "pith"})
 	var api hooks.HostAPI // the engine's implementation
 	host := pluginhost.NewHost(pluginhost.Options{Logger: log, Host: api})
-	dispatcher, _ := hooks.NewDispatcher(hooks.Options{Logger: log, Host: api})
+	dispatcher, _ := dispatch.NewDispatcher(dispatch.Options{Logger: log, Host: api})
 
 	apply := func(specs []pluginhost.Spec) {
 		plugins, retire, err := host.Apply(context.Background(), specs)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
 	"github.com/pith-dev/pith/internal/wire"
 	"google.golang.org/grpc/codes"
@@ -17,7 +18,7 @@ import (
 // hostAPIServer serves hooks.HostAPI to one plugin instance (see
 // hostAPIEndpoint).
 // Every call must present the capability of a plugin call still running
-// (see grants); it is served through that call's hooks.ScopedHost. Log
+// (see grants); it is served through that call's dispatch.ScopedHost. Log
 // lines are written straight to the plugin's named logger, under the same
 // rate limit as its stderr.
 type hostAPIServer struct {
@@ -31,7 +32,7 @@ type hostAPIServer struct {
 	limits hooks.Limits
 }
 
-func (s *hostAPIServer) api(ctx context.Context) (*hooks.ScopedHost, error) {
+func (s *hostAPIServer) api(ctx context.Context) (*dispatch.ScopedHost, error) {
 	if s.host == nil {
 		return nil, errNoHostAPI
 	}
@@ -52,7 +53,7 @@ func hostErr(err error) error {
 		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, hooks.ErrPermissionDenied):
 		return status.Error(codes.PermissionDenied, err.Error())
-	case errors.Is(err, hooks.ErrOverLimit):
+	case errors.Is(err, dispatch.ErrOverLimit):
 		return status.Error(codes.ResourceExhausted, err.Error())
 	}
 	return status.Error(codes.Unknown, err.Error())

@@ -24,7 +24,7 @@ import (
 //     limits.hostCallsInFlight. Requests are at most maxHostRequest bytes.
 //     So requests held are at most hostCallsInFlight × maxHostRequest per
 //     plugin call in progress, and nothing with none in progress.
-//   - A host call runs under its plugin call's capability (hooks.ScopedHost
+//   - A host call runs under its plugin call's capability (dispatch.ScopedHost
 //     .Admit): when the plugin call ends, its host calls still running —
 //     or still reading their requests — are cancelled.
 //   - An answer stays in the host's memory until the plugin reads it,

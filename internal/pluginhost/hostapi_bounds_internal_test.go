@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
 	"github.com/pith-dev/pith/internal/wire"
 	"golang.org/x/net/http2"
@@ -62,7 +63,7 @@ func serveTestHostAPI(t *testing.T, host hooks.HostAPI, lim hooks.Limits) (*host
 	}
 	var noBroker atomic.Bool
 	noBroker.Store(true)
-	api := &hostAPIServer{host: host, grants: &grants{}, log: hclog.NewNullLogger(), relay: newRelayLimit(100, 1<<20), limits: lim.OrDefaults()}
+	api := &hostAPIServer{host: host, grants: &grants{}, log: hclog.NewNullLogger(), relay: newRelayLimit(100, 1<<20), limits: dispatch.LimitsOrDefaults(lim)}
 	e, err := serveHostAPI(context.Background(), nil, 0, nil, api, &noBroker, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +75,7 @@ func serveTestHostAPI(t *testing.T, host hooks.HostAPI, lim hooks.Limits) (*host
 // grant issues a capability as a plugin call does; it returns the token
 // the plugin sends back and the revoke of the call's end.
 func grant(t *testing.T, api *hostAPIServer, host hooks.HostAPI, lim hooks.Limits) (string, func()) {
-	ctx, revoke := api.grants.Grant(context.Background(), host, hooks.Scope{SessionID: "s", Limits: lim})
+	ctx, revoke := api.grants.Grant(context.Background(), host, dispatch.Scope{SessionID: "s", Limits: lim})
 	md, _ := metadata.FromOutgoingContext(ctx)
 	return md.Get(wire.CapabilityKey)[0], revoke
 }
@@ -261,7 +262,7 @@ func TestHostAPIReadsRequestsWithinHostCallsInFlight(t *testing.T) {
 	}
 	refused := c.sendWithheld(ids, size)
 	grew := int64(heapInUse()) - int64(before)
-	inFlight := hooks.DefaultLimits().HostCallsInFlight
+	inFlight := dispatch.DefaultLimits().HostCallsInFlight
 	t.Logf("in a call: %d calls of %d MiB, %d refused; host heap grew %d MiB", calls, size>>20, refused, grew>>20)
 	if read := calls - refused; read > inFlight {
 		t.Errorf("the host read %d requests of one plugin call at once, want at most limits.hostCallsInFlight (%d)", read, inFlight)
@@ -296,7 +297,7 @@ func TestHostAPILogRequestsCounted(t *testing.T) {
 	}
 	refused := c.sendWithheld(ids, size)
 	revoke()
-	if inFlight := hooks.DefaultLimits().HostCallsInFlight; calls-refused > inFlight {
+	if inFlight := dispatch.DefaultLimits().HostCallsInFlight; calls-refused > inFlight {
 		t.Errorf("the host read %d Log requests of one plugin call at once, want at most limits.hostCallsInFlight (%d)", calls-refused, inFlight)
 	}
 }

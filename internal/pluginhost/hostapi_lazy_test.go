@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/sdk/sdktest"
 )
@@ -34,7 +35,7 @@ const hostSummary = "host says: 2 entries, [7 7] tokens"
 
 // callHost dispatches session_before_compact to a plugin that summarizes
 // through the host API and checks the summary came from the host.
-func callHost(t *testing.T, d *hooks.Dispatcher) {
+func callHost(t *testing.T, d *dispatch.Dispatcher) {
 	t.Helper()
 	out, err := d.BeforeCompact(context.Background(), preparedEvent(), limits)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/hashicorp/go-plugin"
+	"github.com/pith-dev/pith/internal/dispatch"
 	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -67,7 +68,7 @@ func serveHostAPI(ctx context.Context, broker *plugin.GRPCBroker, id uint32, tls
 	if err != nil {
 		return nil, fmt.Errorf("host API listener: %w", err)
 	}
-	api.limits = api.limits.OrDefaults()
+	api.limits = dispatch.LimitsOrDefaults(api.limits)
 	opts := api.serverOptions()
 	if tlsCfg != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg)))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/sdk/sdktest"
 )
@@ -69,7 +70,7 @@ func TestHostAPIBoundsCompletions(t *testing.T) {
 	if out.Compaction == nil {
 		t.Fatal("no compaction from the plugin")
 	}
-	lim := hooks.DefaultLimits()
+	lim := dispatch.DefaultLimits()
 	mu.Lock()
 	defer mu.Unlock()
 	if most > lim.HostCallsInFlight || total != lim.CompleteCalls {

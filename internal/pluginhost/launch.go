@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/go-plugin/runner"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
 	"github.com/pith-dev/pith/internal/plugintls"
 	"github.com/pith-dev/pith/internal/proctree"
@@ -64,7 +65,7 @@ func (s *Supervisor) startProcess() (*instance, *remote, *tls.Config, error) {
 	}
 	tlsCfg := id.ClientConfig()
 	cmd := spec.command(bin.path, id.PEM())
-	logs := newInstanceLogs(s.log, spec.Limits.OrDefaults())
+	logs := newInstanceLogs(s.log, dispatch.LimitsOrDefaults(spec.Limits))
 	inst := &instance{done: make(chan struct{}), logs: logs.writers(), relay: logs.relay}
 	inst.client = plugin.NewClient(s.processClientConfig(cmd, tlsCfg, logs, inst))
 	client := inst.client
@@ -194,7 +195,7 @@ func (s *Supervisor) describe(ctx context.Context, inst *instance, r *remote, tl
 	dctx, cancel := context.WithTimeout(ctx, s.opts.StartTimeout)
 	defer cancel()
 	brokerID := r.broker.NextId()
-	api := &hostAPIServer{host: s.opts.Host, grants: &s.grants, log: s.log, relay: inst.relay, limits: s.spec.Limits.OrDefaults()}
+	api := &hostAPIServer{host: s.opts.Host, grants: &s.grants, log: s.log, relay: inst.relay, limits: dispatch.LimitsOrDefaults(s.spec.Limits)}
 	ep, err := serveHostAPI(dctx, r.broker, brokerID, tlsCfg, api, &s.noBroker, inst.socketDir)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/internal/sessiongen"
 )
@@ -61,7 +62,7 @@ func TestOversizedResultsFallUnderTheFailurePolicy(t *testing.T) {
 			sp := spec("bloat", 1, tc.args...)
 			sp.Failure = hooks.FailureClosed
 			before, after, logs, err := compactThrough(t, sp)
-			if !errors.Is(err, hooks.ErrPluginFailed) || !errors.Is(err, hooks.ErrOverLimit) {
+			if !errors.Is(err, hooks.ErrPluginFailed) || !errors.Is(err, dispatch.ErrOverLimit) {
 				t.Fatalf("err = %v, want a plugin failure over a limit", err)
 			}
 			if !strings.Contains(err.Error(), tc.limit) || !strings.Contains(logs, tc.limit) {

@@ -11,6 +11,7 @@ import (
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/internal/sessiongen"
 	"github.com/pith-dev/pith/internal/wire"
@@ -72,7 +73,7 @@ func TestUnsendableEventFallsUnderTheFailurePolicy(t *testing.T) {
 			_, d := startAll(t, pluginhost.Options{Logger: log}, nil, sp)
 			out, err := d.BeforeCompact(context.Background(), ev, limits)
 			if failure == hooks.FailureClosed {
-				if !errors.Is(err, hooks.ErrPluginFailed) || !errors.Is(err, hooks.ErrPayloadTooLarge) {
+				if !errors.Is(err, hooks.ErrPluginFailed) || !errors.Is(err, dispatch.ErrPayloadTooLarge) {
 					t.Fatalf("closed guard: out %+v, err %v; want the operation stopped", out, err)
 				}
 			} else if err != nil || out.Cancelled {

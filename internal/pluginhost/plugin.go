@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
 	"github.com/pith-dev/pith/internal/wire"
 	"google.golang.org/grpc/codes"
@@ -19,7 +20,7 @@ func (s *Supervisor) Info() hooks.PluginInfo { return *s.info.Load() }
 // ends: it is a gRPC call with that context.
 func (s *Supervisor) BoundByContext() bool { return true }
 
-var _ hooks.ContextBound = (*Supervisor)(nil)
+var _ dispatch.ContextBound = (*Supervisor)(nil)
 
 // Implements reports the events the plugin listed in Describe.
 func (s *Supervisor) Implements(event hooks.EventID) bool {
@@ -36,7 +37,7 @@ func (s *Supervisor) Implements(event hooks.EventID) bool {
 //
 // An event call carries a host-API capability for its session, revoked
 // when the call returns; Ping (scope nil) carries none.
-func invoke[Req, Resp any](ctx context.Context, s *Supervisor, scope *hooks.Scope, req Req, rpc func(*instance) func(context.Context, Req) (Resp, error)) (Resp, error) {
+func invoke[Req, Resp any](ctx context.Context, s *Supervisor, scope *dispatch.Scope, req Req, rpc func(*instance) func(context.Context, Req) (Resp, error)) (Resp, error) {
 	var zero Resp
 	if m, ok := any(req).(proto.Message); ok {
 		if err := wire.CheckSize(m); err != nil {
@@ -67,8 +68,8 @@ func invoke[Req, Resp any](ctx context.Context, s *Supervisor, scope *hooks.Scop
 }
 
 // scope is what an event call for sessionID may reach of the host API.
-func (s *Supervisor) scope(sessionID string) *hooks.Scope {
-	return &hooks.Scope{SessionID: sessionID, Limits: s.Info().Limits}
+func (s *Supervisor) scope(sessionID string) *dispatch.Scope {
+	return &dispatch.Scope{SessionID: sessionID, Limits: s.Info().Limits}
 }
 
 // BeforeCompact implements hooks.Plugin.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	"github.com/pith-dev/pith/internal/pluginhost"
 )
 
@@ -34,7 +35,7 @@ func TestReloadWhileCallsInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	retire(ctx)
-	d, err := hooks.NewDispatcher(hooks.Options{Logger: log}, ps...)
+	d, err := dispatch.NewDispatcher(dispatch.Options{Logger: log}, ps...)
 	if err != nil {
 		t.Fatal(err)
 	}

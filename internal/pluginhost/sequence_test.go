@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	"github.com/pith-dev/pith/internal/pluginhost"
 )
 
@@ -106,7 +107,7 @@ func TestSequenceRunsEachPluginForItsStretch(t *testing.T) {
 			t.Errorf("Handles(%s) = false before the plugins started", e)
 		}
 	}
-	d, err := hooks.NewDispatcher(hooks.Options{Logger: hclog.NewNullLogger()}, sups["first"], sups["keeper"], sups["notified"], sups["closed"])
+	d, err := dispatch.NewDispatcher(dispatch.Options{Logger: hclog.NewNullLogger()}, sups["first"], sups["keeper"], sups["notified"], sups["closed"])
 	if err != nil {
 		t.Fatal(err)
 	}

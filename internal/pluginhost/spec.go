@@ -9,6 +9,7 @@ import (
 
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/internal/checksum"
+	"github.com/pith-dev/pith/internal/dispatch"
 	"github.com/pith-dev/pith/internal/reattach"
 )
 
@@ -63,7 +64,7 @@ func (s Spec) Validate() error {
 			return fmt.Errorf("plugin %q: %w", s.Name, err)
 		}
 	}
-	if _, err := hooks.ParseFailure(string(s.Failure)); err != nil {
+	if _, err := dispatch.ParseFailure(string(s.Failure)); err != nil {
 		return fmt.Errorf("plugin %q: %w", s.Name, err)
 	}
 	if s.Timeout < 0 {
@@ -74,8 +75,8 @@ func (s Spec) Validate() error {
 
 // info is the part of the spec the Dispatcher reads.
 func (s Spec) info() hooks.PluginInfo {
-	f, _ := hooks.ParseFailure(string(s.Failure))
-	return hooks.PluginInfo{Name: s.Name, Priority: s.Priority, Order: s.Order, Timeout: s.Timeout, Failure: f, Limits: s.Limits.OrDefaults()}
+	f, _ := dispatch.ParseFailure(string(s.Failure))
+	return hooks.PluginInfo{Name: s.Name, Priority: s.Priority, Order: s.Order, Timeout: s.Timeout, Failure: f, Limits: dispatch.LimitsOrDefaults(s.Limits)}
 }
 
 // sameProcess reports whether two specs launch the same process, so that a
@@ -85,7 +86,7 @@ func (s Spec) info() hooks.PluginInfo {
 func (s Spec) sameProcess(o Spec) bool {
 	return s.Name == o.Name && s.Path == o.Path && slices.Equal(s.Args, o.Args) &&
 		maps.Equal(s.Env, o.Env) && slices.Equal(s.InheritEnv, o.InheritEnv) && s.SHA256 == o.SHA256 &&
-		s.Limits.OrDefaults() == o.Limits.OrDefaults() && s.Reattach == o.Reattach
+		dispatch.LimitsOrDefaults(s.Limits) == dispatch.LimitsOrDefaults(o.Limits) && s.Reattach == o.Reattach
 }
 
 // sameEvents reports whether two event lists hold the same events, in any

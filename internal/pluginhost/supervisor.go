@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
 	"google.golang.org/grpc"
 )
@@ -19,8 +20,8 @@ import (
 var (
 	// ErrChecksumMismatch: the binary does not match the configured sha256;
 	// the plugin is not started, and its calls fail whatever its failure
-	// policy (hooks.ErrChecksumMismatch).
-	ErrChecksumMismatch = hooks.ErrChecksumMismatch
+	// policy (dispatch.ErrChecksumMismatch).
+	ErrChecksumMismatch = dispatch.ErrChecksumMismatch
 	// ErrPluginDisabled: the plugin crashed too often and is not restarted.
 	ErrPluginDisabled = errors.New("plugin disabled after repeated crashes")
 	// ErrPluginStopped: the supervisor was stopped.

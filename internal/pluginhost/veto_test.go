@@ -12,6 +12,7 @@ import (
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/internal/sessiongen"
 	"github.com/pith-dev/pith/sdk/sdktest"
@@ -84,7 +85,7 @@ func TestFailOpenGuardVetoesWhateverTheSize(t *testing.T) {
 				t.Errorf("the session changed: %d → %d bytes", before.Size(), after.Size())
 			}
 			// What the guard was sent: cut, and without the label.
-			cut := hooks.BoundBeforeCompact(*seen, sp.Limits)
+			cut := dispatch.BoundBeforeCompact(*seen, sp.Limits)
 			for _, l := range cut.Labels {
 				if l.Label == "no-compact" {
 					t.Fatal("the no-compact label was sent: the test does not exercise paging")
@@ -102,7 +103,7 @@ func TestFailOpenGuardVetoesWhateverTheSize(t *testing.T) {
 
 // spy records the event the engine hands the dispatcher.
 type spy struct {
-	*hooks.Dispatcher
+	*dispatch.Dispatcher
 	seen **hooks.BeforeCompactEvent
 }
 

@@ -3,7 +3,7 @@
 // engine.Session over a file confined to sessions.root or over a session
 // of a store several hosts share (sessions.store); per-session
 // serialization of everything that writes; the configured plugins behind
-// one hooks.Dispatcher per session; hot reload of settings, plugins and
+// one dispatch.Dispatcher per session; hot reload of settings, plugins and
 // summarizer; Prometheus metrics; and a graceful shutdown that lets running
 // operations finish, stops every plugin and closes the files.
 //

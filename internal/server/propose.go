@@ -10,6 +10,7 @@ import (
 	"github.com/pith-dev/pith/core/propose"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	pb "github.com/pith-dev/pith/internal/gen/pith/session/v1"
 	"google.golang.org/grpc"
 )
@@ -55,7 +56,7 @@ func (v *service) Propose(req *pb.ProposeRequest, stream grpc.ServerStreamingSer
 	plugins := s.pluginSet
 	s.mu.Unlock()
 	var eng *engine.Session
-	disp, err := hooks.NewDispatcher(hooks.Options{
+	disp, err := dispatch.NewDispatcher(dispatch.Options{
 		Logger: s.log.Named("hooks"),
 		Host:   &host,
 		Observe: func(ob hooks.Observation) {

@@ -12,6 +12,7 @@ import (
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 )
 
 // The registry of open sessions: how a name becomes an open session
@@ -125,7 +126,7 @@ func (s *Server) Open(ctx context.Context, rel string, create bool, cwd string) 
 	}
 	o := &openSession{id: id, rel: rel, holder: holder, b: b, op: make(chan struct{}, 1), gone: make(chan struct{}), watchers: map[int]*watcher{}, names: []string{rel}}
 	o.follow.kick = make(chan struct{}, 1)
-	o.disp, err = hooks.NewDispatcher(hooks.Options{
+	o.disp, err = dispatch.NewDispatcher(dispatch.Options{
 		Logger: s.log.Named("hooks"),
 		Host:   s.hostAPI,
 		Observe: func(ob hooks.Observation) {

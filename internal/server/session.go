@@ -13,7 +13,7 @@ import (
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/workspace"
-	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 )
 
 // watchBuffer is how many events a slow WatchEvents client may fall behind
@@ -35,7 +35,7 @@ type openSession struct {
 	// sessions (slotSession) it takes until it is closed.
 	holder string
 	b      backing
-	disp   *hooks.Dispatcher
+	disp   *dispatch.Dispatcher
 	// lastUsed (unix nanoseconds) orders sessions for eviction.
 	lastUsed atomic.Int64
 

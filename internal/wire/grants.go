@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	"google.golang.org/grpc/metadata"
 )
 
@@ -20,19 +21,19 @@ import (
 // in-process connection for handlers in the calling process.
 type Grants struct {
 	mu sync.Mutex
-	m  map[string]*hooks.ScopedHost
+	m  map[string]*dispatch.ScopedHost
 }
 
 // Grant issues a capability over host for scope and returns the context to
 // make the plugin call with, and the revoke to call when it returns.
-func (g *Grants) Grant(ctx context.Context, host hooks.HostAPI, scope hooks.Scope) (context.Context, func()) {
+func (g *Grants) Grant(ctx context.Context, host hooks.HostAPI, scope dispatch.Scope) (context.Context, func()) {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand's documented promise)
 	token := hex.EncodeToString(b[:])
-	scoped := hooks.NewScopedHost(host, scope)
+	scoped := dispatch.NewScopedHost(host, scope)
 	g.mu.Lock()
 	if g.m == nil {
-		g.m = map[string]*hooks.ScopedHost{}
+		g.m = map[string]*dispatch.ScopedHost{}
 	}
 	g.m[token] = scoped
 	g.mu.Unlock()
@@ -46,7 +47,7 @@ func (g *Grants) Grant(ctx context.Context, host hooks.HostAPI, scope hooks.Scop
 
 // Lookup returns the live capability a call presents in its incoming
 // metadata, if any.
-func (g *Grants) Lookup(ctx context.Context) (*hooks.ScopedHost, bool) {
+func (g *Grants) Lookup(ctx context.Context) (*dispatch.ScopedHost, bool) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	vals := md.Get(CapabilityKey)
 	if len(vals) != 1 {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/internal/testtmp"
 	"github.com/pith-dev/pith/internal/wire"
@@ -123,7 +124,7 @@ func TestThroughPluginHost(t *testing.T) {
 		t.Fatal("the host must not send events the plugin does not list")
 	}
 
-	d, err := hooks.NewDispatcher(hooks.Options{Logger: log}, plugins...)
+	d, err := dispatch.NewDispatcher(dispatch.Options{Logger: log}, plugins...)
 	if err != nil {
 		t.Fatal(err)
 	}

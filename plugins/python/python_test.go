@@ -63,13 +63,13 @@ func TestThroughPluginHost(t *testing.T) {
 	}
 	h := sdktest.Subprocess(t, python, sdktest.WithArgs(script), sdktest.WithEnv(map[string]string{"PITH_PYTHON_STUBS": stubs}),
 		sdktest.WithInfo(hooks.PluginInfo{Name: "python", Timeout: 10 * time.Second, Failure: hooks.FailureClosed}))
-	sup := h.Supervisor
+	sup := h.Process
 	desc := sup.Description()
 	if desc.Name != "python-example" || desc.Version != "1.0.0" ||
 		!slices.Equal(desc.Events, []hooks.EventID{hooks.EventBeforeCompact, hooks.EventCompacting}) {
 		t.Fatalf("Describe: %+v", desc)
 	}
-	if sup.Implements(hooks.EventTree) {
+	if h.Plugin.Implements(hooks.EventTree) {
 		t.Fatal("the host must not send events the plugin does not list")
 	}
 	ctx := context.Background()

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
 	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/sdk"
@@ -26,11 +27,12 @@ func TestEveryLayerHandlesEveryEvent(t *testing.T) {
 	layers := map[string]reflect.Type{
 		"hooks.Plugin":                    reflect.TypeFor[hooks.Plugin](),
 		"hooks.Funcs":                     reflect.TypeFor[hooks.Funcs](),
-		"hooks.Dispatcher":                reflect.TypeFor[*hooks.Dispatcher](),
+		"dispatch.Dispatcher":             reflect.TypeFor[*dispatch.Dispatcher](),
 		"pluginhost.Supervisor":           reflect.TypeFor[*pluginhost.Supervisor](),
 		"proto Hooks server (sdk)":        reflect.TypeFor[pb.HooksServer](),
 		"proto Hooks client (pluginhost)": reflect.TypeFor[pb.HooksClient](),
 		"sdktest.Harness":                 reflect.TypeFor[*sdktest.Harness](),
+		"sdktest.Dispatcher":              reflect.TypeFor[*sdktest.Dispatcher](),
 		"sdk.InProcessPlugin":             reflect.TypeFor[*sdk.InProcessPlugin](),
 	}
 	all := hooks.AllEvents()

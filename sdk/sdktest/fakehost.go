@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 )
 
 // FakeHost is a HostAPI for tests: entries come from Sessions, completions
@@ -73,7 +74,7 @@ func (f *FakeHost) EstimateTokens(_ context.Context, messages []json.RawMessage)
 	f.record("EstimateTokens")
 	out := make([]int, len(messages))
 	for i, m := range messages {
-		out[i] = hooks.EstimateText(string(m))
+		out[i] = dispatch.EstimateText(string(m))
 	}
 	return out, nil
 }

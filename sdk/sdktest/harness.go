@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/sdk"
 )
@@ -27,8 +28,7 @@ type options struct {
 	env        map[string]string
 	inheritEnv []string
 	sha256     string
-	spec       func(*pluginhost.Spec)
-	sup        pluginhost.Options
+	sup        SupervisorOptions
 }
 
 // WithInfo sets the plugin's name, priority, order, timeout, failure policy
@@ -54,15 +54,10 @@ func WithInheritEnv(names ...string) Option { return func(o *options) { o.inheri
 // a mismatch fails the start.
 func WithSHA256(sum string) Option { return func(o *options) { o.sha256 = sum } }
 
-// WithSpec edits the host's spec of a subprocess before start.
-//
-// Deprecated: it exposes the host's internal type. Use WithSHA256,
-// WithInheritEnv, WithArgs, WithEnv and WithInfo.
-func WithSpec(f func(*pluginhost.Spec)) Option { return func(o *options) { o.spec = f } }
-
-// WithSupervisorOptions sets the supervisor's options (backoff, crash
-// budget, …); Host and Logger are filled in by the harness.
-func WithSupervisorOptions(so pluginhost.Options) Option { return func(o *options) { o.sup = so } }
+// WithSupervisorOptions sets how the host supervises a subprocess
+// (start timeout, health checks, restart backoff, crash budget); the zero
+// fields keep the host's defaults.
+func WithSupervisorOptions(so SupervisorOptions) Option { return func(o *options) { o.sup = so } }
 
 // Harness drives one plugin in a test.
 type Harness struct {
@@ -70,11 +65,12 @@ type Harness struct {
 	Plugin hooks.Plugin
 	// Dispatcher holds just this plugin, for checking how the host would
 	// combine and validate its results.
-	Dispatcher *hooks.Dispatcher
+	Dispatcher *Dispatcher
 	// Host is the HostAPI offered to the plugin (a *FakeHost by default).
 	Host hooks.HostAPI
-	// Supervisor is set for a subprocess.
-	Supervisor *pluginhost.Supervisor
+	// Process is the supervised plugin process of a Subprocess harness;
+	// nil in process.
+	Process *Process
 }
 
 func build(t testing.TB, opts []Option) options {
@@ -92,11 +88,11 @@ func build(t testing.TB, opts []Option) options {
 }
 
 func (h *Harness) dispatcher(t testing.TB, log hclog.Logger) {
-	d, err := hooks.NewDispatcher(hooks.Options{Logger: log, Host: h.Host}, h.Plugin)
+	d, err := dispatch.NewDispatcher(dispatch.Options{Logger: log, Host: h.Host}, h.Plugin)
 	if err != nil {
 		t.Fatalf("sdktest: %v", err)
 	}
-	h.Dispatcher = d
+	h.Dispatcher = &Dispatcher{d: d}
 }
 
 // InProcess serves the handler value p in the test process and connects to
@@ -125,20 +121,15 @@ func Subprocess(t testing.TB, binary string, opts ...Option) *Harness {
 		Name: o.info.Name, Path: binary, Args: o.args, Env: o.env, InheritEnv: o.inheritEnv, SHA256: o.sha256,
 		Priority: o.info.Priority, Order: o.info.Order, Timeout: o.info.Timeout, Failure: o.info.Failure, Limits: o.info.Limits,
 	}
-	if o.spec != nil {
-		o.spec(&spec)
-	}
 	log := testLogger(t)
-	so := o.sup
-	so.Host, so.Logger = o.host, log
-	sup := pluginhost.NewSupervisor(spec, so)
+	sup := pluginhost.NewSupervisor(spec, o.sup.host(o.host, log))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := sup.Start(ctx); err != nil {
 		t.Fatalf("sdktest: %v", err)
 	}
 	t.Cleanup(func() { sup.Stop(context.Background()) })
-	h := &Harness{Plugin: sup, Host: o.host, Supervisor: sup}
+	h := &Harness{Plugin: sup, Host: o.host, Process: &Process{sup: sup}}
 	h.dispatcher(t, log)
 	return h
 }
@@ -158,7 +149,7 @@ func (h *Harness) timeout() time.Duration {
 	if t := h.Plugin.Info().Timeout; t > 0 {
 		return t
 	}
-	return hooks.DefaultTimeout
+	return dispatch.DefaultTimeout
 }
 
 // send makes one call with the harness's host API and the plugin's

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/pith-dev/pith/hooks"
-	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/sdk/sdktest"
 )
 
@@ -127,12 +127,25 @@ func TestWithInfoLimits(t *testing.T) {
 	}
 }
 
-// TestDeprecatedWithSpec: plugin tests written against the older option
-// still compile and work.
-func TestDeprecatedWithSpec(t *testing.T) {
-	edit := sdktest.WithSpec(func(s *pluginhost.Spec) { s.Env = map[string]string{"PITH_SDKTEST_SPEC": "edited"} })
-	h := sdktest.Subprocess(t, probe(t), edit)
+// TestWithEnv: the variables reach the subprocess. (It replaces the
+// test of WithSpec, which handed out the host's internal spec type and is
+// gone; WithEnv, WithArgs, WithInheritEnv, WithSHA256 and WithInfo cover
+// what it was used for.)
+func TestWithEnv(t *testing.T) {
+	h := sdktest.Subprocess(t, probe(t), sdktest.WithEnv(map[string]string{"PITH_SDKTEST_SPEC": "edited"}))
 	if got := summaryOf(t, h, "env:PITH_SDKTEST_SPEC"); got != "PITH_SDKTEST_SPEC=edited" {
 		t.Fatalf("summary %q", got)
+	}
+}
+
+// TestWithSupervisorOptions: the options reach the host's supervisor; a
+// start timeout too short for any process fails the start.
+func TestWithSupervisorOptions(t *testing.T) {
+	bin := probe(t)
+	msg := refusal(t, func(tb testing.TB) {
+		sdktest.Subprocess(tb, bin, sdktest.WithSupervisorOptions(sdktest.SupervisorOptions{StartTimeout: time.Nanosecond}))
+	})
+	if msg == "" {
+		t.Fatal("a 1 ns start timeout: the plugin started")
 	}
 }

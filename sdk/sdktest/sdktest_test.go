@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/sdk"
 	"github.com/pith-dev/pith/sdk/sdktest"
 )
 
@@ -62,5 +63,20 @@ func TestInProcessUsesTheDispatcher(t *testing.T) {
 	}
 	if h.Plugin.Info().Name != "mine" {
 		t.Fatalf("info = %+v", h.Plugin.Info())
+	}
+}
+
+// TestInProcessServeOpts: a plugin written for sdk.ServePlugin is tested
+// with the same ServeOpts its main serves; only the fields set are events.
+func TestInProcessServeOpts(t *testing.T) {
+	h := sdktest.InProcess(t, sdk.ServeOpts{Compacting: sdk.CompactingFunc(func(context.Context, *sdk.CompactingEvent) (*sdk.CompactingResult, error) {
+		return &sdk.CompactingResult{Context: []string{"typed"}}, nil
+	})})
+	if !h.Plugin.Implements(sdk.EventCompacting) || h.Plugin.Implements(sdk.EventBeforeCompact) {
+		t.Fatal("the plugin must handle exactly the event of the field set")
+	}
+	out, err := h.Dispatcher.Compacting(context.Background(), &sdk.CompactingEvent{SessionID: "s1"})
+	if err != nil || len(out.Context) != 1 || out.Context[0] != "typed" {
+		t.Fatalf("Compacting = %+v, %v", out, err)
 	}
 }

@@ -67,4 +67,7 @@ func (guard) Compacting(ctx context.Context, ev *sdk.CompactingEvent) (*sdk.Comp
 	return &sdk.CompactingResult{Context: []string{"Keep every decision the user made explicit."}}, nil
 }
 
-func main() { sdk.Serve(guard{}, sdk.WithName("guard"), sdk.WithVersion("1.0.0")) }
+func main() {
+	//lint:ignore SA1019 the deprecated form is what this plugin exists to keep working
+	sdk.Serve(guard{}, sdk.WithName("guard"), sdk.WithVersion("1.0.0"))
+}

@@ -112,30 +112,27 @@ func main() {
 	if p.garbage {
 		p.spew()
 	}
-	f := sdk.Funcs{}
+	opts := sdk.ServeOpts{Close: closer{p}}
 	if p.beforeComp != "off" {
-		f.OnBeforeCompact = p.onBeforeCompact
+		opts.BeforeCompact = sdk.BeforeCompactFunc(p.onBeforeCompact)
 	}
 	if p.compacting != "off" {
-		f.OnCompacting = p.onCompacting
+		opts.Compacting = sdk.CompactingFunc(p.onCompacting)
 	}
 	if p.compactNote != "off" {
-		f.OnCompact = p.onCompact
+		opts.Compact = sdk.CompactFunc(p.onCompact)
 	}
 	if p.beforeTree != "off" {
-		f.OnBeforeTree = p.onBeforeTree
+		opts.BeforeTree = sdk.BeforeTreeFunc(p.onBeforeTree)
 	}
 	if p.treeNote != "off" {
-		f.OnTree = p.onTree
+		opts.Tree = sdk.TreeFunc(p.onTree)
 	}
-	sdk.Serve(closer{f, p}, sdk.WithName(p.name), sdk.WithVersion("1.2.3"))
+	sdk.ServePlugin(opts, sdk.WithName(p.name), sdk.WithVersion("1.2.3"))
 }
 
-// closer adds sdk.Closer: the host's Shutdown is recorded.
-type closer struct {
-	sdk.Funcs
-	p *plugin
-}
+// closer is the plugin's Close: the host's Shutdown is recorded.
+type closer struct{ p *plugin }
 
 func (c closer) Close() error { return c.p.note("closed", nil) }
 

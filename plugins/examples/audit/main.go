@@ -46,7 +46,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "audit:", err)
 		os.Exit(1)
 	}
-	sdk.Serve(a, sdk.WithName("audit"), sdk.WithVersion("1.0.0"))
+	sdk.ServePlugin(sdk.ServeOpts{Compact: a, Tree: a, Close: a}, sdk.WithName("audit"), sdk.WithVersion("1.0.0"))
 }
 
 // auditor appends records to one file.

@@ -36,7 +36,7 @@ const (
 )
 
 func main() {
-	sdk.Serve(notes{}, sdk.WithName("branch-notes"), sdk.WithVersion("1.0.0"))
+	sdk.ServePlugin(sdk.ServeOpts{BeforeTree: notes{}}, sdk.WithName("branch-notes"), sdk.WithVersion("1.0.0"))
 }
 
 type notes struct{}

@@ -45,7 +45,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "enterprise-summarizer: --max-input-chars must be at least 1000")
 		os.Exit(2)
 	}
-	sdk.Serve(s, sdk.WithName("enterprise-summarizer"), sdk.WithVersion("1.0.0"))
+	sdk.ServePlugin(sdk.ServeOpts{BeforeCompact: s}, sdk.WithName("enterprise-summarizer"), sdk.WithVersion("1.0.0"))
 }
 
 type summarizer struct {

@@ -37,7 +37,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "guard: --label must not be empty")
 		os.Exit(2)
 	}
-	sdk.Serve(&guard{label: strings.TrimSpace(*label)}, sdk.WithName("guard"), sdk.WithVersion("1.0.0"))
+	sdk.ServePlugin(sdk.ServeOpts{BeforeCompact: &guard{label: strings.TrimSpace(*label)}}, sdk.WithName("guard"), sdk.WithVersion("1.0.0"))
 }
 
 // guard holds only its configuration; every decision is made from the event.

@@ -64,7 +64,7 @@ func summary(s string) (*sdk.BeforeCompactResult, error) {
 }
 
 func main() {
-	if err := sdk.Serve(probe{}, sdk.WithName("probe")); err != nil {
+	if err := sdk.ServePlugin(sdk.ServeOpts{BeforeCompact: probe{}}, sdk.WithName("probe")); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

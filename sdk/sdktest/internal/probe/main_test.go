@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 	"github.com/pith-dev/pith/internal/wire"
 	"github.com/pith-dev/pith/sdk"
 	"github.com/pith-dev/pith/sdk/sdktest"
@@ -64,7 +65,7 @@ type answer struct {
 	err      string
 	deadline bool // errors.Is(err, context.DeadlineExceeded)
 	canceled bool // errors.Is(err, context.Canceled)
-	tooLarge bool // errors.Is(err, hooks.ErrPayloadTooLarge)
+	tooLarge bool // errors.Is(err, dispatch.ErrPayloadTooLarge)
 }
 
 func ask(h *sdktest.Harness, ev *hooks.BeforeCompactEvent) answer {
@@ -77,7 +78,7 @@ func ask(h *sdktest.Harness, ev *hooks.BeforeCompactEvent) answer {
 		a.err = err.Error()
 		a.deadline = errors.Is(err, context.DeadlineExceeded)
 		a.canceled = errors.Is(err, context.Canceled)
-		a.tooLarge = errors.Is(err, hooks.ErrPayloadTooLarge)
+		a.tooLarge = errors.Is(err, dispatch.ErrPayloadTooLarge)
 	}
 	if a.deadline {
 		// gRPC words a missed deadline after whichever side noticed first,

@@ -1,9 +1,11 @@
-package hooks
+package dispatch
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/pith-dev/pith/hooks"
 )
 
 func entriesOf(sizes ...int) []json.RawMessage {
@@ -49,7 +51,7 @@ func TestBoundEntries(t *testing.T) {
 // TestBoundMessages: the preparation's messages are cut to the newest that
 // fit messagesBytes, turn prefix first, and the totals say what was there.
 func TestBoundMessages(t *testing.T) {
-	ev := BeforeCompactEvent{Preparation: Preparation{
+	ev := hooks.BeforeCompactEvent{Preparation: hooks.Preparation{
 		MessagesToSummarize: entriesOf(94, 94, 94, 94), // 100 bytes each on the wire
 		TurnPrefixMessages:  entriesOf(94, 94),
 	}}
@@ -62,7 +64,7 @@ func TestBoundMessages(t *testing.T) {
 		{150, 0, 1, true},
 		{50, 0, 0, true},
 	} {
-		out := BoundBeforeCompact(ev, Limits{MessagesBytes: tc.max})
+		out := BoundBeforeCompact(ev, hooks.Limits{MessagesBytes: tc.max})
 		p := out.Preparation
 		if len(p.MessagesToSummarize) != tc.msgs || len(p.TurnPrefixMessages) != tc.prefix || p.MessagesTruncated != tc.cut {
 			t.Errorf("max %d: kept %d+%d (truncated %v), want %d+%d (%v)", tc.max,
@@ -80,16 +82,16 @@ func TestBoundMessages(t *testing.T) {
 // TestBoundLabels: labels share pathEntriesBytes with the path, newest
 // first; cutting either marks the path truncated.
 func TestBoundLabels(t *testing.T) {
-	var labels []Label
+	var labels []hooks.Label
 	for i := range 10 {
-		labels = append(labels, Label{EntryID: strings.Repeat("e", 5), Label: string(rune('a' + i))})
+		labels = append(labels, hooks.Label{EntryID: strings.Repeat("e", 5), Label: string(rune('a' + i))})
 	}
-	ev := BeforeCompactEvent{Labels: labels, PathEntries: entriesOf(94, 94)}
-	out := BoundBeforeCompact(ev, Limits{PathEntriesBytes: 3 * (6 + 18)})
+	ev := hooks.BeforeCompactEvent{Labels: labels, PathEntries: entriesOf(94, 94)}
+	out := BoundBeforeCompact(ev, hooks.Limits{PathEntriesBytes: 3 * (6 + 18)})
 	if len(out.Labels) != 3 || out.Labels[2].Label != "j" || len(out.PathEntries) != 0 || !out.PathTruncated {
 		t.Fatalf("labels %v, %d path entries, truncated %v", out.Labels, len(out.PathEntries), out.PathTruncated)
 	}
-	out = BoundBeforeCompact(ev, Limits{PathEntriesBytes: 10*24 + 100})
+	out = BoundBeforeCompact(ev, hooks.Limits{PathEntriesBytes: 10*24 + 100})
 	if len(out.Labels) != 10 || len(out.PathEntries) != 1 || !out.PathTruncated {
 		t.Fatalf("labels %d, %d path entries, truncated %v", len(out.Labels), len(out.PathEntries), out.PathTruncated)
 	}
@@ -98,7 +100,7 @@ func TestBoundLabels(t *testing.T) {
 // TestEventBudgetsStayUnderTheWire: whatever the limits, path and
 // messages together stay within MaxEventBytes.
 func TestEventBudgetsStayUnderTheWire(t *testing.T) {
-	path, msgs := eventBudgets(Limits{PathEntriesBytes: 1 << 30, MessagesBytes: 1 << 30})
+	path, msgs := eventBudgets(hooks.Limits{PathEntriesBytes: 1 << 30, MessagesBytes: 1 << 30})
 	if path+msgs > MaxEventBytes || path <= 0 || msgs <= 0 {
 		t.Fatalf("budgets %d + %d, max %d", path, msgs, MaxEventBytes)
 	}

@@ -1,4 +1,4 @@
-package hooks_test
+package dispatch_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 )
 
 // TestTimelineResults: one operation's observer sees what each call came
@@ -21,9 +22,9 @@ func TestTimelineResults(t *testing.T) {
 		bc(rec, info("guard", 3, 0), answer(&hooks.BeforeCompactResult{Cancel: true, CancelReason: "not now"})),
 		bc(rec, info("never", 4, 0), answer(nil)),
 	)
-	tl := &hooks.Timeline{}
-	outer := &hooks.Timeline{}
-	ctx := hooks.WithObserver(hooks.WithObserver(context.Background(), outer.Observe), tl.Observe)
+	tl := &dispatch.Timeline{}
+	outer := &dispatch.Timeline{}
+	ctx := dispatch.WithObserver(dispatch.WithObserver(context.Background(), outer.Observe), tl.Observe)
 	out, err := d.BeforeCompact(ctx, &hooks.BeforeCompactEvent{}, hooks.CompactionLimits{})
 	if err != nil || !out.Cancelled {
 		t.Fatalf("out %+v, err %v", out, err)
@@ -51,7 +52,7 @@ func TestTimelineResults(t *testing.T) {
 // TestTimelineClipsReason: a plugin's reason is stored in the session
 // file, so a huge one is cut (on a rune boundary).
 func TestTimelineClipsReason(t *testing.T) {
-	tl := &hooks.Timeline{}
+	tl := &dispatch.Timeline{}
 	tl.Observe(hooks.Observation{Plugin: "p", Result: hooks.ResultCancel, Reason: strings.Repeat("é", 10000)})
 	r := tl.Steps()[0].Reason
 	if len(r) > 600 || !strings.HasSuffix(r, "…") || strings.ContainsRune(r, '\uFFFD') {

@@ -1,4 +1,4 @@
-package hooks
+package dispatch
 
 import (
 	"bytes"
@@ -14,38 +14,12 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/pith-dev/pith/hooks"
 )
 
 // DefaultTimeout bounds a plugin call when the plugin sets no timeout.
 const DefaultTimeout = 5 * time.Second
-
-// Outcome classifies one plugin call for observation.
-type Outcome string
-
-// Call outcomes.
-const (
-	OutcomeOK       Outcome = "ok"       // returned normally (possibly no result)
-	OutcomeError    Outcome = "error"    // returned an error or crashed
-	OutcomeTimeout  Outcome = "timeout"  // outlived its deadline
-	OutcomePanic    Outcome = "panic"    // an in-process handler panicked
-	OutcomeRejected Outcome = "rejected" // result failed validation
-	OutcomeAborted  Outcome = "aborted"  // the operation was cancelled meanwhile
-)
-
-// Observation describes one finished plugin call.
-type Observation struct {
-	Event    EventID
-	Plugin   string
-	Duration time.Duration
-	Outcome  Outcome
-	Err      error
-	// Result is what the call came to for the operation (a Result*
-	// constant, or several joined by " + " such as "context lines +
-	// prompt"); Reason is the plugin's cancel reason, or the failure and
-	// the policy applied to it.
-	Result string
-	Reason string
-}
 
 // Options configure a Dispatcher.
 type Options struct {
@@ -57,10 +31,10 @@ type Options struct {
 	// must be fast and safe for concurrent use. An operation that wants
 	// its own calls (a hook timeline) adds an observer to its context with
 	// WithObserver.
-	Observe func(Observation)
+	Observe func(hooks.Observation)
 	// Host, when set, is put into the context of every call for in-process
 	// handlers to find with HostFromContext.
-	Host HostAPI
+	Host hooks.HostAPI
 }
 
 // Dispatcher calls plugins for each event and combines their results as
@@ -69,8 +43,8 @@ type Options struct {
 type Dispatcher struct {
 	log     hclog.Logger
 	timeout time.Duration
-	observe func(Observation)
-	host    HostAPI
+	observe func(hooks.Observation)
+	host    hooks.HostAPI
 	set     atomic.Pointer[pluginSet]
 }
 
@@ -78,13 +52,13 @@ type Dispatcher struct {
 // lock from start to end, so SetPlugins can wait for the dispatches of the
 // generation it replaced before the caller stops those plugins.
 type pluginSet struct {
-	list    []Plugin
+	list    []hooks.Plugin
 	rw      sync.RWMutex
 	retired bool // set under rw's write lock once drained
 }
 
 // NewDispatcher returns a Dispatcher with the given plugins (see SetPlugins).
-func NewDispatcher(opts Options, plugins ...Plugin) (*Dispatcher, error) {
+func NewDispatcher(opts Options, plugins ...hooks.Plugin) (*Dispatcher, error) {
 	d := &Dispatcher{log: opts.Logger, timeout: opts.DefaultTimeout, observe: opts.Observe, host: opts.Host}
 	if d.log == nil {
 		d.log = hclog.NewNullLogger()
@@ -103,8 +77,8 @@ func NewDispatcher(opts Options, plugins ...Plugin) (*Dispatcher, error) {
 // with; SetPlugins returns once all of them have finished, so the caller
 // may then stop the plugins the new set no longer has (a config reload
 // must not drop an event: docs/behaviour.md §14).
-func (d *Dispatcher) SetPlugins(plugins []Plugin) error {
-	list := make([]Plugin, 0, len(plugins))
+func (d *Dispatcher) SetPlugins(plugins []hooks.Plugin) error {
+	list := make([]hooks.Plugin, 0, len(plugins))
 	seen := make(map[string]bool, len(plugins))
 	for _, p := range plugins {
 		if p == nil {
@@ -136,13 +110,13 @@ func (d *Dispatcher) SetPlugins(plugins []Plugin) error {
 }
 
 // Plugins returns the current plugin set in call order.
-func (d *Dispatcher) Plugins() []Plugin {
-	return append([]Plugin(nil), d.snapshot()...)
+func (d *Dispatcher) Plugins() []hooks.Plugin {
+	return append([]hooks.Plugin(nil), d.snapshot()...)
 }
 
 // Has reports whether any plugin handles event, so a caller can skip
 // building a payload nobody reads.
-func (d *Dispatcher) Has(event EventID) bool {
+func (d *Dispatcher) Has(event hooks.EventID) bool {
 	for _, p := range d.snapshot() {
 		if p.Implements(event) {
 			return true
@@ -151,7 +125,7 @@ func (d *Dispatcher) Has(event EventID) bool {
 	return false
 }
 
-func (d *Dispatcher) snapshot() []Plugin {
+func (d *Dispatcher) snapshot() []hooks.Plugin {
 	if s := d.set.Load(); s != nil {
 		return s.list
 	}
@@ -175,9 +149,9 @@ func (d *Dispatcher) acquire() (set *pluginSet, release func()) {
 
 // handling returns the plugins of the pinned set that handle event, and
 // the release to call when the dispatch is done.
-func (d *Dispatcher) handling(event EventID) ([]Plugin, func()) {
+func (d *Dispatcher) handling(event hooks.EventID) ([]hooks.Plugin, func()) {
 	set, release := d.acquire()
-	var out []Plugin
+	var out []hooks.Plugin
 	for _, p := range set.list {
 		if p.Implements(event) {
 			out = append(out, p)
@@ -186,35 +160,25 @@ func (d *Dispatcher) handling(event EventID) ([]Plugin, func()) {
 	return out, release
 }
 
-// BeforeCompactOutcome is the combined answer to session_before_compact.
-type BeforeCompactOutcome struct {
-	Cancelled    bool
-	CancelReason string
-	// Compaction is a validated plugin-supplied compaction, or nil.
-	Compaction *Compaction
-	// Plugin names the plugin whose cancel or compaction ended the chain.
-	Plugin string
-}
-
 // BeforeCompact runs the plugins in order; the first cancel or valid
 // compaction ends the chain. A compaction that fails validation against lim
 // is rejected, logged and treated as no result. The error is non-nil only
 // when ctx was cancelled or a `failure: closed` plugin failed (ErrPluginFailed).
-func (d *Dispatcher) BeforeCompact(ctx context.Context, ev *BeforeCompactEvent, lim CompactionLimits) (BeforeCompactOutcome, error) {
-	ps, release := d.handling(EventBeforeCompact)
+func (d *Dispatcher) BeforeCompact(ctx context.Context, ev *hooks.BeforeCompactEvent, lim hooks.CompactionLimits) (hooks.BeforeCompactOutcome, error) {
+	ps, release := d.handling(hooks.EventBeforeCompact)
 	defer release()
 	for i, p := range ps {
 		evc := BoundBeforeCompact(*ev, p.Info().Limits)
 		start := time.Now()
-		res, err := call(ctx, d, p, EventBeforeCompact, ev.SessionID, func(ctx context.Context) (*BeforeCompactResult, error) {
+		res, err := call(ctx, d, p, hooks.EventBeforeCompact, ev.SessionID, func(ctx context.Context) (*hooks.BeforeCompactResult, error) {
 			return p.BeforeCompact(ctx, evc)
 		})
 		if err == nil {
 			err = overLimit(CheckBeforeCompactResult(res, p.Info().Limits))
 		}
 		if err != nil {
-			if ferr := d.failed(ctx, p, EventBeforeCompact, start, err); ferr != nil {
-				return BeforeCompactOutcome{}, ferr
+			if ferr := d.failed(ctx, p, hooks.EventBeforeCompact, start, err); ferr != nil {
+				return hooks.BeforeCompactOutcome{}, ferr
 			}
 			continue
 		}
@@ -222,65 +186,35 @@ func (d *Dispatcher) BeforeCompact(ctx context.Context, ev *BeforeCompactEvent, 
 		switch {
 		case res == nil:
 		case res.Cancel:
-			d.ok(ctx, p, EventBeforeCompact, start, ResultCancel, res.CancelReason)
+			d.ok(ctx, p, hooks.EventBeforeCompact, start, hooks.ResultCancel, res.CancelReason)
 			d.log.Info("plugin cancelled the compaction", "plugin", name, "reason", res.CancelReason)
-			d.skipped(EventBeforeCompact, ps[i+1:])
-			return BeforeCompactOutcome{Cancelled: true, CancelReason: res.CancelReason, Plugin: name}, nil
+			d.skipped(hooks.EventBeforeCompact, ps[i+1:])
+			return hooks.BeforeCompactOutcome{Cancelled: true, CancelReason: res.CancelReason, Plugin: name}, nil
 		case res.Compaction != nil:
 			if verr := ValidateCompaction(res.Compaction, lim); verr != nil {
-				d.rejected(ctx, p, EventBeforeCompact, start, verr)
+				d.rejected(ctx, p, hooks.EventBeforeCompact, start, verr)
 				continue
 			}
-			d.ok(ctx, p, EventBeforeCompact, start, ResultCompaction, "")
+			d.ok(ctx, p, hooks.EventBeforeCompact, start, hooks.ResultCompaction, "")
 			d.log.Info("plugin supplied the compaction", "plugin", name)
-			d.skipped(EventBeforeCompact, ps[i+1:])
-			return BeforeCompactOutcome{Compaction: res.Compaction, Plugin: name}, nil
+			d.skipped(hooks.EventBeforeCompact, ps[i+1:])
+			return hooks.BeforeCompactOutcome{Compaction: res.Compaction, Plugin: name}, nil
 		}
-		d.ok(ctx, p, EventBeforeCompact, start, ResultNoOpinion, "")
+		d.ok(ctx, p, hooks.EventBeforeCompact, start, hooks.ResultNoOpinion, "")
 	}
-	return BeforeCompactOutcome{}, nil
-}
-
-// CompactingOutcome is the combined answer to session.compacting.
-type CompactingOutcome struct {
-	// Context holds every plugin's context lines, in priority order.
-	Context []string
-	// Prompt is the first non-empty prompt in priority order.
-	Prompt string
-	// PromptFrom names the plugin whose prompt was taken.
-	PromptFrom string
-	// PreserveData is a JSON object keyed by plugin name, nil when no plugin
-	// returned any.
-	PreserveData json.RawMessage
-	// Messages are every plugin's injected messages, in priority order.
-	Messages []PluginMessage
-}
-
-// PluginMessage is an injected message and the plugin it came from.
-type PluginMessage struct {
-	Plugin string
-	InjectedMessage
-}
-
-// CustomType is the message's namespaced customType: the plugin's name,
-// "/" and the message's own type when it has one.
-func (m PluginMessage) CustomType() string {
-	if m.Type == "" {
-		return m.Plugin
-	}
-	return m.Plugin + "/" + m.Type
+	return hooks.BeforeCompactOutcome{}, nil
 }
 
 // Compacting runs every plugin concurrently and combines the results in
 // priority order.
-func (d *Dispatcher) Compacting(ctx context.Context, ev *CompactingEvent) (CompactingOutcome, error) {
-	ps, release := d.handling(EventCompacting)
+func (d *Dispatcher) Compacting(ctx context.Context, ev *hooks.CompactingEvent) (hooks.CompactingOutcome, error) {
+	ps, release := d.handling(hooks.EventCompacting)
 	defer release()
-	results := make([]*CompactingResult, len(ps))
+	results := make([]*hooks.CompactingResult, len(ps))
 	errs := make([]error, len(ps))
-	d.fanOut(ctx, ps, EventCompacting, func(ctx context.Context, i int, p Plugin) (string, error) {
+	d.fanOut(ctx, ps, hooks.EventCompacting, func(ctx context.Context, i int, p hooks.Plugin) (string, error) {
 		evc := *ev
-		res, err := call(ctx, d, p, EventCompacting, ev.SessionID, func(ctx context.Context) (*CompactingResult, error) {
+		res, err := call(ctx, d, p, hooks.EventCompacting, ev.SessionID, func(ctx context.Context) (*hooks.CompactingResult, error) {
 			return p.Compacting(ctx, &evc)
 		})
 		if err == nil {
@@ -293,9 +227,9 @@ func (d *Dispatcher) Compacting(ctx context.Context, ev *CompactingEvent) (Compa
 		return compactingResult(res), nil
 	}, errs)
 	if err := firstErr(errs); err != nil {
-		return CompactingOutcome{}, err
+		return hooks.CompactingOutcome{}, err
 	}
-	var out CompactingOutcome
+	var out hooks.CompactingOutcome
 	var preserve bytes.Buffer
 	for i, p := range ps {
 		res := results[i]
@@ -305,7 +239,7 @@ func (d *Dispatcher) Compacting(ctx context.Context, ev *CompactingEvent) (Compa
 		name := p.Info().Name
 		out.Context = append(out.Context, res.Context...)
 		for _, m := range res.Messages {
-			out.Messages = append(out.Messages, PluginMessage{Plugin: name, InjectedMessage: m})
+			out.Messages = append(out.Messages, hooks.PluginMessage{Plugin: name, InjectedMessage: m})
 		}
 		if res.Prompt != "" {
 			if out.Prompt == "" {
@@ -316,7 +250,7 @@ func (d *Dispatcher) Compacting(ctx context.Context, ev *CompactingEvent) (Compa
 		}
 		if len(res.PreserveData) > 0 {
 			if !json.Valid(res.PreserveData) {
-				d.log.Error("ignoring preserveData that is not valid JSON", "plugin", name, "event", EventCompacting)
+				d.log.Error("ignoring preserveData that is not valid JSON", "plugin", name, "event", hooks.EventCompacting)
 				continue
 			}
 			if preserve.Len() == 0 {
@@ -344,73 +278,57 @@ func (d *Dispatcher) Compacting(ctx context.Context, ev *CompactingEvent) (Compa
 // timed out. The compaction is already saved, so failures cannot undo it: the
 // error joins the failures of `failure: closed` plugins for the caller to
 // report.
-func (d *Dispatcher) Compact(ctx context.Context, ev *CompactEvent) error {
-	ps, release := d.handling(EventCompact)
+func (d *Dispatcher) Compact(ctx context.Context, ev *hooks.CompactEvent) error {
+	ps, release := d.handling(hooks.EventCompact)
 	defer release()
 	errs := make([]error, len(ps))
-	d.fanOut(ctx, ps, EventCompact, func(ctx context.Context, _ int, p Plugin) (string, error) {
+	d.fanOut(ctx, ps, hooks.EventCompact, func(ctx context.Context, _ int, p hooks.Plugin) (string, error) {
 		evc := *ev
-		_, err := call(ctx, d, p, EventCompact, ev.SessionID, func(ctx context.Context) (struct{}, error) {
+		_, err := call(ctx, d, p, hooks.EventCompact, ev.SessionID, func(ctx context.Context) (struct{}, error) {
 			return struct{}{}, p.Compact(ctx, &evc)
 		})
-		return ResultNotified, err
+		return hooks.ResultNotified, err
 	}, errs)
 	return errors.Join(errs...)
 }
 
-// BeforeTreeOutcome is the combined answer to session_before_tree.
-type BeforeTreeOutcome struct {
-	Cancelled    bool
-	CancelReason string
-	// Summary is a validated plugin-supplied summary, or nil. The caller uses
-	// it only when the user wanted a summary.
-	Summary *BranchSummary
-	// Plugin names the plugin whose cancel or summary ended the chain.
-	Plugin string
-	// CustomInstructions and ReplaceInstructions come from the first plugin
-	// that returned instructions; Label from the first that returned one.
-	CustomInstructions  string
-	ReplaceInstructions bool
-	Label               string
-}
-
 // BeforeTree runs the plugins in order; the first cancel or valid summary
 // ends the chain. Instructions and label: the first non-empty one wins.
-func (d *Dispatcher) BeforeTree(ctx context.Context, ev *BeforeTreeEvent, lim SummaryLimits) (BeforeTreeOutcome, error) {
-	var out BeforeTreeOutcome
+func (d *Dispatcher) BeforeTree(ctx context.Context, ev *hooks.BeforeTreeEvent, lim hooks.SummaryLimits) (hooks.BeforeTreeOutcome, error) {
+	var out hooks.BeforeTreeOutcome
 	var instrFrom, labelFrom string
-	ps, release := d.handling(EventBeforeTree)
+	ps, release := d.handling(hooks.EventBeforeTree)
 	defer release()
 	for i, p := range ps {
 		evc := boundBeforeTree(*ev, p.Info().Limits)
 		start := time.Now()
-		res, err := call(ctx, d, p, EventBeforeTree, ev.SessionID, func(ctx context.Context) (*BeforeTreeResult, error) {
+		res, err := call(ctx, d, p, hooks.EventBeforeTree, ev.SessionID, func(ctx context.Context) (*hooks.BeforeTreeResult, error) {
 			return p.BeforeTree(ctx, evc)
 		})
 		if err == nil {
 			err = overLimit(CheckBeforeTreeResult(res, p.Info().Limits))
 		}
 		if err != nil {
-			if ferr := d.failed(ctx, p, EventBeforeTree, start, err); ferr != nil {
-				return BeforeTreeOutcome{}, ferr
+			if ferr := d.failed(ctx, p, hooks.EventBeforeTree, start, err); ferr != nil {
+				return hooks.BeforeTreeOutcome{}, ferr
 			}
 			continue
 		}
 		if res == nil {
-			d.ok(ctx, p, EventBeforeTree, start, ResultNoOpinion, "")
+			d.ok(ctx, p, hooks.EventBeforeTree, start, hooks.ResultNoOpinion, "")
 			continue
 		}
 		name := p.Info().Name
 		if !res.Cancel && res.Summary != nil {
 			if verr := ValidateSummary(res.Summary, lim); verr != nil {
-				d.rejected(ctx, p, EventBeforeTree, start, verr)
+				d.rejected(ctx, p, hooks.EventBeforeTree, start, verr)
 				continue
 			}
 		}
 		if res.Cancel {
-			d.ok(ctx, p, EventBeforeTree, start, ResultCancel, res.CancelReason)
+			d.ok(ctx, p, hooks.EventBeforeTree, start, hooks.ResultCancel, res.CancelReason)
 		} else {
-			d.ok(ctx, p, EventBeforeTree, start, beforeTreeResult(res), "")
+			d.ok(ctx, p, hooks.EventBeforeTree, start, beforeTreeResult(res), "")
 		}
 		if res.CustomInstructions != "" {
 			if instrFrom == "" {
@@ -429,12 +347,12 @@ func (d *Dispatcher) BeforeTree(ctx context.Context, ev *BeforeTreeEvent, lim Su
 		if res.Cancel {
 			d.log.Info("plugin cancelled the navigation", "plugin", name, "reason", res.CancelReason)
 			out.Cancelled, out.CancelReason, out.Plugin = true, res.CancelReason, name
-			d.skipped(EventBeforeTree, ps[i+1:])
+			d.skipped(hooks.EventBeforeTree, ps[i+1:])
 			return out, nil
 		}
 		if res.Summary != nil {
 			out.Summary, out.Plugin = res.Summary, name
-			d.skipped(EventBeforeTree, ps[i+1:])
+			d.skipped(hooks.EventBeforeTree, ps[i+1:])
 			return out, nil
 		}
 	}
@@ -442,16 +360,16 @@ func (d *Dispatcher) BeforeTree(ctx context.Context, ev *BeforeTreeEvent, lim Su
 }
 
 // Tree notifies every plugin concurrently, like Compact.
-func (d *Dispatcher) Tree(ctx context.Context, ev *TreeEvent) error {
-	ps, release := d.handling(EventTree)
+func (d *Dispatcher) Tree(ctx context.Context, ev *hooks.TreeEvent) error {
+	ps, release := d.handling(hooks.EventTree)
 	defer release()
 	errs := make([]error, len(ps))
-	d.fanOut(ctx, ps, EventTree, func(ctx context.Context, _ int, p Plugin) (string, error) {
+	d.fanOut(ctx, ps, hooks.EventTree, func(ctx context.Context, _ int, p hooks.Plugin) (string, error) {
 		evc := *ev
-		_, err := call(ctx, d, p, EventTree, ev.SessionID, func(ctx context.Context) (struct{}, error) {
+		_, err := call(ctx, d, p, hooks.EventTree, ev.SessionID, func(ctx context.Context) (struct{}, error) {
 			return struct{}{}, p.Tree(ctx, &evc)
 		})
-		return ResultNotified, err
+		return hooks.ResultNotified, err
 	}, errs)
 	return errors.Join(errs...)
 }
@@ -468,7 +386,7 @@ func overLimit(err error) error {
 
 // skipped logs the plugins a chain did not reach, so an operator can see
 // why a plugin was not called.
-func (d *Dispatcher) skipped(event EventID, rest []Plugin) {
+func (d *Dispatcher) skipped(event hooks.EventID, rest []hooks.Plugin) {
 	if len(rest) == 0 || !d.log.IsDebug() {
 		return
 	}
@@ -482,7 +400,7 @@ func (d *Dispatcher) skipped(event EventID, rest []Plugin) {
 // fanOut runs fn for every plugin concurrently and records, per plugin, the
 // error the failure policy yields (nil for success or an open failure); fn
 // returns what a successful call came to, for the observers.
-func (d *Dispatcher) fanOut(ctx context.Context, ps []Plugin, event EventID, fn func(context.Context, int, Plugin) (result string, err error), errs []error) {
+func (d *Dispatcher) fanOut(ctx context.Context, ps []hooks.Plugin, event hooks.EventID, fn func(context.Context, int, hooks.Plugin) (result string, err error), errs []error) {
 	var wg sync.WaitGroup
 	for i, p := range ps {
 		wg.Add(1)
@@ -524,7 +442,7 @@ type ContextBound interface {
 	BoundByContext() bool
 }
 
-func call[R any](ctx context.Context, d *Dispatcher, p Plugin, event EventID, sessionID string, fn func(context.Context) (R, error)) (R, error) {
+func call[R any](ctx context.Context, d *Dispatcher, p hooks.Plugin, event hooks.EventID, sessionID string, fn func(context.Context) (R, error)) (R, error) {
 	var zero R
 	if err := ctx.Err(); err != nil {
 		return zero, fmt.Errorf("%w: %w", errAborted, err)
@@ -536,14 +454,14 @@ func call[R any](ctx context.Context, d *Dispatcher, p Plugin, event EventID, se
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	host := d.host
-	if h, ok := HostFromContext(cctx); ok {
+	if h, ok := hooks.HostFromContext(cctx); ok {
 		host = h
 	}
 	if host != nil {
 		// A capability for this call's session, ended with the call.
 		scoped := NewScopedHost(host, Scope{SessionID: sessionID, Limits: p.Info().Limits})
 		defer scoped.Revoke()
-		cctx = WithHost(cctx, scoped)
+		cctx = hooks.WithHost(cctx, scoped)
 	}
 	type answer struct {
 		r   R
@@ -556,7 +474,7 @@ func call[R any](ctx context.Context, d *Dispatcher, p Plugin, event EventID, se
 			defer func() {
 				if v := recover(); v != nil {
 					d.log.Error("plugin handler panicked", "plugin", p.Info().Name, "event", event, "panic", v, "stack", string(debug.Stack()))
-					a = answer{err: fmt.Errorf("%w: %v", ErrPanic, v)}
+					a = answer{err: fmt.Errorf("%w: %v", hooks.ErrPanic, v)}
 				}
 			}()
 			r, err := fn(cctx)
@@ -566,7 +484,7 @@ func call[R any](ctx context.Context, d *Dispatcher, p Plugin, event EventID, se
 			return zero, fmt.Errorf("%w: %w", errAborted, ctx.Err())
 		}
 		if a.err != nil && deadlinePassed(cctx) {
-			return zero, fmt.Errorf("%w after %s: %w", ErrTimeout, timeout, a.err)
+			return zero, fmt.Errorf("%w after %s: %w", hooks.ErrTimeout, timeout, a.err)
 		}
 		return a.r, a.err
 	}
@@ -575,7 +493,7 @@ func call[R any](ctx context.Context, d *Dispatcher, p Plugin, event EventID, se
 		defer func() {
 			if v := recover(); v != nil {
 				d.log.Error("plugin handler panicked", "plugin", p.Info().Name, "event", event, "panic", v, "stack", string(debug.Stack()))
-				ch <- answer{err: fmt.Errorf("%w: %v", ErrPanic, v)}
+				ch <- answer{err: fmt.Errorf("%w: %v", hooks.ErrPanic, v)}
 			}
 		}()
 		r, err := fn(cctx)
@@ -589,37 +507,37 @@ func call[R any](ctx context.Context, d *Dispatcher, p Plugin, event EventID, se
 		if a.err != nil && deadlinePassed(cctx) {
 			// However the plugin or transport phrased it, the call failed
 			// because its deadline passed.
-			return zero, fmt.Errorf("%w after %s: %w", ErrTimeout, timeout, a.err)
+			return zero, fmt.Errorf("%w after %s: %w", hooks.ErrTimeout, timeout, a.err)
 		}
 		return a.r, a.err
 	case <-cctx.Done():
 		if ctx.Err() != nil {
 			return zero, fmt.Errorf("%w: %w", errAborted, ctx.Err())
 		}
-		return zero, fmt.Errorf("%w after %s", ErrTimeout, timeout)
+		return zero, fmt.Errorf("%w after %s", hooks.ErrTimeout, timeout)
 	}
 }
 
 // failed applies the failure policy to a failed call: it logs and observes
 // the failure and returns the error the operation must stop with, or nil
 // when the plugin fails open.
-func (d *Dispatcher) failed(ctx context.Context, p Plugin, event EventID, start time.Time, err error) error {
+func (d *Dispatcher) failed(ctx context.Context, p hooks.Plugin, event hooks.EventID, start time.Time, err error) error {
 	info := p.Info()
-	outcome := OutcomeError
+	outcome := hooks.OutcomeError
 	switch {
 	case errors.Is(err, errAborted):
-		d.observeCall(ctx, event, info.Name, start, OutcomeAborted, err, ResultAborted, err.Error())
+		d.observeCall(ctx, event, info.Name, start, hooks.OutcomeAborted, err, hooks.ResultAborted, err.Error())
 		return fmt.Errorf("hook %s: %w", event, context.Cause(ctx))
-	case errors.Is(err, ErrTimeout):
-		outcome = OutcomeTimeout
-	case errors.Is(err, ErrPanic):
-		outcome = OutcomePanic
+	case errors.Is(err, hooks.ErrTimeout):
+		outcome = hooks.OutcomeTimeout
+	case errors.Is(err, hooks.ErrPanic):
+		outcome = hooks.OutcomePanic
 	}
 	policy := "; failure: open, result ignored"
-	if info.Failure == FailureClosed || errors.Is(err, ErrChecksumMismatch) {
+	if info.Failure == hooks.FailureClosed || errors.Is(err, ErrChecksumMismatch) {
 		policy = "; failure: closed, operation cancelled"
 	}
-	d.observeCall(ctx, event, info.Name, start, outcome, err, ResultFailure, string(outcome)+": "+err.Error()+policy)
+	d.observeCall(ctx, event, info.Name, start, outcome, err, hooks.ResultFailure, string(outcome)+": "+err.Error()+policy)
 	if errors.Is(err, ErrPayloadTooLarge) {
 		// Not the plugin's doing, but its verdict is missing all the same:
 		// say so loudly, then apply its policy.
@@ -627,34 +545,34 @@ func (d *Dispatcher) failed(ctx context.Context, p Plugin, event EventID, start 
 	}
 	if errors.Is(err, ErrChecksumMismatch) {
 		d.log.Error("plugin binary does not match its sha256; cancelling the operation whatever its failure policy", "plugin", info.Name, "event", event, "error", err)
-		return &PluginError{Plugin: info.Name, Event: event, Err: err}
+		return &hooks.PluginError{Plugin: info.Name, Event: event, Err: err}
 	}
-	if info.Failure == FailureClosed {
+	if info.Failure == hooks.FailureClosed {
 		d.log.Error("plugin failed; its failure policy is closed, cancelling the operation", "plugin", info.Name, "event", event, "error", err)
-		return &PluginError{Plugin: info.Name, Event: event, Err: err}
+		return &hooks.PluginError{Plugin: info.Name, Event: event, Err: err}
 	}
 	d.log.Warn("plugin failed; ignoring its result", "plugin", info.Name, "event", event, "error", err)
 	return nil
 }
 
-func (d *Dispatcher) rejected(ctx context.Context, p Plugin, event EventID, start time.Time, err error) {
+func (d *Dispatcher) rejected(ctx context.Context, p hooks.Plugin, event hooks.EventID, start time.Time, err error) {
 	name := p.Info().Name
-	d.observeCall(ctx, event, name, start, OutcomeRejected, err, ResultRejected, err.Error()+"; skipped")
+	d.observeCall(ctx, event, name, start, hooks.OutcomeRejected, err, hooks.ResultRejected, err.Error()+"; skipped")
 	d.log.Error("rejected a plugin's result", "plugin", name, "event", event, "error", err)
 }
 
-func (d *Dispatcher) ok(ctx context.Context, p Plugin, event EventID, start time.Time, result, reason string) {
-	d.observeCall(ctx, event, p.Info().Name, start, OutcomeOK, nil, result, reason)
+func (d *Dispatcher) ok(ctx context.Context, p hooks.Plugin, event hooks.EventID, start time.Time, result, reason string) {
+	d.observeCall(ctx, event, p.Info().Name, start, hooks.OutcomeOK, nil, result, reason)
 }
 
 // observeCall reports one finished call to Options.Observe and to the
 // operation's own observer, if its context carries one.
-func (d *Dispatcher) observeCall(ctx context.Context, event EventID, plugin string, start time.Time, outcome Outcome, err error, result, reason string) {
+func (d *Dispatcher) observeCall(ctx context.Context, event hooks.EventID, plugin string, start time.Time, outcome hooks.Outcome, err error, result, reason string) {
 	local := observerFrom(ctx)
 	if d.observe == nil && local == nil {
 		return
 	}
-	o := Observation{Event: event, Plugin: plugin, Duration: time.Since(start), Outcome: outcome, Err: err, Result: result, Reason: reason}
+	o := hooks.Observation{Event: event, Plugin: plugin, Duration: time.Since(start), Outcome: outcome, Err: err, Result: result, Reason: reason}
 	if d.observe != nil {
 		d.observe(o)
 	}
@@ -664,9 +582,9 @@ func (d *Dispatcher) observeCall(ctx context.Context, event EventID, plugin stri
 }
 
 // compactingResult names what a session.compacting answer contributed.
-func compactingResult(res *CompactingResult) string {
+func compactingResult(res *hooks.CompactingResult) string {
 	if res == nil {
-		return ResultNoOpinion
+		return hooks.ResultNoOpinion
 	}
 	var parts []string
 	if len(res.Context) > 0 {
@@ -682,17 +600,17 @@ func compactingResult(res *CompactingResult) string {
 		parts = append(parts, "preserveData")
 	}
 	if len(parts) == 0 {
-		return ResultNoOpinion
+		return hooks.ResultNoOpinion
 	}
 	return strings.Join(parts, " + ")
 }
 
 // beforeTreeResult names what a session_before_tree answer that did not
 // cancel contributed.
-func beforeTreeResult(res *BeforeTreeResult) string {
+func beforeTreeResult(res *hooks.BeforeTreeResult) string {
 	var parts []string
 	if res.Summary != nil {
-		parts = append(parts, ResultSummary)
+		parts = append(parts, hooks.ResultSummary)
 	}
 	if res.CustomInstructions != "" {
 		parts = append(parts, "instructions")
@@ -701,7 +619,7 @@ func beforeTreeResult(res *BeforeTreeResult) string {
 		parts = append(parts, "label")
 	}
 	if len(parts) == 0 {
-		return ResultNoOpinion
+		return hooks.ResultNoOpinion
 	}
 	return strings.Join(parts, " + ")
 }

@@ -1,4 +1,4 @@
-package hooks_test
+package dispatch_test
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 )
 
 func TestEstimateText(t *testing.T) {
@@ -22,7 +23,7 @@ func TestEstimateText(t *testing.T) {
 		{strings.Repeat("x", 4000), 1000},
 	}
 	for _, tt := range tests {
-		if got := hooks.EstimateText(tt.in); got != tt.want {
+		if got := dispatch.EstimateText(tt.in); got != tt.want {
 			t.Errorf("EstimateText(%q) = %d, want %d", tt.in, got, tt.want)
 		}
 	}
@@ -49,7 +50,7 @@ func TestValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := hooks.ValidateCompaction(tt.c, tt.lim)
+			err := dispatch.ValidateCompaction(tt.c, tt.lim)
 			if tt.want == "" {
 				if err != nil {
 					t.Fatalf("unexpected %v", err)
@@ -61,7 +62,7 @@ func TestValidate(t *testing.T) {
 			}
 		})
 	}
-	if err := hooks.ValidateSummary(&hooks.BranchSummary{Summary: "ok", Details: json.RawMessage("nope")}, hooks.SummaryLimits{}); !errors.Is(err, hooks.ErrInvalidResult) {
+	if err := dispatch.ValidateSummary(&hooks.BranchSummary{Summary: "ok", Details: json.RawMessage("nope")}, hooks.SummaryLimits{}); !errors.Is(err, hooks.ErrInvalidResult) {
 		t.Fatalf("bad details accepted: %v", err)
 	}
 }

@@ -1,9 +1,11 @@
-package hooks
+package dispatch
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/pith-dev/pith/hooks"
 )
 
 // BenchmarkCheckCompactingResult: the per-call cost of bounding a result
@@ -15,11 +17,11 @@ func BenchmarkCheckCompactingResult(b *testing.B) {
 	for i := range ctx {
 		ctx[i] = strings.Repeat("c", 200)
 	}
-	r := &CompactingResult{Context: ctx, PreserveData: preserve}
+	r := &hooks.CompactingResult{Context: ctx, PreserveData: preserve}
 	b.SetBytes(int64(len(preserve)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := CheckCompactingResult(r, Limits{PreserveDataBytes: 2 << 20}); err != nil {
+		if err := CheckCompactingResult(r, hooks.Limits{PreserveDataBytes: 2 << 20}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -29,7 +31,7 @@ func BenchmarkCheckCompactingResult(b *testing.B) {
 // 300 000 messages to summarize (~300 MB) to 64 MiB for one plugin.
 func BenchmarkBoundBeforeCompact(b *testing.B) {
 	entry := json.RawMessage(`{"type":"message","id":"x","message":{"role":"user","content":"` + strings.Repeat("w", 900) + `"}}`)
-	ev := BeforeCompactEvent{PathEntries: make([]json.RawMessage, 100_000), PathSinceCompaction: 40_000}
+	ev := hooks.BeforeCompactEvent{PathEntries: make([]json.RawMessage, 100_000), PathSinceCompaction: 40_000}
 	for i := range ev.PathEntries {
 		ev.PathEntries[i] = entry
 	}
@@ -39,7 +41,7 @@ func BenchmarkBoundBeforeCompact(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		out := BoundBeforeCompact(ev, Limits{})
+		out := BoundBeforeCompact(ev, hooks.Limits{})
 		if !out.PathTruncated || !out.Preparation.MessagesTruncated {
 			b.Fatal("not cut")
 		}

@@ -1,4 +1,4 @@
-package hooks_test
+package dispatch_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 )
 
 // recordingHost answers everything and records what reached it.
@@ -37,7 +38,7 @@ func (h *recordingHost) Log(context.Context, hclog.Level, string, ...any) error 
 func TestScopedHost(t *testing.T) {
 	ctx := context.Background()
 	rec := &recordingHost{}
-	s := hooks.NewScopedHost(rec, hooks.Scope{SessionID: "A", Limits: hooks.Limits{CompleteMaxTokens: 500, CompletePromptBytes: 100, EstimateBytes: 10}})
+	s := dispatch.NewScopedHost(rec, dispatch.Scope{SessionID: "A", Limits: hooks.Limits{CompleteMaxTokens: 500, CompletePromptBytes: 100, EstimateBytes: 10}})
 
 	if _, err := s.ReadEntries(ctx, hooks.ReadEntriesRequest{SessionID: "B"}); !errors.Is(err, hooks.ErrPermissionDenied) {
 		t.Errorf("read of another session: %v", err)
@@ -57,10 +58,10 @@ func TestScopedHost(t *testing.T) {
 	if got := rec.maxTokens; len(got) != 3 || got[0] != 500 || got[1] != 100 || got[2] != 500 {
 		t.Errorf("max tokens reaching the host %v, want [500 100 500]", got)
 	}
-	if _, err := s.Complete(ctx, hooks.CompleteRequest{Prompt: strings.Repeat("p", 101)}); !errors.Is(err, hooks.ErrOverLimit) || !strings.Contains(err.Error(), "completePromptBytes") {
+	if _, err := s.Complete(ctx, hooks.CompleteRequest{Prompt: strings.Repeat("p", 101)}); !errors.Is(err, dispatch.ErrOverLimit) || !strings.Contains(err.Error(), "completePromptBytes") {
 		t.Errorf("oversized prompt: %v", err)
 	}
-	if _, err := s.EstimateTokens(ctx, []json.RawMessage{json.RawMessage(`"0123456789"`)}); !errors.Is(err, hooks.ErrOverLimit) {
+	if _, err := s.EstimateTokens(ctx, []json.RawMessage{json.RawMessage(`"0123456789"`)}); !errors.Is(err, dispatch.ErrOverLimit) {
 		t.Errorf("oversized estimate: %v", err)
 	}
 
@@ -89,7 +90,7 @@ func (h *blockingHost) Complete(ctx context.Context, _ hooks.CompleteRequest) (h
 // is revoked is cancelled, whatever the context its caller gave it.
 func TestRevokeCancelsRunningCalls(t *testing.T) {
 	h := &blockingHost{started: make(chan struct{}, 1)}
-	s := hooks.NewScopedHost(h, hooks.Scope{SessionID: "A"})
+	s := dispatch.NewScopedHost(h, dispatch.Scope{SessionID: "A"})
 	errc := make(chan error, 1)
 	go func() {
 		_, err := s.Complete(context.Background(), hooks.CompleteRequest{Prompt: "p"})
@@ -106,7 +107,7 @@ func TestRevokeCancelsRunningCalls(t *testing.T) {
 // hostCallsInFlight, which the methods called under its context do not
 // take again, and gives it back when that context ends.
 func TestAdmitCountsUntilItsContextEnds(t *testing.T) {
-	s := hooks.NewScopedHost(&recordingHost{}, hooks.Scope{SessionID: "A", Limits: hooks.Limits{HostCallsInFlight: 1}})
+	s := dispatch.NewScopedHost(&recordingHost{}, dispatch.Scope{SessionID: "A", Limits: hooks.Limits{HostCallsInFlight: 1}})
 	base, end := context.WithCancel(context.Background())
 	ctx, err := s.Admit(base)
 	if err != nil {
@@ -115,7 +116,7 @@ func TestAdmitCountsUntilItsContextEnds(t *testing.T) {
 	if _, err := s.ReadEntries(ctx, hooks.ReadEntriesRequest{}); err != nil {
 		t.Fatalf("a call under its admission: %v", err)
 	}
-	if _, err := s.Admit(context.Background()); !errors.Is(err, hooks.ErrOverLimit) {
+	if _, err := s.Admit(context.Background()); !errors.Is(err, dispatch.ErrOverLimit) {
 		t.Fatalf("a second admission past hostCallsInFlight (1): %v", err)
 	}
 	end()
@@ -125,7 +126,7 @@ func TestAdmitCountsUntilItsContextEnds(t *testing.T) {
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, hooks.ErrOverLimit) {
+		if !errors.Is(err, dispatch.ErrOverLimit) {
 			t.Fatal(err)
 		}
 		runtime.Gosched()

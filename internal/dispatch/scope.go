@@ -1,4 +1,4 @@
-package hooks
+package dispatch
 
 import (
 	"context"
@@ -8,19 +8,15 @@ import (
 	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
-)
 
-// ErrPermissionDenied marks a HostAPI call outside the caller's scope: a
-// session other than the one of the call being served, or a call made
-// after that call ended. pluginhost answers it with gRPC's
-// PermissionDenied.
-var ErrPermissionDenied = errors.New("permission denied")
+	"github.com/pith-dev/pith/hooks"
+)
 
 // Scope is what one plugin call may reach through the HostAPI: the session
 // of the event it serves, within the plugin's limits.
 type Scope struct {
 	SessionID string
-	Limits    Limits
+	Limits    hooks.Limits
 }
 
 // ScopedHost is the HostAPI a plugin gets for one call: a capability for
@@ -29,7 +25,7 @@ type Scope struct {
 // Dispatcher's context for in-process handlers, pluginhost's server for
 // subprocesses — goes through it, so these checks are made in one place.
 type ScopedHost struct {
-	host    HostAPI
+	host    hooks.HostAPI
 	scope   Scope
 	revoked atomic.Bool
 	// life ends when the capability is revoked: every host call runs
@@ -45,8 +41,8 @@ type ScopedHost struct {
 }
 
 // NewScopedHost returns a capability over h for scope.
-func NewScopedHost(h HostAPI, scope Scope) *ScopedHost {
-	scope.Limits = scope.Limits.OrDefaults()
+func NewScopedHost(h hooks.HostAPI, scope Scope) *ScopedHost {
+	scope.Limits = LimitsOrDefaults(scope.Limits)
 	life, revoke := context.WithCancel(context.Background())
 	return &ScopedHost{host: h, scope: scope, life: life, revoke: revoke}
 }
@@ -60,11 +56,11 @@ func (s *ScopedHost) Revoke() {
 
 // Limits are the limits the capability enforces (its scope's, defaults
 // filled in).
-func (s *ScopedHost) Limits() Limits { return s.scope.Limits }
+func (s *ScopedHost) Limits() hooks.Limits { return s.scope.Limits }
 
 func (s *ScopedHost) live() error {
 	if s.revoked.Load() {
-		return fmt.Errorf("%w: the plugin call this host API was granted for has ended", ErrPermissionDenied)
+		return fmt.Errorf("%w: the plugin call this host API was granted for has ended", hooks.ErrPermissionDenied)
 	}
 	if s.host == nil {
 		return errors.New("this host offers no host API")
@@ -124,7 +120,7 @@ func (s *ScopedHost) Admit(ctx context.Context) (context.Context, error) {
 
 // ReadEntries reads the call's own session only; an empty session id means
 // it.
-func (s *ScopedHost) ReadEntries(ctx context.Context, req ReadEntriesRequest) ([]json.RawMessage, error) {
+func (s *ScopedHost) ReadEntries(ctx context.Context, req hooks.ReadEntriesRequest) ([]json.RawMessage, error) {
 	ctx, done, err := s.enter(ctx)
 	if err != nil {
 		return nil, err
@@ -134,7 +130,7 @@ func (s *ScopedHost) ReadEntries(ctx context.Context, req ReadEntriesRequest) ([
 		req.SessionID = s.scope.SessionID
 	}
 	if req.SessionID != s.scope.SessionID {
-		return nil, fmt.Errorf("%w: this call may read session %q only", ErrPermissionDenied, s.scope.SessionID)
+		return nil, fmt.Errorf("%w: this call may read session %q only", hooks.ErrPermissionDenied, s.scope.SessionID)
 	}
 	return s.host.ReadEntries(ctx, req)
 }
@@ -159,18 +155,18 @@ func (s *ScopedHost) EstimateTokens(ctx context.Context, messages []json.RawMess
 // Complete refuses a prompt over limits.completePromptBytes, and a
 // completion past limits.completeCalls, and caps the output at
 // limits.completeMaxTokens (no or a larger request gets the cap).
-func (s *ScopedHost) Complete(ctx context.Context, req CompleteRequest) (CompleteResponse, error) {
+func (s *ScopedHost) Complete(ctx context.Context, req hooks.CompleteRequest) (hooks.CompleteResponse, error) {
 	ctx, done, err := s.enter(ctx)
 	if err != nil {
-		return CompleteResponse{}, err
+		return hooks.CompleteResponse{}, err
 	}
 	defer done()
 	l := s.scope.Limits
 	if err := overBytes("completion prompt", "completePromptBytes", len(req.SystemPrompt)+len(req.Prompt), l.CompletePromptBytes); err != nil {
-		return CompleteResponse{}, err
+		return hooks.CompleteResponse{}, err
 	}
 	if s.completions.Add(1) > int64(l.CompleteCalls) {
-		return CompleteResponse{}, &LimitError{What: "host API completions in this plugin call", Limit: "completeCalls", Max: l.CompleteCalls}
+		return hooks.CompleteResponse{}, &LimitError{What: "host API completions in this plugin call", Limit: "completeCalls", Max: l.CompleteCalls}
 	}
 	if req.MaxTokens <= 0 || req.MaxTokens > l.CompleteMaxTokens {
 		req.MaxTokens = l.CompleteMaxTokens

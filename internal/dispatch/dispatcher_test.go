@@ -1,4 +1,4 @@
-package hooks_test
+package dispatch_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 )
 
 // recorder collects the names of the plugins called, in call order.
@@ -34,7 +35,7 @@ func (r *recorder) got() []string {
 
 // bc builds a plugin answering session_before_compact with fn.
 func bc(rec *recorder, info hooks.PluginInfo, fn func(ctx context.Context) (*hooks.BeforeCompactResult, error)) hooks.Plugin {
-	return hooks.NewPlugin(info, hooks.Funcs{OnBeforeCompact: func(ctx context.Context, _ *hooks.BeforeCompactEvent) (*hooks.BeforeCompactResult, error) {
+	return dispatch.NewPlugin(info, hooks.Funcs{OnBeforeCompact: func(ctx context.Context, _ *hooks.BeforeCompactEvent) (*hooks.BeforeCompactResult, error) {
 		rec.add(info.Name)
 		return fn(ctx)
 	}})
@@ -73,9 +74,9 @@ func short(i hooks.PluginInfo) hooks.PluginInfo {
 	return i
 }
 
-func newDispatcher(t *testing.T, obs func(hooks.Observation), ps ...hooks.Plugin) *hooks.Dispatcher {
+func newDispatcher(t *testing.T, obs func(hooks.Observation), ps ...hooks.Plugin) *dispatch.Dispatcher {
 	t.Helper()
-	d, err := hooks.NewDispatcher(hooks.Options{Logger: hclog.NewNullLogger(), Observe: obs}, ps...)
+	d, err := dispatch.NewDispatcher(dispatch.Options{Logger: hclog.NewNullLogger(), Observe: obs}, ps...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +235,7 @@ func TestBeforeCompact(t *testing.T) {
 func TestBeforeCompactOperationCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan struct{})
-	p := hooks.NewPlugin(info("waits", 1, 0), hooks.Funcs{OnBeforeCompact: func(ctx context.Context, _ *hooks.BeforeCompactEvent) (*hooks.BeforeCompactResult, error) {
+	p := dispatch.NewPlugin(info("waits", 1, 0), hooks.Funcs{OnBeforeCompact: func(ctx context.Context, _ *hooks.BeforeCompactEvent) (*hooks.BeforeCompactResult, error) {
 		close(started)
 		<-ctx.Done()
 		return nil, ctx.Err()
@@ -256,7 +257,7 @@ func TestBeforeCompactOperationCancelled(t *testing.T) {
 
 func TestCompacting(t *testing.T) {
 	mk := func(name string, prio int, res *hooks.CompactingResult, err error) hooks.Plugin {
-		return hooks.NewPlugin(info(name, prio, 0), hooks.Funcs{OnCompacting: func(context.Context, *hooks.CompactingEvent) (*hooks.CompactingResult, error) {
+		return dispatch.NewPlugin(info(name, prio, 0), hooks.Funcs{OnCompacting: func(context.Context, *hooks.CompactingEvent) (*hooks.CompactingResult, error) {
 			return res, err
 		}})
 	}
@@ -288,7 +289,7 @@ func TestCompacting(t *testing.T) {
 			name: "failure closed cancels",
 			plugins: []hooks.Plugin{
 				mk("ok", 1, &hooks.CompactingResult{Context: []string{"c1"}}, nil),
-				hooks.NewPlugin(closed(info("strict", 2, 0)), hooks.Funcs{OnCompacting: func(context.Context, *hooks.CompactingEvent) (*hooks.CompactingResult, error) {
+				dispatch.NewPlugin(closed(info("strict", 2, 0)), hooks.Funcs{OnCompacting: func(context.Context, *hooks.CompactingEvent) (*hooks.CompactingResult, error) {
 					return nil, errors.New("down")
 				}}),
 			},
@@ -322,14 +323,14 @@ func TestNotificationsRunConcurrently(t *testing.T) {
 	tests := []struct {
 		name string
 		mk   func(barrier func(ctx context.Context) error) hooks.Funcs
-		run  func(d *hooks.Dispatcher) error
+		run  func(d *dispatch.Dispatcher) error
 	}{
 		{
 			name: "session_compact",
 			mk: func(b func(context.Context) error) hooks.Funcs {
 				return hooks.Funcs{OnCompact: func(ctx context.Context, _ *hooks.CompactEvent) error { return b(ctx) }}
 			},
-			run: func(d *hooks.Dispatcher) error {
+			run: func(d *dispatch.Dispatcher) error {
 				return d.Compact(context.Background(), &hooks.CompactEvent{CompactionEntry: json.RawMessage(`{}`)})
 			},
 		},
@@ -338,7 +339,7 @@ func TestNotificationsRunConcurrently(t *testing.T) {
 			mk: func(b func(context.Context) error) hooks.Funcs {
 				return hooks.Funcs{OnTree: func(ctx context.Context, _ *hooks.TreeEvent) error { return b(ctx) }}
 			},
-			run: func(d *hooks.Dispatcher) error {
+			run: func(d *dispatch.Dispatcher) error {
 				return d.Tree(context.Background(), &hooks.TreeEvent{NewLeafID: "a"})
 			},
 		},
@@ -360,7 +361,7 @@ func TestNotificationsRunConcurrently(t *testing.T) {
 			}
 			var ps []hooks.Plugin
 			for i := range n {
-				ps = append(ps, hooks.NewPlugin(closed(info(fmt.Sprint("p", i), i, i)), tt.mk(barrier)))
+				ps = append(ps, dispatch.NewPlugin(closed(info(fmt.Sprint("p", i), i, i)), tt.mk(barrier)))
 			}
 			if err := tt.run(newDispatcher(t, nil, ps...)); err != nil {
 				t.Fatal(err)
@@ -376,16 +377,16 @@ func TestNotificationFailures(t *testing.T) {
 	failing := hooks.Funcs{OnCompact: func(context.Context, *hooks.CompactEvent) error { return errors.New("disk full") }}
 
 	d := newDispatcher(t, nil,
-		hooks.NewPlugin(short(info("hangs", 1, 0)), hangs),
-		hooks.NewPlugin(info("fine", 2, 0), fine),
-		hooks.NewPlugin(info("open", 3, 0), failing),
+		dispatch.NewPlugin(short(info("hangs", 1, 0)), hangs),
+		dispatch.NewPlugin(info("fine", 2, 0), fine),
+		dispatch.NewPlugin(info("open", 3, 0), failing),
 	)
 	if err := d.Compact(context.Background(), &hooks.CompactEvent{}); err != nil {
 		t.Fatalf("open failures must not surface: %v", err)
 	}
 	<-called
 
-	d = newDispatcher(t, nil, hooks.NewPlugin(closed(info("audit", 1, 0)), failing))
+	d = newDispatcher(t, nil, dispatch.NewPlugin(closed(info("audit", 1, 0)), failing))
 	err := d.Compact(context.Background(), &hooks.CompactEvent{})
 	var pe *hooks.PluginError
 	if !errors.As(err, &pe) || pe.Plugin != "audit" || pe.Event != hooks.EventCompact {
@@ -395,7 +396,7 @@ func TestNotificationFailures(t *testing.T) {
 
 func TestBeforeTree(t *testing.T) {
 	mk := func(rec *recorder, name string, prio int, res *hooks.BeforeTreeResult) hooks.Plugin {
-		return hooks.NewPlugin(info(name, prio, 0), hooks.Funcs{OnBeforeTree: func(context.Context, *hooks.BeforeTreeEvent) (*hooks.BeforeTreeResult, error) {
+		return dispatch.NewPlugin(info(name, prio, 0), hooks.Funcs{OnBeforeTree: func(context.Context, *hooks.BeforeTreeEvent) (*hooks.BeforeTreeResult, error) {
 			rec.add(name)
 			return res, nil
 		}})
@@ -461,8 +462,8 @@ func TestBeforeTree(t *testing.T) {
 func TestSetPlugins(t *testing.T) {
 	d := newDispatcher(t, nil)
 	dup := []hooks.Plugin{
-		hooks.NewPlugin(info("x", 1, 0), hooks.Funcs{}),
-		hooks.NewPlugin(info("x", 2, 1), hooks.Funcs{}),
+		dispatch.NewPlugin(info("x", 1, 0), hooks.Funcs{}),
+		dispatch.NewPlugin(info("x", 2, 1), hooks.Funcs{}),
 	}
 	if err := d.SetPlugins(dup); err == nil {
 		t.Fatal("duplicate names accepted")
@@ -475,7 +476,7 @@ func TestSetPlugins(t *testing.T) {
 	// swapped under it.
 	r := &recorder{}
 	release := make(chan struct{})
-	first := hooks.NewPlugin(info("first", 1, 0), hooks.Funcs{OnBeforeCompact: func(context.Context, *hooks.BeforeCompactEvent) (*hooks.BeforeCompactResult, error) {
+	first := dispatch.NewPlugin(info("first", 1, 0), hooks.Funcs{OnBeforeCompact: func(context.Context, *hooks.BeforeCompactEvent) (*hooks.BeforeCompactResult, error) {
 		r.add("first")
 		<-release
 		return nil, nil
@@ -514,9 +515,9 @@ func TestHostInContextAndObservations(t *testing.T) {
 	host := fakeHost{}
 	var mu sync.Mutex
 	var obs []hooks.Observation
-	p := hooks.NewPlugin(info("h", 1, 0), hooks.Funcs{OnCompacting: func(ctx context.Context, _ *hooks.CompactingEvent) (*hooks.CompactingResult, error) {
+	p := dispatch.NewPlugin(info("h", 1, 0), hooks.Funcs{OnCompacting: func(ctx context.Context, _ *hooks.CompactingEvent) (*hooks.CompactingResult, error) {
 		h, ok := hooks.HostFromContext(ctx)
-		if _, scoped := h.(*hooks.ScopedHost); !ok || !scoped {
+		if _, scoped := h.(*dispatch.ScopedHost); !ok || !scoped {
 			return nil, errors.New("no scoped host in context")
 		}
 		if _, ok := ctx.Deadline(); !ok {
@@ -524,7 +525,7 @@ func TestHostInContextAndObservations(t *testing.T) {
 		}
 		return &hooks.CompactingResult{Prompt: "p"}, nil
 	}})
-	d, err := hooks.NewDispatcher(hooks.Options{Host: host, Observe: func(o hooks.Observation) {
+	d, err := dispatch.NewDispatcher(dispatch.Options{Host: host, Observe: func(o hooks.Observation) {
 		mu.Lock()
 		obs = append(obs, o)
 		mu.Unlock()
@@ -562,11 +563,11 @@ func TestDetectEvents(t *testing.T) {
 
 func TestParseFailure(t *testing.T) {
 	for in, want := range map[string]hooks.Failure{"": hooks.FailureOpen, "open": hooks.FailureOpen, "closed": hooks.FailureClosed} {
-		if got, err := hooks.ParseFailure(in); err != nil || got != want {
+		if got, err := dispatch.ParseFailure(in); err != nil || got != want {
 			t.Errorf("ParseFailure(%q) = %q, %v", in, got, err)
 		}
 	}
-	if _, err := hooks.ParseFailure("sometimes"); err == nil {
+	if _, err := dispatch.ParseFailure("sometimes"); err == nil {
 		t.Error("accepted a bad policy")
 	}
 }

@@ -1,4 +1,4 @@
-package hooks_test
+package dispatch_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/dispatch"
 )
 
 // BenchmarkDispatcherOverhead: the Dispatcher's own cost for a chain of five
@@ -13,11 +14,11 @@ import (
 func BenchmarkDispatcherOverhead(b *testing.B) {
 	var ps []hooks.Plugin
 	for i := range 5 {
-		ps = append(ps, hooks.NewPlugin(info(fmt.Sprint("p", i), i, i), hooks.Funcs{
+		ps = append(ps, dispatch.NewPlugin(info(fmt.Sprint("p", i), i, i), hooks.Funcs{
 			OnBeforeCompact: func(context.Context, *hooks.BeforeCompactEvent) (*hooks.BeforeCompactResult, error) { return nil, nil },
 		}))
 	}
-	d, err := hooks.NewDispatcher(hooks.Options{Observe: func(hooks.Observation) {}}, ps...)
+	d, err := dispatch.NewDispatcher(dispatch.Options{Observe: func(hooks.Observation) {}}, ps...)
 	if err != nil {
 		b.Fatal(err)
 	}
