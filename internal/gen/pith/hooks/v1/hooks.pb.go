@@ -29,6 +29,7 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// Reason says why a compaction runs (docs/behaviour.md §9).
 type Reason int32
 
 const (
@@ -281,31 +282,51 @@ func (x *DescribeResponse) GetEvents() []string {
 	return nil
 }
 
+// Preparation is the material of docs/behaviour.md §5 that a plugin needs
+// to decide about or produce a compaction. Messages are the engine's JSON
+// encoding of each LLM message, unchanged.
+//
+// Past the plugin's messagesBytes only the newest messages that fit are
+// sent (turn-prefix messages first, then the newest messages to
+// summarize) and messages_truncated is set; messages_total and
+// turn_prefix_total say how many there are. They are the messages of the
+// path entries from index range_start (an offset for a path_only
+// ReadEntries from the event's leaf_id) up to first_kept_entry_id, which a
+// plugin pages through the host API.
 type Preparation struct {
-	state               protoimpl.MessageState `protogen:"open.v1"`
-	FirstKeptEntryId    string                 `protobuf:"bytes,1,opt,name=first_kept_entry_id,json=firstKeptEntryId,proto3" json:"first_kept_entry_id,omitempty"`
-	IsSplitTurn         bool                   `protobuf:"varint,2,opt,name=is_split_turn,json=isSplitTurn,proto3" json:"is_split_turn,omitempty"`
-	TokensBefore        int64                  `protobuf:"varint,3,opt,name=tokens_before,json=tokensBefore,proto3" json:"tokens_before,omitempty"`
-	MessagesToSummarize [][]byte               `protobuf:"bytes,4,rep,name=messages_to_summarize,json=messagesToSummarize,proto3" json:"messages_to_summarize,omitempty"`
-	TurnPrefixMessages  [][]byte               `protobuf:"bytes,5,rep,name=turn_prefix_messages,json=turnPrefixMessages,proto3" json:"turn_prefix_messages,omitempty"`
-	PreviousSummary     string                 `protobuf:"bytes,6,opt,name=previous_summary,json=previousSummary,proto3" json:"previous_summary,omitempty"`
-	ReadFiles           []string               `protobuf:"bytes,7,rep,name=read_files,json=readFiles,proto3" json:"read_files,omitempty"`
-	ModifiedFiles       []string               `protobuf:"bytes,8,rep,name=modified_files,json=modifiedFiles,proto3" json:"modified_files,omitempty"`
-	KeepRecentTokens    int64                  `protobuf:"varint,9,opt,name=keep_recent_tokens,json=keepRecentTokens,proto3" json:"keep_recent_tokens,omitempty"`
-	ReserveTokens       int64                  `protobuf:"varint,10,opt,name=reserve_tokens,json=reserveTokens,proto3" json:"reserve_tokens,omitempty"`
-	// range_start is the path index where the summarized range starts: the
-	// messages to summarize and the turn prefix are those of the path
-	// entries from there up to first_kept_entry_id. Past the plugin's
-	// messagesBytes only the newest that fit are sent (turn prefix first)
-	// and messages_truncated is set; messages_total and turn_prefix_total
-	// count them all. A plugin pages the range with HostAPI.ReadEntries
-	// (path_only, leaf_id, offset range_start).
-	RangeStart        int64 `protobuf:"varint,11,opt,name=range_start,json=rangeStart,proto3" json:"range_start,omitempty"`
-	MessagesTruncated bool  `protobuf:"varint,12,opt,name=messages_truncated,json=messagesTruncated,proto3" json:"messages_truncated,omitempty"`
-	MessagesTotal     int64 `protobuf:"varint,13,opt,name=messages_total,json=messagesTotal,proto3" json:"messages_total,omitempty"`
-	TurnPrefixTotal   int64 `protobuf:"varint,14,opt,name=turn_prefix_total,json=turnPrefixTotal,proto3" json:"turn_prefix_total,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The first entry kept verbatim after the compaction.
+	FirstKeptEntryId string `protobuf:"bytes,1,opt,name=first_kept_entry_id,json=firstKeptEntryId,proto3" json:"first_kept_entry_id,omitempty"`
+	// Set when the cut falls inside a turn (turn_prefix_messages is then
+	// non-empty).
+	IsSplitTurn bool `protobuf:"varint,2,opt,name=is_split_turn,json=isSplitTurn,proto3" json:"is_split_turn,omitempty"`
+	// The estimated context size before compacting.
+	TokensBefore int64 `protobuf:"varint,3,opt,name=tokens_before,json=tokensBefore,proto3" json:"tokens_before,omitempty"`
+	// The messages the summary replaces, as raw JSON.
+	MessagesToSummarize [][]byte `protobuf:"bytes,4,rep,name=messages_to_summarize,json=messagesToSummarize,proto3" json:"messages_to_summarize,omitempty"`
+	// The start of a split turn, summarized separately.
+	TurnPrefixMessages [][]byte `protobuf:"bytes,5,rep,name=turn_prefix_messages,json=turnPrefixMessages,proto3" json:"turn_prefix_messages,omitempty"`
+	// The summary of the last compaction, if any, to be updated.
+	PreviousSummary string `protobuf:"bytes,6,opt,name=previous_summary,json=previousSummary,proto3" json:"previous_summary,omitempty"`
+	// The files read in the compacted range and earlier summaries.
+	ReadFiles []string `protobuf:"bytes,7,rep,name=read_files,json=readFiles,proto3" json:"read_files,omitempty"`
+	// The files written or edited in the same range.
+	ModifiedFiles []string `protobuf:"bytes,8,rep,name=modified_files,json=modifiedFiles,proto3" json:"modified_files,omitempty"`
+	// The configured budget of recent context kept verbatim.
+	KeepRecentTokens int64 `protobuf:"varint,9,opt,name=keep_recent_tokens,json=keepRecentTokens,proto3" json:"keep_recent_tokens,omitempty"`
+	// The configured headroom kept free for the model's answer.
+	ReserveTokens int64 `protobuf:"varint,10,opt,name=reserve_tokens,json=reserveTokens,proto3" json:"reserve_tokens,omitempty"`
+	// The path index where the summarized range starts: an offset for a
+	// path_only ReadEntries from the event's leaf_id.
+	RangeStart int64 `protobuf:"varint,11,opt,name=range_start,json=rangeStart,proto3" json:"range_start,omitempty"`
+	// Set when only the newest messages that fit were sent.
+	MessagesTruncated bool `protobuf:"varint,12,opt,name=messages_truncated,json=messagesTruncated,proto3" json:"messages_truncated,omitempty"`
+	// How many messages there are to summarize in all.
+	MessagesTotal int64 `protobuf:"varint,13,opt,name=messages_total,json=messagesTotal,proto3" json:"messages_total,omitempty"`
+	// How many turn-prefix messages there are in all.
+	TurnPrefixTotal int64 `protobuf:"varint,14,opt,name=turn_prefix_total,json=turnPrefixTotal,proto3" json:"turn_prefix_total,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Preparation) Reset() {
@@ -436,10 +457,16 @@ func (x *Preparation) GetTurnPrefixTotal() int64 {
 	return 0
 }
 
+// Label is a label in force on the current path (pi's `label` entries, a
+// later one for the same target replacing it and an empty one clearing
+// it), so a guard plugin can, for example, refuse to compact a session
+// labelled "no-compact".
 type Label struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	EntryId       string                 `protobuf:"bytes,1,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
-	Label         string                 `protobuf:"bytes,2,opt,name=label,proto3" json:"label,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The labelled entry.
+	EntryId string `protobuf:"bytes,1,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// The label's text.
+	Label         string `protobuf:"bytes,2,opt,name=label,proto3" json:"label,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -488,26 +515,43 @@ func (x *Label) GetLabel() string {
 	return ""
 }
 
+// BeforeCompactRequest is the payload of session_before_compact.
+//
+// path_entries are the raw entries of the path root → leaf_id, except
+// those whose message already travels in the preparation
+// (messages_to_summarize, turn_prefix_messages): no entry is sent twice.
+// Past the plugin's pathEntriesBytes only the entries from the last
+// compaction on are sent, or, when even those do not fit, the newest that
+// do; path_truncated is then set, and the plugin pages the whole path
+// (path_length entries) through the host API (ReadEntries with path_only,
+// leaf_id, offset, limit; the Go SDK's ReadPath does it). Labels share
+// that budget, newest first: a cut list of labels sets path_truncated too.
 type BeforeCompactRequest struct {
-	state              protoimpl.MessageState `protogen:"open.v1"`
-	SessionId          string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	Preparation        *Preparation           `protobuf:"bytes,2,opt,name=preparation,proto3" json:"preparation,omitempty"`
-	PathEntries        [][]byte               `protobuf:"bytes,3,rep,name=path_entries,json=pathEntries,proto3" json:"path_entries,omitempty"`
-	CustomInstructions string                 `protobuf:"bytes,4,opt,name=custom_instructions,json=customInstructions,proto3" json:"custom_instructions,omitempty"`
-	Reason             Reason                 `protobuf:"varint,5,opt,name=reason,proto3,enum=pith.hooks.v1.Reason" json:"reason,omitempty"`
-	WillRetry          bool                   `protobuf:"varint,6,opt,name=will_retry,json=willRetry,proto3" json:"will_retry,omitempty"`
-	Labels             []*Label               `protobuf:"bytes,7,rep,name=labels,proto3" json:"labels,omitempty"`
-	// path_entries are the entries of the path root → leaf_id, except those
-	// whose message travels in preparation already. Past the plugin's
-	// pathEntriesBytes only the entries from the last compaction on, or the
-	// newest that fit, are sent and path_truncated is set; the whole path
-	// (path_length entries) can be paged through HostAPI.ReadEntries.
-	// labels (those in force on the path) share that budget, newest first;
-	// a cut list sets labels_truncated and path_truncated.
-	LeafId          string `protobuf:"bytes,8,opt,name=leaf_id,json=leafId,proto3" json:"leaf_id,omitempty"`
-	PathLength      int64  `protobuf:"varint,9,opt,name=path_length,json=pathLength,proto3" json:"path_length,omitempty"`
-	PathTruncated   bool   `protobuf:"varint,10,opt,name=path_truncated,json=pathTruncated,proto3" json:"path_truncated,omitempty"`
-	LabelsTruncated bool   `protobuf:"varint,11,opt,name=labels_truncated,json=labelsTruncated,proto3" json:"labels_truncated,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Identifies the session being compacted.
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// What the compaction would summarize and keep.
+	Preparation *Preparation `protobuf:"bytes,2,opt,name=preparation,proto3" json:"preparation,omitempty"`
+	// The raw entries of the path not already in the preparation.
+	PathEntries [][]byte `protobuf:"bytes,3,rep,name=path_entries,json=pathEntries,proto3" json:"path_entries,omitempty"`
+	// The user's instructions for this compaction, if any.
+	CustomInstructions string `protobuf:"bytes,4,opt,name=custom_instructions,json=customInstructions,proto3" json:"custom_instructions,omitempty"`
+	// Why the compaction runs: manual, threshold or overflow.
+	Reason Reason `protobuf:"varint,5,opt,name=reason,proto3,enum=pith.hooks.v1.Reason" json:"reason,omitempty"`
+	// Set when the agent retries its turn after an overflow compaction.
+	WillRetry bool `protobuf:"varint,6,opt,name=will_retry,json=willRetry,proto3" json:"will_retry,omitempty"`
+	// The labels on entries of the current path.
+	Labels []*Label `protobuf:"bytes,7,rep,name=labels,proto3" json:"labels,omitempty"`
+	// The current leaf: the end of the path.
+	LeafId string `protobuf:"bytes,8,opt,name=leaf_id,json=leafId,proto3" json:"leaf_id,omitempty"`
+	// The number of entries on the whole path root → leaf_id.
+	PathLength int64 `protobuf:"varint,9,opt,name=path_length,json=pathLength,proto3" json:"path_length,omitempty"`
+	// Set when path_entries holds only part of the path.
+	PathTruncated bool `protobuf:"varint,10,opt,name=path_truncated,json=pathTruncated,proto3" json:"path_truncated,omitempty"`
+	// Set when labels holds only the newest labels that fit (path_truncated
+	// is then set too): only then must a plugin that decides by labels page
+	// the path.
+	LabelsTruncated bool `protobuf:"varint,11,opt,name=labels_truncated,json=labelsTruncated,proto3" json:"labels_truncated,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -619,16 +663,24 @@ func (x *BeforeCompactRequest) GetLabelsTruncated() bool {
 	return false
 }
 
+// Compaction is a complete compaction supplied by a plugin in place of the
+// built-in summarizer.
 type Compaction struct {
-	state            protoimpl.MessageState `protogen:"open.v1"`
-	Summary          string                 `protobuf:"bytes,1,opt,name=summary,proto3" json:"summary,omitempty"`
-	ShortSummary     string                 `protobuf:"bytes,2,opt,name=short_summary,json=shortSummary,proto3" json:"short_summary,omitempty"`
-	FirstKeptEntryId string                 `protobuf:"bytes,3,opt,name=first_kept_entry_id,json=firstKeptEntryId,proto3" json:"first_kept_entry_id,omitempty"`
-	TokensBefore     int64                  `protobuf:"varint,4,opt,name=tokens_before,json=tokensBefore,proto3" json:"tokens_before,omitempty"`
-	Details          []byte                 `protobuf:"bytes,5,opt,name=details,proto3" json:"details,omitempty"`
-	PreserveData     []byte                 `protobuf:"bytes,6,opt,name=preserve_data,json=preserveData,proto3" json:"preserve_data,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Replaces the compacted messages; required, under the host's cap.
+	Summary string `protobuf:"bytes,1,opt,name=summary,proto3" json:"summary,omitempty"`
+	// An optional one-line form of the summary.
+	ShortSummary string `protobuf:"bytes,2,opt,name=short_summary,json=shortSummary,proto3" json:"short_summary,omitempty"`
+	// The first entry kept; it must lie in the compacted range on the path.
+	FirstKeptEntryId string `protobuf:"bytes,3,opt,name=first_kept_entry_id,json=firstKeptEntryId,proto3" json:"first_kept_entry_id,omitempty"`
+	// The context size before compacting; 0 means the host's estimate.
+	TokensBefore int64 `protobuf:"varint,4,opt,name=tokens_before,json=tokensBefore,proto3" json:"tokens_before,omitempty"`
+	// Optional JSON stored in the compaction entry's details.
+	Details []byte `protobuf:"bytes,5,opt,name=details,proto3" json:"details,omitempty"`
+	// Optional JSON stored in the entry under the plugin's name.
+	PreserveData  []byte `protobuf:"bytes,6,opt,name=preserve_data,json=preserveData,proto3" json:"preserve_data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Compaction) Reset() {
@@ -703,9 +755,12 @@ func (x *Compaction) GetPreserveData() []byte {
 	return nil
 }
 
+// Cancel stops what the event announces; the reason is shown to the user
+// and logged.
 type Cancel struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Reason        string                 `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Shown to the user and logged when the cancel is set.
+	Reason        string `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -747,10 +802,11 @@ func (x *Cancel) GetReason() string {
 	return ""
 }
 
+// BeforeCompactResponse is what a plugin answers to session_before_compact:
+// a cancel, a compaction, or neither (no result). Setting both is an error
+// of the plugin: the cancel wins.
 type BeforeCompactResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Neither set: no result.
-	//
 	// Types that are valid to be assigned to Result:
 	//
 	//	*BeforeCompactResponse_Cancel
@@ -820,10 +876,12 @@ type isBeforeCompactResponse_Result interface {
 }
 
 type BeforeCompactResponse_Cancel struct {
+	// Stops the compaction.
 	Cancel *Cancel `protobuf:"bytes,1,opt,name=cancel,proto3,oneof"`
 }
 
 type BeforeCompactResponse_Compaction struct {
+	// When set, saved in place of the built-in summary.
 	Compaction *Compaction `protobuf:"bytes,2,opt,name=compaction,proto3,oneof"`
 }
 
@@ -831,25 +889,37 @@ func (*BeforeCompactResponse_Cancel) isBeforeCompactResponse_Result() {}
 
 func (*BeforeCompactResponse_Compaction) isBeforeCompactResponse_Result() {}
 
+// CompactingRequest is the payload of session.compacting, sent only when no
+// plugin supplied a compaction. It repeats the preparation's range and file
+// lists, so a plugin need not keep state between the two events.
 type CompactingRequest struct {
-	state              protoimpl.MessageState `protogen:"open.v1"`
-	SessionId          string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	Messages           [][]byte               `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
-	TurnPrefixMessages [][]byte               `protobuf:"bytes,3,rep,name=turn_prefix_messages,json=turnPrefixMessages,proto3" json:"turn_prefix_messages,omitempty"`
-	Reason             Reason                 `protobuf:"varint,4,opt,name=reason,proto3,enum=pith.hooks.v1.Reason" json:"reason,omitempty"`
-	// The preparation's range and file lists, as in session_before_compact,
-	// so a plugin need not keep state between the two events.
-	FirstKeptEntryId string   `protobuf:"bytes,5,opt,name=first_kept_entry_id,json=firstKeptEntryId,proto3" json:"first_kept_entry_id,omitempty"`
-	IsSplitTurn      bool     `protobuf:"varint,6,opt,name=is_split_turn,json=isSplitTurn,proto3" json:"is_split_turn,omitempty"`
-	TokensBefore     int64    `protobuf:"varint,7,opt,name=tokens_before,json=tokensBefore,proto3" json:"tokens_before,omitempty"`
-	ReadFiles        []string `protobuf:"bytes,8,rep,name=read_files,json=readFiles,proto3" json:"read_files,omitempty"`
-	ModifiedFiles    []string `protobuf:"bytes,9,rep,name=modified_files,json=modifiedFiles,proto3" json:"modified_files,omitempty"`
-	// workspace is the session's workspace — the directory its header's cwd
-	// names — by its real path (links resolved), when the host reads files
-	// from it (a pith serve daemon only under its server.workspaceRoot), or
-	// empty. A plugin that reads project files takes them from here, never
-	// from the header's cwd, which a daemon's client chooses, and checks
-	// that the directory it opens has this real path.
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Identifies the session being compacted.
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The messages to summarize, as raw JSON.
+	Messages [][]byte `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
+	// The start of a split turn, summarized separately.
+	TurnPrefixMessages [][]byte `protobuf:"bytes,3,rep,name=turn_prefix_messages,json=turnPrefixMessages,proto3" json:"turn_prefix_messages,omitempty"`
+	// Why the compaction runs: manual, threshold or overflow.
+	Reason Reason `protobuf:"varint,4,opt,name=reason,proto3,enum=pith.hooks.v1.Reason" json:"reason,omitempty"`
+	// The first entry kept verbatim after the compaction.
+	FirstKeptEntryId string `protobuf:"bytes,5,opt,name=first_kept_entry_id,json=firstKeptEntryId,proto3" json:"first_kept_entry_id,omitempty"`
+	// Set when the cut falls inside a turn.
+	IsSplitTurn bool `protobuf:"varint,6,opt,name=is_split_turn,json=isSplitTurn,proto3" json:"is_split_turn,omitempty"`
+	// The estimated context size before compacting.
+	TokensBefore int64 `protobuf:"varint,7,opt,name=tokens_before,json=tokensBefore,proto3" json:"tokens_before,omitempty"`
+	// The files read in the compacted range and earlier summaries.
+	ReadFiles []string `protobuf:"bytes,8,rep,name=read_files,json=readFiles,proto3" json:"read_files,omitempty"`
+	// The files written or edited in the same range.
+	ModifiedFiles []string `protobuf:"bytes,9,rep,name=modified_files,json=modifiedFiles,proto3" json:"modified_files,omitempty"`
+	// The session's workspace — the directory its header's cwd names — by
+	// its real path (links resolved), when the host reads files from it (a
+	// pith serve daemon only under its server.workspaceRoot, a local pith
+	// compact only under the current directory, --workspace or
+	// workspace.roots), or "". A plugin that reads project files takes them
+	// from here, never from the header's cwd, which a daemon's client
+	// chooses, and checks that what it opens has this real path
+	// (workspace.RealPath): a link swapped in meanwhile leads elsewhere.
 	Workspace     string `protobuf:"bytes,10,opt,name=workspace,proto3" json:"workspace,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -955,15 +1025,19 @@ func (x *CompactingRequest) GetWorkspace() string {
 	return ""
 }
 
+// CompactingResponse adds material to the built-in summarization.
 type CompactingResponse struct {
-	state        protoimpl.MessageState `protogen:"open.v1"`
-	Context      []string               `protobuf:"bytes,1,rep,name=context,proto3" json:"context,omitempty"`
-	Prompt       string                 `protobuf:"bytes,2,opt,name=prompt,proto3" json:"prompt,omitempty"`
-	PreserveData []byte                 `protobuf:"bytes,3,opt,name=preserve_data,json=preserveData,proto3" json:"preserve_data,omitempty"`
-	// messages are put into the context after the compaction, verbatim, as
-	// custom_message entries whose customType is the plugin's name (or
-	// "<name>/<type>"). At most 8; their bytes count against the same limit
-	// as the context lines.
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Lines appended to the summarizer's input.
+	Context []string `protobuf:"bytes,1,rep,name=context,proto3" json:"context,omitempty"`
+	// Replaces the summarization prompt when non-empty.
+	Prompt string `protobuf:"bytes,2,opt,name=prompt,proto3" json:"prompt,omitempty"`
+	// Stored in the compaction entry under the plugin's name.
+	PreserveData []byte `protobuf:"bytes,3,opt,name=preserve_data,json=preserveData,proto3" json:"preserve_data,omitempty"`
+	// Put into the context after the compaction verbatim, as custom_message
+	// entries following the compaction entry: what must survive word for
+	// word, not only steer the summary. At most 8; their bytes count
+	// against the same limit as the context lines.
 	Messages      []*InjectedMessage `protobuf:"bytes,4,rep,name=messages,proto3" json:"messages,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1027,12 +1101,17 @@ func (x *CompactingResponse) GetMessages() []*InjectedMessage {
 	return nil
 }
 
-// InjectedMessage is one message of CompactingResponse.messages.
+// InjectedMessage is one message a plugin puts after a compaction. Its
+// entry's customType is the plugin's name, or "<name>/<type>" with type:
+// plugins cannot write under each other's names.
 type InjectedMessage struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
-	Content       string                 `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
-	Display       bool                   `protobuf:"varint,3,opt,name=display,proto3" json:"display,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// An optional suffix of the entry's customType.
+	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	// The message text, kept word for word.
+	Content string `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
+	// Shows it to the user in pi's interface.
+	Display       bool `protobuf:"varint,3,opt,name=display,proto3" json:"display,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1088,13 +1167,18 @@ func (x *InjectedMessage) GetDisplay() bool {
 	return false
 }
 
+// CompactRequest is the notification session_compact, sent after the
+// compaction entry was saved.
 type CompactRequest struct {
-	state           protoimpl.MessageState `protogen:"open.v1"`
-	SessionId       string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	CompactionEntry []byte                 `protobuf:"bytes,2,opt,name=compaction_entry,json=compactionEntry,proto3" json:"compaction_entry,omitempty"`
-	FromExtension   bool                   `protobuf:"varint,3,opt,name=from_extension,json=fromExtension,proto3" json:"from_extension,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Identifies the compacted session.
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The saved compaction entry, as raw JSON.
+	CompactionEntry []byte `protobuf:"bytes,2,opt,name=compaction_entry,json=compactionEntry,proto3" json:"compaction_entry,omitempty"`
+	// Set when a plugin supplied the compaction.
+	FromExtension bool `protobuf:"varint,3,opt,name=from_extension,json=fromExtension,proto3" json:"from_extension,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CompactRequest) Reset() {
@@ -1184,22 +1268,34 @@ func (*CompactResponse) Descriptor() ([]byte, []int) {
 	return file_pith_hooks_v1_hooks_proto_rawDescGZIP(), []int{12}
 }
 
+// BeforeTreeRequest is the payload of session_before_tree
+// (docs/behaviour.md §11).
 type BeforeTreeRequest struct {
-	state              protoimpl.MessageState `protogen:"open.v1"`
-	SessionId          string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	TargetId           string                 `protobuf:"bytes,2,opt,name=target_id,json=targetId,proto3" json:"target_id,omitempty"`
-	OldLeafId          string                 `protobuf:"bytes,3,opt,name=old_leaf_id,json=oldLeafId,proto3" json:"old_leaf_id,omitempty"`
-	CommonAncestorId   string                 `protobuf:"bytes,4,opt,name=common_ancestor_id,json=commonAncestorId,proto3" json:"common_ancestor_id,omitempty"`
-	EntriesToSummarize [][]byte               `protobuf:"bytes,5,rep,name=entries_to_summarize,json=entriesToSummarize,proto3" json:"entries_to_summarize,omitempty"`
-	UserWantsSummary   bool                   `protobuf:"varint,6,opt,name=user_wants_summary,json=userWantsSummary,proto3" json:"user_wants_summary,omitempty"`
-	CustomInstructions string                 `protobuf:"bytes,7,opt,name=custom_instructions,json=customInstructions,proto3" json:"custom_instructions,omitempty"`
-	Label              string                 `protobuf:"bytes,8,opt,name=label,proto3" json:"label,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Identifies the session.
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The entry the user navigates to.
+	TargetId string `protobuf:"bytes,2,opt,name=target_id,json=targetId,proto3" json:"target_id,omitempty"`
+	// The leaf being left, if any.
+	OldLeafId string `protobuf:"bytes,3,opt,name=old_leaf_id,json=oldLeafId,proto3" json:"old_leaf_id,omitempty"`
+	// The deepest entry shared by the old and new paths, if any.
+	CommonAncestorId string `protobuf:"bytes,4,opt,name=common_ancestor_id,json=commonAncestorId,proto3" json:"common_ancestor_id,omitempty"`
+	// The raw entries of the abandoned branch, oldest first.
+	EntriesToSummarize [][]byte `protobuf:"bytes,5,rep,name=entries_to_summarize,json=entriesToSummarize,proto3" json:"entries_to_summarize,omitempty"`
+	// Set when the user asked for a branch summary.
+	UserWantsSummary bool `protobuf:"varint,6,opt,name=user_wants_summary,json=userWantsSummary,proto3" json:"user_wants_summary,omitempty"`
+	// The user's instructions for the summary, if any.
+	CustomInstructions string `protobuf:"bytes,7,opt,name=custom_instructions,json=customInstructions,proto3" json:"custom_instructions,omitempty"`
+	// The label the user gave the new branch summary, if any.
+	Label string `protobuf:"bytes,8,opt,name=label,proto3" json:"label,omitempty"`
 	// Set when entries_to_summarize holds only the newest entries that fit
-	// the plugin's pathEntriesBytes; entries_total is how many there are.
-	EntriesTruncated bool  `protobuf:"varint,9,opt,name=entries_truncated,json=entriesTruncated,proto3" json:"entries_truncated,omitempty"`
-	EntriesTotal     int64 `protobuf:"varint,10,opt,name=entries_total,json=entriesTotal,proto3" json:"entries_total,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// the plugin's pathEntriesBytes. The plugin reads the rest through the
+	// host API (the path from old_leaf_id).
+	EntriesTruncated bool `protobuf:"varint,9,opt,name=entries_truncated,json=entriesTruncated,proto3" json:"entries_truncated,omitempty"`
+	// How many entries there are to summarize in all when truncated.
+	EntriesTotal  int64 `protobuf:"varint,10,opt,name=entries_total,json=entriesTotal,proto3" json:"entries_total,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *BeforeTreeRequest) Reset() {
@@ -1302,10 +1398,13 @@ func (x *BeforeTreeRequest) GetEntriesTotal() int64 {
 	return 0
 }
 
+// BranchSummary is a branch summary supplied by a plugin.
 type BranchSummary struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Summary       string                 `protobuf:"bytes,1,opt,name=summary,proto3" json:"summary,omitempty"`
-	Details       []byte                 `protobuf:"bytes,2,opt,name=details,proto3" json:"details,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The summary text; required, under the host's cap.
+	Summary string `protobuf:"bytes,1,opt,name=summary,proto3" json:"summary,omitempty"`
+	// Optional JSON stored in the branch summary entry.
+	Details       []byte `protobuf:"bytes,2,opt,name=details,proto3" json:"details,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1354,15 +1453,22 @@ func (x *BranchSummary) GetDetails() []byte {
 	return nil
 }
 
+// BeforeTreeResponse is what a plugin answers to session_before_tree.
 type BeforeTreeResponse struct {
-	state               protoimpl.MessageState `protogen:"open.v1"`
-	Cancel              *Cancel                `protobuf:"bytes,1,opt,name=cancel,proto3" json:"cancel,omitempty"`
-	Summary             *BranchSummary         `protobuf:"bytes,2,opt,name=summary,proto3" json:"summary,omitempty"`
-	CustomInstructions  string                 `protobuf:"bytes,3,opt,name=custom_instructions,json=customInstructions,proto3" json:"custom_instructions,omitempty"`
-	ReplaceInstructions bool                   `protobuf:"varint,4,opt,name=replace_instructions,json=replaceInstructions,proto3" json:"replace_instructions,omitempty"`
-	Label               string                 `protobuf:"bytes,5,opt,name=label,proto3" json:"label,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Stops the navigation.
+	Cancel *Cancel `protobuf:"bytes,1,opt,name=cancel,proto3" json:"cancel,omitempty"`
+	// When set, saved in place of the built-in branch summary.
+	Summary *BranchSummary `protobuf:"bytes,2,opt,name=summary,proto3" json:"summary,omitempty"`
+	// When non-empty, added to the summarization instructions, or replaces
+	// them when replace_instructions is set.
+	CustomInstructions string `protobuf:"bytes,3,opt,name=custom_instructions,json=customInstructions,proto3" json:"custom_instructions,omitempty"`
+	// custom_instructions replace the instructions instead.
+	ReplaceInstructions bool `protobuf:"varint,4,opt,name=replace_instructions,json=replaceInstructions,proto3" json:"replace_instructions,omitempty"`
+	// When non-empty, labels the new branch summary entry.
+	Label         string `protobuf:"bytes,5,opt,name=label,proto3" json:"label,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *BeforeTreeResponse) Reset() {
@@ -1430,14 +1536,20 @@ func (x *BeforeTreeResponse) GetLabel() string {
 	return ""
 }
 
+// TreeRequest is the notification session_tree, sent after navigation.
 type TreeRequest struct {
-	state     protoimpl.MessageState `protogen:"open.v1"`
-	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	NewLeafId string                 `protobuf:"bytes,2,opt,name=new_leaf_id,json=newLeafId,proto3" json:"new_leaf_id,omitempty"`
-	OldLeafId string                 `protobuf:"bytes,3,opt,name=old_leaf_id,json=oldLeafId,proto3" json:"old_leaf_id,omitempty"`
-	// Empty when no summary entry was written.
-	SummaryEntry  []byte `protobuf:"bytes,4,opt,name=summary_entry,json=summaryEntry,proto3" json:"summary_entry,omitempty"`
-	FromExtension bool   `protobuf:"varint,5,opt,name=from_extension,json=fromExtension,proto3" json:"from_extension,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Identifies the session.
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The leaf after navigation.
+	NewLeafId string `protobuf:"bytes,2,opt,name=new_leaf_id,json=newLeafId,proto3" json:"new_leaf_id,omitempty"`
+	// The leaf before navigation, if any.
+	OldLeafId string `protobuf:"bytes,3,opt,name=old_leaf_id,json=oldLeafId,proto3" json:"old_leaf_id,omitempty"`
+	// The branch summary entry saved, as raw JSON; empty when none was
+	// written.
+	SummaryEntry []byte `protobuf:"bytes,4,opt,name=summary_entry,json=summaryEntry,proto3" json:"summary_entry,omitempty"`
+	// Set when a plugin supplied the summary.
+	FromExtension bool `protobuf:"varint,5,opt,name=from_extension,json=fromExtension,proto3" json:"from_extension,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2174,7 +2286,7 @@ var File_pith_hooks_v1_hooks_proto protoreflect.FileDescriptor
 
 const file_pith_hooks_v1_hooks_proto_rawDesc = "" +
 	"\n" +
-	"\x19pith/hooks/v1/hooks.proto\x12\rpith.hooks.v1\"\xb4\x01\n" +
+	"\x19pith/hooks/v1/hooks.proto\x12\rpith.hooks.v1\x1a\x1bpith/hooks/v1/options.proto\"\xb4\x01\n" +
 	"\x0fDescribeRequest\x12+\n" +
 	"\x12host_api_broker_id\x18\x01 \x01(\rR\x0fhostApiBrokerId\x12'\n" +
 	"\x0fconfigured_name\x18\x02 \x01(\tR\x0econfiguredName\x12!\n" +
@@ -2183,14 +2295,14 @@ const file_pith_hooks_v1_hooks_proto_rawDesc = "" +
 	"\x10DescribeResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x16\n" +
-	"\x06events\x18\x03 \x03(\tR\x06events\"\xd4\x04\n" +
+	"\x06events\x18\x03 \x03(\tR\x06events\"\xec\x04\n" +
 	"\vPreparation\x12-\n" +
 	"\x13first_kept_entry_id\x18\x01 \x01(\tR\x10firstKeptEntryId\x12\"\n" +
 	"\ris_split_turn\x18\x02 \x01(\bR\visSplitTurn\x12#\n" +
 	"\rtokens_before\x18\x03 \x01(\x03R\ftokensBefore\x122\n" +
 	"\x15messages_to_summarize\x18\x04 \x03(\fR\x13messagesToSummarize\x120\n" +
-	"\x14turn_prefix_messages\x18\x05 \x03(\fR\x12turnPrefixMessages\x12)\n" +
-	"\x10previous_summary\x18\x06 \x01(\tR\x0fpreviousSummary\x12\x1d\n" +
+	"\x14turn_prefix_messages\x18\x05 \x03(\fR\x12turnPrefixMessages\x12/\n" +
+	"\x10previous_summary\x18\x06 \x01(\tB\x04\xa0\xbb\x18\x01R\x0fpreviousSummary\x12\x1d\n" +
 	"\n" +
 	"read_files\x18\a \x03(\tR\treadFiles\x12%\n" +
 	"\x0emodified_files\x18\b \x03(\tR\rmodifiedFiles\x12,\n" +
@@ -2198,45 +2310,46 @@ const file_pith_hooks_v1_hooks_proto_rawDesc = "" +
 	"\x0ereserve_tokens\x18\n" +
 	" \x01(\x03R\rreserveTokens\x12\x1f\n" +
 	"\vrange_start\x18\v \x01(\x03R\n" +
-	"rangeStart\x12-\n" +
-	"\x12messages_truncated\x18\f \x01(\bR\x11messagesTruncated\x12%\n" +
-	"\x0emessages_total\x18\r \x01(\x03R\rmessagesTotal\x12*\n" +
-	"\x11turn_prefix_total\x18\x0e \x01(\x03R\x0fturnPrefixTotal\"8\n" +
+	"rangeStart\x123\n" +
+	"\x12messages_truncated\x18\f \x01(\bB\x04\xa0\xbb\x18\x01R\x11messagesTruncated\x12+\n" +
+	"\x0emessages_total\x18\r \x01(\x03B\x04\xa0\xbb\x18\x01R\rmessagesTotal\x120\n" +
+	"\x11turn_prefix_total\x18\x0e \x01(\x03B\x04\xa0\xbb\x18\x01R\x0fturnPrefixTotal\"8\n" +
 	"\x05Label\x12\x19\n" +
 	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12\x14\n" +
-	"\x05label\x18\x02 \x01(\tR\x05label\"\xcf\x03\n" +
+	"\x05label\x18\x02 \x01(\tR\x05label\"\xe0\x05\n" +
 	"\x14BeforeCompactRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12<\n" +
 	"\vpreparation\x18\x02 \x01(\v2\x1a.pith.hooks.v1.PreparationR\vpreparation\x12!\n" +
-	"\fpath_entries\x18\x03 \x03(\fR\vpathEntries\x12/\n" +
-	"\x13custom_instructions\x18\x04 \x01(\tR\x12customInstructions\x12-\n" +
+	"\fpath_entries\x18\x03 \x03(\fR\vpathEntries\x125\n" +
+	"\x13custom_instructions\x18\x04 \x01(\tB\x04\xa0\xbb\x18\x01R\x12customInstructions\x12-\n" +
 	"\x06reason\x18\x05 \x01(\x0e2\x15.pith.hooks.v1.ReasonR\x06reason\x12\x1d\n" +
 	"\n" +
-	"will_retry\x18\x06 \x01(\bR\twillRetry\x12,\n" +
-	"\x06labels\x18\a \x03(\v2\x14.pith.hooks.v1.LabelR\x06labels\x12\x17\n" +
-	"\aleaf_id\x18\b \x01(\tR\x06leafId\x12\x1f\n" +
-	"\vpath_length\x18\t \x01(\x03R\n" +
-	"pathLength\x12%\n" +
+	"will_retry\x18\x06 \x01(\bR\twillRetry\x122\n" +
+	"\x06labels\x18\a \x03(\v2\x14.pith.hooks.v1.LabelB\x04\xa0\xbb\x18\x01R\x06labels\x12\x1d\n" +
+	"\aleaf_id\x18\b \x01(\tB\x04\xa0\xbb\x18\x01R\x06leafId\x12%\n" +
+	"\vpath_length\x18\t \x01(\x03B\x04\xa0\xbb\x18\x01R\n" +
+	"pathLength\x12+\n" +
 	"\x0epath_truncated\x18\n" +
-	" \x01(\bR\rpathTruncated\x12)\n" +
-	"\x10labels_truncated\x18\v \x01(\bR\x0flabelsTruncated\"\xde\x01\n" +
+	" \x01(\bB\x04\xa0\xbb\x18\x01R\rpathTruncated\x12/\n" +
+	"\x10labels_truncated\x18\v \x01(\bB\x04\xa0\xbb\x18\x01R\x0flabelsTruncated:\xea\x01\xa2\xbb\x18\xe5\x01\n" +
+	"\x13PathSinceCompaction\x12\x03int\x1a\xc8\x01The index in PathEntries of the last compaction entry (0 when there is none): where the entries \"after the last compaction\" start when the path must be cut. Host-side only; it does not cross the wire.\"\xf0\x01\n" +
 	"\n" +
 	"Compaction\x12\x18\n" +
-	"\asummary\x18\x01 \x01(\tR\asummary\x12#\n" +
-	"\rshort_summary\x18\x02 \x01(\tR\fshortSummary\x12-\n" +
+	"\asummary\x18\x01 \x01(\tR\asummary\x12)\n" +
+	"\rshort_summary\x18\x02 \x01(\tB\x04\xa0\xbb\x18\x01R\fshortSummary\x12-\n" +
 	"\x13first_kept_entry_id\x18\x03 \x01(\tR\x10firstKeptEntryId\x12#\n" +
-	"\rtokens_before\x18\x04 \x01(\x03R\ftokensBefore\x12\x18\n" +
-	"\adetails\x18\x05 \x01(\fR\adetails\x12#\n" +
-	"\rpreserve_data\x18\x06 \x01(\fR\fpreserveData\" \n" +
+	"\rtokens_before\x18\x04 \x01(\x03R\ftokensBefore\x12\x1e\n" +
+	"\adetails\x18\x05 \x01(\fB\x04\xa0\xbb\x18\x01R\adetails\x12)\n" +
+	"\rpreserve_data\x18\x06 \x01(\fB\x04\xa0\xbb\x18\x01R\fpreserveData\" \n" +
 	"\x06Cancel\x12\x16\n" +
-	"\x06reason\x18\x01 \x01(\tR\x06reason\"\x8f\x01\n" +
-	"\x15BeforeCompactResponse\x12/\n" +
-	"\x06cancel\x18\x01 \x01(\v2\x15.pith.hooks.v1.CancelH\x00R\x06cancel\x12;\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\"\x9b\x01\n" +
+	"\x15BeforeCompactResponse\x125\n" +
+	"\x06cancel\x18\x01 \x01(\v2\x15.pith.hooks.v1.CancelB\x04\xa0\xbb\x18\x01H\x00R\x06cancel\x12A\n" +
 	"\n" +
-	"compaction\x18\x02 \x01(\v2\x19.pith.hooks.v1.CompactionH\x00R\n" +
+	"compaction\x18\x02 \x01(\v2\x19.pith.hooks.v1.CompactionB\x04\xa0\xbb\x18\x01H\x00R\n" +
 	"compactionB\b\n" +
-	"\x06result\"\x8b\x03\n" +
+	"\x06result\"\x91\x03\n" +
 	"\x11CompactingRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1a\n" +
@@ -2248,52 +2361,52 @@ const file_pith_hooks_v1_hooks_proto_rawDesc = "" +
 	"\rtokens_before\x18\a \x01(\x03R\ftokensBefore\x12\x1d\n" +
 	"\n" +
 	"read_files\x18\b \x03(\tR\treadFiles\x12%\n" +
-	"\x0emodified_files\x18\t \x03(\tR\rmodifiedFiles\x12\x1c\n" +
+	"\x0emodified_files\x18\t \x03(\tR\rmodifiedFiles\x12\"\n" +
 	"\tworkspace\x18\n" +
-	" \x01(\tR\tworkspace\"\xa7\x01\n" +
-	"\x12CompactingResponse\x12\x18\n" +
-	"\acontext\x18\x01 \x03(\tR\acontext\x12\x16\n" +
-	"\x06prompt\x18\x02 \x01(\tR\x06prompt\x12#\n" +
-	"\rpreserve_data\x18\x03 \x01(\fR\fpreserveData\x12:\n" +
-	"\bmessages\x18\x04 \x03(\v2\x1e.pith.hooks.v1.InjectedMessageR\bmessages\"Y\n" +
-	"\x0fInjectedMessage\x12\x12\n" +
-	"\x04type\x18\x01 \x01(\tR\x04type\x12\x18\n" +
-	"\acontent\x18\x02 \x01(\tR\acontent\x12\x18\n" +
-	"\adisplay\x18\x03 \x01(\bR\adisplay\"\x81\x01\n" +
+	" \x01(\tB\x04\xa0\xbb\x18\x01R\tworkspace\"\xbf\x01\n" +
+	"\x12CompactingResponse\x12\x1e\n" +
+	"\acontext\x18\x01 \x03(\tB\x04\xa0\xbb\x18\x01R\acontext\x12\x1c\n" +
+	"\x06prompt\x18\x02 \x01(\tB\x04\xa0\xbb\x18\x01R\x06prompt\x12)\n" +
+	"\rpreserve_data\x18\x03 \x01(\fB\x04\xa0\xbb\x18\x01R\fpreserveData\x12@\n" +
+	"\bmessages\x18\x04 \x03(\v2\x1e.pith.hooks.v1.InjectedMessageB\x04\xa0\xbb\x18\x01R\bmessages\"e\n" +
+	"\x0fInjectedMessage\x12\x18\n" +
+	"\x04type\x18\x01 \x01(\tB\x04\xa0\xbb\x18\x01R\x04type\x12\x18\n" +
+	"\acontent\x18\x02 \x01(\tR\acontent\x12\x1e\n" +
+	"\adisplay\x18\x03 \x01(\bB\x04\xa0\xbb\x18\x01R\adisplay\"\x81\x01\n" +
 	"\x0eCompactRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12)\n" +
 	"\x10compaction_entry\x18\x02 \x01(\fR\x0fcompactionEntry\x12%\n" +
 	"\x0efrom_extension\x18\x03 \x01(\bR\rfromExtension\"\x11\n" +
-	"\x0fCompactResponse\"\x96\x03\n" +
+	"\x0fCompactResponse\"\xba\x03\n" +
 	"\x11BeforeTreeRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1b\n" +
-	"\ttarget_id\x18\x02 \x01(\tR\btargetId\x12\x1e\n" +
-	"\vold_leaf_id\x18\x03 \x01(\tR\toldLeafId\x12,\n" +
-	"\x12common_ancestor_id\x18\x04 \x01(\tR\x10commonAncestorId\x120\n" +
+	"\ttarget_id\x18\x02 \x01(\tR\btargetId\x12$\n" +
+	"\vold_leaf_id\x18\x03 \x01(\tB\x04\xa0\xbb\x18\x01R\toldLeafId\x122\n" +
+	"\x12common_ancestor_id\x18\x04 \x01(\tB\x04\xa0\xbb\x18\x01R\x10commonAncestorId\x120\n" +
 	"\x14entries_to_summarize\x18\x05 \x03(\fR\x12entriesToSummarize\x12,\n" +
-	"\x12user_wants_summary\x18\x06 \x01(\bR\x10userWantsSummary\x12/\n" +
-	"\x13custom_instructions\x18\a \x01(\tR\x12customInstructions\x12\x14\n" +
-	"\x05label\x18\b \x01(\tR\x05label\x12+\n" +
-	"\x11entries_truncated\x18\t \x01(\bR\x10entriesTruncated\x12#\n" +
+	"\x12user_wants_summary\x18\x06 \x01(\bR\x10userWantsSummary\x125\n" +
+	"\x13custom_instructions\x18\a \x01(\tB\x04\xa0\xbb\x18\x01R\x12customInstructions\x12\x1a\n" +
+	"\x05label\x18\b \x01(\tB\x04\xa0\xbb\x18\x01R\x05label\x121\n" +
+	"\x11entries_truncated\x18\t \x01(\bB\x04\xa0\xbb\x18\x01R\x10entriesTruncated\x12)\n" +
 	"\rentries_total\x18\n" +
-	" \x01(\x03R\fentriesTotal\"C\n" +
+	" \x01(\x03B\x04\xa0\xbb\x18\x01R\fentriesTotal\"I\n" +
 	"\rBranchSummary\x12\x18\n" +
-	"\asummary\x18\x01 \x01(\tR\asummary\x12\x18\n" +
-	"\adetails\x18\x02 \x01(\fR\adetails\"\xf5\x01\n" +
-	"\x12BeforeTreeResponse\x12-\n" +
-	"\x06cancel\x18\x01 \x01(\v2\x15.pith.hooks.v1.CancelR\x06cancel\x126\n" +
-	"\asummary\x18\x02 \x01(\v2\x1c.pith.hooks.v1.BranchSummaryR\asummary\x12/\n" +
-	"\x13custom_instructions\x18\x03 \x01(\tR\x12customInstructions\x121\n" +
-	"\x14replace_instructions\x18\x04 \x01(\bR\x13replaceInstructions\x12\x14\n" +
-	"\x05label\x18\x05 \x01(\tR\x05label\"\xb8\x01\n" +
+	"\asummary\x18\x01 \x01(\tR\asummary\x12\x1e\n" +
+	"\adetails\x18\x02 \x01(\fB\x04\xa0\xbb\x18\x01R\adetails\"\x93\x02\n" +
+	"\x12BeforeTreeResponse\x123\n" +
+	"\x06cancel\x18\x01 \x01(\v2\x15.pith.hooks.v1.CancelB\x04\xa0\xbb\x18\x01R\x06cancel\x12<\n" +
+	"\asummary\x18\x02 \x01(\v2\x1c.pith.hooks.v1.BranchSummaryB\x04\xa0\xbb\x18\x01R\asummary\x125\n" +
+	"\x13custom_instructions\x18\x03 \x01(\tB\x04\xa0\xbb\x18\x01R\x12customInstructions\x127\n" +
+	"\x14replace_instructions\x18\x04 \x01(\bB\x04\xa0\xbb\x18\x01R\x13replaceInstructions\x12\x1a\n" +
+	"\x05label\x18\x05 \x01(\tB\x04\xa0\xbb\x18\x01R\x05label\"\xc4\x01\n" +
 	"\vTreeRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1e\n" +
-	"\vnew_leaf_id\x18\x02 \x01(\tR\tnewLeafId\x12\x1e\n" +
-	"\vold_leaf_id\x18\x03 \x01(\tR\toldLeafId\x12#\n" +
-	"\rsummary_entry\x18\x04 \x01(\fR\fsummaryEntry\x12%\n" +
+	"\vnew_leaf_id\x18\x02 \x01(\tR\tnewLeafId\x12$\n" +
+	"\vold_leaf_id\x18\x03 \x01(\tB\x04\xa0\xbb\x18\x01R\toldLeafId\x12)\n" +
+	"\rsummary_entry\x18\x04 \x01(\fB\x04\xa0\xbb\x18\x01R\fsummaryEntry\x12%\n" +
 	"\x0efrom_extension\x18\x05 \x01(\bR\rfromExtension\"\x0e\n" +
 	"\fTreeResponse\"\r\n" +
 	"\vPingRequest\"\x0e\n" +
@@ -2342,16 +2455,16 @@ const file_pith_hooks_v1_hooks_proto_rawDesc = "" +
 	"\x0fLOG_LEVEL_DEBUG\x10\x02\x12\x12\n" +
 	"\x0eLOG_LEVEL_INFO\x10\x03\x12\x12\n" +
 	"\x0eLOG_LEVEL_WARN\x10\x04\x12\x13\n" +
-	"\x0fLOG_LEVEL_ERROR\x10\x052\xef\x04\n" +
+	"\x0fLOG_LEVEL_ERROR\x10\x052\xe3\x05\n" +
 	"\x05Hooks\x12K\n" +
-	"\bDescribe\x12\x1e.pith.hooks.v1.DescribeRequest\x1a\x1f.pith.hooks.v1.DescribeResponse\x12Z\n" +
-	"\rBeforeCompact\x12#.pith.hooks.v1.BeforeCompactRequest\x1a$.pith.hooks.v1.BeforeCompactResponse\x12Q\n" +
+	"\bDescribe\x12\x1e.pith.hooks.v1.DescribeRequest\x1a\x1f.pith.hooks.v1.DescribeResponse\x12v\n" +
+	"\rBeforeCompact\x12#.pith.hooks.v1.BeforeCompactRequest\x1a$.pith.hooks.v1.BeforeCompactResponse\"\x1a\xa2\xbb\x18\x16session_before_compact\x12i\n" +
 	"\n" +
-	"Compacting\x12 .pith.hooks.v1.CompactingRequest\x1a!.pith.hooks.v1.CompactingResponse\x12H\n" +
-	"\aCompact\x12\x1d.pith.hooks.v1.CompactRequest\x1a\x1e.pith.hooks.v1.CompactResponse\x12Q\n" +
+	"Compacting\x12 .pith.hooks.v1.CompactingRequest\x1a!.pith.hooks.v1.CompactingResponse\"\x16\xa2\xbb\x18\x12session.compacting\x12]\n" +
+	"\aCompact\x12\x1d.pith.hooks.v1.CompactRequest\x1a\x1e.pith.hooks.v1.CompactResponse\"\x13\xa2\xbb\x18\x0fsession_compact\x12j\n" +
 	"\n" +
-	"BeforeTree\x12 .pith.hooks.v1.BeforeTreeRequest\x1a!.pith.hooks.v1.BeforeTreeResponse\x12?\n" +
-	"\x04Tree\x12\x1a.pith.hooks.v1.TreeRequest\x1a\x1b.pith.hooks.v1.TreeResponse\x12?\n" +
+	"BeforeTree\x12 .pith.hooks.v1.BeforeTreeRequest\x1a!.pith.hooks.v1.BeforeTreeResponse\"\x17\xa2\xbb\x18\x13session_before_tree\x12Q\n" +
+	"\x04Tree\x12\x1a.pith.hooks.v1.TreeRequest\x1a\x1b.pith.hooks.v1.TreeResponse\"\x10\xa2\xbb\x18\fsession_tree\x12?\n" +
 	"\x04Ping\x12\x1a.pith.hooks.v1.PingRequest\x1a\x1b.pith.hooks.v1.PingResponse\x12K\n" +
 	"\bShutdown\x12\x1e.pith.hooks.v1.ShutdownRequest\x1a\x1f.pith.hooks.v1.ShutdownResponse2\xc9\x02\n" +
 	"\aHostAPI\x12T\n" +
@@ -2457,6 +2570,7 @@ func file_pith_hooks_v1_hooks_proto_init() {
 	if File_pith_hooks_v1_hooks_proto != nil {
 		return
 	}
+	file_pith_hooks_v1_options_proto_init()
 	file_pith_hooks_v1_hooks_proto_msgTypes[7].OneofWrappers = []any{
 		(*BeforeCompactResponse_Cancel)(nil),
 		(*BeforeCompactResponse_Compaction)(nil),
