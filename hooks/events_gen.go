@@ -265,6 +265,11 @@ type BeforeTreeEvent struct {
 	EntriesTruncated bool `json:"entriesTruncated,omitempty"`
 	// How many entries there are to summarize in all when truncated.
 	EntriesTotal int `json:"entriesTotal,omitempty"`
+	// Set when the user's CustomInstructions replace the summarization
+	// instructions instead of being added to them (pi's
+	// replaceInstructions): a plugin writing the summary itself follows
+	// them alone.
+	ReplaceInstructions bool `json:"replaceInstructions,omitempty"`
 }
 
 // BranchSummary is a branch summary supplied by a plugin.

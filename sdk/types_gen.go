@@ -171,6 +171,7 @@ type CompactEvent = hooks.CompactEvent
 //   - Label string: The label the user gave the new branch summary, if any.
 //   - EntriesTruncated bool: Set when EntriesToSummarize holds only the newest entries that fit the plugin's pathEntriesBytes.
 //   - EntriesTotal int: How many entries there are to summarize in all when truncated.
+//   - ReplaceInstructions bool: Set when the user's CustomInstructions replace the summarization instructions instead of being added to them (pi's replaceInstructions): a plugin writing the summary itself follows them alone.
 type BeforeTreeEvent = hooks.BeforeTreeEvent
 
 // BranchSummary is a branch summary supplied by a plugin.

@@ -311,16 +311,17 @@ func CompactEventFromProto(m *v1.CompactRequest) *hooks.CompactEvent {
 // BeforeTreeEventToProto converts a hooks.BeforeTreeEvent to its message.
 func BeforeTreeEventToProto(v *hooks.BeforeTreeEvent) *v1.BeforeTreeRequest {
 	m := &v1.BeforeTreeRequest{
-		SessionId:          v.SessionID,
-		TargetId:           v.TargetID,
-		OldLeafId:          v.OldLeafID,
-		CommonAncestorId:   v.CommonAncestorID,
-		EntriesToSummarize: rawsToBytes(v.EntriesToSummarize),
-		UserWantsSummary:   v.UserWantsSummary,
-		CustomInstructions: v.CustomInstructions,
-		Label:              v.Label,
-		EntriesTruncated:   v.EntriesTruncated,
-		EntriesTotal:       int64(v.EntriesTotal),
+		SessionId:           v.SessionID,
+		TargetId:            v.TargetID,
+		OldLeafId:           v.OldLeafID,
+		CommonAncestorId:    v.CommonAncestorID,
+		EntriesToSummarize:  rawsToBytes(v.EntriesToSummarize),
+		UserWantsSummary:    v.UserWantsSummary,
+		CustomInstructions:  v.CustomInstructions,
+		Label:               v.Label,
+		EntriesTruncated:    v.EntriesTruncated,
+		EntriesTotal:        int64(v.EntriesTotal),
+		ReplaceInstructions: v.ReplaceInstructions,
 	}
 	return m
 }
@@ -328,16 +329,17 @@ func BeforeTreeEventToProto(v *hooks.BeforeTreeEvent) *v1.BeforeTreeRequest {
 // BeforeTreeEventFromProto converts a v1.BeforeTreeRequest.
 func BeforeTreeEventFromProto(m *v1.BeforeTreeRequest) *hooks.BeforeTreeEvent {
 	v := hooks.BeforeTreeEvent{
-		SessionID:          m.GetSessionId(),
-		TargetID:           m.GetTargetId(),
-		OldLeafID:          m.GetOldLeafId(),
-		CommonAncestorID:   m.GetCommonAncestorId(),
-		EntriesToSummarize: bytesToRaws(m.GetEntriesToSummarize()),
-		UserWantsSummary:   m.GetUserWantsSummary(),
-		CustomInstructions: m.GetCustomInstructions(),
-		Label:              m.GetLabel(),
-		EntriesTruncated:   m.GetEntriesTruncated(),
-		EntriesTotal:       int(m.GetEntriesTotal()),
+		SessionID:           m.GetSessionId(),
+		TargetID:            m.GetTargetId(),
+		OldLeafID:           m.GetOldLeafId(),
+		CommonAncestorID:    m.GetCommonAncestorId(),
+		EntriesToSummarize:  bytesToRaws(m.GetEntriesToSummarize()),
+		UserWantsSummary:    m.GetUserWantsSummary(),
+		CustomInstructions:  m.GetCustomInstructions(),
+		Label:               m.GetLabel(),
+		EntriesTruncated:    m.GetEntriesTruncated(),
+		EntriesTotal:        int(m.GetEntriesTotal()),
+		ReplaceInstructions: m.GetReplaceInstructions(),
 	}
 	return &v
 }

@@ -1293,9 +1293,14 @@ type BeforeTreeRequest struct {
 	// host API (the path from old_leaf_id).
 	EntriesTruncated bool `protobuf:"varint,9,opt,name=entries_truncated,json=entriesTruncated,proto3" json:"entries_truncated,omitempty"`
 	// How many entries there are to summarize in all when truncated.
-	EntriesTotal  int64 `protobuf:"varint,10,opt,name=entries_total,json=entriesTotal,proto3" json:"entries_total,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	EntriesTotal int64 `protobuf:"varint,10,opt,name=entries_total,json=entriesTotal,proto3" json:"entries_total,omitempty"`
+	// Set when the user's custom_instructions replace the summarization
+	// instructions instead of being added to them (pi's
+	// replaceInstructions): a plugin writing the summary itself follows
+	// them alone.
+	ReplaceInstructions bool `protobuf:"varint,11,opt,name=replace_instructions,json=replaceInstructions,proto3" json:"replace_instructions,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *BeforeTreeRequest) Reset() {
@@ -1396,6 +1401,13 @@ func (x *BeforeTreeRequest) GetEntriesTotal() int64 {
 		return x.EntriesTotal
 	}
 	return 0
+}
+
+func (x *BeforeTreeRequest) GetReplaceInstructions() bool {
+	if x != nil {
+		return x.ReplaceInstructions
+	}
+	return false
 }
 
 // BranchSummary is a branch summary supplied by a plugin.
@@ -2378,7 +2390,7 @@ const file_pith_hooks_v1_hooks_proto_rawDesc = "" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12)\n" +
 	"\x10compaction_entry\x18\x02 \x01(\fR\x0fcompactionEntry\x12%\n" +
 	"\x0efrom_extension\x18\x03 \x01(\bR\rfromExtension\"\x11\n" +
-	"\x0fCompactResponse\"\xba\x03\n" +
+	"\x0fCompactResponse\"\xf3\x03\n" +
 	"\x11BeforeTreeRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1b\n" +
@@ -2391,7 +2403,8 @@ const file_pith_hooks_v1_hooks_proto_rawDesc = "" +
 	"\x05label\x18\b \x01(\tB\x04\xa0\xbb\x18\x01R\x05label\x121\n" +
 	"\x11entries_truncated\x18\t \x01(\bB\x04\xa0\xbb\x18\x01R\x10entriesTruncated\x12)\n" +
 	"\rentries_total\x18\n" +
-	" \x01(\x03B\x04\xa0\xbb\x18\x01R\fentriesTotal\"I\n" +
+	" \x01(\x03B\x04\xa0\xbb\x18\x01R\fentriesTotal\x127\n" +
+	"\x14replace_instructions\x18\v \x01(\bB\x04\xa0\xbb\x18\x01R\x13replaceInstructions\"I\n" +
 	"\rBranchSummary\x12\x18\n" +
 	"\asummary\x18\x01 \x01(\tR\asummary\x12\x1e\n" +
 	"\adetails\x18\x02 \x01(\fB\x04\xa0\xbb\x18\x01R\adetails\"\x93\x02\n" +
