@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Regenerates the Go code of every .proto under proto/ into internal/gen/
-# (make proto): the .proto files are public, the generated Go is not.
+# Regenerates the Go code of every .proto under proto/ into internal/gen/,
+# and the plugin contract generated from hooks.proto into hooks/,
+# internal/wire/ and sdk/ (make proto): the .proto files are public, the
+# generated protobuf Go is not.
 # The generators are pinned here and installed into a private bin directory
 # so the output does not depend on whatever is on the PATH.
 set -euo pipefail
@@ -30,5 +32,8 @@ install "google.golang.org/grpc/cmd/protoc-gen-go-grpc@$PROTOC_GEN_GO_GRPC_VERSI
 install "github.com/planetscale/vtprotobuf/cmd/protoc-gen-go-vtproto@$PROTOC_GEN_GO_VTPROTO_VERSION" protoc-gen-go-vtproto
 
 cd "$root"
+# The contract generator is part of this module: built fresh every run, so
+# that it and its output never disagree.
+go build -o "$bin/protoc-gen-pith-hooks" ./internal/wire/cmd/protoc-gen-pith-hooks
 PATH="$bin:$PATH" buf lint
 PATH="$bin:$PATH" buf generate

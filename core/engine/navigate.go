@@ -138,7 +138,7 @@ func (s *Session) beforeTreeHook(th TreeHooks) branch.BeforeTreeHook {
 		oc, err := th.BeforeTree(ctx, &hooks.BeforeTreeEvent{
 			SessionID: s.sessionID, TargetID: ev.TargetID, OldLeafID: ev.OldLeafID, CommonAncestorID: ev.CommonAncestorID,
 			EntriesToSummarize: entries, UserWantsSummary: ev.UserWantsSummary,
-			CustomInstructions: ev.CustomInstructions, Label: ev.Label,
+			CustomInstructions: ev.CustomInstructions, ReplaceInstructions: ev.ReplaceInstructions, Label: ev.Label,
 		}, hooks.SummaryLimits{MaxSummaryTokens: branch.SummaryMaxTokens})
 		if err != nil {
 			return out, err

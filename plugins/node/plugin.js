@@ -47,7 +47,9 @@ function fail(message) {
 }
 
 function loadProtos() {
-  const opts = { keepCase: false, longs: Number, enums: String, defaults: true, oneofs: true };
+  // hooks.proto imports its neighbours by their path under proto/.
+  const opts = { keepCase: false, longs: Number, enums: String, defaults: true, oneofs: true,
+    includeDirs: [path.join(__dirname, '..', '..', 'proto')] };
   const hooksProto = path.join(__dirname, '..', '..', 'proto', 'pith', 'hooks', 'v1', 'hooks.proto');
   const hooks = grpc.loadPackageDefinition(protoLoader.loadSync(hooksProto, opts));
   const health = grpc.loadPackageDefinition(protoLoader.loadSync(path.join(__dirname, 'proto', 'health.proto'), opts));

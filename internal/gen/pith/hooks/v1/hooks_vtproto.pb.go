@@ -994,6 +994,16 @@ func (m *BeforeTreeRequest) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if m.ReplaceInstructions {
+		i--
+		if m.ReplaceInstructions {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x58
+	}
 	if m.EntriesTotal != 0 {
 		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.EntriesTotal))
 		i--
@@ -2336,6 +2346,9 @@ func (m *BeforeTreeRequest) SizeVT() (n int) {
 	}
 	if m.EntriesTotal != 0 {
 		n += 1 + protohelpers.SizeOfVarint(uint64(m.EntriesTotal))
+	}
+	if m.ReplaceInstructions {
+		n += 2
 	}
 	n += len(m.unknownFields)
 	return n
@@ -5410,6 +5423,26 @@ func (m *BeforeTreeRequest) UnmarshalVT(dAtA []byte) error {
 					break
 				}
 			}
+		case 11:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ReplaceInstructions", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			m.ReplaceInstructions = bool(v != 0)
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])
