@@ -144,12 +144,11 @@ func startRuntime(ctx context.Context, path, storeURL, cfgPath, workspaceDir str
 	}
 	settings := engineSettings(cfg)
 	rt.engine = engine.New(rt.store.Backend, engine.Options{
-		Settings:       settings,
-		Summarizer:     rt.summarizer,
-		AutoSummarizer: rt.summarizer,
-		Hooks:          hk,
-		Workspaces:     opener,
-		Logger:         log.Named("engine"),
+		Settings:   settings,
+		Summarizer: rt.summarizer,
+		Hooks:      hk,
+		Workspaces: opener,
+		Logger:     log.Named("engine"),
 	})
 	return rt, nil
 }

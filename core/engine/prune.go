@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"time"
+
 	"context"
 	"errors"
 	"fmt"
@@ -76,7 +78,7 @@ func (s *Session) prune(ps compaction.PruneSettings) (*PruneResult, error) {
 	if leaf == nil || len(compaction.PlanPrune(s.store.Tree().Path(leaf), ps).Items) == 0 {
 		return nil, nil
 	}
-	plan, err := compaction.Prune(s.store, ps, s.opts.Clock())
+	plan, err := compaction.Prune(s.store, ps, time.Now())
 	if err != nil {
 		return nil, err
 	}
