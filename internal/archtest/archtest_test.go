@@ -96,8 +96,8 @@ var wireRule = ImportRule{
 	AllowedBy: in("internal/pluginhost/...", "sdk/...", "plugins/node", "plugins/python"),
 }
 
-// testDepRule: only the provider package, its direct users and the CLI
-// test against an LLM SDK; every other test binary leaves the SDKs'
+// testDepRule: only the provider package, its direct users, the
+// composition root and the CLI test against an LLM SDK; every other test binary leaves the SDKs'
 // generated packages (the longest compiles of a cold build) out.
 var testDepRule = TestClosureRule{
 	Name: "tests that do not need an LLM SDK link none",
@@ -106,7 +106,8 @@ var testDepRule = TestClosureRule{
 	// and core/explore test the exploring worker end to end through the
 	// official SDKs' tool calling against loopback servers, which no fake
 	// of summary.ToolCaller would check.
-	Except: in("summarize/llm/...", "internal/archtest", "core/engine", "core/explore"),
+	// internal/wiring builds the providers, as the commands do.
+	Except: in("summarize/llm/...", "internal/archtest", "internal/wiring", "core/engine", "core/explore"),
 	Forbid: llmSDKs,
 }
 
@@ -125,6 +126,15 @@ var sessionProtoRule = ImportRule{
 	Name:      "the session protobuf package is imported only by server and client",
 	Target:    in("internal/gen/pith/session/v1/..."),
 	AllowedBy: in("internal/server/...", "client/...", "cmd/host"),
+}
+
+// wiringRule: the composition root is used by the commands only; a
+// library that imported it would build its own summarizers and plugins
+// instead of being given them.
+var wiringRule = ImportRule{
+	Name:      "internal/wiring is imported only by the commands",
+	Target:    in("internal/wiring/..."),
+	AllowedBy: in("cmd/..."),
 }
 
 // TestArchitecture loads the module's import graph with one go list run
@@ -207,7 +217,7 @@ func TestArchitecture(t *testing.T) {
 			t.Error(short(v))
 		}
 	})
-	for _, r := range []ImportRule{protoRule, sessionProtoRule} {
+	for _, r := range []ImportRule{protoRule, sessionProtoRule, wiringRule} {
 		t.Run(r.Name, func(t *testing.T) {
 			for _, v := range r.Check(g, own) {
 				t.Error(short(v))
