@@ -1,11 +1,10 @@
 package engine
 
 import (
-	"time"
-
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
