@@ -152,8 +152,9 @@ func TestHost(t *testing.T) {
 
 // TestNoLLMClients guards the promise that a plugin binary links no LLM
 // client and none of the engine: the SDK depends on hooks types, the wire
-// adapter, go-plugin, gRPC and hclog only (and core/jsondepth, a leaf
-// package of a few lines through which hooks bounds JSON nesting).
+// adapter, go-plugin, gRPC and hclog only (and two leaves of the standard
+// library alone: core/jsondepth, through which hooks bounds JSON nesting,
+// and core/workspace/deny, the host's deny list that sdk.DeniedPath shows).
 func TestNoLLMClients(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
@@ -164,7 +165,7 @@ func TestNoLLMClients(t *testing.T) {
 	}
 	for _, dep := range strings.Fields(string(out)) {
 		switch {
-		case dep == "github.com/pith-dev/pith/core/jsondepth":
+		case dep == "github.com/pith-dev/pith/core/jsondepth", dep == "github.com/pith-dev/pith/core/workspace/deny":
 		case strings.Contains(dep, "openai"), strings.Contains(dep, "anthropic"),
 			strings.HasPrefix(dep, "github.com/pith-dev/pith/core/"),
 			strings.HasPrefix(dep, "github.com/pith-dev/pith/internal/pluginhost"):

@@ -17,6 +17,7 @@ import (
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/internal/browsertest"
+	"github.com/pith-dev/pith/summarize/builtin"
 	"github.com/pith-dev/pith/viewer"
 )
 
@@ -52,7 +53,7 @@ func demoWithCompaction(t *testing.T) string {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	eng := engine.New(st, engine.Options{Settings: engine.Settings{Enabled: true, ReserveTokens: 16384, KeepRecentTokens: 6000, ContextWindow: 200000}})
+	eng := engine.New(st, engine.Options{Summarizer: builtin.New(builtin.Options{}), Settings: engine.Settings{Enabled: true, ReserveTokens: 16384, KeepRecentTokens: 6000, ContextWindow: 200000}})
 	if _, err := eng.Compact(context.Background(), ""); err != nil {
 		t.Fatalf("compact the demo: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/pith-dev/pith/core/explore"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/internal/termsafe"
+	"github.com/pith-dev/pith/internal/wiring"
 	"github.com/spf13/cobra"
 )
 
@@ -146,7 +147,7 @@ func runCompact(ctx context.Context, stdout, stderr io.Writer, path string, f co
 		return err
 	}
 	defer rt.close()
-	settings, err := f.apply(engineSettings(rt.cfg), changed)
+	settings, err := f.apply(wiring.EngineSettings(rt.cfg), changed)
 	if err != nil {
 		return err
 	}
@@ -183,7 +184,7 @@ func dryRunCompact(ctx context.Context, stdout, stderr io.Writer, path string, f
 	if err != nil {
 		return err
 	}
-	s, err := f.apply(engineSettings(cfg), changed)
+	s, err := f.apply(wiring.EngineSettings(cfg), changed)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/pith-dev/pith/core/branch"
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/internal/termsafe"
+	"github.com/pith-dev/pith/internal/wiring"
 	"github.com/spf13/cobra"
 )
 
@@ -119,7 +120,7 @@ func dryRunNavigate(ctx context.Context, w, stderr io.Writer, path string, f nav
 		oldLeaf = last.ID
 	}
 	// The window the engine would use: the session model's when it names one.
-	window := engine.BranchWindow(engineSettings(cfg), 0, 0, tree.Settings(tree.Last()).Model != "")
+	window := engine.BranchWindow(wiring.EngineSettings(cfg), 0, 0, tree.Settings(tree.Last()).Model != "")
 	budget := branch.NavigateOptions{ContextWindow: window, ReserveTokens: cfg.BranchSummary.ReserveTokens}.TokenBudget()
 	r := branch.DryRun(tree, oldLeaf, f.to, budget)
 	if f.asJSON {

@@ -20,6 +20,7 @@ import (
 	"github.com/pith-dev/pith/internal/checksum"
 	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/internal/termsafe"
+	"github.com/pith-dev/pith/internal/wiring"
 	"github.com/spf13/cobra"
 )
 
@@ -75,7 +76,7 @@ func newPluginsCheckCommand() *cobra.Command {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			logOpts := hclog.LoggerOptions{Name: "pith", Level: level, Output: termsafe.NewWriter(cmd.ErrOrStderr()), DisableTime: true}
-			results := checkPlugins(ctx, pluginSpecs(cfg), logOpts, pluginhost.Options{StartTimeout: timeout, HealthInterval: -1})
+			results := checkPlugins(ctx, wiring.PluginSpecs(cfg), logOpts, pluginhost.Options{StartTimeout: timeout, HealthInterval: -1})
 			return reportPluginChecks(cmd.OutOrStdout(), cmd.ErrOrStderr(), file, results, asJSON, ctx.Err() != nil)
 		},
 	}
@@ -84,23 +85,6 @@ func newPluginsCheckCommand() *cobra.Command {
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "time each plugin has to start and answer Describe")
 	cmd.Flags().StringVar(&logLevel, "log-level", "warn", "level of host and plugin log lines shown on stderr")
 	return cmd
-}
-
-// pluginSpecs turns the configuration's plugin list into supervisor specs.
-func pluginSpecs(cfg *config.Config) []pluginhost.Spec {
-	specs := make([]pluginhost.Spec, len(cfg.Plugins))
-	for i, p := range cfg.Plugins {
-		specs[i] = pluginhost.Spec{
-			Name: p.Name, Path: p.Path, Args: p.Args, Env: p.Env, SHA256: p.SHA256,
-			Priority: p.Priority, Order: i, Timeout: p.Timeout, Failure: hooks.Failure(p.Failure),
-			InheritEnv: p.InheritEnv, Limits: hooks.Limits(p.Limits),
-		}
-		for _, e := range p.Events {
-			specs[i].Events = append(specs[i].Events, hooks.EventID(e))
-		}
-		specs[i].Reattach = p.Reattach // validated with the configuration
-	}
-	return specs
 }
 
 // Checksum statuses.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os/signal"
 	"syscall"
@@ -10,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/internal/termsafe"
+	"github.com/pith-dev/pith/internal/wiring"
 	"github.com/spf13/cobra"
 )
 
@@ -110,40 +110,18 @@ func jsonLogs(path string) bool {
 	return err == nil && cfg.Logging.Format == "json"
 }
 
-// runServe runs the daemon until ctx ends: configuration, store, server,
-// listeners, reload watcher, then a graceful shutdown. Each job is a step
-// of its own below; the daemon value carries what a later step needs and
-// what the shutdown must undo.
+// runServe runs the daemon until ctx ends (wiring.Serve), logging to
+// stderr.
 func runServe(ctx context.Context, stdout, stderr io.Writer, f serveFlags) error {
-	d := &daemon{log: serveLogger(stderr, f.verbose, jsonLogs(configPath(f.config)))}
-	defer d.undo()
-	if err := d.loadConfig(f); err != nil {
-		return err
-	}
-	ends, err := d.endpoints(f)
-	if err != nil {
-		return err
-	}
-	if err := d.openSessions(ctx); err != nil {
-		return err
-	}
-	if err := d.startServer(ctx, ends); err != nil {
-		return err
-	}
-	serveErr, err := d.serve(ends)
-	if err != nil {
-		return err
-	}
-	d.watchConfig(ctx)
-	addr := boundAddress(d.lis)
-	if err := d.announce(stdout, f.readyFile, addr); err != nil {
-		return err
-	}
-	select {
-	case <-ctx.Done():
-	case err := <-serveErr:
-		return fmt.Errorf("serve %s: %w", addr, err)
-	}
-	d.shutdown()
-	return nil
+	path := configPath(f.config)
+	return wiring.Serve(ctx, wiring.ServeOptions{
+		ConfigPath: path,
+		Listen:     f.listen, Metrics: f.metrics, Viewer: f.viewer,
+		ReadyFile:   f.readyFile,
+		Verbose:     f.verbose,
+		Stdout:      stdout,
+		Logger:      serveLogger(stderr, f.verbose, jsonLogs(path)),
+		HostVersion: version,
+		OpenStore:   openStoreURL,
+	})
 }

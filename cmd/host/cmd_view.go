@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/internal/admission"
+	"github.com/pith-dev/pith/internal/wiring"
 	"github.com/pith-dev/pith/viewer"
 	"github.com/spf13/cobra"
 )
@@ -50,7 +51,7 @@ $PITH_CONFIG; the defaults without one).`,
 			}
 			log := cliLogger(cmd.ErrOrStderr(), false)
 			// Bounded as the daemon's listeners are, by the same keys.
-			caps := connCaps(cfg.Server, 1, log)
+			caps := wiring.ConnCaps(cfg.Server, 1, log)
 			ln, err := listenLoopback(listen, caps, log)
 			if err != nil {
 				return err
@@ -65,9 +66,9 @@ $PITH_CONFIG; the defaults without one).`,
 				Close() error
 			}
 			if st, serr := os.Stat(args[0]); serr == nil && st.IsDir() {
-				h, err = viewer.Dir(args[0], viewer.SessionsOptions{Settings: func() viewer.Settings { return settings }, Logger: log, Streams: viewerStreams(caps)})
+				h, err = viewer.Dir(args[0], viewer.SessionsOptions{Settings: func() viewer.Settings { return settings }, Logger: log, Streams: wiring.ViewerStreams(caps)})
 			} else {
-				h, err = viewer.New(viewer.Options{Path: args[0], Settings: settings, Logger: log, Streams: viewerStreams(caps)})
+				h, err = viewer.New(viewer.Options{Path: args[0], Settings: settings, Logger: log, Streams: wiring.ViewerStreams(caps)})
 			}
 			if err != nil {
 				ln.Close()
@@ -75,7 +76,7 @@ $PITH_CONFIG; the defaults without one).`,
 			}
 			defer h.Close()
 			// server.handshakeTimeout for a connection's first request.
-			srv := &http.Server{Handler: h, ReadHeaderTimeout: cfg.Server.HandshakeTimeout, IdleTimeout: httpIdle}
+			srv := &http.Server{Handler: h, ReadHeaderTimeout: cfg.Server.HandshakeTimeout, IdleTimeout: wiring.HTTPIdle}
 			fmt.Fprintf(cmd.OutOrStdout(), "http://%s/\n", ln.Addr())
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
@@ -111,7 +112,7 @@ func listenLoopback(addr string, caps admission.Caps, log hclog.Logger) (net.Lis
 	if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return nil, fmt.Errorf("--listen %q: pith view serves without authentication, so only a loopback address (127.0.0.1, ::1, localhost) is allowed", addr)
 	}
-	ln, err := listenLimited(addr, "view", caps, log)
+	ln, err := wiring.ListenLimited(addr, "view", caps, log)
 	if err != nil {
 		return nil, err // not a nil *Listener in an interface
 	}

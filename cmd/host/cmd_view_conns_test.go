@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pith-dev/pith/internal/admission"
+	"github.com/pith-dev/pith/internal/wiring"
 )
 
 // startView runs `pith view` on the demo session in this process and
@@ -49,7 +50,7 @@ func viewCaps() admission.Caps { return admission.DefaultCaps(admission.Descript
 // many open files).
 func TestViewStreamsCapped(t *testing.T) {
 	u := startView(t)
-	want := viewerStreams(viewCaps()).PerAddress
+	want := wiring.ViewerStreams(viewCaps()).PerAddress
 	streams := openStreams(t, u+"api/events", want+3)
 	if streams.ok != want || streams.refused != 3 {
 		t.Fatalf("%d streams open, %d refused (%v); want %d and 3", streams.ok, streams.refused, streams.other, want)

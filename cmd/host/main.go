@@ -1,6 +1,7 @@
 // Command pith is the Pith CLI and daemon: it inspects, migrates, compacts
 // and navigates pi session files, and runs the plugin host. This package
-// only wires the core packages to flags and output.
+// is the flags, the output and the exit codes; internal/wiring puts the
+// summarizers, plugins, engine and daemon together from the configuration.
 package main
 
 import (

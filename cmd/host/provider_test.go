@@ -82,24 +82,3 @@ func TestCompactThroughOpenAICompatibleServer(t *testing.T) {
 		t.Fatal("the server's summary was not saved")
 	}
 }
-
-// TestCompactFallsBackToBuiltin: when the configured model keeps failing,
-// the built-in summarizer, the last fallback, still compacts the session.
-func TestCompactFallsBackToBuiltin(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		io.WriteString(w, `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`)
-	}))
-	defer srv.Close()
-	t.Setenv("OPENAI_API_KEY", "sk-wrong")
-	path := copyFile(t, "../../examples/demo-session.jsonl")
-	out, stderr, code := runCLI(t, "compact", path, "--provider", "openai", "--base-url", srv.URL+"/v1",
-		"--model", "m", "--keep-recent-tokens", "8000", "--json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	if !strings.Contains(out, `## Goal`) {
-		t.Fatalf("no built-in summary: %s", out)
-	}
-}

@@ -19,6 +19,7 @@ import (
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/tokens"
 	"github.com/pith-dev/pith/hooks"
+	"github.com/pith-dev/pith/internal/wiring"
 	"github.com/pith-dev/pith/summarize"
 )
 
@@ -197,7 +198,7 @@ func TestSummarizerRequestsFitTheWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, _, err := buildSummarizer(cfg, providerFlags{}, hclog.NewNullLogger())
+	sum, _, err := wiring.Summarizer(cfg, wiring.Provider{}, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,11 +13,9 @@ import (
 
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/core/tokens"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/internal/dispatch"
-	"github.com/pith-dev/pith/summarize/builtin"
 )
 
 // run is one compaction in flight. Until it commits (just before the
@@ -67,20 +65,6 @@ func (s *Session) AbortCompaction() {
 			r.cancel()
 		}
 	}
-}
-
-func (s *Session) summarizer(reason Reason) summary.Summarizer {
-	first, second := s.opts.AutoSummarizer, s.opts.Summarizer
-	if reason == ReasonManual {
-		first, second = second, first
-	}
-	switch {
-	case first != nil:
-		return first
-	case second != nil:
-		return second
-	}
-	return builtin.New(builtin.Options{})
 }
 
 // compact runs one compaction under the session's lease, which it takes
@@ -341,11 +325,10 @@ func (s *Session) generate(ctx context.Context, st Settings, reason Reason, inst
 		sum.gen, sum.explored, err = s.exploreGenerate(ctx, st, reason, prep, ropts)
 	} else {
 		stage(ctx, StageSummarize)
-		generate := s.opts.Generate
-		if generate == nil {
-			generate = compaction.Generate
+		if s.opts.Summarizer == nil {
+			return ErrNoSummarizer
 		}
-		sum.gen, err = generate(ctx, s.summarizer(reason), prep, ropts)
+		sum.gen, err = compaction.Generate(ctx, s.opts.Summarizer, prep, ropts)
 	}
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 
+	"github.com/pith-dev/pith/core/branch"
 	"github.com/pith-dev/pith/core/compaction"
 )
 
@@ -16,6 +17,10 @@ var (
 	// ErrNothingToCompact is core/compaction's sentinel, re-exported so
 	// callers of the engine need not import that package to branch on it.
 	ErrNothingToCompact = compaction.ErrNothingToCompact
+	// ErrNoSummarizer is returned when a summary must be generated and
+	// the engine was given no summarizer; navigation returns the same
+	// error (core/branch's).
+	ErrNoSummarizer = branch.ErrNoSummarizer
 	// ErrAutoCompactionDisabled is returned on the overflow path when
 	// automatic compaction is off: by configuration (compaction.enabled
 	// false) or by the failure guard after three consecutive failures.

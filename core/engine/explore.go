@@ -54,11 +54,11 @@ func (o *exploreOutcome) extraDrafts() []session.Draft {
 }
 
 // explorer is the tool-calling model of an exploring compaction.
-func (s *Session) explorer(reason Reason) (summary.ToolCaller, error) {
+func (s *Session) explorer() (summary.ToolCaller, error) {
 	if s.opts.Explorer != nil {
 		return s.opts.Explorer, nil
 	}
-	tc, err := summary.AsToolCaller(s.summarizer(reason))
+	tc, err := summary.AsToolCaller(s.opts.Summarizer)
 	if err != nil {
 		return nil, ErrNoToolModel
 	}
@@ -69,7 +69,7 @@ func (s *Session) explorer(reason Reason) (summary.ToolCaller, error) {
 // context lines and prompt and the user's focus go into the worker's
 // instructions; warnings go to the log and the event stream.
 func (s *Session) exploreGenerate(ctx context.Context, st Settings, reason Reason, prep *compaction.Preparation, ropts compaction.RequestOptions) (*compaction.Result, *exploreOutcome, error) {
-	model, err := s.explorer(reason)
+	model, err := s.explorer()
 	if err != nil {
 		return nil, nil, err
 	}

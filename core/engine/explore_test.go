@@ -124,7 +124,7 @@ func TestExploreAutomaticWithHooks(t *testing.T) {
 	}
 	st := exploreSettings()
 	st.Explore.Budgets.OverviewTarget, st.Explore.Budgets.OverviewWarning = 50, 100 // the overview will pass it
-	s := New(store, Options{Settings: st, Explorer: model, Hooks: d})
+	s := New(store, Options{Summarizer: offline(), Settings: st, Explorer: model, Hooks: d})
 	rec := record(s)
 	newTurn(t, s)
 	out, err := s.AfterTurn(context.Background(), assistantMsg("above", 9000, 100))
@@ -173,7 +173,7 @@ func TestExploreCancelledByHook(t *testing.T) {
 		},
 	})
 	d, _ := dispatch.NewDispatcher(dispatch.Options{}, plugin)
-	s := New(store, Options{Settings: exploreSettings(), Explorer: model, Hooks: d})
+	s := New(store, Options{Summarizer: offline(), Settings: exploreSettings(), Explorer: model, Hooks: d})
 	before := readFile(t, path)
 	_, err := s.Compact(context.Background(), "")
 	if !errors.Is(err, ErrCancelled) || len(wm.requests()) != 0 || string(readFile(t, path)) != string(before) {
@@ -185,7 +185,7 @@ func TestExploreCancelledByHook(t *testing.T) {
 // clear error; nothing falls back to the ordinary strategy.
 func TestExploreWithoutToolModel(t *testing.T) {
 	store, path := exploreStore(t, 12)
-	s := New(store, Options{Settings: exploreSettings()})
+	s := New(store, Options{Summarizer: offline(), Settings: exploreSettings()})
 	before := readFile(t, path)
 	_, err := s.Compact(context.Background(), "")
 	if !errors.Is(err, ErrNoToolModel) || string(readFile(t, path)) != string(before) {

@@ -76,7 +76,7 @@ func BenchmarkAfterTurn(b *testing.B) {
 	st := DefaultSettings()
 	st.ContextWindow = 1 << 30 // never above the threshold
 	st.Pruning.Enabled = false // BenchmarkAfterTurnPrunePlan measures it
-	s := New(store, Options{Settings: st})
+	s := New(store, Options{Summarizer: offline(), Settings: st})
 	msg := assistantMsg("Done: the parser now accepts trailing commas in internal/parse/list.go.", 50000, 120)
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -105,7 +105,7 @@ func BenchmarkAfterTurnEngine(b *testing.B) {
 	st := DefaultSettings()
 	st.ContextWindow = 1 << 30
 	st.Pruning.Enabled = false
-	s := New(store, Options{Settings: st})
+	s := New(store, Options{Summarizer: offline(), Settings: st})
 	msg := assistantMsg("Done: the parser now accepts trailing commas in internal/parse/list.go.", 50000, 120)
 	e, err := session.ParseEntry([]byte(`{"type":"message","id":"0badc0de","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":` + string(msg) + `}`))
 	if err != nil {

@@ -13,7 +13,12 @@ import (
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summary"
+	"github.com/pith-dev/pith/summarize/builtin"
 )
+
+// offline is the summarizer the CLI and the daemon pass when none is
+// configured: the engine has no default of its own.
+func offline() summary.Summarizer { return builtin.New(builtin.Options{}) }
 
 // testSettings: threshold 8 000 tokens, a small kept tail, no calibration,
 // so that a few short turns give a compaction with something to summarize.

@@ -118,7 +118,7 @@ func TestDispatcherHooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum := newScript()
-	s := New(store, Options{Settings: testSettings(), AutoSummarizer: sum, Hooks: d})
+	s := New(store, Options{Settings: testSettings(), Summarizer: sum, Hooks: d})
 	newTurn(t, s)
 	out, err := s.AfterTurn(ctx, assistantMsg("above", 9000, 100))
 	if err != nil || out.Compaction == nil {
@@ -191,7 +191,7 @@ func TestClosedPluginFailureFailsCompaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(store, Options{Settings: testSettings(), Hooks: d})
+	s := New(store, Options{Summarizer: offline(), Settings: testSettings(), Hooks: d})
 	rec := record(s)
 	_, err = s.AfterTurn(context.Background(), assistantMsg("above", 9000, 100))
 	if !errors.Is(err, hooks.ErrPluginFailed) || !strings.HasPrefix(err.Error(), "Auto-compaction failed: ") {
@@ -208,7 +208,7 @@ func TestClosedPluginFailureFailsCompaction(t *testing.T) {
 func TestSessionCompactErrorIsReportedNotFatal(t *testing.T) {
 	store, path := newSession(t, 12)
 	h := &fakeHooks{compactErr: &hooks.PluginError{Plugin: "audit", Event: hooks.EventCompact, Err: errors.New("disk full")}}
-	s := New(store, Options{Settings: testSettings(), Hooks: h})
+	s := New(store, Options{Summarizer: offline(), Settings: testSettings(), Hooks: h})
 	rec := record(s)
 	if _, err := s.Compact(context.Background(), ""); err != nil {
 		t.Fatal(err)
@@ -236,7 +236,7 @@ func TestAbortDuringHook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(store, Options{Settings: testSettings(), Hooks: d})
+	s := New(store, Options{Summarizer: offline(), Settings: testSettings(), Hooks: d})
 	done := make(chan error, 1)
 	go func() {
 		_, err := s.HandleAssistantError(context.Background(), errorMsg(overflowText))
@@ -267,7 +267,7 @@ func TestDispatcherRejectionReportedThroughObserveHook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s = New(store, Options{Settings: testSettings(), Hooks: d})
+	s = New(store, Options{Summarizer: offline(), Settings: testSettings(), Hooks: d})
 	rec := record(s)
 	res, err := s.Compact(context.Background(), "")
 	if err != nil {

@@ -30,7 +30,7 @@ func TestInjectedMessagesFollowTheCompaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	store, path := newSession(t, 12)
-	s := New(store, Options{Settings: testSettings(), Hooks: d})
+	s := New(store, Options{Summarizer: offline(), Settings: testSettings(), Hooks: d})
 	res, err := s.Compact(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +90,7 @@ func TestInjectedMessagesBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		store, path := newSession(t, 12)
-		s := New(store, Options{Settings: testSettings(), Hooks: d})
+		s := New(store, Options{Summarizer: offline(), Settings: testSettings(), Hooks: d})
 		if _, err := s.Compact(context.Background(), ""); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -16,7 +16,7 @@ import (
 // it.
 func TestAppendFollowsAnotherWriter(t *testing.T) {
 	st, path := newSession(t, 2)
-	s := New(st, Options{Settings: testSettings()})
+	s := New(st, Options{Summarizer: offline(), Settings: testSettings()})
 	other, err := session.Open(path, session.Options{})
 	if err != nil {
 		t.Fatal(err)

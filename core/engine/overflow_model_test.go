@@ -18,7 +18,7 @@ import (
 func TestOverflowFromAnotherModelNotRecovered(t *testing.T) {
 	ctx := context.Background()
 	store, path := newSession(t, 12)
-	s := New(store, Options{Settings: testSettings(), AutoSummarizer: newScript()})
+	s := New(store, Options{Settings: testSettings(), Summarizer: newScript()})
 	if _, err := s.AppendEntries(ctx, session.Draft{Type: session.TypeModelChange,
 		Fields: json.RawMessage(`{"provider":"test","modelId":"big"}`)}); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
@@ -76,7 +77,7 @@ func (s *Session) prune(ps compaction.PruneSettings) (*PruneResult, error) {
 	if leaf == nil || len(compaction.PlanPrune(s.store.Tree().Path(leaf), ps).Items) == 0 {
 		return nil, nil
 	}
-	plan, err := compaction.Prune(s.store, ps, s.opts.Clock())
+	plan, err := compaction.Prune(s.store, ps, time.Now())
 	if err != nil {
 		return nil, err
 	}

@@ -164,7 +164,7 @@ func TestAfterTurnPruningSettingsApply(t *testing.T) {
 	st.Enabled = false
 	st.Pruning.Protect = 90100 // 18 outputs protected: 2 × 5 000 saved
 	st.Pruning.Minimum = 15000 // not enough
-	s := New(store, Options{Settings: st})
+	s := New(store, Options{Summarizer: offline(), Settings: st})
 	out, err := s.AfterTurn(context.Background(), assistantMsg("ok", 95000, 50))
 	if err != nil || out.Pruned != nil {
 		t.Fatalf("pruned %+v, %v", out.Pruned, err)
@@ -195,7 +195,7 @@ func BenchmarkAfterTurnPrunePlan(b *testing.B) {
 	defer store.Close()
 	st := DefaultSettings()
 	st.ContextWindow = 1 << 30
-	s := New(store, Options{Settings: st})
+	s := New(store, Options{Summarizer: offline(), Settings: st})
 	ctx := context.Background()
 	if _, err := s.Prune(ctx, st.Pruning.PruneSettings); err != nil {
 		b.Fatal(err)
@@ -225,7 +225,7 @@ func TestAfterTurnPrunesThinking(t *testing.T) {
 	st := testSettings()
 	st.ContextWindow = 1 << 30
 	st.Pruning = Pruning{Enabled: true, PruneSettings: compaction.PruneSettings{Protect: 40000, Minimum: 1000, Thinking: 1}}
-	s := New(store, Options{Settings: st})
+	s := New(store, Options{Summarizer: offline(), Settings: st})
 	ctx := context.Background()
 	thinking := func(i int) json.RawMessage {
 		return json.RawMessage(fmt.Sprintf(`{"role":"assistant","content":[{"type":"thinking","thinking":%s},{"type":"text","text":"step %d"}],`+

@@ -69,7 +69,7 @@ func TestRehydrateAfterCompaction(t *testing.T) {
 	store, path, _ := rehydrateSession(t)
 	st := testSettings()
 	st.Rehydrate = Rehydrate{Files: 10, MaxTokensPerFile: 100, TotalTokens: 1000}
-	s := New(store, Options{Settings: st})
+	s := New(store, Options{Summarizer: offline(), Settings: st})
 	res, err := s.Compact(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +121,7 @@ func TestRehydrateAfterCompaction(t *testing.T) {
 // back, newest first; a total budget leaves the rest as paths.
 func TestRehydrateOffAndLimits(t *testing.T) {
 	store, path, _ := rehydrateSession(t)
-	s := New(store, Options{Settings: testSettings()})
+	s := New(store, Options{Summarizer: offline(), Settings: testSettings()})
 	if _, err := s.Compact(context.Background(), ""); err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestRehydrateOffAndLimits(t *testing.T) {
 	store, path, _ = rehydrateSession(t)
 	st := testSettings()
 	st.Rehydrate = Rehydrate{Files: 2, MaxTokensPerFile: 100, TotalTokens: 1000}
-	s = New(store, Options{Settings: st})
+	s = New(store, Options{Summarizer: offline(), Settings: st})
 	if _, err := s.Compact(context.Background(), ""); err != nil {
 		t.Fatal(err)
 	}

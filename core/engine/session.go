@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/explore"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summary"
@@ -27,10 +26,6 @@ const ContinuePrompt = "Continue if you have next steps."
 // compaction off until a manual compaction succeeds (docs/behaviour.md §9.6).
 const MaxAutoFailures = 3
 
-// GenerateFunc produces the summary of a preparation; compaction.Generate
-// is the default. It is the seam for other strategies (docs/behaviour.md §12).
-type GenerateFunc func(ctx context.Context, s summary.Summarizer, prep *compaction.Preparation, opts compaction.RequestOptions) (*compaction.Result, error)
-
 // Options configure a Session.
 type Options struct {
 	// Settings is the initial snapshot; SetSettings replaces it.
@@ -39,14 +34,12 @@ type Options struct {
 	// every operation instead (for a configuration store that swaps its
 	// value atomically).
 	SettingsFunc func() Settings
-	// Summarizer makes manual compactions; AutoSummarizer (typically a
-	// summarize.Chain of candidates with retries) automatic ones. Either
-	// stands in for the other when nil; with neither, the built-in
-	// deterministic summarizer is used.
-	Summarizer     summary.Summarizer
-	AutoSummarizer summary.Summarizer
-	// Generate replaces compaction.Generate.
-	Generate GenerateFunc
+	// Summarizer writes the summaries of compactions and branch
+	// navigations. The engine links no provider: whoever builds it passes
+	// one (the configured chain, or the deterministic built-in
+	// summarizer). Without one, a compaction or navigation that must
+	// generate a summary fails with ErrNoSummarizer.
+	Summarizer summary.Summarizer
 	// Explorer is the tool-calling model of the explore strategy (docs/behaviour.md
 	// §12); nil means the summarizer itself, when it can call tools.
 	Explorer summary.ToolCaller
@@ -62,8 +55,6 @@ type Options struct {
 	// whose clients write the headers, passes workspace.Within.
 	Workspaces workspace.Opener
 	Logger     hclog.Logger
-	// Clock stamps events; default time.Now.
-	Clock func() time.Time
 }
 
 // Action tells the agent loop what to do after a turn.
@@ -178,9 +169,6 @@ func New(store session.Backend, opts Options) *Session {
 	if s.log == nil {
 		s.log = hclog.NewNullLogger()
 	}
-	if s.opts.Clock == nil {
-		s.opts.Clock = time.Now
-	}
 	if s.opts.Workspaces == nil {
 		s.opts.Workspaces = workspace.Open
 	}
@@ -253,7 +241,7 @@ func (s *Session) acquire(ctx context.Context) error {
 func (s *Session) release() { <-s.op }
 
 func (s *Session) emit(ev Event) {
-	ev.Time = s.opts.Clock()
+	ev.Time = time.Now()
 	s.subs.emit(ev)
 }
 

@@ -26,7 +26,7 @@ func TestThresholdCompaction(t *testing.T) {
 			st := testSettings()
 			st.AutoContinue = tc.autoContinue
 			sum := newScript()
-			s := New(store, Options{Settings: st, AutoSummarizer: sum})
+			s := New(store, Options{Settings: st, Summarizer: sum})
 			rec := record(s)
 
 			newTurn(t, s)
@@ -202,7 +202,7 @@ func TestOverflowRecovery(t *testing.T) {
 	ctx := context.Background()
 	store, path := newSession(t, 12)
 	sum := newScript()
-	s := New(store, Options{Settings: testSettings(), AutoSummarizer: sum})
+	s := New(store, Options{Settings: testSettings(), Summarizer: sum})
 	rec := record(s)
 
 	out, err := s.HandleAssistantError(ctx, errorMsg(overflowText))
@@ -256,7 +256,7 @@ func TestOverflowRecovery(t *testing.T) {
 
 func TestSilentOverflow(t *testing.T) {
 	store, _ := newSession(t, 12)
-	s := New(store, Options{Settings: testSettings(), AutoSummarizer: newScript()})
+	s := New(store, Options{Settings: testSettings(), Summarizer: newScript()})
 	// Answered, but input + cacheRead is beyond the 10 000-token window.
 	msg := []byte(`{"role":"assistant","content":[{"type":"text","text":"ok"}],"usage":{"input":7000,"output":10,"cacheRead":4000,"cacheWrite":0,"totalTokens":11010},"stopReason":"stop"}`)
 	out, err := s.AfterTurn(context.Background(), msg)
@@ -274,7 +274,7 @@ func TestSilentOverflow(t *testing.T) {
 func TestStaleOverflowRetriesWithoutCompacting(t *testing.T) {
 	ctx := context.Background()
 	store, path := newSession(t, 12)
-	s := New(store, Options{Settings: testSettings(), AutoSummarizer: newScript()})
+	s := New(store, Options{Settings: testSettings(), Summarizer: newScript()})
 	if _, err := s.Compact(ctx, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func TestOverflowHookCancelFailsTheTurn(t *testing.T) {
 	store, path := newSession(t, 12)
 	h := &fakeHooks{cancel: true, cancelReason: "no compaction today"}
 	sum := newScript()
-	s := New(store, Options{Settings: testSettings(), AutoSummarizer: sum, Hooks: h})
+	s := New(store, Options{Settings: testSettings(), Summarizer: sum, Hooks: h})
 	out, err := s.HandleAssistantError(context.Background(), errorMsg(overflowText))
 	if err == nil {
 		t.Fatal("a cancelled overflow recovery succeeded")
@@ -325,7 +325,7 @@ func TestFailureMessages(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store, path := newSession(t, 12)
-			s := New(store, Options{Settings: testSettings(), AutoSummarizer: newScript(answer{err: errBoom})})
+			s := New(store, Options{Settings: testSettings(), Summarizer: newScript(answer{err: errBoom})})
 			rec := record(s)
 			newTurn(t, s)
 			before := readFile(t, path)
@@ -352,7 +352,7 @@ func TestFailureMessages(t *testing.T) {
 
 func TestInvalidSummaryIsNotSaved(t *testing.T) {
 	store, path := newSession(t, 12)
-	s := New(store, Options{Settings: testSettings(), AutoSummarizer: newScript(answer{text: "cut off", finish: "length"})})
+	s := New(store, Options{Settings: testSettings(), Summarizer: newScript(answer{text: "cut off", finish: "length"})})
 	newTurn(t, s)
 	_, err := s.AfterTurn(context.Background(), assistantMsg("above", 9000, 100))
 	if err == nil || !strings.HasPrefix(err.Error(), "Auto-compaction failed: ") || !strings.Contains(err.Error(), "cut off by the output cap") {
@@ -369,7 +369,7 @@ func TestThrashGuard(t *testing.T) {
 	// The kept tail alone (~2 500 tokens) is above a 2 000-token threshold.
 	st.KeepRecentTokens, st.ContextWindow, st.ReserveTokens = 2500, 3000, 1000
 	sum := newScript()
-	s := New(store, Options{Settings: st, AutoSummarizer: sum})
+	s := New(store, Options{Settings: st, Summarizer: sum})
 	out, err := s.AfterTurn(context.Background(), assistantMsg("above", 2500, 100))
 	if !errors.Is(err, ErrStillAboveThreshold) || !strings.HasPrefix(err.Error(), "Auto-compaction failed: ") {
 		t.Fatalf("error %v, want ErrStillAboveThreshold", err)
@@ -391,7 +391,7 @@ func TestThreeAutomaticFailuresDisableUntilManualSuccess(t *testing.T) {
 	ctx := context.Background()
 	store, path := newSession(t, 12)
 	sum := newScript(answer{err: errBoom}, answer{err: errBoom}, answer{err: errBoom})
-	s := New(store, Options{Settings: testSettings(), AutoSummarizer: sum, Summarizer: sum})
+	s := New(store, Options{Settings: testSettings(), Summarizer: sum})
 	rec := record(s)
 	for i := 0; i < MaxAutoFailures; i++ {
 		newTurn(t, s)
@@ -438,7 +438,7 @@ func TestEntryNeverTriggersTwice(t *testing.T) {
 	ctx := context.Background()
 	store, _ := newSession(t, 12)
 	sum := newScript(answer{err: errBoom})
-	s := New(store, Options{Settings: testSettings(), AutoSummarizer: sum})
+	s := New(store, Options{Settings: testSettings(), Summarizer: sum})
 	newTurn(t, s)
 	out, err := s.AfterTurn(ctx, assistantMsg("above", 9000, 100))
 	if !errors.Is(err, errBoom) {
@@ -457,7 +457,7 @@ func TestCheckThresholdAfterSettingsChange(t *testing.T) {
 	store, path := newSession(t, 12)
 	st := testSettings()
 	st.ContextWindow = 100000
-	s := New(store, Options{Settings: st, AutoSummarizer: newScript()})
+	s := New(store, Options{Settings: st, Summarizer: newScript()})
 	out, err := s.CheckThreshold(context.Background())
 	if err != nil || out.Compaction != nil {
 		t.Fatalf("%+v %v", out, err)
@@ -477,7 +477,7 @@ func TestSettingsSnapshotPerOperation(t *testing.T) {
 	store, _ := newSession(t, 12)
 	hold := make(chan struct{})
 	sum := newScript(answer{text: "## Goal\nx", hold: hold})
-	s := New(store, Options{Settings: testSettings(), AutoSummarizer: sum})
+	s := New(store, Options{Settings: testSettings(), Summarizer: sum})
 	type result struct {
 		out *Outcome
 		err error
@@ -504,7 +504,7 @@ func TestSettingsSnapshotPerOperation(t *testing.T) {
 func TestIncrementalAccountingMatchesFullCount(t *testing.T) {
 	ctx := context.Background()
 	store, path := newSession(t, 6)
-	s := New(store, Options{Settings: testSettings()})
+	s := New(store, Options{Summarizer: offline(), Settings: testSettings()})
 	check := func(when string) {
 		t.Helper()
 		msgs := s.Messages()
@@ -532,14 +532,14 @@ func TestIncrementalAccountingMatchesFullCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store2.Close()
-	if got, want := New(store2, Options{}).ContextTokens(), s.ContextTokens(); got != want {
+	if got, want := New(store2, Options{Summarizer: offline()}).ContextTokens(), s.ContextTokens(); got != want {
 		t.Errorf("reopened: %d, want %d", got, want)
 	}
 }
 
 func TestNotAssistant(t *testing.T) {
 	store, _ := newSession(t, 1)
-	s := New(store, Options{})
+	s := New(store, Options{Summarizer: offline()})
 	if _, err := s.AfterTurn(context.Background(), userMsg("x")); !errors.Is(err, ErrNotAssistant) {
 		t.Errorf("got %v", err)
 	}
@@ -551,7 +551,7 @@ func TestNotAssistant(t *testing.T) {
 func TestSubscribeAndSnapshots(t *testing.T) {
 	ctx := context.Background()
 	store, _ := newSession(t, 12)
-	s := New(store, Options{Settings: testSettings()})
+	s := New(store, Options{Summarizer: offline(), Settings: testSettings()})
 	var a, b int
 	unsubA := s.Subscribe(func(Event) { a++ })
 	s.Subscribe(func(Event) { b++ })
@@ -578,7 +578,7 @@ func TestSubscribeAndSnapshots(t *testing.T) {
 // types add nothing, without rebuilding the engine.
 func TestAppendEntriesKeepsTheLiveContext(t *testing.T) {
 	store, _ := newSession(t, 2)
-	s := New(store, Options{Settings: DefaultSettings()})
+	s := New(store, Options{Summarizer: offline(), Settings: DefaultSettings()})
 	before := len(s.Messages())
 	_, err := s.AppendEntries(context.Background(),
 		session.Draft{Type: session.TypeCustomMessage, Fields: map[string]any{"customType": "note", "content": "remember", "display": true}},
@@ -593,5 +593,19 @@ func TestAppendEntriesKeepsTheLiveContext(t *testing.T) {
 	}
 	if _, err := s.AppendEntries(context.Background(), session.Draft{Type: session.TypeCompaction}); err == nil {
 		t.Fatal("a compaction entry was accepted")
+	}
+}
+
+// TestCompactWithoutSummarizer: the engine has no summarizer of its own;
+// one built without any fails the compaction plainly and leaves the file.
+func TestCompactWithoutSummarizer(t *testing.T) {
+	store, path := newSession(t, 6)
+	before := readFile(t, path)
+	s := New(store, Options{Settings: testSettings()})
+	if _, err := s.Compact(context.Background(), ""); !errors.Is(err, ErrNoSummarizer) {
+		t.Fatalf("Compact without a summarizer: %v, want ErrNoSummarizer", err)
+	}
+	if after := readFile(t, path); string(after) != string(before) {
+		t.Errorf("the failed compaction changed the file")
 	}
 }

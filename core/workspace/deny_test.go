@@ -174,26 +174,3 @@ func TestUnder(t *testing.T) {
 	}
 	w.Close()
 }
-
-// privateKeyAt knows the key formats and not prose or code about them.
-func TestPrivateKeyAt(t *testing.T) {
-	for s, want := range map[string]bool{
-		"-----BEGIN PRIVATE KEY-----":                     true,
-		"x -----BEGIN ENCRYPTED PRIVATE KEY----- y":       true,
-		"-----BEGIN SSH2 ENCRYPTED PRIVATE KEY-----":      true,
-		"-----BEGIN PGP PRIVATE KEY BLOCK-----":           true,
-		`"key": "-----BEGIN EC PRIVATE KEY-----\nMHc"`:    true,
-		"notes\nPuTTY-User-Key-File-2: ssh-rsa\n":         true,
-		"-----BEGIN PUBLIC KEY-----":                      false,
-		"-----BEGIN CERTIFICATE-----":                     false,
-		"headers look like -----BEGIN … PRIVATE KEY-----": false,
-		"-----BEGIN ... PRIVATE KEY-----":                 false,
-		`pemBegin = []byte("-----BEGIN ")`:                false,
-		`puttyKey = []byte("PuTTY-User-Key-File-")`:       false,
-		"-----BEGIN PRIVATE KEY":                          false,
-	} {
-		if got := privateKeyAt([]byte(s)); got != want {
-			t.Errorf("privateKeyAt(%q) = %v", s, got)
-		}
-	}
-}

@@ -28,38 +28,49 @@ var (
 		"github.com/hashicorp/go-plugin/...",
 		"google.golang.org/grpc/...",
 	}
-	pureCore = in("core/session", "core/tokens", "core/prompts", "core/summary", "core/transcript", "core/compaction", "core/branch")
+	network  = []string{"net/http", "crypto/tls"}
+	database = []string{"github.com/jackc/pgx/...", "database/sql"}
+	// adapters are the module's packages that speak to the outside world
+	// or put the program together: providers, stores, the plugin host,
+	// the daemon, the client, the composition root.
+	adapters = in("summarize/...", "store/...", "internal/pluginhost/...", "internal/server/...",
+		"internal/wiring/...", "client/...", "viewer/...", "cmd/...")
 )
 
-// depRules are docs/architecture.md's "The layers": a plugin binary
-// that imports sdk must not link an LLM client, and the pure core links
-// neither an LLM client nor the plugin runtime.
+// coreRules: core/... is the layer the rest is built on, and links only
+// the standard library's computing packages and the plugin contract. It
+// is given what reaches the outside (a summarizer through core/summary's
+// interfaces, a session backend, the hooks), never builds it. No core
+// package is an exception: one that needs the network needs an
+// interface in core/summary and an adapter outside core.
+var coreRules = []DepRule{
+	{
+		Name:   "the core links no network, TLS, provider SDK, plugin runtime or database",
+		From:   in("core/..."),
+		Forbid: slices.Concat(network, llmSDKs, pluginRuntime, database),
+	},
+	{
+		Name:   "the core imports no adapter",
+		From:   in("core/..."),
+		Forbid: adapters,
+	},
+}
+
+// depRules (docs/architecture.md, "The layers"): a plugin binary that imports sdk, the contract and the
+// offline summarizer link no LLM client.
 var depRules = []DepRule{
 	{
 		Name: "light packages and plugin binaries link no LLM SDK",
-		From: append(in("summarize", "summarize/builtin", "hooks/...", "sdk/...", "plugins/...",
-			"internal/testplugins/..."), pureCore...),
+		From: in("summarize", "summarize/builtin", "hooks/...", "sdk/...", "plugins/...",
+			"internal/testplugins/..."),
 		Forbid: llmSDKs,
-	},
-	{
-		Name:   "the pure core links no plugin runtime",
-		From:   pureCore,
-		Forbid: pluginRuntime,
 	},
 }
 
-// networkRule: the core links no network code. Summaries and tool turns
-// are asked for through core/summary, a leaf; the implementations that
-// speak HTTP — the remote endpoint and the chain (summarize), the
-// providers (summarize/llm) and their test fake — are the network
-// adapter and the only exceptions. No other exception is allowed: a core
-// package that needs the network needs an interface in core/summary.
-var networkRule = DepRule{
-	Name:   "the core links no net/http",
-	From:   in("core/..."),
-	Except: in("summarize", "summarize/llm/...", "summarize/internal/..."),
-	Forbid: []string{"net/http", "crypto/tls"},
-}
+// examplePlugins are what a plugin author copies: they show that sdk is
+// enough, so they import the sdk and the standard library only (tests
+// aside), never the host's packages.
+var examplePlugins = in("plugins/examples/...")
 
 // pluginBinaryRule: every command that links the plugin SDK is a plugin
 // binary, wherever it is written (plugins/examples, internal/testplugins, a
@@ -85,15 +96,18 @@ var wireRule = ImportRule{
 	AllowedBy: in("internal/pluginhost/...", "sdk/...", "plugins/node", "plugins/python"),
 }
 
-// testDepRule: only the provider package, its direct users and the CLI
-// test against an LLM SDK; every other test binary leaves the SDKs'
+// testDepRule: only the provider package, its direct users, the
+// composition root and the CLI test against an LLM SDK; every other test binary leaves the SDKs'
 // generated packages (the longest compiles of a cold build) out.
 var testDepRule = TestClosureRule{
 	Name: "tests that do not need an LLM SDK link none",
 	From: in("core/...", "hooks/...", "sdk/...", "plugins/...", "client/...", "config/...", "internal/..."),
-	// core/engine and core/explore test the exploring worker end to end
-	// through the official SDKs' tool calling against loopback servers.
-	Except: in("summarize/llm/...", "internal/archtest", "core/engine", "core/explore"),
+	// Tests only, never what a core package links (coreRules): core/engine
+	// and core/explore test the exploring worker end to end through the
+	// official SDKs' tool calling against loopback servers, which no fake
+	// of summary.ToolCaller would check.
+	// internal/wiring builds the providers, as the commands do.
+	Except: in("summarize/llm/...", "internal/archtest", "internal/wiring", "core/engine", "core/explore"),
 	Forbid: llmSDKs,
 }
 
@@ -112,6 +126,15 @@ var sessionProtoRule = ImportRule{
 	Name:      "the session protobuf package is imported only by server and client",
 	Target:    in("internal/gen/pith/session/v1/..."),
 	AllowedBy: in("internal/server/...", "client/...", "cmd/host"),
+}
+
+// wiringRule: the composition root is used by the commands only; a
+// library that imported it would build its own summarizers and plugins
+// instead of being given them.
+var wiringRule = ImportRule{
+	Name:      "internal/wiring is imported only by the commands",
+	Target:    in("internal/wiring/..."),
+	AllowedBy: in("cmd/..."),
 }
 
 // TestArchitecture loads the module's import graph with one go list run
@@ -133,7 +156,7 @@ func TestArchitecture(t *testing.T) {
 			t.Logf("note: %s did not load fully: %s", path, firstLine(p.Error.Err))
 		}
 	}
-	for _, r := range depRules {
+	for _, r := range slices.Concat(coreRules, depRules) {
 		t.Run(r.Name, func(t *testing.T) {
 			violations, checked := r.Check(g)
 			for _, v := range violations {
@@ -142,13 +165,6 @@ func TestArchitecture(t *testing.T) {
 			t.Logf("checked %d packages: %s", len(checked), trimModule(checked))
 		})
 	}
-	t.Run(networkRule.Name, func(t *testing.T) {
-		violations, checked := networkRule.Check(g)
-		for _, v := range violations {
-			t.Error(short(v))
-		}
-		t.Logf("checked %d packages: %s", len(checked), trimModule(checked))
-	})
 	t.Run(pluginBinaryRule.Name, func(t *testing.T) {
 		r := pluginBinaryRule
 		r.From = g.Linkers(module+"/sdk", own)
@@ -164,6 +180,16 @@ func TestArchitecture(t *testing.T) {
 			t.Error(short(v))
 		}
 		t.Logf("checked %d plugin binaries: %s", len(checked), trimModule(checked))
+	})
+	t.Run("the example plugins import only sdk and the standard library", func(t *testing.T) {
+		for _, path := range g.Select(examplePlugins...) {
+			for _, imp := range g[path].Imports {
+				std := !strings.Contains(strings.Split(imp, "/")[0], ".")
+				if !std && !Match(module+"/sdk/...", imp) {
+					t.Errorf("%s imports %s", short(path), short(imp))
+				}
+			}
+		}
 	})
 	t.Run("no public API exposes an internal type", func(t *testing.T) {
 		leaks, err := SurfaceLeaks(context.Background(), goBin, "", hiddenPackages, own)
@@ -191,7 +217,7 @@ func TestArchitecture(t *testing.T) {
 			t.Error(short(v))
 		}
 	})
-	for _, r := range []ImportRule{protoRule, sessionProtoRule} {
+	for _, r := range []ImportRule{protoRule, sessionProtoRule, wiringRule} {
 		t.Run(r.Name, func(t *testing.T) {
 			for _, v := range r.Check(g, own) {
 				t.Error(short(v))

@@ -17,6 +17,7 @@ import (
 	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/internal/sessiongen"
 	"github.com/pith-dev/pith/sdk/sdktest"
+	"github.com/pith-dev/pith/summarize/builtin"
 )
 
 // TestGuardVetoesCompactionOfA400MBSession (PITH_HEAVY=1): a never
@@ -87,7 +88,7 @@ func TestGuardVetoesCompactionOfA400MBSession(t *testing.T) {
 			log, buf := bufLogger()
 			sp := pluginhost.Spec{Name: "guard", Path: bins[tc.guard], Failure: hooks.FailureOpen, Limits: tc.limits, Timeout: tc.timeout}
 			_, d := startAll(t, pluginhost.Options{Logger: log, Host: &engine.HostAPI{Lookup: engine.SingleSession(store)}}, nil, sp)
-			eng := engine.New(store, engine.Options{Settings: engine.DefaultSettings(), Hooks: d, Logger: log})
+			eng := engine.New(store, engine.Options{Summarizer: builtin.New(builtin.Options{}), Settings: engine.DefaultSettings(), Hooks: d, Logger: log})
 			start := time.Now()
 			_, err := eng.Compact(context.Background(), "")
 			elapsed := time.Since(start)

@@ -14,6 +14,7 @@ import (
 	"github.com/pith-dev/pith/internal/dispatch"
 	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/internal/sessiongen"
+	"github.com/pith-dev/pith/summarize/builtin"
 )
 
 // compactThrough opens a copy of a generated session, runs one manual
@@ -35,7 +36,7 @@ func compactThrough(t *testing.T, specs ...pluginhost.Spec) (before, after int64
 	_, d := startAll(t, pluginhost.Options{Logger: log, Host: host}, nil, specs...)
 	st := engine.DefaultSettings()
 	st.KeepRecentTokens = 2000
-	eng := engine.New(store, engine.Options{Settings: st, Hooks: d, Logger: log})
+	eng := engine.New(store, engine.Options{Summarizer: builtin.New(builtin.Options{}), Settings: st, Hooks: d, Logger: log})
 	fi, _ := os.Stat(path)
 	_, err = eng.Compact(context.Background(), "")
 	fi2, _ := os.Stat(path)

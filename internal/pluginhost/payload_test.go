@@ -15,6 +15,7 @@ import (
 	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/internal/sessiongen"
 	"github.com/pith-dev/pith/internal/wire"
+	"github.com/pith-dev/pith/summarize/builtin"
 )
 
 // TestTruncatedPathIsPagedThroughTheHost: with a 4 KiB pathEntriesBytes a
@@ -36,7 +37,7 @@ func TestTruncatedPathIsPagedThroughTheHost(t *testing.T) {
 	_, d := startAll(t, pluginhost.Options{Host: host}, nil, sp)
 	st := engine.DefaultSettings()
 	st.KeepRecentTokens = 1000
-	eng := engine.New(store, engine.Options{Settings: st, Hooks: d})
+	eng := engine.New(store, engine.Options{Summarizer: builtin.New(builtin.Options{}), Settings: st, Hooks: d})
 	_, err = eng.Compact(context.Background(), "")
 	if !errors.Is(err, engine.ErrCancelled) {
 		t.Fatalf("err = %v, want the plugin's cancel carrying its report", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/internal/sessiongen"
 	"github.com/pith-dev/pith/sdk/sdktest"
+	"github.com/pith-dev/pith/summarize/builtin"
 )
 
 // labelledSession writes a never-compacted session whose oldest label is
@@ -75,7 +76,7 @@ func TestFailOpenGuardVetoesWhateverTheSize(t *testing.T) {
 			_, d := startAll(t, pluginhost.Options{Logger: log, Host: &engine.HostAPI{Lookup: engine.SingleSession(store)}}, nil, sp)
 			st := engine.DefaultSettings()
 			st.KeepRecentTokens = 1000
-			eng := engine.New(store, engine.Options{Settings: st, Hooks: spy{d, &seen}, Logger: log})
+			eng := engine.New(store, engine.Options{Summarizer: builtin.New(builtin.Options{}), Settings: st, Hooks: spy{d, &seen}, Logger: log})
 			_, err = eng.Compact(context.Background(), "")
 			if !errors.Is(err, engine.ErrCancelled) || !strings.Contains(err.Error(), "guard") {
 				t.Fatalf("compaction of a no-compact session with a fail-open guard: %v\n%s", err, buf.String())

@@ -68,12 +68,11 @@ func (v *service) Propose(req *pb.ProposeRequest, stream grpc.ServerStreamingSer
 		return toStatus(err)
 	}
 	eng = engine.New(snap, engine.Options{
-		Settings:       s.opts.Settings(cfg),
-		Summarizer:     s.summ,
-		AutoSummarizer: s.summ,
-		Hooks:          disp,
-		Workspaces:     s.workspacesOf(rel),
-		Logger:         s.log.Named("engine").With("session", rel, "mode", "propose"),
+		Settings:   s.opts.Settings(cfg),
+		Summarizer: s.summ,
+		Hooks:      disp,
+		Workspaces: s.workspacesOf(rel),
+		Logger:     s.log.Named("engine").With("session", rel, "mode", "propose"),
 	})
 
 	// Events come from the operation's goroutine; a send that fails (the

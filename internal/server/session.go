@@ -251,12 +251,11 @@ func (o *openSession) release() { <-o.op }
 // configuration in force. Callers hold the op lock, or own o exclusively.
 func (o *openSession) newEngine(s *Server) {
 	eng := engine.New(o.st(), engine.Options{
-		Settings:       s.opts.Settings(s.cfg.Load()),
-		Summarizer:     s.summ,
-		AutoSummarizer: s.summ,
-		Hooks:          o.disp,
-		Workspaces:     s.workspacesOf(o.rel),
-		Logger:         s.log.Named("engine").With("session", o.id),
+		Settings:   s.opts.Settings(s.cfg.Load()),
+		Summarizer: s.summ,
+		Hooks:      o.disp,
+		Workspaces: s.workspacesOf(o.rel),
+		Logger:     s.log.Named("engine").With("session", o.id),
 	})
 	unsub := eng.Subscribe(func(ev engine.Event) {
 		s.metrics.observeEvent(ev)

@@ -19,6 +19,7 @@ import (
 	"github.com/pith-dev/pith/store"
 	"github.com/pith-dev/pith/store/postgres"
 	"github.com/pith-dev/pith/store/storetest"
+	"github.com/pith-dev/pith/summarize/builtin"
 )
 
 // Child process roles, run by TestMain when the variable is set.
@@ -209,7 +210,7 @@ func TestKillMidCompaction(t *testing.T) {
 	cmd.Wait()
 	killed := time.Now()
 
-	eng := engine.New(h, engine.Options{Settings: storetest.CompactSettings()})
+	eng := engine.New(h, engine.Options{Summarizer: builtin.New(builtin.Options{}), Settings: storetest.CompactSettings()})
 	refused := 0
 	for {
 		_, err := eng.Compact(ctx, "")

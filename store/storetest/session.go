@@ -480,7 +480,7 @@ func RunSession(t *testing.T, open Opener) {
 		slow := &blockingSummarizer{started: started, finish: finish}
 		ea := engine.New(ha, engine.Options{Settings: CompactSettings(), Summarizer: slow})
 		var bAborts int
-		eb := engine.New(hb, engine.Options{Settings: CompactSettings(), AbortAgent: func() { bAborts++ }})
+		eb := engine.New(hb, engine.Options{Summarizer: builtin.New(builtin.Options{}), Settings: CompactSettings(), AbortAgent: func() { bAborts++ }})
 		done := make(chan error, 1)
 		go func() {
 			_, err := ea.Compact(ctx, "")
@@ -501,7 +501,7 @@ func RunSession(t *testing.T, open Opener) {
 		small := CompactSettings()
 		small.ContextWindow = 3000
 		var events []engine.Event
-		eauto := engine.New(hb, engine.Options{Settings: small})
+		eauto := engine.New(hb, engine.Options{Summarizer: builtin.New(builtin.Options{}), Settings: small})
 		eauto.Subscribe(func(ev engine.Event) { events = append(events, ev) })
 		out, err := eauto.CheckThreshold(ctx)
 		if err != nil || !strings.Contains(out.Skipped, "another host is compacting") || out.Compaction != nil {
@@ -571,7 +571,7 @@ func RunSession(t *testing.T, open Opener) {
 		// the answer says whether it was held then.
 		var asked []error
 		var kinds []engine.EventKind
-		ea := engine.New(ha, engine.Options{Settings: CompactSettings(), AbortAgent: func() {
+		ea := engine.New(ha, engine.Options{Summarizer: builtin.New(builtin.Options{}), Settings: CompactSettings(), AbortAgent: func() {
 			l, err := b.AcquireLease(ctx, name, "probe", time.Minute)
 			if err == nil {
 				b.ReleaseLease(ctx, l)
@@ -639,7 +639,7 @@ func RunSession(t *testing.T, open Opener) {
 		if err := hb.Refresh(ctx); err != nil {
 			t.Fatal(err)
 		}
-		res, err := engine.New(ha, engine.Options{Settings: CompactSettings()}).Compact(ctx, "")
+		res, err := engine.New(ha, engine.Options{Summarizer: builtin.New(builtin.Options{}), Settings: CompactSettings()}).Compact(ctx, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -650,7 +650,7 @@ func RunSession(t *testing.T, open Opener) {
 		st := CompactSettings()
 		st.ContextWindow = st.ReserveTokens + (res.TokensBefore+res.TokensAfter)/2
 		var events []engine.Event
-		eb := engine.New(hb, engine.Options{Settings: st})
+		eb := engine.New(hb, engine.Options{Summarizer: builtin.New(builtin.Options{}), Settings: st})
 		eb.Subscribe(func(ev engine.Event) { events = append(events, ev) })
 		out, err := eb.CheckThreshold(ctx)
 		if err != nil || out.Compaction != nil || !strings.Contains(out.Skipped, "compacted this session meanwhile") {
@@ -683,11 +683,11 @@ func RunSession(t *testing.T, open Opener) {
 		if err := hb.Refresh(ctx); err != nil {
 			t.Fatal(err)
 		}
-		eb := engine.New(hb, engine.Options{Settings: CompactSettings()})
+		eb := engine.New(hb, engine.Options{Summarizer: builtin.New(builtin.Options{}), Settings: CompactSettings()})
 		answer := func(text string) json.RawMessage {
 			return json.RawMessage(fmt.Sprintf(`{"role":"assistant","content":[{"type":"text","text":%q}],"provider":"p","model":"m","stopReason":"stop","timestamp":%d}`, text, time.Now().Add(-time.Minute).UnixMilli()))
 		}
-		res, err := engine.New(ha, engine.Options{Settings: CompactSettings()}).Compact(ctx, "")
+		res, err := engine.New(ha, engine.Options{Summarizer: builtin.New(builtin.Options{}), Settings: CompactSettings()}).Compact(ctx, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -917,7 +917,7 @@ func RunSession(t *testing.T, open Opener) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eb := engine.New(h, engine.Options{Settings: CompactSettings()})
+		eb := engine.New(h, engine.Options{Summarizer: builtin.New(builtin.Options{}), Settings: CompactSettings()})
 		if _, err := eb.Compact(ctx, ""); !errors.Is(err, engine.ErrCompactingElsewhere) {
 			t.Fatalf("compaction while A's lease runs: %v, want ErrCompactingElsewhere", err)
 		}

@@ -22,7 +22,7 @@
 // Whatever names them, a file denied by Pith's built-in workspace deny
 // list (a private key by name, by its real path with links resolved, or
 // by a key's header in its content; .ssh, .aws, .env*, .netrc, ...:
-// core/workspace.DefaultDeny) is not read: an AGENTS.md that is a link to
+// sdk.DeniedPath, sdk.DeniedContent) is not read: an AGENTS.md that is a link to
 // ~/.ssh/id_ed25519 would hand the key to the summarizer.
 //
 // Each non-empty line (a bullet with its wrapped continuation lines counts as
@@ -46,7 +46,6 @@ import (
 	"syscall"
 	"unicode/utf8"
 
-	"github.com/pith-dev/pith/core/workspace"
 	"github.com/pith-dev/pith/sdk"
 )
 
@@ -247,8 +246,8 @@ func readInstructions(path string, maxChars int, open func(string) (*os.File, er
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	if workspace.DefaultDenyList().RefusesContent(data) {
-		return nil, fmt.Errorf("%s: %w", path, workspace.ErrDenied)
+	if sdk.DeniedContent(data) {
+		return nil, fmt.Errorf("%s: %w", path, sdk.ErrDenied)
 	}
 	return parseInstructions(string(data), maxChars), nil
 }
@@ -286,7 +285,7 @@ func sameDir(root *os.Root, real string) error {
 		return err
 	}
 	defer d.Close()
-	got, err := workspace.RealPath(d)
+	got, err := realPath(d)
 	if err != nil {
 		return err
 	}
@@ -300,13 +299,13 @@ func sameDir(root *os.Root, real string) error {
 // does not deny by its real path (links resolved: what was opened), else
 // closes it.
 func regular(f *os.File, path string) (*os.File, error) {
-	real, err := workspace.RealPath(f)
+	real, err := realPath(f)
 	if err != nil || !filepath.IsAbs(real) {
 		real, err = filepath.EvalSymlinks(path)
 	}
-	if err != nil || workspace.DefaultDenyList().Denies(real) {
+	if err != nil || sdk.DeniedPath(real) {
 		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, workspace.ErrDenied)
+		return nil, fmt.Errorf("%s: %w", path, sdk.ErrDenied)
 	}
 	info, err := f.Stat()
 	if err != nil {

@@ -1,4 +1,4 @@
-package main
+package wiring
 
 import (
 	"os"
@@ -6,15 +6,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/sdk/sdktest"
 )
 
-// TestCompactRunsPluginsForTheirEvents: `pith compact` with one plugin per
+// TestCompactRunsPluginsForTheirEvents: a compaction with one plugin per
 // event (the configuration lists each one's events). When the
 // session_before_compact plugin supplies the compaction, the
 // session.compacting plugin is never called and session_compact's is;
 // when it has no opinion, both are. No plugin process outlives the
-// command either way, nor any of their temporary files.
+// operation either way, nor any of their temporary files.
 func TestCompactRunsPluginsForTheirEvents(t *testing.T) {
 	bin, err := sdktest.BuildTo(t.TempDir(), "github.com/pith-dev/pith/internal/testplugins/scripted")
 	if err != nil {
@@ -29,15 +31,18 @@ func TestCompactRunsPluginsForTheirEvents(t *testing.T) {
 	} {
 		t.Run("before-compact="+tc.before, func(t *testing.T) {
 			rec := filepath.Join(t.TempDir(), "record")
-			cfg := writeConfig(t,
-				map[string]any{"name": "first", "path": bin, "priority": 10, "events": []string{"session_before_compact"},
-					"args": []string{"-name", "first", "-before-compact", tc.before}},
-				map[string]any{"name": "keeper", "path": bin, "priority": 20, "events": []string{"session.compacting"},
-					"args": []string{"-name", "keeper", "-compacting", "context"}},
-				map[string]any{"name": "notified", "path": bin, "priority": 30, "events": []string{"session_compact"},
-					"args": []string{"-name", "notified", "-compact", "record", "-record", rec}},
-			)
-			path := copyFile(t, "../../examples/demo-session.jsonl")
+			cfg := loadConfig(t, map[string]any{
+				"compaction": map[string]any{"keepRecentTokens": 8000},
+				"plugins": []map[string]any{
+					{"name": "first", "path": bin, "priority": 10, "events": []string{"session_before_compact"},
+						"args": []string{"-name", "first", "-before-compact", tc.before}},
+					{"name": "keeper", "path": bin, "priority": 20, "events": []string{"session.compacting"},
+						"args": []string{"-name", "keeper", "-compacting", "context"}},
+					{"name": "notified", "path": bin, "priority": 30, "events": []string{"session_compact"},
+						"args": []string{"-name", "notified", "-compact", "record", "-record", rec}},
+				},
+			})
+			path := copyDemo(t)
 			// Every temporary file of the host and the plugins (sockets,
 			// their directories) goes here, and must be gone at the end:
 			// a plugin killed after Shutdown does not remove its socket.
@@ -48,8 +53,16 @@ func TestCompactRunsPluginsForTheirEvents(t *testing.T) {
 			}
 			t.Cleanup(func() { os.RemoveAll(tmp) })
 			t.Setenv("TMPDIR", tmp)
-			if _, stderr, code := runCLI(t, "compact", "--config", cfg, "--keep-recent-tokens", "8000", path); code != 0 {
-				t.Fatalf("compact: exit %d: %s", code, stderr)
+			op, err := StartOperation(t.Context(), OperationOptions{
+				Config: cfg, Fires: engine.CompactEvents, Open: openFile(path), Logger: hclog.NewNullLogger(), HostVersion: "test",
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = op.Engine.Compact(t.Context(), "")
+			op.Close()
+			if err != nil {
+				t.Fatalf("compact: %v", err)
 			}
 			requireNoChildren(t)
 			if left, _ := os.ReadDir(tmp); len(left) > 0 {

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package main
+package wiring
 
 // withUmask runs fn; without umask the socket's mode is set by the chmod
 // that follows.

@@ -1,4 +1,4 @@
-package main
+package wiring
 
 import (
 	"context"
@@ -20,8 +20,69 @@ import (
 	"google.golang.org/grpc/credentials"
 )
 
+// ServeOptions are what `pith serve` was started with: its flags, its
+// logger and its output.
+type ServeOptions struct {
+	// ConfigPath is the configuration file, watched for changes; "" runs
+	// on the defaults, without reloads.
+	ConfigPath string
+	// Listen, Metrics and Viewer override server.listen, server.metrics
+	// and server.viewer when set.
+	Listen, Metrics, Viewer string
+	// ReadyFile, when set, gets the bound address once the daemon serves.
+	ReadyFile string
+	// Verbose keeps the logger's level over logging.level.
+	Verbose bool
+	// Stdout gets the "listening on" and "viewer on" lines.
+	Stdout io.Writer
+	Logger hclog.InterceptLogger
+	// HostVersion is sent to the plugins.
+	HostVersion string
+	// OpenStore connects to the store sessions.store names.
+	OpenStore func(ctx context.Context, url string) (store.Store, error)
+}
+
+// Serve runs the daemon until ctx ends: configuration, store, server,
+// listeners, reload watcher, then a graceful shutdown. Each job is a step
+// of its own below; the daemon value carries what a later step needs and
+// what the shutdown must undo.
+func Serve(ctx context.Context, o ServeOptions) error {
+	d := &daemon{opts: o, log: o.Logger}
+	defer d.undo()
+	if err := d.loadConfig(); err != nil {
+		return err
+	}
+	ends, err := d.endpoints()
+	if err != nil {
+		return err
+	}
+	if err := d.openSessions(ctx); err != nil {
+		return err
+	}
+	if err := d.startServer(ctx, ends); err != nil {
+		return err
+	}
+	serveErr, err := d.serve(ends)
+	if err != nil {
+		return err
+	}
+	d.watchConfig(ctx)
+	addr := boundAddress(d.lis)
+	if err := d.announce(o.Stdout, o.ReadyFile, addr); err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-serveErr:
+		return fmt.Errorf("serve %s: %w", addr, err)
+	}
+	d.shutdown()
+	return nil
+}
+
 // daemon is the state of one `pith serve` run.
 type daemon struct {
+	opts    ServeOptions
 	log     hclog.InterceptLogger
 	configs *config.Store
 	watcher *config.Watcher // nil without a configuration file
@@ -34,7 +95,7 @@ type daemon struct {
 	lis      net.Listener
 	https    []*http.Server // metrics and viewer
 	viewer   string         // the viewer's URL, when it runs
-	// undos run in reverse order when runServe returns.
+	// undos run in reverse order when Serve returns.
 	undos []func()
 }
 
@@ -48,8 +109,8 @@ func (d *daemon) undo() {
 
 // loadConfig loads the configuration and, with a file, prepares its
 // watcher (run by watchConfig once the server exists).
-func (d *daemon) loadConfig(f serveFlags) error {
-	path := configPath(f.config)
+func (d *daemon) loadConfig() error {
+	path := d.opts.ConfigPath
 	if path == "" {
 		cfg, err := config.Load("")
 		if err != nil {
@@ -70,7 +131,7 @@ func (d *daemon) loadConfig(f serveFlags) error {
 		d.onExit(func() { d.watcher.Close() })
 	}
 	d.cfg = d.configs.Snapshot()
-	if !f.verbose && d.cfg.Logging.Level != "" {
+	if !d.opts.Verbose && d.cfg.Logging.Level != "" {
 		d.log.SetLevel(hclog.LevelFromString(d.cfg.Logging.Level))
 	}
 	return nil
@@ -86,11 +147,11 @@ type endpoints struct {
 
 // endpoints resolves the addresses (flags over configuration) and checks
 // them by the exposure rule the configuration's own addresses passed.
-func (d *daemon) endpoints(f serveFlags) (endpoints, error) {
+func (d *daemon) endpoints() (endpoints, error) {
 	e := endpoints{
-		listen:  firstNonEmpty(f.listen, d.cfg.Server.Listen),
-		metrics: firstNonEmpty(f.metrics, d.cfg.Server.Metrics),
-		viewer:  firstNonEmpty(f.viewer, d.cfg.Server.Viewer),
+		listen:  firstNonEmpty(d.opts.Listen, d.cfg.Server.Listen),
+		metrics: firstNonEmpty(d.opts.Metrics, d.cfg.Server.Metrics),
+		viewer:  firstNonEmpty(d.opts.Viewer, d.cfg.Server.Viewer),
 	}
 	for _, addr := range []string{e.listen, e.metrics, e.viewer} {
 		if p := d.cfg.Server.ExposureProblem(addr); p != "" {
@@ -109,7 +170,7 @@ func (d *daemon) endpoints(f serveFlags) (endpoints, error) {
 			n++
 		}
 	}
-	e.caps = connCaps(d.cfg.Server, n, d.log)
+	e.caps = ConnCaps(d.cfg.Server, n, d.log)
 	return e, nil
 }
 
@@ -120,7 +181,7 @@ func (d *daemon) openSessions(ctx context.Context) error {
 	if d.cfg.Sessions.Store == "" {
 		return nil
 	}
-	st, err := openStoreURL(ctx, d.cfg.Sessions.Store)
+	st, err := d.opts.OpenStore(ctx, d.cfg.Sessions.Store)
 	if err != nil {
 		return fmt.Errorf("sessions.store %s: %s", d.cfg.Sessions.StoreDisplay(), d.cfg.Sessions.Scrub(err.Error()))
 	}
@@ -145,12 +206,12 @@ func (d *daemon) startServer(ctx context.Context, e endpoints) error {
 		Logger:      log,
 		Store:       d.sessions,
 		Summarizer: func(c *config.Config) (summary.Summarizer, error) {
-			s, _, err := buildSummarizer(c, providerFlags{}, log.Named("summarizer"))
+			s, _, err := Summarizer(c, Provider{}, log.Named("summarizer"))
 			return s, err
 		},
-		Settings:    engineSettings,
-		PluginSpecs: pluginSpecs,
-		HostVersion: version,
+		Settings:    EngineSettings,
+		PluginSpecs: PluginSpecs,
+		HostVersion: d.opts.HostVersion,
 	})
 	if err != nil {
 		return err
@@ -175,7 +236,7 @@ func (d *daemon) closeServer() {
 // serve opens the listeners and serves gRPC, then /metrics and the viewer
 // when configured. The channel gets the gRPC server's end.
 func (d *daemon) serve(e endpoints) (<-chan error, error) {
-	lis, err := listenLimited(e.listen, "grpc", e.caps, d.log)
+	lis, err := ListenLimited(e.listen, "grpc", e.caps, d.log)
 	if err != nil {
 		return nil, err
 	}
@@ -203,15 +264,15 @@ func (d *daemon) serve(e endpoints) (<-chan error, error) {
 	return serveErr, nil
 }
 
-// httpIdle closes a keep-alive connection of /metrics or the viewer that
+// HTTPIdle closes a keep-alive connection of /metrics or the viewer that
 // no request used for that long, as the gRPC listener does (server's
 // connIdle): left open they piled up without bound, before any
 // credential was asked. A live page's event stream is a request, not
 // idle.
-const httpIdle = 2 * time.Minute
+const HTTPIdle = 2 * time.Minute
 
 func (d *daemon) serveMetrics(addr string, e endpoints) error {
-	lim, err := listenLimited(addr, "metrics", e.caps, d.log)
+	lim, err := ListenLimited(addr, "metrics", e.caps, d.log)
 	if err != nil {
 		return fmt.Errorf("metrics listener: %w", err)
 	}
@@ -241,13 +302,13 @@ func (d *daemon) serveMetrics(addr string, e endpoints) error {
 // connection has server.handshakeTimeout for its TLS handshake and its
 // first request's headers (net/http's TLS handshake runs under the
 // ReadHeaderTimeout), then a keep-alive connection is closed after
-// httpIdle without a request.
+// HTTPIdle without a request.
 func (d *daemon) httpServer(h http.Handler) *http.Server {
-	return &http.Server{Handler: h, ReadHeaderTimeout: d.cfg.Server.HandshakeTimeout, IdleTimeout: httpIdle}
+	return &http.Server{Handler: h, ReadHeaderTimeout: d.cfg.Server.HandshakeTimeout, IdleTimeout: HTTPIdle}
 }
 
 func (d *daemon) serveViewer(addr string, e endpoints) error {
-	lim, err := listenLimited(addr, "viewer", e.caps, d.log)
+	lim, err := ListenLimited(addr, "viewer", e.caps, d.log)
 	if err != nil {
 		return fmt.Errorf("viewer listener: %w", err)
 	}
@@ -261,7 +322,7 @@ func (d *daemon) serveViewer(addr string, e endpoints) error {
 		vl = tls.NewListener(vl, e.tls)
 		scheme = "https"
 	}
-	vh := d.srv.NewViewer(exposed, server.ViewerStreams(viewerStreams(e.caps)))
+	vh := d.srv.NewViewer(exposed, server.ViewerStreams(ViewerStreams(e.caps)))
 	d.onExit(func() { vh.Close() })
 	hs := d.httpServer(vh)
 	go func() { _ = hs.Serve(vl) }()
@@ -271,7 +332,7 @@ func (d *daemon) serveViewer(addr string, e endpoints) error {
 }
 
 // watchConfig runs the configuration watcher and SIGHUP reloads until
-// runServe returns.
+// Serve returns.
 func (d *daemon) watchConfig(ctx context.Context) {
 	if d.watcher == nil {
 		return

@@ -1,4 +1,4 @@
-package main
+package wiring
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 	"github.com/pith-dev/pith/viewer"
 )
 
-// connCaps are the connection caps of each of n listeners: the
+// ConnCaps are the connection caps of each of n listeners: the
 // configured server.maxConnections and server.maxConnectionsPerAddress,
 // or, where they are 0, their defaults derived from the descriptor
 // limit in force. Go raised the soft limit to the hard one (less one)
@@ -22,7 +22,7 @@ import (
 // may get.
 // A configured cap with which the listeners together could reach the
 // limit is kept, with a warning: it no longer guards the descriptors.
-func connCaps(cfg config.Server, n int, log hclog.Logger) admission.Caps {
+func ConnCaps(cfg config.Server, n int, log hclog.Logger) admission.Caps {
 	nofile := admission.DescriptorLimit()
 	caps := admission.Resolve(cfg.MaxConnections, cfg.MaxConnectionsPerAddress, nofile, n)
 	if nofile > 0 && uint64(caps.Total)*uint64(n) >= nofile {
@@ -33,9 +33,9 @@ func connCaps(cfg config.Server, n int, log hclog.Logger) admission.Caps {
 	return caps
 }
 
-// listenLimited is listenOn bounded by caps: every listener of the
+// ListenLimited is listenOn bounded by caps: every listener of the
 // product goes through it.
-func listenLimited(addr, name string, caps admission.Caps, log hclog.Logger) (*admission.Listener, error) {
+func ListenLimited(addr, name string, caps admission.Caps, log hclog.Logger) (*admission.Listener, error) {
 	lis, err := listenOn(addr)
 	if err != nil {
 		return nil, err
@@ -101,9 +101,9 @@ func firstNonEmpty(a, b string) string {
 	return b
 }
 
-// viewerStreams are the caps of a viewer's live update streams on a
+// ViewerStreams are the caps of a viewer's live update streams on a
 // listener bounded by caps: half of its connections, and half of one
 // address's, so that its pages always find a connection.
-func viewerStreams(caps admission.Caps) viewer.StreamCaps {
+func ViewerStreams(caps admission.Caps) viewer.StreamCaps {
 	return viewer.StreamCaps{Max: max(caps.Total/2, 1), PerAddress: max(caps.PerKey/2, 1)}
 }

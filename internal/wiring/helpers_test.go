@@ -1,0 +1,128 @@
+package wiring
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pith-dev/pith/config"
+	"github.com/pith-dev/pith/core/session"
+	"github.com/tidwall/gjson"
+)
+
+// loadConfig writes cfg as a configuration file and loads it, as a
+// command's --config would be.
+func loadConfig(t *testing.T, cfg map[string]any) *config.Config {
+	t.Helper()
+	data, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "pith.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// copyDemo copies the demo session into a temporary directory.
+func copyDemo(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile("../../examples/demo-session.jsonl")
+	if err != nil {
+		t.Skipf("demo session: %v", err)
+	}
+	dst := filepath.Join(t.TempDir(), "demo-session.jsonl")
+	if err := os.WriteFile(dst, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// openFile is an OperationOptions.Open of the session file path.
+func openFile(path string) func() (session.Backend, func(), error) {
+	return func() (session.Backend, func(), error) {
+		st, err := session.Open(path, session.Options{})
+		if err != nil {
+			return nil, nil, err
+		}
+		return st, func() { st.Close() }, nil
+	}
+}
+
+// lastCompaction is the last compaction entry of the session file path.
+func lastCompaction(t *testing.T, path string) gjson.Result {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var last gjson.Result
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		if e := gjson.ParseBytes(sc.Bytes()); e.Get("type").String() == "compaction" {
+			last = e
+		}
+	}
+	if !last.Exists() {
+		t.Fatalf("%s has no compaction", path)
+	}
+	return last
+}
+
+// children are the live child processes of the test binary (Linux).
+func children(t *testing.T) []int {
+	t.Helper()
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var out []int
+	me := os.Getpid()
+	for _, s := range stats {
+		data, err := os.ReadFile(s)
+		if err != nil {
+			continue // exited meanwhile
+		}
+		// pid (comm) state ppid …; comm may hold spaces and parentheses.
+		rest := string(data[bytes.LastIndexByte(data, ')')+1:])
+		f := strings.Fields(rest)
+		if len(f) < 2 || f[0] == "Z" {
+			continue
+		}
+		if ppid, _ := strconv.Atoi(f[1]); ppid == me {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(s)))
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// requireNoChildren waits for the plugin processes to be reaped and fails
+// if one is still alive after a generous grace period.
+func requireNoChildren(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		return
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		left := children(t)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("plugin processes still running: %v", left)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
