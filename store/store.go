@@ -23,8 +23,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/store/sessionname"
 )
 
 // Errors callers branch on.
@@ -162,7 +162,7 @@ func CheckSidecar(name, suffix string) error {
 		return err
 	}
 	if len(suffix) < 2 || len(suffix) > maxSuffixBytes || suffix[0] != '.' ||
-		!config.SafeSegment(suffix[1:]) || !strings.HasSuffix(suffix, ".jsonl") {
+		!sessionname.SafeSegment(suffix[1:]) || !strings.HasSuffix(suffix, ".jsonl") {
 		return fmt.Errorf("%w: sidecar suffix %q", ErrInvalidName, suffix)
 	}
 	return nil
