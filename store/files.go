@@ -21,6 +21,7 @@ import (
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/internal/realdir"
 	"github.com/pith-dev/pith/internal/regularfile"
+	"github.com/pith-dev/pith/store/files"
 )
 
 // Files is the default store: pi's JSONL files under one directory, read
@@ -29,7 +30,7 @@ import (
 // inside the directory by an os.Root.
 type Files struct {
 	root *os.Root
-	opts session.Options
+	opts files.Options
 
 	mu        sync.Mutex
 	watches   map[chan Event]struct{} // each Watch's inbox of published events
@@ -38,7 +39,7 @@ type Files struct {
 }
 
 // OpenFiles opens the files store rooted at dir, which must exist.
-func OpenFiles(dir string, opts session.Options) (*Files, error) {
+func OpenFiles(dir string, opts files.Options) (*Files, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("sessions directory: %w", err)
@@ -106,12 +107,12 @@ func (f *Files) dirOf(name string, mkdir bool) (*os.Root, string, error) {
 }
 
 // open opens the session file name through core/session.
-func (f *Files) open(name string) (*session.Store, func(), error) {
+func (f *Files) open(name string) (*files.Session, func(), error) {
 	dir, base, err := f.dirOf(name, false)
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := session.OpenIn(dir, base, f.opts)
+	st, err := files.OpenIn(dir, base, f.opts)
 	if err != nil {
 		dir.Close()
 		if errors.Is(err, fs.ErrNotExist) {
@@ -158,7 +159,7 @@ func (f *Files) Create(_ context.Context, name string, data []byte) error {
 		}
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	return session.NewRootFS(dir).SyncDir()
+	return files.NewRootFS(dir).SyncDir()
 }
 
 // importPrefix starts the names of Create's temp files for base.
@@ -235,7 +236,7 @@ func (f *Files) Load(_ context.Context, name string) (*session.File, error) {
 	return st.File(), nil
 }
 
-// Append appends through session.Store.AppendWith, which checks the last
+// Append appends through files.Session.AppendWith, which checks the last
 // entry under the file's exclusive lock after reading what others wrote.
 func (f *Files) Append(_ context.Context, name, expectLast string, drafts ...session.Draft) ([]*session.Entry, error) {
 	st, done, err := f.kept(name)
@@ -258,7 +259,7 @@ func (f *Files) Append(_ context.Context, name, expectLast string, drafts ...ses
 	}, drafts...)
 }
 
-// Rewrite replaces the file through session.Store.Update, holding the
+// Rewrite replaces the file through files.Session.Update, holding the
 // lease file's lock so no takeover interleaves; sidecar appends are cut
 // back by Update when the session is not rewritten.
 func (f *Files) Rewrite(_ context.Context, lease Lease, expectLast string, data []byte, sidecars ...SidecarChange) error {
@@ -356,8 +357,8 @@ func (f *Files) ReadSidecar(_ context.Context, name, suffix string) ([]byte, err
 // device must not be read as an empty session). stat is the check by
 // name: dir.Stat follows a symlink inside dir as dir's OpenFile does,
 // dir.Lstat refuses one.
-func openRegular(dir *os.Root, name string, stat func(string) (fs.FileInfo, error)) (session.Handle, error) {
-	h, err := regularfile.Open(name, os.O_RDONLY, 0, stat, session.NewRootFS(dir).OpenFile)
+func openRegular(dir *os.Root, name string, stat func(string) (fs.FileInfo, error)) (files.Handle, error) {
+	h, err := regularfile.Open(name, os.O_RDONLY, 0, stat, files.NewRootFS(dir).OpenFile)
 	return h, regularfile.Unnamed(err)
 }
 

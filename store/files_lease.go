@@ -13,6 +13,7 @@ import (
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/internal/regularfile"
+	"github.com/pith-dev/pith/store/files"
 )
 
 // LeaseSuffix names the file beside a session that holds its lease in the
@@ -34,7 +35,7 @@ func (f *Files) AppendLeased(ctx context.Context, lease Lease, expectLast string
 // withLease runs fn holding the lease file's lock, when lease is still
 // the session's, so no takeover interleaves.
 func (f *Files) withLease(lease Lease, fn func() error) error {
-	return f.withLeaseFile(lease.Session, func(h session.Handle) error {
+	return f.withLeaseFile(lease.Session, func(h files.Handle) error {
 		holder, expires, err := readLease(h)
 		if err != nil {
 			return err
@@ -47,7 +48,7 @@ func (f *Files) withLease(lease Lease, fn func() error) error {
 }
 
 // withLeaseFile runs fn with the session's lease file open and locked.
-func (f *Files) withLeaseFile(name string, fn func(h session.Handle) error) error {
+func (f *Files) withLeaseFile(name string, fn func(h files.Handle) error) error {
 	dir, base, err := f.dirOf(name, false)
 	if err != nil {
 		return err
@@ -61,7 +62,7 @@ func (f *Files) withLeaseFile(name string, fn func(h session.Handle) error) erro
 	}
 	// Never through a link in its place: taking a lease truncates the
 	// file and writes it, whatever a link planted there leads to.
-	h, _, err := regularfile.OpenOrCreate(session.SideName("", base, LeaseSuffix), os.O_RDWR, 0o644, dir.Lstat, session.NewRootFS(dir).OpenFile)
+	h, _, err := regularfile.OpenOrCreate(session.SideName("", base, LeaseSuffix), os.O_RDWR, 0o644, dir.Lstat, files.NewRootFS(dir).OpenFile)
 	if err != nil {
 		return fmt.Errorf("%s: lease: %w", name, err)
 	}
@@ -74,7 +75,7 @@ func (f *Files) withLeaseFile(name string, fn func(h session.Handle) error) erro
 }
 
 // readLease reads "holder\nexpiry-unix-nanos\n"; an empty file is no lease.
-func readLease(h session.Handle) (string, time.Time, error) {
+func readLease(h files.Handle) (string, time.Time, error) {
 	st, err := h.Stat()
 	if err != nil {
 		return "", time.Time{}, err
@@ -94,7 +95,7 @@ func readLease(h session.Handle) (string, time.Time, error) {
 	return holder, time.Unix(0, ns), nil
 }
 
-func writeLease(h session.Handle, holder string, expires time.Time) error {
+func writeLease(h files.Handle, holder string, expires time.Time) error {
 	if err := h.Truncate(0); err != nil {
 		return err
 	}
@@ -114,7 +115,7 @@ func (f *Files) AcquireLease(_ context.Context, name, holder string, ttl time.Du
 		return Lease{}, errors.New("a lease holder is a non-empty single line")
 	}
 	var l Lease
-	err := f.withLeaseFile(name, func(h session.Handle) error {
+	err := f.withLeaseFile(name, func(h files.Handle) error {
 		cur, expires, err := readLease(h)
 		if err != nil {
 			return err
@@ -134,7 +135,7 @@ func (f *Files) AcquireLease(_ context.Context, name, holder string, ttl time.Du
 // lost lease, never taken again here.
 func (f *Files) RenewLease(_ context.Context, lease Lease, ttl time.Duration) (Lease, error) {
 	var l Lease
-	err := f.withLeaseFile(lease.Session, func(h session.Handle) error {
+	err := f.withLeaseFile(lease.Session, func(h files.Handle) error {
 		cur, _, err := readLease(h)
 		if err != nil {
 			return err
@@ -150,7 +151,7 @@ func (f *Files) RenewLease(_ context.Context, lease Lease, ttl time.Duration) (L
 
 // ReleaseLease empties the lease file when lease still holds it.
 func (f *Files) ReleaseLease(_ context.Context, lease Lease) error {
-	return f.withLeaseFile(lease.Session, func(h session.Handle) error {
+	return f.withLeaseFile(lease.Session, func(h files.Handle) error {
 		cur, _, err := readLease(h)
 		if err != nil || cur != lease.Holder {
 			return err

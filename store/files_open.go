@@ -1,12 +1,12 @@
 package store
 
-import "github.com/pith-dev/pith/core/session"
+import "github.com/pith-dev/pith/store/files"
 
 // openFile is a session file kept open between appends, so an append
-// reads only what others added since (session.Store catches up under its
+// reads only what others added since (files.Session catches up under its
 // lock) instead of parsing the whole file again.
 type openFile struct {
-	st   *session.Store
+	st   *files.Session
 	done func()
 	refs int
 }
@@ -17,7 +17,7 @@ const maxOpenFiles = 64
 
 // kept is open for a session kept open between calls; done gives it
 // back.
-func (f *Files) kept(name string) (*session.Store, func(), error) {
+func (f *Files) kept(name string) (*files.Session, func(), error) {
 	f.mu.Lock()
 	if o := f.openFiles[name]; o != nil {
 		o.refs++

@@ -10,10 +10,10 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/core/compaction"
-	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/internal/regularfile"
 	"github.com/pith-dev/pith/internal/regularfile/regularfiletest"
 	"github.com/pith-dev/pith/store"
+	"github.com/pith-dev/pith/store/files"
 	"github.com/pith-dev/pith/store/storetest"
 )
 
@@ -24,7 +24,7 @@ import (
 // archive's place between the check and the read blocked ReadSidecar).
 func TestFilesRefuseNonRegular(t *testing.T) {
 	dir := t.TempDir()
-	s, err := store.OpenFiles(dir, session.Options{})
+	s, err := store.OpenFiles(dir, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/store/files"
 )
 
 // Tail returns what follows line after. It remembers, per session, how
@@ -79,7 +79,7 @@ type tailMark struct {
 }
 
 // still reports whether h has the mark's bytes before its offset.
-func (m tailMark) still(h session.Handle) bool {
+func (m tailMark) still(h files.Handle) bool {
 	if m.endLen == 0 {
 		return m.off == 0
 	}

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/store"
+	"github.com/pith-dev/pith/store/files"
 	"github.com/pith-dev/pith/store/storetest"
 )
 
@@ -19,7 +19,7 @@ func TestFilesConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) func() store.Store {
 		dir := t.TempDir()
 		return func() store.Store {
-			s, err := store.OpenFiles(dir, session.Options{})
+			s, err := store.OpenFiles(dir, files.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -34,7 +34,7 @@ func FuzzFilesRoundTrip(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	dir := f.TempDir()
-	s, err := store.OpenFiles(dir, session.Options{})
+	s, err := store.OpenFiles(dir, files.Options{})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func FuzzFilesRoundTrip(f *testing.F) {
 func filesOpener(b *testing.B) func() store.Store {
 	dir := b.TempDir()
 	return func() store.Store {
-		s, err := store.OpenFiles(dir, session.Options{})
+		s, err := store.OpenFiles(dir, files.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -98,7 +98,7 @@ func TestFilesSession(t *testing.T) {
 	storetest.RunSession(t, func(t *testing.T) func() store.Store {
 		dir := t.TempDir()
 		return func() store.Store {
-			s, err := store.OpenFiles(dir, session.Options{})
+			s, err := store.OpenFiles(dir, files.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,7 +119,7 @@ func TestFilesListSkipsArchives(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s, err := store.OpenFiles(dir, session.Options{})
+	s, err := store.OpenFiles(dir, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func BenchmarkFilesSessionRefresh(b *testing.B) {
 // a reader behind the mark.
 func TestFilesTailIncremental(t *testing.T) {
 	dir := t.TempDir()
-	s, err := store.OpenFiles(dir, session.Options{})
+	s, err := store.OpenFiles(dir, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func FuzzFilesTail(f *testing.F) {
 	f.Add([]byte("a\nb\n\xffc\xff\nd\n"), uint8(1))
 	f.Add([]byte("x\n\xfe\xffy\nz"), uint8(0))
 	dir := f.TempDir()
-	s, err := store.OpenFiles(dir, session.Options{})
+	s, err := store.OpenFiles(dir, files.Options{})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func FuzzFilesTail(f *testing.F) {
 // may be a concurrent Create's.
 func TestCreateSweepsStaleImports(t *testing.T) {
 	root := t.TempDir()
-	f, err := store.OpenFiles(root, session.Options{})
+	f, err := store.OpenFiles(root, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +282,7 @@ func TestCreateSweepsStaleImports(t *testing.T) {
 func TestFilesLongName(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := store.OpenFiles(dir, session.Options{})
+	s, err := store.OpenFiles(dir, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +324,7 @@ func TestLeaseFileLink(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
 			dir := t.TempDir()
-			s, err := store.OpenFiles(dir, session.Options{})
+			s, err := store.OpenFiles(dir, files.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

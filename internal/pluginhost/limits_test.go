@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/core/engine"
-	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/internal/sessiongen"
+	"github.com/pith-dev/pith/store/files"
 )
 
 // compactThrough opens a copy of a generated session, runs one manual
@@ -25,7 +25,7 @@ func compactThrough(t *testing.T, specs ...pluginhost.Spec) (before, after int64
 		t.Fatal(err)
 	}
 	log, buf := bufLogger()
-	store, err := session.Open(path, session.Options{})
+	store, err := files.Open(path, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

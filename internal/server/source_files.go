@@ -18,6 +18,7 @@ import (
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/internal/realdir"
+	"github.com/pith-dev/pith/store/files"
 )
 
 // filesSource is the default source: pi's JSONL files under sessions.root,
@@ -125,10 +126,10 @@ func (f *filesSource) makeDirs(root *os.Root, dir string) error {
 const fileDisplay = "session file"
 
 // storeOptions are the Store options of the file opened by rel.
-func (f *filesSource) storeOptions(rel string) session.Options {
+func (f *filesSource) storeOptions(rel string) files.Options {
 	// SingleLink: a hard link could name a file outside the root; such a
 	// file is read but never written.
-	return session.Options{Logger: f.log.Named("session").With("path", rel), SingleLink: true, Display: fileDisplay}
+	return files.Options{Logger: f.log.Named("session").With("path", rel), SingleLink: true, Display: fileDisplay}
 }
 
 // sessionsRoot returns the handle on sessions.root, opening it (and, with
@@ -235,9 +236,9 @@ func (f *filesSource) load(_ context.Context, rel string, maxBytes int64) (*sess
 		return nil, fmt.Errorf("session %q: %w", rel, err)
 	}
 	defer sub.Close()
-	file, err := session.LoadIn(sub, base, maxBytes)
+	file, err := files.LoadIn(sub, base, maxBytes)
 	if err != nil {
-		if errors.Is(err, session.ErrTooLarge) {
+		if errors.Is(err, files.ErrTooLarge) {
 			err = fmt.Errorf("%w: %w (server.maxSessionBytes)", ErrLimit, err)
 		}
 		return nil, fmt.Errorf("session %q: %w", rel, unprefix(err, base))
@@ -264,16 +265,16 @@ func (f *filesSource) close() error {
 
 // openStore opens name in dir, or with create makes it first when it is
 // missing.
-func openStore(dir *os.Root, name string, create bool, cwd string, opts session.Options) (store *session.Store, created bool, err error) {
-	open := func() (*session.Store, error) {
-		s, err := session.OpenIn(dir, name, opts)
+func openStore(dir *os.Root, name string, create bool, cwd string, opts files.Options) (store *files.Session, created bool, err error) {
+	open := func() (*files.Session, error) {
+		s, err := files.OpenIn(dir, name, opts)
 		if create && errors.Is(err, session.ErrNotSession) {
 			// Another call (of this daemon, or pi) may be creating it:
 			// the file exists before its header is written. Read it
 			// again, and again while it is still empty.
 			for wait := time.Millisecond; wait <= maxCreateWait; wait *= 2 {
 				time.Sleep(wait)
-				if s, err = session.OpenIn(dir, name, opts); !emptyFile(dir, name, err) {
+				if s, err = files.OpenIn(dir, name, opts); !emptyFile(dir, name, err) {
 					break
 				}
 			}
@@ -284,7 +285,7 @@ func openStore(dir *os.Root, name string, create bool, cwd string, opts session.
 	if !create || !errors.Is(err, fs.ErrNotExist) {
 		return store, false, err
 	}
-	store, err = session.CreateIn(dir, name, cwd, opts)
+	store, err = files.CreateIn(dir, name, cwd, opts)
 	if errors.Is(err, fs.ErrExist) {
 		// Another process created it first.
 		store, err = open()
@@ -322,7 +323,7 @@ type fileBacking struct {
 	// fi is the file as opened; a different file at the name means it was
 	// replaced on disk (prune, migrate, an editor).
 	fi atomic.Pointer[fs.FileInfo]
-	st atomic.Pointer[session.Store]
+	st atomic.Pointer[files.Session]
 	// refused: the file, read again in place, was refused (it holds
 	// another session now); calls are refused until it is accepted.
 	refused atomic.Bool
@@ -389,7 +390,7 @@ func (b *fileBacking) reopen(accept func(session.Backend) error) (func(), reopen
 		b.refused.Store(false)
 		return func() {}, reopened{rewritten: rewritten}, nil
 	}
-	st, err := session.OpenIn(b.sub, b.base, b.src.storeOptions(b.rel))
+	st, err := files.OpenIn(b.sub, b.base, b.src.storeOptions(b.rel))
 	if err != nil {
 		return nil, reopened{}, fmt.Errorf("%s: reopen: %w", fileDisplay, unprefix(err, fileDisplay))
 	}
