@@ -59,7 +59,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzCollectPrepare$$' -fuzztime $(FUZZTIME) ./core/branch
 	$(GO) test -run '^$$' -fuzz '^FuzzAPI$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s -parallel 1 ./viewer
 	$(GO) test -run '^$$' -fuzz '^FuzzCodecAgreesWithProtobuf$$' -fuzztime $(FUZZTIME) ./internal/wire
-	$(GO) test -run '^$$' -fuzz '^FuzzFilesRoundTrip$$' -fuzztime $(FUZZTIME) -parallel 1 ./store
+	$(GO) test -run '^$$' -fuzz '^FuzzFilesRoundTrip$$' -fuzztime $(FUZZTIME) -parallel 1 ./store/files
 	$(GO) test -run '^$$' -fuzz '^FuzzPostgresRoundTrip$$' -fuzztime $(FUZZTIME) -parallel 1 ./store/postgres
 	$(GO) test -run '^$$' -fuzz '^FuzzURL$$' -fuzztime $(FUZZTIME) -parallel 1 ./internal/redact
 

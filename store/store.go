@@ -1,6 +1,6 @@
 // Package store is where sessions live: an interface with two
-// implementations, files (this package: pi's JSONL files under one
-// directory, written through core/session's write protocol) and PostgreSQL
+// implementations, files (store/files: pi's JSONL files under one
+// directory, written through its write protocol) and PostgreSQL
 // (store/postgres), so several `pith serve` hosts can share sessions.
 //
 // A session is addressed by the same safe name in every store (CheckName)

@@ -30,7 +30,7 @@ func openStoreURL(ctx context.Context, url string) (store.Store, error) {
 		return nil, errors.New("--store is required: a postgres:// URL or a sessions directory")
 	default:
 		dir := strings.TrimPrefix(strings.TrimPrefix(url, "file://"), "file:")
-		return store.OpenFiles(dir, files.Options{})
+		return files.OpenStore(dir, files.Options{})
 	}
 }
 

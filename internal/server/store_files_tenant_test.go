@@ -9,7 +9,6 @@ import (
 
 	"github.com/pith-dev/pith/client"
 	"github.com/pith-dev/pith/config"
-	"github.com/pith-dev/pith/store"
 	"github.com/pith-dev/pith/store/files"
 )
 
@@ -21,7 +20,7 @@ import (
 // through it made files in team-b.
 func TestFilesStoreTenantLinks(t *testing.T) {
 	dir := t.TempDir()
-	st, err := store.OpenFiles(dir, files.Options{})
+	st, err := files.OpenStore(dir, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package store
+package files
 
 import (
 	"bytes"
@@ -9,22 +9,22 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/pith-dev/pith/store/files"
+	"github.com/pith-dev/pith/store"
 )
 
 // Tail returns what follows line after. It remembers, per session, how
 // many lines end before which offset of which file, so a reader catching
 // up reads only the bytes appended since (a rename over the session, a
 // rewrite, is another file: read whole).
-func (f *Files) Tail(_ context.Context, name string, after int) ([]byte, int, error) {
+func (f *Store) Tail(_ context.Context, name string, after int) ([]byte, int, error) {
 	dir, base, err := f.dirOf(name, false)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer dir.Close()
-	h, err := openRegular(dir, base, dir.Stat)
+	h, err := openRegularIn(dir, base, dir.Stat)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, fmt.Errorf("%s: %w", name, ErrNotFound)
+		return nil, 0, fmt.Errorf("%s: %w", name, store.ErrNotFound)
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", name, err)
@@ -50,7 +50,7 @@ func (f *Files) Tail(_ context.Context, name string, after int) ([]byte, int, er
 	if _, err := h.ReadAt(data, from.off); err != nil && !errors.Is(err, io.EOF) {
 		return nil, 0, fmt.Errorf("%s: %w", name, err)
 	}
-	tail, n := TailOf(data, after-from.lines)
+	tail, n := store.TailOf(data, after-from.lines)
 	complete := bytes.LastIndexByte(data, '\n') + 1
 	f.mu.Lock()
 	if f.marks == nil || len(f.marks) >= maxMarks {
@@ -79,7 +79,7 @@ type tailMark struct {
 }
 
 // still reports whether h has the mark's bytes before its offset.
-func (m tailMark) still(h files.Handle) bool {
+func (m tailMark) still(h Handle) bool {
 	if m.endLen == 0 {
 		return m.off == 0
 	}

@@ -1,4 +1,4 @@
-package store_test
+package files_test
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ func TestFilesConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) func() store.Store {
 		dir := t.TempDir()
 		return func() store.Store {
-			s, err := store.OpenFiles(dir, files.Options{})
+			s, err := files.OpenStore(dir, files.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -34,7 +34,7 @@ func FuzzFilesRoundTrip(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	dir := f.TempDir()
-	s, err := store.OpenFiles(dir, files.Options{})
+	s, err := files.OpenStore(dir, files.Options{})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func FuzzFilesRoundTrip(f *testing.F) {
 func filesOpener(b *testing.B) func() store.Store {
 	dir := b.TempDir()
 	return func() store.Store {
-		s, err := store.OpenFiles(dir, files.Options{})
+		s, err := files.OpenStore(dir, files.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -72,33 +72,11 @@ func BenchmarkFilesContext(b *testing.B) {
 	storetest.BenchContext(b, filesOpener(b), 1, 2000)
 }
 
-func TestTailOf(t *testing.T) {
-	for _, c := range []struct {
-		data  string
-		after int
-		tail  string
-		n     int
-	}{
-		{"", 0, "", 0},
-		{"a\n", 0, "a\n", 1},
-		{"a\nb\n", 1, "b\n", 2},
-		{"a\nb\n", 2, "", 2},
-		{"a\nb\n", 5, "", 2},
-		{"a\nb", 1, "b", 2},
-		{"a\n\nc\n", 1, "\nc\n", 3},
-	} {
-		tail, n := store.TailOf([]byte(c.data), c.after)
-		if string(tail) != c.tail || n != c.n {
-			t.Errorf("TailOf(%q, %d) = %q, %d; want %q, %d", c.data, c.after, tail, n, c.tail, c.n)
-		}
-	}
-}
-
 func TestFilesSession(t *testing.T) {
 	storetest.RunSession(t, func(t *testing.T) func() store.Store {
 		dir := t.TempDir()
 		return func() store.Store {
-			s, err := store.OpenFiles(dir, files.Options{})
+			s, err := files.OpenStore(dir, files.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,7 +97,7 @@ func TestFilesListSkipsArchives(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s, err := store.OpenFiles(dir, files.Options{})
+	s, err := files.OpenStore(dir, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +119,7 @@ func BenchmarkFilesSessionRefresh(b *testing.B) {
 // a reader behind the mark.
 func TestFilesTailIncremental(t *testing.T) {
 	dir := t.TempDir()
-	s, err := store.OpenFiles(dir, files.Options{})
+	s, err := files.OpenStore(dir, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +176,7 @@ func FuzzFilesTail(f *testing.F) {
 	f.Add([]byte("a\nb\n\xffc\xff\nd\n"), uint8(1))
 	f.Add([]byte("x\n\xfe\xffy\nz"), uint8(0))
 	dir := f.TempDir()
-	s, err := store.OpenFiles(dir, files.Options{})
+	s, err := files.OpenStore(dir, files.Options{})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -246,7 +224,7 @@ func FuzzFilesTail(f *testing.F) {
 // may be a concurrent Create's.
 func TestCreateSweepsStaleImports(t *testing.T) {
 	root := t.TempDir()
-	f, err := store.OpenFiles(root, files.Options{})
+	f, err := files.OpenStore(root, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +260,7 @@ func TestCreateSweepsStaleImports(t *testing.T) {
 func TestFilesLongName(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := store.OpenFiles(dir, files.Options{})
+	s, err := files.OpenStore(dir, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +302,7 @@ func TestLeaseFileLink(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
 			dir := t.TempDir()
-			s, err := store.OpenFiles(dir, files.Options{})
+			s, err := files.OpenStore(dir, files.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

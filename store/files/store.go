@@ -1,4 +1,4 @@
-package store
+package files
 
 import (
 	"bytes"
@@ -12,43 +12,41 @@ import (
 	"math"
 	"os"
 	"path"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/internal/realdir"
 	"github.com/pith-dev/pith/internal/regularfile"
-	"github.com/pith-dev/pith/store/files"
+	"github.com/pith-dev/pith/store"
 )
 
-// Files is the default store: pi's JSONL files under one directory, read
-// and written through core/session (locking, all-or-nothing appends,
-// rewrites that carry over concurrent appends). Every name is resolved
-// inside the directory by an os.Root.
-type Files struct {
+// Store is the default store.Store: pi's JSONL files under one
+// directory, read and written through Session (locking, all-or-nothing
+// appends, rewrites that carry over concurrent appends). Every name is
+// resolved inside the directory by an os.Root.
+type Store struct {
 	root *os.Root
-	opts files.Options
+	opts Options
 
 	mu        sync.Mutex
-	watches   map[chan Event]struct{} // each Watch's inbox of published events
-	openFiles map[string]*openFile    // sessions kept open for appends
-	marks     map[string]tailMark     // where Tail stopped reading
+	watches   map[chan store.Event]struct{} // each Watch's inbox of published events
+	openFiles map[string]*openFile          // sessions kept open for appends
+	marks     map[string]tailMark           // where Tail stopped reading
 }
 
-// OpenFiles opens the files store rooted at dir, which must exist.
-func OpenFiles(dir string, opts files.Options) (*Files, error) {
+// OpenStore opens the files store rooted at dir, which must exist.
+func OpenStore(dir string, opts Options) (*Store, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("sessions directory: %w", err)
 	}
-	return &Files{root: root, opts: opts}, nil
+	return &Store{root: root, opts: opts}, nil
 }
 
 // Close releases the sessions kept open and the directory.
-func (f *Files) Close() error {
+func (f *Store) Close() error {
 	f.mu.Lock()
 	for n, o := range f.openFiles {
 		o.done()
@@ -60,8 +58,8 @@ func (f *Files) Close() error {
 
 // dirOf opens the directory of name (making it with mkdir) and returns
 // it with the file's base name. The caller closes the root.
-func (f *Files) dirOf(name string, mkdir bool) (*os.Root, string, error) {
-	if err := CheckName(name); err != nil {
+func (f *Store) dirOf(name string, mkdir bool) (*os.Root, string, error) {
+	if err := store.CheckName(name); err != nil {
 		return nil, "", err
 	}
 	dir, base := path.Split(name)
@@ -99,24 +97,24 @@ func (f *Files) dirOf(name string, mkdir bool) (*os.Root, string, error) {
 	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, "", fmt.Errorf("%s: %w", name, ErrNotFound)
+		return nil, "", fmt.Errorf("%s: %w", name, store.ErrNotFound)
 	case errors.Is(err, realdir.ErrSymlink), errors.Is(err, realdir.ErrNotDir):
-		return nil, "", fmt.Errorf("%w %q: %v; sessions are reached through real directories only", ErrInvalidName, name, err)
+		return nil, "", fmt.Errorf("%w %q: %v; sessions are reached through real directories only", store.ErrInvalidName, name, err)
 	}
 	return nil, "", fmt.Errorf("%s: %w", name, err)
 }
 
-// open opens the session file name through core/session.
-func (f *Files) open(name string) (*files.Session, func(), error) {
+// open opens the session file name as a Session.
+func (f *Store) open(name string) (*Session, func(), error) {
 	dir, base, err := f.dirOf(name, false)
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := files.OpenIn(dir, base, f.opts)
+	st, err := OpenIn(dir, base, f.opts)
 	if err != nil {
 		dir.Close()
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, fmt.Errorf("%s: %w", name, ErrNotFound)
+			return nil, nil, fmt.Errorf("%s: %w", name, store.ErrNotFound)
 		}
 		return nil, nil, err
 	}
@@ -125,7 +123,7 @@ func (f *Files) open(name string) (*files.Session, func(), error) {
 
 // Create writes data to a temp file, fsyncs it and links it under name,
 // which fails if the name exists: a session appears whole or not at all.
-func (f *Files) Create(_ context.Context, name string, data []byte) error {
+func (f *Store) Create(_ context.Context, name string, data []byte) error {
 	if _, err := session.Parse(bytes.Clone(data)); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
@@ -155,11 +153,11 @@ func (f *Files) Create(_ context.Context, name string, data []byte) error {
 	}
 	if err := dir.Link(tmp, base); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("%s: %w", name, ErrExists)
+			return fmt.Errorf("%s: %w", name, store.ErrExists)
 		}
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	return files.NewRootFS(dir).SyncDir()
+	return NewRootFS(dir).SyncDir()
 }
 
 // importPrefix starts the names of Create's temp files for base.
@@ -197,15 +195,15 @@ func removeStaleImports(dir *os.Root, base string) {
 
 // Export reads the file under a shared lock, so no locked writer is
 // midway through an append.
-func (f *Files) Export(_ context.Context, name string) ([]byte, error) {
+func (f *Store) Export(_ context.Context, name string) ([]byte, error) {
 	dir, base, err := f.dirOf(name, false)
 	if err != nil {
 		return nil, err
 	}
 	defer dir.Close()
-	h, err := openRegular(dir, base, dir.Stat)
+	h, err := openRegularIn(dir, base, dir.Stat)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w", name, ErrNotFound)
+		return nil, fmt.Errorf("%s: %w", name, store.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -227,7 +225,7 @@ func (f *Files) Export(_ context.Context, name string) ([]byte, error) {
 }
 
 // Load parses the session.
-func (f *Files) Load(_ context.Context, name string) (*session.File, error) {
+func (f *Store) Load(_ context.Context, name string) (*session.File, error) {
 	st, done, err := f.open(name)
 	if err != nil {
 		return nil, err
@@ -236,9 +234,9 @@ func (f *Files) Load(_ context.Context, name string) (*session.File, error) {
 	return st.File(), nil
 }
 
-// Append appends through files.Session.AppendWith, which checks the last
+// Append appends through Session.AppendWith, which checks the last
 // entry under the file's exclusive lock after reading what others wrote.
-func (f *Files) Append(_ context.Context, name, expectLast string, drafts ...session.Draft) ([]*session.Entry, error) {
+func (f *Store) Append(_ context.Context, name, expectLast string, drafts ...session.Draft) ([]*session.Entry, error) {
 	st, done, err := f.kept(name)
 	if err != nil {
 		return nil, err
@@ -250,7 +248,7 @@ func (f *Files) Append(_ context.Context, name, expectLast string, drafts ...ses
 			id = last.ID
 		}
 		if id != expectLast {
-			return "", fmt.Errorf("%s: %w", name, ErrConflict)
+			return "", fmt.Errorf("%s: %w", name, store.ErrConflict)
 		}
 		if len(drafts) > 0 && drafts[0].Parent != nil {
 			return *drafts[0].Parent, nil
@@ -259,16 +257,16 @@ func (f *Files) Append(_ context.Context, name, expectLast string, drafts ...ses
 	}, drafts...)
 }
 
-// Rewrite replaces the file through files.Session.Update, holding the
+// Rewrite replaces the file through Session.Update, holding the
 // lease file's lock so no takeover interleaves; sidecar appends are cut
 // back by Update when the session is not rewritten.
-func (f *Files) Rewrite(_ context.Context, lease Lease, expectLast string, data []byte, sidecars ...SidecarChange) error {
+func (f *Store) Rewrite(_ context.Context, lease store.Lease, expectLast string, data []byte, sidecars ...store.SidecarChange) error {
 	parsed, err := session.Parse(bytes.Clone(data))
 	if err != nil {
 		return fmt.Errorf("%s: %w", lease.Session, err)
 	}
 	for _, sc := range sidecars {
-		if err := CheckSidecar(lease.Session, sc.Suffix); err != nil {
+		if err := store.CheckSidecar(lease.Session, sc.Suffix); err != nil {
 			return err
 		}
 	}
@@ -283,17 +281,17 @@ func (f *Files) Rewrite(_ context.Context, lease Lease, expectLast string, data 
 			// migration (Update refuses it): make that first, then the
 			// change applies to the result. Pith appends nothing to such
 			// a file, so its last entry is checked before.
-			if LastID(st.File()) != expectLast {
-				return fmt.Errorf("%s: %w", lease.Session, ErrConflict)
+			if store.LastID(st.File()) != expectLast {
+				return fmt.Errorf("%s: %w", lease.Session, store.ErrConflict)
 			}
 			if _, err := st.Migrate(); err != nil {
 				return err
 			}
-			expectLast = LastID(st.File())
+			expectLast = store.LastID(st.File())
 		}
 		return st.Update(func(tx *session.Tx) (*session.File, error) {
-			if LastID(tx.File()) != expectLast {
-				return nil, fmt.Errorf("%s: %w", lease.Session, ErrConflict)
+			if store.LastID(tx.File()) != expectLast {
+				return nil, fmt.Errorf("%s: %w", lease.Session, store.ErrConflict)
 			}
 			for _, sc := range sidecars {
 				if sc.Keep >= 0 {
@@ -320,8 +318,8 @@ func (f *Files) Rewrite(_ context.Context, lease Lease, expectLast string, data 
 
 // ReadSidecar reads the file name+suffix beside the session, a regular
 // file only.
-func (f *Files) ReadSidecar(_ context.Context, name, suffix string) ([]byte, error) {
-	if err := CheckSidecar(name, suffix); err != nil {
+func (f *Store) ReadSidecar(_ context.Context, name, suffix string) ([]byte, error) {
+	if err := store.CheckSidecar(name, suffix); err != nil {
 		return nil, err
 	}
 	dir, base, err := f.dirOf(name, false)
@@ -331,13 +329,13 @@ func (f *Files) ReadSidecar(_ context.Context, name, suffix string) ([]byte, err
 	defer dir.Close()
 	if _, err := dir.Lstat(base); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: %w", name, ErrNotFound)
+			return nil, fmt.Errorf("%s: %w", name, store.ErrNotFound)
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	// A sidecar that is a symlink is refused (Lstat), as core/session
-	// refuses it.
-	h, err := openRegular(dir, session.SideName("", base, suffix), dir.Lstat)
+	// A sidecar that is a symlink is refused (Lstat), as a Session's
+	// Update refuses it.
+	h, err := openRegularIn(dir, session.SideName("", base, suffix), dir.Lstat)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -352,18 +350,18 @@ func (f *Files) ReadSidecar(_ context.Context, name, suffix string) ([]byte, err
 	return data, nil
 }
 
-// openRegular opens name in dir for reading, as a regular file only
+// openRegularIn opens name in dir for reading, as a regular file only
 // (internal/regularfile: a FIFO in its place must not hang the read, a
 // device must not be read as an empty session). stat is the check by
 // name: dir.Stat follows a symlink inside dir as dir's OpenFile does,
 // dir.Lstat refuses one.
-func openRegular(dir *os.Root, name string, stat func(string) (fs.FileInfo, error)) (files.Handle, error) {
-	h, err := regularfile.Open(name, os.O_RDONLY, 0, stat, files.NewRootFS(dir).OpenFile)
+func openRegularIn(dir *os.Root, name string, stat func(string) (fs.FileInfo, error)) (Handle, error) {
+	h, err := regularfile.Open(name, os.O_RDONLY, 0, stat, NewRootFS(dir).OpenFile)
 	return h, regularfile.Unnamed(err)
 }
 
 // List walks the directory for session files.
-func (f *Files) List(_ context.Context) ([]string, error) {
+func (f *Store) List(_ context.Context) ([]string, error) {
 	var names []string
 	err := fs.WalkDir(f.root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -375,32 +373,10 @@ func (f *Files) List(_ context.Context) ([]string, error) {
 			}
 			return nil
 		}
-		if d.Type().IsRegular() && CheckName(p) == nil {
+		if d.Type().IsRegular() && store.CheckName(p) == nil {
 			names = append(names, p)
 		}
 		return nil
 	})
-	return SkipArchives(names), err
-}
-
-// SkipArchives sorts names and drops each session's prune archive
-// (NAME.pruned.jsonl beside NAME, compaction.ArchivePath): it has a
-// session's name but is its companion, not a session. A lone file with
-// such a name is a session. Every listing of session files uses it
-// (Files.List, the daemon's viewer).
-func SkipArchives(names []string) []string {
-	sort.Strings(names)
-	archives := make(map[string]bool, len(names))
-	for _, n := range names {
-		// A long name's archive is cut and hashed: it is found from
-		// the session's name, not the other way round.
-		archives[compaction.ArchivePath(n)] = true
-	}
-	keep := make([]string, 0, len(names))
-	for _, n := range names {
-		if !archives[n] {
-			keep = append(keep, n)
-		}
-	}
-	return keep
+	return store.SkipArchives(names), err
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package store_test
+package files_test
 
 import (
 	"context"
@@ -9,10 +9,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/pith-dev/pith/core/compaction"
+	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/internal/regularfile"
 	"github.com/pith-dev/pith/internal/regularfile/regularfiletest"
-	"github.com/pith-dev/pith/store"
 	"github.com/pith-dev/pith/store/files"
 	"github.com/pith-dev/pith/store/storetest"
 )
@@ -24,7 +23,7 @@ import (
 // archive's place between the check and the read blocked ReadSidecar).
 func TestFilesRefuseNonRegular(t *testing.T) {
 	dir := t.TempDir()
-	s, err := store.OpenFiles(dir, files.Options{})
+	s, err := files.OpenStore(dir, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +32,7 @@ func TestFilesRefuseNonRegular(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "ok.jsonl"), []byte(storetest.Sample), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	archive := filepath.Join(dir, "ok.jsonl"+compaction.ArchiveSuffix)
+	archive := filepath.Join(dir, "ok.jsonl"+session.ArchiveSuffix)
 	for _, kind := range regularfiletest.Kinds {
 		t.Run(kind, func(t *testing.T) {
 			name := kind + ".jsonl"
@@ -50,7 +49,7 @@ func TestFilesRefuseNonRegular(t *testing.T) {
 			regularfiletest.MustMake(t, kind, archive)
 			t.Cleanup(func() { os.RemoveAll(archive) })
 			err := regularfiletest.NoHang(t, "ReadSidecar", func() error {
-				_, err := s.ReadSidecar(ctx, "ok.jsonl", compaction.ArchiveSuffix)
+				_, err := s.ReadSidecar(ctx, "ok.jsonl", session.ArchiveSuffix)
 				return err
 			})
 			if !errors.Is(err, regularfile.ErrNotRegular) {
@@ -62,11 +61,11 @@ func TestFilesRefuseNonRegular(t *testing.T) {
 	if err := os.WriteFile(archive, []byte("x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if data, err := s.ReadSidecar(ctx, "ok.jsonl", compaction.ArchiveSuffix); err != nil || string(data) != "x\n" {
+	if data, err := s.ReadSidecar(ctx, "ok.jsonl", session.ArchiveSuffix); err != nil || string(data) != "x\n" {
 		t.Fatalf("%q %v", data, err)
 	}
 	os.Remove(archive)
-	if data, err := s.ReadSidecar(ctx, "ok.jsonl", compaction.ArchiveSuffix); err != nil || data != nil {
+	if data, err := s.ReadSidecar(ctx, "ok.jsonl", session.ArchiveSuffix); err != nil || data != nil {
 		t.Fatalf("no archive: %q %v", data, err)
 	}
 }

@@ -1,4 +1,4 @@
-package store
+package files
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/internal/regularfile"
-	"github.com/pith-dev/pith/store/files"
+	"github.com/pith-dev/pith/store"
 )
 
 // LeaseSuffix names the file beside a session that holds its lease in the
@@ -22,7 +22,7 @@ const LeaseSuffix = ".lease"
 
 // AppendLeased is Append under the lease file's lock, after checking
 // lease still holds.
-func (f *Files) AppendLeased(ctx context.Context, lease Lease, expectLast string, drafts ...session.Draft) ([]*session.Entry, error) {
+func (f *Store) AppendLeased(ctx context.Context, lease store.Lease, expectLast string, drafts ...session.Draft) ([]*session.Entry, error) {
 	var entries []*session.Entry
 	err := f.withLease(lease, func() error {
 		var err error
@@ -34,21 +34,21 @@ func (f *Files) AppendLeased(ctx context.Context, lease Lease, expectLast string
 
 // withLease runs fn holding the lease file's lock, when lease is still
 // the session's, so no takeover interleaves.
-func (f *Files) withLease(lease Lease, fn func() error) error {
-	return f.withLeaseFile(lease.Session, func(h files.Handle) error {
+func (f *Store) withLease(lease store.Lease, fn func() error) error {
+	return f.withLeaseFile(lease.Session, func(h Handle) error {
 		holder, expires, err := readLease(h)
 		if err != nil {
 			return err
 		}
 		if holder != lease.Holder || !time.Now().Before(expires) {
-			return fmt.Errorf("%s: %w", lease.Session, ErrLeaseLost)
+			return fmt.Errorf("%s: %w", lease.Session, store.ErrLeaseLost)
 		}
 		return fn()
 	})
 }
 
 // withLeaseFile runs fn with the session's lease file open and locked.
-func (f *Files) withLeaseFile(name string, fn func(h files.Handle) error) error {
+func (f *Store) withLeaseFile(name string, fn func(h Handle) error) error {
 	dir, base, err := f.dirOf(name, false)
 	if err != nil {
 		return err
@@ -56,13 +56,13 @@ func (f *Files) withLeaseFile(name string, fn func(h files.Handle) error) error 
 	defer dir.Close()
 	if _, err := dir.Lstat(base); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("%s: %w", name, ErrNotFound)
+			return fmt.Errorf("%s: %w", name, store.ErrNotFound)
 		}
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	// Never through a link in its place: taking a lease truncates the
 	// file and writes it, whatever a link planted there leads to.
-	h, _, err := regularfile.OpenOrCreate(session.SideName("", base, LeaseSuffix), os.O_RDWR, 0o644, dir.Lstat, files.NewRootFS(dir).OpenFile)
+	h, _, err := regularfile.OpenOrCreate(session.SideName("", base, LeaseSuffix), os.O_RDWR, 0o644, dir.Lstat, NewRootFS(dir).OpenFile)
 	if err != nil {
 		return fmt.Errorf("%s: lease: %w", name, err)
 	}
@@ -75,7 +75,7 @@ func (f *Files) withLeaseFile(name string, fn func(h files.Handle) error) error 
 }
 
 // readLease reads "holder\nexpiry-unix-nanos\n"; an empty file is no lease.
-func readLease(h files.Handle) (string, time.Time, error) {
+func readLease(h Handle) (string, time.Time, error) {
 	st, err := h.Stat()
 	if err != nil {
 		return "", time.Time{}, err
@@ -95,7 +95,7 @@ func readLease(h files.Handle) (string, time.Time, error) {
 	return holder, time.Unix(0, ns), nil
 }
 
-func writeLease(h files.Handle, holder string, expires time.Time) error {
+func writeLease(h Handle, holder string, expires time.Time) error {
 	if err := h.Truncate(0); err != nil {
 		return err
 	}
@@ -110,21 +110,21 @@ func writeLease(h files.Handle, holder string, expires time.Time) error {
 }
 
 // AcquireLease takes or renews the lease under the lease file's lock.
-func (f *Files) AcquireLease(_ context.Context, name, holder string, ttl time.Duration) (Lease, error) {
+func (f *Store) AcquireLease(_ context.Context, name, holder string, ttl time.Duration) (store.Lease, error) {
 	if holder == "" || strings.Contains(holder, "\n") {
-		return Lease{}, errors.New("a lease holder is a non-empty single line")
+		return store.Lease{}, errors.New("a lease holder is a non-empty single line")
 	}
-	var l Lease
-	err := f.withLeaseFile(name, func(h files.Handle) error {
+	var l store.Lease
+	err := f.withLeaseFile(name, func(h Handle) error {
 		cur, expires, err := readLease(h)
 		if err != nil {
 			return err
 		}
 		now := time.Now()
 		if cur != "" && cur != holder && now.Before(expires) {
-			return fmt.Errorf("%s: %w (%s, until %s)", name, ErrLeaseHeld, cur, expires.UTC().Format(time.RFC3339))
+			return fmt.Errorf("%s: %w (%s, until %s)", name, store.ErrLeaseHeld, cur, expires.UTC().Format(time.RFC3339))
 		}
-		l = Lease{Session: name, Holder: holder, Expires: now.Add(ttl)}
+		l = store.Lease{Session: name, Holder: holder, Expires: now.Add(ttl)}
 		return writeLease(h, holder, l.Expires)
 	})
 	return l, err
@@ -133,25 +133,25 @@ func (f *Files) AcquireLease(_ context.Context, name, holder string, ttl time.Du
 // RenewLease rewrites the lease file's expiry when the file still names
 // lease's holder; an emptied file (released) or another holder's is a
 // lost lease, never taken again here.
-func (f *Files) RenewLease(_ context.Context, lease Lease, ttl time.Duration) (Lease, error) {
-	var l Lease
-	err := f.withLeaseFile(lease.Session, func(h files.Handle) error {
+func (f *Store) RenewLease(_ context.Context, lease store.Lease, ttl time.Duration) (store.Lease, error) {
+	var l store.Lease
+	err := f.withLeaseFile(lease.Session, func(h Handle) error {
 		cur, _, err := readLease(h)
 		if err != nil {
 			return err
 		}
 		if cur == "" || cur != lease.Holder {
-			return fmt.Errorf("%s: %w", lease.Session, ErrLeaseLost)
+			return fmt.Errorf("%s: %w", lease.Session, store.ErrLeaseLost)
 		}
-		l = Lease{Session: lease.Session, Holder: lease.Holder, Expires: time.Now().Add(ttl)}
+		l = store.Lease{Session: lease.Session, Holder: lease.Holder, Expires: time.Now().Add(ttl)}
 		return writeLease(h, lease.Holder, l.Expires)
 	})
 	return l, err
 }
 
 // ReleaseLease empties the lease file when lease still holds it.
-func (f *Files) ReleaseLease(_ context.Context, lease Lease) error {
-	return f.withLeaseFile(lease.Session, func(h files.Handle) error {
+func (f *Store) ReleaseLease(_ context.Context, lease store.Lease) error {
+	return f.withLeaseFile(lease.Session, func(h Handle) error {
 		cur, _, err := readLease(h)
 		if err != nil || cur != lease.Holder {
 			return err

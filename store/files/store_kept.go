@@ -1,12 +1,10 @@
-package store
-
-import "github.com/pith-dev/pith/store/files"
+package files
 
 // openFile is a session file kept open between appends, so an append
-// reads only what others added since (files.Session catches up under its
+// reads only what others added since (Session catches up under its
 // lock) instead of parsing the whole file again.
 type openFile struct {
-	st   *files.Session
+	st   *Session
 	done func()
 	refs int
 }
@@ -17,7 +15,7 @@ const maxOpenFiles = 64
 
 // kept is open for a session kept open between calls; done gives it
 // back.
-func (f *Files) kept(name string) (*files.Session, func(), error) {
+func (f *Store) kept(name string) (*Session, func(), error) {
 	f.mu.Lock()
 	if o := f.openFiles[name]; o != nil {
 		o.refs++
@@ -53,7 +51,7 @@ func (f *Files) kept(name string) (*files.Session, func(), error) {
 	return st, func() { f.giveBack(o) }, nil
 }
 
-func (f *Files) giveBack(o *openFile) {
+func (f *Store) giveBack(o *openFile) {
 	f.mu.Lock()
 	o.refs--
 	f.mu.Unlock()

@@ -1,4 +1,4 @@
-package store
+package files
 
 import (
 	"bytes"
@@ -12,23 +12,25 @@ import (
 	"strings"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/pith-dev/pith/store"
 )
 
-// Publish hands the event to every Watch of this Files value: files have
+// Publish hands the event to every Watch of this Store value: files have
 // no channel between processes, and one host serves a sessions directory.
-func (f *Files) Publish(ctx context.Context, name string, payload []byte) error {
-	if err := CheckName(name); err != nil {
+func (f *Store) Publish(ctx context.Context, name string, payload []byte) error {
+	if err := store.CheckName(name); err != nil {
 		return err
 	}
-	if len(payload) > MaxPayload {
-		return fmt.Errorf("%s: %w (%d bytes, at most %d)", name, ErrPayloadTooLarge, len(payload), MaxPayload)
+	if len(payload) > store.MaxPayload {
+		return fmt.Errorf("%s: %w (%d bytes, at most %d)", name, store.ErrPayloadTooLarge, len(payload), store.MaxPayload)
 	}
 	if !json.Valid(payload) {
 		return fmt.Errorf("%s: the event payload is not JSON", name)
 	}
-	ev := Event{Session: name, Kind: EventPublished, Payload: bytes.Clone(payload)}
+	ev := store.Event{Session: name, Kind: store.EventPublished, Payload: bytes.Clone(payload)}
 	f.mu.Lock()
-	inboxes := make([]chan Event, 0, len(f.watches))
+	inboxes := make([]chan store.Event, 0, len(f.watches))
 	for c := range f.watches {
 		inboxes = append(inboxes, c)
 	}
@@ -44,11 +46,11 @@ func (f *Files) Publish(ctx context.Context, name string, payload []byte) error 
 }
 
 // subscribe registers a Watch's inbox for published events.
-func (f *Files) subscribe() (chan Event, func()) {
-	c := make(chan Event, 64)
+func (f *Store) subscribe() (chan store.Event, func()) {
+	c := make(chan store.Event, 64)
 	f.mu.Lock()
 	if f.watches == nil {
-		f.watches = map[chan Event]struct{}{}
+		f.watches = map[chan store.Event]struct{}{}
 	}
 	f.watches[c] = struct{}{}
 	f.mu.Unlock()
@@ -63,7 +65,7 @@ func (f *Files) subscribe() (chan Event, func()) {
 // directory and its subdirectories, also those made later. A rename
 // over a session (a rewrite) shows as a Create of its name, so a Create of
 // a name seen before is reported as a rewrite.
-func (f *Files) Watch(ctx context.Context) (<-chan Event, error) {
+func (f *Store) Watch(ctx context.Context) (<-chan store.Event, error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, err
@@ -87,7 +89,7 @@ func (f *Files) Watch(ctx context.Context) (<-chan Event, error) {
 		w.Close()
 		return nil, err
 	}
-	out := make(chan Event, 64)
+	out := make(chan store.Event, 64)
 	inbox, unsubscribe := f.subscribe()
 	go func() {
 		defer close(out)
@@ -126,22 +128,22 @@ func (f *Files) Watch(ctx context.Context) (<-chan Event, error) {
 						continue
 					}
 				}
-				if CheckName(rel) != nil {
+				if store.CheckName(rel) != nil {
 					continue
 				}
 				kind := ""
 				switch {
 				case ev.Has(fsnotify.Create) && known[rel]:
-					kind = EventRewritten
+					kind = store.EventRewritten
 				case ev.Has(fsnotify.Create):
-					kind, known[rel] = EventCreated, true
+					kind, known[rel] = store.EventCreated, true
 				case ev.Has(fsnotify.Write):
-					kind = EventAppended
+					kind = store.EventAppended
 				default:
 					continue
 				}
 				select {
-				case out <- Event{Session: rel, Kind: kind}:
+				case out <- store.Event{Session: rel, Kind: kind}:
 				case <-ctx.Done():
 					return
 				}
@@ -155,12 +157,12 @@ func (f *Files) Watch(ctx context.Context) (<-chan Event, error) {
 // newSessions lists the session files under dir not in known (adding
 // them), as created events; nested directories are watched as their
 // Create events arrive.
-func newSessions(root *os.Root, dir string, known map[string]bool) []Event {
-	var evs []Event
+func newSessions(root *os.Root, dir string, known map[string]bool) []store.Event {
+	var evs []store.Event
 	fs.WalkDir(root.FS(), dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() && CheckName(p) == nil && !known[p] {
+		if err == nil && d.Type().IsRegular() && store.CheckName(p) == nil && !known[p] {
 			known[p] = true
-			evs = append(evs, Event{Session: p, Kind: EventCreated})
+			evs = append(evs, store.Event{Session: p, Kind: store.EventCreated})
 		}
 		return nil
 	})
