@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/core/compaction"
@@ -201,13 +200,13 @@ func (f *filesSource) open(_ context.Context, rel string, create bool, cwd strin
 		if fi.Mode().IsRegular() {
 			size = fi.Size()
 		}
-		if o, err := seen(keyOf(fi, rel), size); o != nil || err != nil {
+		if o, err := seen(files.KeyOf(fi, rel), size); o != nil || err != nil {
 			return nil, o, false, err
 		}
 	}
 	// Parse outside the registry lock: a large file takes a while, and
 	// every other call looks sessions up under that lock.
-	st, created, err := openStore(sub, base, create, cwd, f.storeOptions(rel))
+	st, created, err := files.OpenOrCreateIn(sub, base, create, cwd, f.storeOptions(rel))
 	if err != nil {
 		if strings.Contains(err.Error(), "path escapes from parent") {
 			err = ErrOutsideRoot
@@ -219,7 +218,7 @@ func (f *filesSource) open(_ context.Context, rel string, create bool, cwd strin
 		st.Close()
 		return nil, nil, false, fmt.Errorf("session %q: %w", rel, rootError(err))
 	}
-	b := &fileBacking{src: f, rel: rel, sub: sub, base: base, k: keyOf(fi, rel), abs: filepath.Join(rootAt, filepath.FromSlash(rel))}
+	b := &fileBacking{src: f, rel: rel, sub: sub, base: base, k: files.KeyOf(fi, rel), abs: filepath.Join(rootAt, filepath.FromSlash(rel))}
 	b.st.Store(st)
 	b.fi.Store(&fi)
 	keep = true
@@ -263,52 +262,6 @@ func (f *filesSource) close() error {
 	return nil
 }
 
-// openStore opens name in dir, or with create makes it first when it is
-// missing.
-func openStore(dir *os.Root, name string, create bool, cwd string, opts files.Options) (store *files.Session, created bool, err error) {
-	open := func() (*files.Session, error) {
-		s, err := files.OpenIn(dir, name, opts)
-		if create && errors.Is(err, session.ErrNotSession) {
-			// Another call (of this daemon, or pi) may be creating it:
-			// the file exists before its header is written. Read it
-			// again, and again while it is still empty.
-			for wait := time.Millisecond; wait <= maxCreateWait; wait *= 2 {
-				time.Sleep(wait)
-				if s, err = files.OpenIn(dir, name, opts); !emptyFile(dir, name, err) {
-					break
-				}
-			}
-		}
-		return s, err
-	}
-	store, err = open()
-	if !create || !errors.Is(err, fs.ErrNotExist) {
-		return store, false, err
-	}
-	store, err = files.CreateIn(dir, name, cwd, opts)
-	if errors.Is(err, fs.ErrExist) {
-		// Another process created it first.
-		store, err = open()
-		return store, false, err
-	}
-	return store, err == nil, err
-}
-
-// maxCreateWait bounds the last of the doubling waits (about a second in
-// all) for a session file another caller is creating to get its header;
-// one still empty after them was left so by a creation that died, and is
-// refused as it is.
-const maxCreateWait = 512 * time.Millisecond
-
-// emptyFile reports whether err refused name in dir for being empty.
-func emptyFile(dir *os.Root, name string, err error) bool {
-	if !errors.Is(err, session.ErrNotSession) {
-		return false
-	}
-	fi, serr := dir.Lstat(name)
-	return serr == nil && fi.Mode().IsRegular() && fi.Size() == 0
-}
-
 // fileBacking is one session file open in the daemon.
 type fileBacking struct {
 	src *filesSource
@@ -317,7 +270,7 @@ type fileBacking struct {
 	// directory through which every file operation goes.
 	rel, base string
 	sub       *os.Root
-	k         fileKey
+	k         files.Key
 	// abs is the file's path as opened (the file watch follows it).
 	abs string
 	// fi is the file as opened; a different file at the name means it was
