@@ -1,9 +1,8 @@
 package config
 
 import (
-	"strings"
-
 	"github.com/pith-dev/pith/internal/netaddr"
+	"github.com/pith-dev/pith/store/sessionname"
 )
 
 // A daemon reachable from other machines must not accept anyone who can
@@ -34,30 +33,4 @@ func (s Server) ExposureProblem(addr string) string {
 
 // SafePrefix reports whether p is a token's session-path prefix: one or
 // more directory names of the session name grammar, each followed by "/".
-func SafePrefix(p string) bool {
-	if !strings.HasSuffix(p, "/") {
-		return false
-	}
-	for _, seg := range strings.Split(strings.TrimSuffix(p, "/"), "/") {
-		if !SafeSegment(seg) {
-			return false
-		}
-	}
-	return true
-}
-
-// SafeSegment reports whether seg is one element of a session name:
-// [A-Za-z0-9._-], not empty, not starting with a dot (no "..", no hidden
-// files).
-func SafeSegment(seg string) bool {
-	if seg == "" || seg[0] == '.' {
-		return false
-	}
-	for i := 0; i < len(seg); i++ {
-		c := seg[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
+func SafePrefix(p string) bool { return sessionname.SafePrefix(p) }

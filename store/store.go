@@ -1,6 +1,6 @@
 // Package store is where sessions live: an interface with two
-// implementations, files (this package: pi's JSONL files under one
-// directory, written through core/session's write protocol) and PostgreSQL
+// implementations, files (store/files: pi's JSONL files under one
+// directory, written through its write protocol) and PostgreSQL
 // (store/postgres), so several `pith serve` hosts can share sessions.
 //
 // A session is addressed by the same safe name in every store (CheckName)
@@ -23,8 +23,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/store/sessionname"
 )
 
 // Errors callers branch on.
@@ -162,7 +162,7 @@ func CheckSidecar(name, suffix string) error {
 		return err
 	}
 	if len(suffix) < 2 || len(suffix) > maxSuffixBytes || suffix[0] != '.' ||
-		!config.SafeSegment(suffix[1:]) || !strings.HasSuffix(suffix, ".jsonl") {
+		!sessionname.SafeSegment(suffix[1:]) || !strings.HasSuffix(suffix, ".jsonl") {
 		return fmt.Errorf("%w: sidecar suffix %q", ErrInvalidName, suffix)
 	}
 	return nil

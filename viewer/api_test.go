@@ -16,6 +16,7 @@ import (
 
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/store/files"
 	"github.com/pith-dev/pith/viewer"
 	"github.com/tidwall/sjson"
 )
@@ -246,7 +247,7 @@ func TestLiveEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	data = bytes.Replace(data, target.Raw, line, 1)
-	if err := session.WriteAtomic(path, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+	if err := files.WriteAtomic(path, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
 		t.Fatal(err)
 	}
 	var e struct {
@@ -274,7 +275,7 @@ func TestLiveEvents(t *testing.T) {
 // format doc.go gives) has it served as is; the page draws it.
 func TestTimelineContract(t *testing.T) {
 	path := demoWithCompaction(t)
-	st, err := session.Open(path, session.Options{})
+	st, err := files.Open(path, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/internal/browsertest"
+	"github.com/pith-dev/pith/store/files"
 	"github.com/pith-dev/pith/summarize/builtin"
 	"github.com/pith-dev/pith/viewer"
 )
@@ -48,7 +49,7 @@ func demoWithCompaction(t *testing.T) string {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := session.Open(path, session.Options{})
+	st, err := files.Open(path, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func demoWithCompaction(t *testing.T) string {
 
 func appendUser(t *testing.T, path, text string) {
 	t.Helper()
-	st, err := session.Open(path, session.Options{})
+	st, err := files.Open(path, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +203,7 @@ func TestBrowser(t *testing.T) {
 	must("select an entry after the fork", chromedp.Evaluate[chromedp.Void](`selectById("85790ee4")`, chromedp.EvalAwaitPromise))
 	poll("entry shown", `document.querySelector('#entry-body').textContent.includes('85790ee4')`)
 	parent := "4d6d1b49" // the end of the abandoned branch, drawn before 85790ee4
-	st, err := session.Open(path, session.Options{})
+	st, err := files.Open(path, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

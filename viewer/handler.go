@@ -18,8 +18,8 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/core/compaction"
-	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/internal/dirwatch"
+	"github.com/pith-dev/pith/store/files"
 )
 
 //go:embed assets
@@ -161,7 +161,7 @@ func New(opts Options) (*Handler, error) {
 		h.tail = FileTail(func() (*os.File, error) { return OpenRegular(path) }, nil)
 	}
 	if h.openArchive == nil {
-		h.openArchive = func() (io.ReadCloser, error) { return session.OpenReadOnly(compaction.ArchivePath(path)) }
+		h.openArchive = func() (io.ReadCloser, error) { return files.OpenReadOnly(compaction.ArchivePath(path)) }
 	}
 	if h.debounce <= 0 {
 		h.debounce = 50 * time.Millisecond

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/store/files"
 	"github.com/spf13/cobra"
 )
 
@@ -42,7 +43,7 @@ under its lease.`,
 			if inPlace {
 				// A change of the session like any other: under its lock,
 				// keeping lines appended meanwhile, replacing a link's target.
-				store, err := session.Open(path, session.Options{Logger: warnLogger(cmd.ErrOrStderr())})
+				store, err := files.Open(path, files.Options{Logger: warnLogger(cmd.ErrOrStderr())})
 				if err != nil {
 					return err
 				}
@@ -70,7 +71,7 @@ under its lease.`,
 			if out == "" {
 				return f.Encode(cmd.OutOrStdout())
 			}
-			if err := session.WriteAtomic(out, f.Encode); err != nil {
+			if err := files.WriteAtomic(out, f.Encode); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d entries from %s written as version 3 to %s\n", path, len(f.Entries), from, out)

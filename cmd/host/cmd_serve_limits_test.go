@@ -13,6 +13,7 @@ import (
 
 	"github.com/pith-dev/pith/client"
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/store/files"
 )
 
 // procFDs counts the open file descriptors of pid.
@@ -154,7 +155,7 @@ func TestServeResources(t *testing.T) {
 
 	// Another program rewrites the file (as pith prune does, through the
 	// session package's write protocol): the daemon's next calls see it.
-	store, err := session.Open(file, session.Options{})
+	store, err := files.Open(file, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/store"
+	"github.com/pith-dev/pith/store/files"
 	"github.com/pith-dev/pith/store/postgres"
 )
 
@@ -29,7 +30,7 @@ func openStoreURL(ctx context.Context, url string) (store.Store, error) {
 		return nil, errors.New("--store is required: a postgres:// URL or a sessions directory")
 	default:
 		dir := strings.TrimPrefix(strings.TrimPrefix(url, "file://"), "file:")
-		return store.OpenFiles(dir, session.Options{})
+		return files.OpenStore(dir, files.Options{})
 	}
 }
 
@@ -58,7 +59,7 @@ directory. --out replaces FILE atomically.`,
 				_, err := cmd.OutOrStdout().Write(data)
 				return err
 			}
-			return session.WriteAtomic(out, func(w io.Writer) error {
+			return files.WriteAtomic(out, func(w io.Writer) error {
 				_, err := w.Write(data)
 				return err
 			})
@@ -133,7 +134,7 @@ func cliHolder() string {
 // session. close releases it; call it on every path.
 func openBackend(ctx context.Context, storeURL, arg string, log hclog.Logger) (*openedSession, error) {
 	if storeURL == "" {
-		st, err := session.Open(arg, session.Options{Logger: log})
+		st, err := files.Open(arg, files.Options{Logger: log})
 		if err != nil {
 			return nil, err
 		}

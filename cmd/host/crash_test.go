@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/pith-dev/pith/internal/pgtest"
+	"github.com/pith-dev/pith/store/files"
 
 	"bytes"
 	"encoding/json"
@@ -72,7 +73,7 @@ func piAppender(path, tag string, n int) int {
 
 // lockedAppender appends n entries through a Store, as pith does.
 func lockedAppender(path, tag string, n int) int {
-	s, err := session.Open(path, session.Options{})
+	s, err := files.Open(path, files.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -362,7 +363,7 @@ func TestRewritesKeepConcurrentAppends(t *testing.T) {
 					// appended) so every run rewrites.
 					cur := readFile(t, path)
 					if i := bytes.IndexByte(cur, '\n'); i > 0 && bytes.Contains(cur[:i], []byte(`"version":3`)) {
-						s, err := session.Open(path, session.Options{})
+						s, err := files.Open(path, files.Options{})
 						if err != nil {
 							t.Fatal(err)
 						}

@@ -20,6 +20,7 @@ import (
 	"github.com/pith-dev/pith/core/tokens"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/internal/wiring"
+	"github.com/pith-dev/pith/store/files"
 	"github.com/pith-dev/pith/summarize"
 )
 
@@ -122,7 +123,7 @@ func (s *strictServer) requests() []sizedRequest {
 func splitTurnSession(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "s.jsonl")
-	st, err := session.Create(path, "/repo", session.Options{})
+	st, err := files.Create(path, "/repo", files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

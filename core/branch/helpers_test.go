@@ -10,6 +10,7 @@ import (
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summary"
+	"github.com/pith-dev/pith/store/files"
 )
 
 // treeLines is a small session with three branches off a1:
@@ -39,9 +40,9 @@ func writeSession(t testing.TB, lines []string) string {
 	return path
 }
 
-func openStore(t testing.TB, path string) *session.Store {
+func openStore(t testing.TB, path string) *files.Session {
 	t.Helper()
-	s, err := session.Open(path, session.Options{})
+	s, err := files.Open(path, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func copyGenerated(t testing.TB, file string) string {
 }
 
 // leafID is the store's leaf id, "" for none.
-func leafID(s *session.Store) string {
+func leafID(s *files.Session) string {
 	if l := s.Leaf(); l != nil {
 		return l.ID
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/store/files"
 )
 
 // TestNavigateLabelMatchesPi runs the cases of
@@ -55,7 +56,7 @@ func TestNavigateLabelMatchesPi(t *testing.T) {
 			if err := os.WriteFile(path, src, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			store, err := session.Open(path, session.Options{})
+			store, err := files.Open(path, files.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/tokens"
+	"github.com/pith-dev/pith/store/files"
 )
 
 type piView struct {
@@ -102,7 +103,7 @@ func TestPiReadsNavigatedFiles(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	files := make([]string, len(scenarios))
+	paths := make([]string, len(scenarios))
 	type pithView struct {
 		leaf  string
 		roles []string
@@ -111,7 +112,7 @@ func TestPiReadsNavigatedFiles(t *testing.T) {
 	views := make([]pithView, len(scenarios))
 	for i, sc := range scenarios {
 		path := filepath.Join(dir, fmt.Sprintf("s%03d.jsonl", i))
-		files[i] = path
+		paths[i] = path
 		src := ""
 		if sc.lines != nil {
 			src = writeSession(t, sc.lines)
@@ -121,7 +122,7 @@ func TestPiReadsNavigatedFiles(t *testing.T) {
 		if err := os.Rename(src, path); err != nil {
 			t.Fatal(err)
 		}
-		store, err := session.Open(path, session.Options{})
+		store, err := files.Open(path, files.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,7 +145,7 @@ func TestPiReadsNavigatedFiles(t *testing.T) {
 		}
 		leaf := leafID(store)
 		store.Close()
-		reopened, err := session.Open(path, session.Options{})
+		reopened, err := files.Open(path, files.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +161,7 @@ func TestPiReadsNavigatedFiles(t *testing.T) {
 		reopened.Close()
 	}
 
-	for i, pv := range piViews(t, files) {
+	for i, pv := range piViews(t, paths) {
 		sc, v := scenarios[i], views[i]
 		if pv.LeafID != v.leaf {
 			t.Errorf("%s: pi's leaf %s, Pith's %s", sc.name, pv.LeafID, v.leaf)
@@ -174,5 +175,5 @@ func TestPiReadsNavigatedFiles(t *testing.T) {
 			t.Errorf("%s: pi's context %v %v, Pith's %v %v", sc.name, roles, toks, v.roles, v.toks)
 		}
 	}
-	t.Logf("%d navigated files read by pi", len(files))
+	t.Logf("%d navigated files read by pi", len(paths))
 }

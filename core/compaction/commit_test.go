@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/store/files"
 )
 
 // compactable writes a session worth compacting and returns its path.
@@ -23,9 +24,9 @@ func compactable(t *testing.T) string {
 	return path
 }
 
-func openStore(t *testing.T, path string) *session.Store {
+func openStore(t *testing.T, path string) *files.Session {
 	t.Helper()
-	s, err := session.Open(path, session.Options{})
+	s, err := files.Open(path, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func openStore(t *testing.T, path string) *session.Store {
 	return s
 }
 
-func prepare(t *testing.T, s *session.Store) (*Preparation, *Result) {
+func prepare(t *testing.T, s *files.Session) (*Preparation, *Result) {
 	t.Helper()
 	prep, err := Prepare(s.Tree().Path(s.Leaf()), Settings{ReserveTokens: 1000, KeepRecentTokens: 250})
 	if err != nil {
@@ -104,7 +105,7 @@ func TestConcurrentCompactionsOneLands(t *testing.T) {
 	for round := range 20 {
 		path := compactable(t)
 		const n = 4
-		stores := make([]*session.Store, n)
+		stores := make([]*files.Session, n)
 		preps := make([]*Preparation, n)
 		results := make([]*Result, n)
 		for i := range n {

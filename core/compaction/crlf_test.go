@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/store/files"
 )
 
 // TestPruneRestoreCRLF: a session with CRLF line ends (pi reads it: JSON
@@ -27,7 +27,7 @@ func pruneRestoreByteForByte(t *testing.T, original []byte) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	writeSession(t, path, original)
-	s, err := session.Open(path, session.Options{})
+	s, err := files.Open(path, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/internal/faultfs"
+	"github.com/pith-dev/pith/store/files"
 )
 
 // A command of the fault-injection sweep: setup makes the session (and
@@ -22,7 +23,7 @@ import (
 type faultCommand struct {
 	name  string
 	setup func(t *testing.T, path string)
-	run   func(store *session.Store) error
+	run   func(store *files.Session) error
 	// rewrites marks commands that replace the file (vs. append to it).
 	rewrites bool
 }
@@ -67,16 +68,16 @@ func faultCommands() []faultCommand {
 		writeSession(t, path, append(faultSession(&builder{}), `{"type":"message","id":"torn`...))
 	}
 	return []faultCommand{
-		{name: "label", setup: torn, run: func(s *session.Store) error {
+		{name: "label", setup: torn, run: func(s *files.Session) error {
 			_, err := s.Append(session.Draft{Type: session.TypeLabel, Fields: map[string]any{"targetId": "00000001", "label": "x"}})
 			return err
 		}},
-		{name: "navigate", setup: plain, run: func(s *session.Store) error {
+		{name: "navigate", setup: plain, run: func(s *files.Session) error {
 			p := "00000001"
 			_, err := s.Append(session.Draft{Type: session.TypeBranchSummary, Parent: &p, Fields: map[string]any{"fromId": "00000007", "summary": "S"}})
 			return err
 		}},
-		{name: "compact", setup: plain, run: func(s *session.Store) error {
+		{name: "compact", setup: plain, run: func(s *files.Session) error {
 			prep, err := Prepare(s.Tree().Path(s.Leaf()), Settings{ReserveTokens: 1000, KeepRecentTokens: 100})
 			if err != nil {
 				return err
@@ -86,7 +87,7 @@ func faultCommands() []faultCommand {
 			_, _, err = Persist(s, prep, res, false, nil)
 			return err
 		}},
-		{name: "compact+message", setup: plain, run: func(s *session.Store) error {
+		{name: "compact+message", setup: plain, run: func(s *files.Session) error {
 			// A compaction with the message that follows it in the same
 			// write (files read back, a plugin's message): several lines.
 			prep, err := Prepare(s.Tree().Path(s.Leaf()), Settings{ReserveTokens: 1000, KeepRecentTokens: 100})
@@ -104,13 +105,13 @@ func faultCommands() []faultCommand {
 			// once tore it): repaired, never glued onto.
 			plain(t, path)
 			writeSession(t, ArchivePath(path), []byte(`{"pos":0,"id":"x"`))
-		}, run: func(s *session.Store) error {
+		}, run: func(s *files.Session) error {
 			_, err := Prune(s, pruneSettings, faultNow)
 			return err
 		}},
 		{name: "restore", rewrites: true, setup: func(t *testing.T, path string) {
 			plain(t, path)
-			s, err := session.Open(path, session.Options{})
+			s, err := files.Open(path, files.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,13 +119,13 @@ func faultCommands() []faultCommand {
 			if p, err := Prune(s, pruneSettings, faultNow); err != nil || len(p.Items) == 0 {
 				t.Fatalf("setup prune: %+v %v", p, err)
 			}
-		}, run: func(s *session.Store) error {
+		}, run: func(s *files.Session) error {
 			_, err := Restore(s)
 			return err
 		}},
 		{name: "migrate", rewrites: true, setup: func(t *testing.T, path string) {
 			writeSession(t, path, bytes.Replace(faultSession(&builder{}), []byte(`"version":3`), []byte(`"version":2`), 1))
-		}, run: func(s *session.Store) error {
+		}, run: func(s *files.Session) error {
 			_, err := s.Migrate()
 			return err
 		}},
@@ -145,7 +146,7 @@ func snap(t *testing.T, path string) snapshot {
 
 // runCommand opens path through c and runs cmd on it.
 func runCommand(path string, c *faultfs.Counter, cmd faultCommand) error {
-	s, err := session.Open(path, session.Options{Now: func() time.Time { return faultNow }, Random: detRandom(), WrapFS: c.Wrap})
+	s, err := files.Open(path, files.Options{Now: func() time.Time { return faultNow }, Random: detRandom(), WrapFS: c.Wrap})
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summary"
+	"github.com/pith-dev/pith/store/files"
 	"github.com/tidwall/gjson"
 )
 
@@ -23,7 +24,7 @@ func TestPersist(t *testing.T) {
 	if err := os.WriteFile(p, b.data(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	store, err := session.Open(p, session.Options{})
+	store, err := files.Open(p, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

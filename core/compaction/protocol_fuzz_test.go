@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/store/files"
 )
 
 // sessionFromShape builds a session from fuzz bytes: each byte adds a
@@ -74,7 +75,7 @@ func FuzzRewriteProtocol(f *testing.F) {
 		if len(archive) > 0 {
 			os.WriteFile(path+ArchiveSuffix, archive, 0o644)
 		}
-		s, err := session.Open(path, session.Options{})
+		s, err := files.Open(path, files.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

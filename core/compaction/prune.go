@@ -115,8 +115,9 @@ func contextStart(path []*session.Entry) int {
 // ArchiveSuffix names the sidecar archive of a session file's pruned
 // originals: FILE + ArchiveSuffix, next to the session (a link's target);
 // the archive of a name too long for that is named by a cut of it and a
-// hash (session.SideName).
-const ArchiveSuffix = ".pruned.jsonl"
+// hash (session.SideName). The name is the file layout's
+// (session.ArchiveSuffix), which listings of sessions know too.
+const ArchiveSuffix = session.ArchiveSuffix
 
 // ArchivePath is the sidecar archive of a session file's pruned outputs.
 func ArchivePath(sessionPath string) string {

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/tokens"
+	"github.com/pith-dev/pith/store/files"
 	"github.com/tidwall/gjson"
 )
 
@@ -105,7 +105,7 @@ func TestPruneAndRestore(t *testing.T) {
 	if err := os.WriteFile(sessPath, orig, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	store, err := session.Open(sessPath, session.Options{})
+	store, err := files.Open(sessPath, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

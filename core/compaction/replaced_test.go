@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/store/files"
 )
 
 // TestCompactionDiscardedWhenSessionReplaced: while the summary is made,
@@ -21,7 +22,7 @@ func TestCompactionDiscardedWhenSessionReplaced(t *testing.T) {
 		s := openStore(t, path)
 		prep, res := prepare(t, s)
 		otherPath := filepath.Join(t.TempDir(), "other.jsonl")
-		other, err := session.Create(otherPath, "/w", session.Options{})
+		other, err := files.Create(otherPath, "/w", files.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

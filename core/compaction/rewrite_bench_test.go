@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/internal/sessiongen"
+	"github.com/pith-dev/pith/store/files"
 )
 
 // bigSession is a 100 000-entry (≈ 100 MB) generated session, written once per test binary.
@@ -51,7 +51,7 @@ func BenchmarkPruneRewrite(b *testing.B) {
 		b.StopTimer()
 		os.Remove(path + ArchiveSuffix)
 		copyTo(b, src, path)
-		s, err := session.Open(path, session.Options{})
+		s, err := files.Open(path, files.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -73,7 +73,7 @@ func BenchmarkRestore(b *testing.B) {
 	dir := b.TempDir()
 	pruned := filepath.Join(dir, "pruned.jsonl")
 	copyTo(b, src, pruned)
-	s, err := session.Open(pruned, session.Options{})
+	s, err := files.Open(pruned, files.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func BenchmarkRestore(b *testing.B) {
 		b.StopTimer()
 		copyTo(b, pruned, path)
 		copyTo(b, pruned+ArchiveSuffix, path+ArchiveSuffix)
-		s, err := session.Open(path, session.Options{})
+		s, err := files.Open(path, files.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

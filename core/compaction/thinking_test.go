@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pith-dev/pith/core/session"
 	"github.com/tidwall/gjson"
+
+	"github.com/pith-dev/pith/store/files"
 )
 
 // thinkingMsg is an assistant message with a thinking block (signed, as
@@ -35,7 +36,7 @@ func TestPruneThinkingAndRestore(t *testing.T) {
 	if err := os.WriteFile(sessPath, orig, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	store, err := session.Open(sessPath, session.Options{})
+	store, err := files.Open(sessPath, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/internal/dispatch"
+	"github.com/pith-dev/pith/store/files"
 	"github.com/pith-dev/pith/summarize/llm"
 )
 
@@ -69,14 +70,14 @@ func (wm *workerModel) requests() []string {
 }
 
 // exploreStore is newSession with the header's cwd a real workspace.
-func exploreStore(t *testing.T, turns int) (*session.Store, string) {
+func exploreStore(t *testing.T, turns int) (*files.Session, string) {
 	t.Helper()
 	ws := t.TempDir()
 	if err := os.WriteFile(filepath.Join(ws, "notes.md"), []byte("# Notes\nkeep tabs\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "s.jsonl")
-	st, err := session.Create(path, ws, session.Options{})
+	st, err := files.Create(path, ws, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/internal/sessiongen"
+	"github.com/pith-dev/pith/store/files"
 	"github.com/pith-dev/pith/summarize/builtin"
 )
 
@@ -22,7 +23,7 @@ func TestGeneratedSessions(t *testing.T) {
 			if err := sessiongen.GenerateFile(path, sessiongen.Small(seed, 600)); err != nil {
 				t.Fatal(err)
 			}
-			store, err := session.Open(path, session.Options{})
+			store, err := files.Open(path, files.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,7 +69,7 @@ func BenchmarkAfterTurn(b *testing.B) {
 	if err := sessiongen.GenerateFile(path, sessiongen.Benchmark(1, 100000)); err != nil {
 		b.Fatal(err)
 	}
-	store, err := session.Open(path, session.Options{})
+	store, err := files.Open(path, files.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func BenchmarkAfterTurnEngine(b *testing.B) {
 	if err := sessiongen.GenerateFile(path, sessiongen.Benchmark(1, 100000)); err != nil {
 		b.Fatal(err)
 	}
-	store, err := session.Open(path, session.Options{})
+	store, err := files.Open(path, files.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func BenchmarkStoreAppend(b *testing.B) {
 	if err := sessiongen.GenerateFile(path, sessiongen.Benchmark(1, 100000)); err != nil {
 		b.Fatal(err)
 	}
-	store, err := session.Open(path, session.Options{})
+	store, err := files.Open(path, files.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/summary"
+	"github.com/pith-dev/pith/store/files"
 	"github.com/pith-dev/pith/summarize/builtin"
 )
 
@@ -64,10 +65,10 @@ func prose(i, n int) string {
 
 // newSession creates a session file with turns user/assistant pairs of
 // about 250 estimated tokens each, all with small usage.
-func newSession(t testing.TB, turns int) (*session.Store, string) {
+func newSession(t testing.TB, turns int) (*files.Session, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "s.jsonl")
-	st, err := session.Create(path, "/repo", session.Options{})
+	st, err := files.Create(path, "/repo", files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

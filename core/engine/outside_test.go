@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/store/files"
 )
 
 // TestAppendFollowsAnotherWriter: between two of the engine's appends,
@@ -17,7 +18,7 @@ import (
 func TestAppendFollowsAnotherWriter(t *testing.T) {
 	st, path := newSession(t, 2)
 	s := New(st, Options{Summarizer: offline(), Settings: testSettings()})
-	other, err := session.Open(path, session.Options{})
+	other, err := files.Open(path, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

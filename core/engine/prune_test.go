@@ -12,6 +12,7 @@ import (
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/internal/sessiongen"
+	"github.com/pith-dev/pith/store/files"
 )
 
 // pruneSettings: threshold 90 000 tokens, the default pruning rules.
@@ -36,10 +37,10 @@ func toolResultMsg(id, tool string, chars int) json.RawMessage {
 // toolHeavySession writes a user request followed by n tool calls whose
 // results are ~5 000 tokens each (the tools cycle through tools), all with
 // small usages, so that only the last turn's usage decides.
-func toolHeavySession(t testing.TB, n int, tools ...string) (*session.Store, string) {
+func toolHeavySession(t testing.TB, n int, tools ...string) (*files.Session, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "s.jsonl")
-	st, err := session.Create(path, "/repo", session.Options{})
+	st, err := files.Create(path, "/repo", files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func BenchmarkAfterTurnPrunePlan(b *testing.B) {
 	if err := sessiongen.GenerateFile(path, sessiongen.Benchmark(1, 100000)); err != nil {
 		b.Fatal(err)
 	}
-	store, err := session.Open(path, session.Options{})
+	store, err := files.Open(path, files.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -217,7 +218,7 @@ func BenchmarkAfterTurnPrunePlan(b *testing.B) {
 // thinking at the turn end.
 func TestAfterTurnPrunesThinking(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.jsonl")
-	store, err := session.Create(path, "/repo", session.Options{})
+	store, err := files.Create(path, "/repo", files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

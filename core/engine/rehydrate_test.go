@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/store/files"
 	"github.com/tidwall/gjson"
 )
 
@@ -18,7 +19,7 @@ import (
 // turn that reads and edits files — small ones, one over the per-file cap,
 // one outside the workspace, a symlink leading out — then a later turn,
 // so that a compaction summarizes the file work.
-func rehydrateSession(t *testing.T) (*session.Store, string, string) {
+func rehydrateSession(t *testing.T) (*files.Session, string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws")
@@ -36,7 +37,7 @@ func rehydrateSession(t *testing.T) (*session.Store, string, string) {
 		t.Skipf("symlink: %v", err)
 	}
 	path := filepath.Join(dir, "s.jsonl")
-	st, err := session.Create(path, ws, session.Options{})
+	st, err := files.Create(path, ws, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/tokens"
+	"github.com/pith-dev/pith/store/files"
 )
 
 func TestThresholdCompaction(t *testing.T) {
@@ -527,7 +528,7 @@ func TestIncrementalAccountingMatchesFullCount(t *testing.T) {
 	}
 	check("after a non-overflow error")
 	// A fresh Session over the same file counts the same.
-	store2, err := session.Open(path, session.Options{})
+	store2, err := files.Open(path, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

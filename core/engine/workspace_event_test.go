@@ -8,6 +8,7 @@ import (
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/workspace"
+	"github.com/pith-dev/pith/store/files"
 )
 
 // session.compacting tells plugins the session's workspace only when the
@@ -27,7 +28,7 @@ func TestCompactingNamesTheWorkspace(t *testing.T) {
 		{"a daemon whose root does not", workspace.Within(t.TempDir()), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st, err := session.Create(filepath.Join(t.TempDir(), "s.jsonl"), cwd, session.Options{})
+			st, err := files.Create(filepath.Join(t.TempDir(), "s.jsonl"), cwd, files.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

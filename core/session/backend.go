@@ -3,13 +3,14 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
 )
 
 // Backend is an open session the engine works on: its parsed entries, the
 // leaf this process is on, and the writes the engine makes. A session
-// file (*Store) is one; a session in a shared store (store.OpenSession)
-// is another. Compaction, pruning and tree navigation take a Backend, so
-// every backend gets the same rules.
+// file (files.Session, package store/files) is one; a session in a shared
+// store (store.OpenSession) is another. Compaction, pruning and tree
+// navigation take a Backend, so every backend gets the same rules.
 type Backend interface {
 	// Path names the session for messages (a file's path, a store's
 	// session name).
@@ -29,14 +30,12 @@ type Backend interface {
 	// or the leaf, all or nothing, and moves the leaf to the last.
 	Append(drafts ...Draft) ([]*Entry, error)
 	// AppendWith is Append with the first parent chosen by parent against
-	// the session as it is when the write commits (see Store.AppendWith).
+	// the session as it is when the write commits (see files.Session.AppendWith).
 	AppendWith(parent func(t *Tree, last *Entry) (string, error), drafts ...Draft) ([]*Entry, error)
 	// Update replaces the session with the File change returns (nil: no
 	// change), with its sidecar changes, all or nothing.
 	Update(change func(tx *Tx) (*File, error)) error
 }
-
-var _ Backend = (*Store)(nil)
 
 // Leaser is a Backend shared by several hosts, where one host at a time
 // may compact or prune a session. A session file needs none: its lock and
@@ -74,8 +73,34 @@ type Sidecars interface {
 	Append(suffix string, data []byte) error
 }
 
-// NewTx is the Tx a Backend's Update hands to a change: the session as
-// the backend read it and its sidecars.
-func NewTx(file *File, tree *Tree, leaf *Entry, path string, sidecars Sidecars) *Tx {
-	return &Tx{file: file, tree: tree, leaf: leaf, path: path, side: sidecars}
+// Errors of every Backend's writes.
+var (
+	// ErrUnchanged is wrapped by every error of a write after which the
+	// session file is verified to be exactly as it was before.
+	ErrUnchanged = errors.New("the session is unchanged")
+	// ErrIncomplete is wrapped by errors of a write that failed after it
+	// changed the file: cutting back a failed append failed too, or a rewrite
+	// was renamed into place but a later step failed. The message says what
+	// state the file is in.
+	ErrIncomplete = errors.New("the write did not complete")
+	// ErrReadOnly refuses to change a session that cannot be written (opened
+	// read-only, or without an owner write bit).
+	ErrReadOnly = errors.New("the session file is read-only")
+	// ErrOldVersion refuses appends to a v1 or v2 file, which is read through
+	// an in-memory migration.
+	ErrOldVersion = errors.New("the session file is in an old format (version 1 or 2)")
+)
+
+// LeafAt is the entry a SetLeaf to id moves the leaf to in t: nil for ""
+// (before the first entry), an error naming the session name when t has
+// no such entry. Every Backend's SetLeaf resolves its target here.
+func LeafAt(t *Tree, name, id string) (*Entry, error) {
+	if id == "" {
+		return nil, nil
+	}
+	e := t.Get(id)
+	if e == nil {
+		return nil, fmt.Errorf("%s: no entry with id %q", name, id)
+	}
+	return e, nil
 }

@@ -6,6 +6,12 @@ import (
 	"unicode/utf8"
 )
 
+// ArchiveSuffix names the sidecar archive of a session file's pruned
+// originals: SideName("", FILE, ArchiveSuffix), next to the session (a
+// link's target). It is part of the layout every files reader knows: a
+// listing of sessions leaves a session's archive out.
+const ArchiveSuffix = ".pruned.jsonl"
+
 // NameMax is the longest name of one path component that common file
 // systems take (NAME_MAX: ext4, xfs, btrfs, tmpfs, APFS count bytes).
 const NameMax = 255

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pith-dev/pith/core/jsondepth"
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/store/files"
 )
 
 // TestParseClientEntryRefuses covers the forgeries of the security issue
@@ -108,7 +109,7 @@ func TestCheckClientMessage(t *testing.T) {
 // that reads back with the client's type and fields and the server's
 // envelope.
 func TestClientEntryAppends(t *testing.T) {
-	s, err := session.OpenOrCreate(t.TempDir()+"/s.jsonl", "/tmp", session.Options{})
+	s, err := files.OpenOrCreate(t.TempDir()+"/s.jsonl", "/tmp", files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,13 +7,14 @@ import (
 
 	"github.com/pith-dev/pith/core/jsondepth"
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/store/files"
 )
 
 // TestDraftFieldsChecked: every draft, whoever made it, is checked once
 // when its line is built: a JSON object, valid, not setting the envelope
 // (a second "id" would be the one readers take).
 func TestDraftFieldsChecked(t *testing.T) {
-	s, err := session.OpenOrCreate(t.TempDir()+"/s.jsonl", "/tmp", session.Options{})
+	s, err := files.OpenOrCreate(t.TempDir()+"/s.jsonl", "/tmp", files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

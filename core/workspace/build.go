@@ -52,7 +52,7 @@ type FileStatus struct {
 
 // Built is a message ready to append, and the account of what is in it.
 type Built struct {
-	// Draft is a custom_message entry; append it with session.Store.Append.
+	// Draft is a custom_message entry; append it with a session.Backend's Append.
 	Draft session.Draft
 	// Text is the message's content.
 	Text string

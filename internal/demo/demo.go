@@ -13,13 +13,14 @@ import (
 	"time"
 
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/store/files"
 )
 
 // Write creates the demo session at path (which must not exist).
 func Write(path string) error {
 	clock := time.Date(2026, 11, 2, 9, 14, 0, 0, time.UTC)
 	rng := rand.New(rand.NewPCG(7, 11))
-	st, err := session.Create(path, "/home/dev/ledger", session.Options{
+	st, err := files.Create(path, "/home/dev/ledger", files.Options{
 		Now:    func() time.Time { clock = clock.Add(time.Duration(3+rng.IntN(40)) * time.Second); return clock },
 		Random: &pcgReader{rng},
 	})
@@ -42,7 +43,7 @@ func (p *pcgReader) Read(b []byte) (int, error) {
 }
 
 type writer struct {
-	st    *session.Store
+	st    *files.Session
 	err   error
 	calls int
 	ts    int64

@@ -1,4 +1,4 @@
-// Package faultfs wraps a session.FS so that tests can fail any single file
+// Package faultfs wraps a files.FS so that tests can fail any single file
 // operation: the Nth write, fsync, truncate, rename, create, remove,
 // directory sync or chmod, with an error such as ENOSPC or EIO. A failed write
 // first writes half of its bytes, as a disk that fills up mid-write does.
@@ -13,7 +13,7 @@ import (
 	"os"
 	"sync"
 
-	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/store/files"
 )
 
 // Op is a kind of file operation.
@@ -76,8 +76,8 @@ type Counter struct {
 // New returns a Counter that injects the faults (at most one per Op).
 func New(faults ...Fault) *Counter { return &Counter{faults: faults} }
 
-// Wrap is for session.Options.WrapFS.
-func (c *Counter) Wrap(inner session.FS) session.FS { return &faultFS{inner: inner, c: c} }
+// Wrap is for files.Options.WrapFS.
+func (c *Counter) Wrap(inner files.FS) files.FS { return &faultFS{inner: inner, c: c} }
 
 // Count is how many operations of the kind were attempted.
 func (c *Counter) Count(op Op) int {
@@ -117,11 +117,11 @@ func (c *Counter) hit(op Op) error {
 }
 
 type faultFS struct {
-	inner session.FS
+	inner files.FS
 	c     *Counter
 }
 
-func (f *faultFS) OpenFile(name string, flag int, perm fs.FileMode) (session.Handle, error) {
+func (f *faultFS) OpenFile(name string, flag int, perm fs.FileMode) (files.Handle, error) {
 	if flag&os.O_CREATE != 0 {
 		if err := f.c.hit(Create); err != nil {
 			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
@@ -160,7 +160,7 @@ func (f *faultFS) SyncDir() error {
 }
 
 type handle struct {
-	session.Handle
+	files.Handle
 	c *Counter
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/internal/sessiongen"
 	"github.com/pith-dev/pith/sdk/sdktest"
+	"github.com/pith-dev/pith/store/files"
 	"github.com/pith-dev/pith/summarize/builtin"
 )
 
@@ -53,7 +54,7 @@ func TestGuardVetoesCompactionOfA400MBSession(t *testing.T) {
 	if err := sessiongen.GenerateFile(path, opts); err != nil {
 		t.Fatal(err)
 	}
-	store, err := session.Open(path, session.Options{})
+	store, err := files.Open(path, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

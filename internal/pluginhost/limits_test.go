@@ -9,11 +9,11 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/core/engine"
-	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/internal/dispatch"
 	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/internal/sessiongen"
+	"github.com/pith-dev/pith/store/files"
 	"github.com/pith-dev/pith/summarize/builtin"
 )
 
@@ -27,7 +27,7 @@ func compactThrough(t *testing.T, specs ...pluginhost.Spec) (before, after int64
 		t.Fatal(err)
 	}
 	log, buf := bufLogger()
-	store, err := session.Open(path, session.Options{})
+	store, err := files.Open(path, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,12 +9,12 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/core/engine"
-	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/internal/dispatch"
 	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/internal/sessiongen"
 	"github.com/pith-dev/pith/internal/wire"
+	"github.com/pith-dev/pith/store/files"
 	"github.com/pith-dev/pith/summarize/builtin"
 )
 
@@ -26,7 +26,7 @@ func TestTruncatedPathIsPagedThroughTheHost(t *testing.T) {
 	if err := sessiongen.GenerateFile(path, sessiongen.Small(11, 300)); err != nil {
 		t.Fatal(err)
 	}
-	store, err := session.Open(path, session.Options{})
+	store, err := files.Open(path, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/internal/sessiongen"
 	"github.com/pith-dev/pith/sdk/sdktest"
+	"github.com/pith-dev/pith/store/files"
 	"github.com/pith-dev/pith/summarize/builtin"
 )
 
@@ -23,7 +24,7 @@ import (
 // no-compact, followed by enough other labels that the label list alone
 // passes a few KiB: cut to a small budget, the no-compact label is not
 // among the labels sent.
-func labelledSession(t *testing.T, dir string) *session.Store {
+func labelledSession(t *testing.T, dir string) *files.Session {
 	t.Helper()
 	path := filepath.Join(dir, "s.jsonl")
 	opts := sessiongen.Small(7, 400)
@@ -31,7 +32,7 @@ func labelledSession(t *testing.T, dir string) *session.Store {
 	if err := sessiongen.GenerateFile(path, opts); err != nil {
 		t.Fatal(err)
 	}
-	store, err := session.Open(path, session.Options{})
+	store, err := files.Open(path, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pith-dev/pith/client"
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/store/files"
 )
 
 // TestOutsideAppendsAreFollowed: pi (or the pith CLI) appends to a session
@@ -34,7 +35,7 @@ func TestOutsideAppendsAreFollowed(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Another process appends below the daemon's leaf, as pi does.
-	other, err := session.Open(filepath.Join(root, "team", "s1.jsonl"), session.Options{})
+	other, err := files.Open(filepath.Join(root, "team", "s1.jsonl"), files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestOutsideAppendsAnnounced(t *testing.T) {
 		t.Fatalf("after the daemon's own append: %+v, want entries_appended of %s", ev, entryID(t, own[0]))
 	}
 	for i := range 2 {
-		other, err := session.Open(filepath.Join(root, "team", "s1.jsonl"), session.Options{})
+		other, err := files.Open(filepath.Join(root, "team", "s1.jsonl"), files.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,7 +207,7 @@ func TestFollowersComeAndGo(t *testing.T) {
 	}
 	path := filepath.Join(root, "s.jsonl")
 	outside := func(tag string) string {
-		other, err := session.Open(path, session.Options{})
+		other, err := files.Open(path, files.Options{})
 		if err != nil {
 			t.Error(err)
 			return ""

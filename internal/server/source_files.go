@@ -11,13 +11,13 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/internal/realdir"
+	"github.com/pith-dev/pith/store/files"
 )
 
 // filesSource is the default source: pi's JSONL files under sessions.root,
@@ -125,10 +125,10 @@ func (f *filesSource) makeDirs(root *os.Root, dir string) error {
 const fileDisplay = "session file"
 
 // storeOptions are the Store options of the file opened by rel.
-func (f *filesSource) storeOptions(rel string) session.Options {
+func (f *filesSource) storeOptions(rel string) files.Options {
 	// SingleLink: a hard link could name a file outside the root; such a
 	// file is read but never written.
-	return session.Options{Logger: f.log.Named("session").With("path", rel), SingleLink: true, Display: fileDisplay}
+	return files.Options{Logger: f.log.Named("session").With("path", rel), SingleLink: true, Display: fileDisplay}
 }
 
 // sessionsRoot returns the handle on sessions.root, opening it (and, with
@@ -200,13 +200,13 @@ func (f *filesSource) open(_ context.Context, rel string, create bool, cwd strin
 		if fi.Mode().IsRegular() {
 			size = fi.Size()
 		}
-		if o, err := seen(keyOf(fi, rel), size); o != nil || err != nil {
+		if o, err := seen(files.KeyOf(fi, rel), size); o != nil || err != nil {
 			return nil, o, false, err
 		}
 	}
 	// Parse outside the registry lock: a large file takes a while, and
 	// every other call looks sessions up under that lock.
-	st, created, err := openStore(sub, base, create, cwd, f.storeOptions(rel))
+	st, created, err := files.OpenOrCreateIn(sub, base, create, cwd, f.storeOptions(rel))
 	if err != nil {
 		if strings.Contains(err.Error(), "path escapes from parent") {
 			err = ErrOutsideRoot
@@ -218,7 +218,7 @@ func (f *filesSource) open(_ context.Context, rel string, create bool, cwd strin
 		st.Close()
 		return nil, nil, false, fmt.Errorf("session %q: %w", rel, rootError(err))
 	}
-	b := &fileBacking{src: f, rel: rel, sub: sub, base: base, k: keyOf(fi, rel), abs: filepath.Join(rootAt, filepath.FromSlash(rel))}
+	b := &fileBacking{src: f, rel: rel, sub: sub, base: base, k: files.KeyOf(fi, rel), abs: filepath.Join(rootAt, filepath.FromSlash(rel))}
 	b.st.Store(st)
 	b.fi.Store(&fi)
 	keep = true
@@ -235,9 +235,9 @@ func (f *filesSource) load(_ context.Context, rel string, maxBytes int64) (*sess
 		return nil, fmt.Errorf("session %q: %w", rel, err)
 	}
 	defer sub.Close()
-	file, err := session.LoadIn(sub, base, maxBytes)
+	file, err := files.LoadIn(sub, base, maxBytes)
 	if err != nil {
-		if errors.Is(err, session.ErrTooLarge) {
+		if errors.Is(err, files.ErrTooLarge) {
 			err = fmt.Errorf("%w: %w (server.maxSessionBytes)", ErrLimit, err)
 		}
 		return nil, fmt.Errorf("session %q: %w", rel, unprefix(err, base))
@@ -262,52 +262,6 @@ func (f *filesSource) close() error {
 	return nil
 }
 
-// openStore opens name in dir, or with create makes it first when it is
-// missing.
-func openStore(dir *os.Root, name string, create bool, cwd string, opts session.Options) (store *session.Store, created bool, err error) {
-	open := func() (*session.Store, error) {
-		s, err := session.OpenIn(dir, name, opts)
-		if create && errors.Is(err, session.ErrNotSession) {
-			// Another call (of this daemon, or pi) may be creating it:
-			// the file exists before its header is written. Read it
-			// again, and again while it is still empty.
-			for wait := time.Millisecond; wait <= maxCreateWait; wait *= 2 {
-				time.Sleep(wait)
-				if s, err = session.OpenIn(dir, name, opts); !emptyFile(dir, name, err) {
-					break
-				}
-			}
-		}
-		return s, err
-	}
-	store, err = open()
-	if !create || !errors.Is(err, fs.ErrNotExist) {
-		return store, false, err
-	}
-	store, err = session.CreateIn(dir, name, cwd, opts)
-	if errors.Is(err, fs.ErrExist) {
-		// Another process created it first.
-		store, err = open()
-		return store, false, err
-	}
-	return store, err == nil, err
-}
-
-// maxCreateWait bounds the last of the doubling waits (about a second in
-// all) for a session file another caller is creating to get its header;
-// one still empty after them was left so by a creation that died, and is
-// refused as it is.
-const maxCreateWait = 512 * time.Millisecond
-
-// emptyFile reports whether err refused name in dir for being empty.
-func emptyFile(dir *os.Root, name string, err error) bool {
-	if !errors.Is(err, session.ErrNotSession) {
-		return false
-	}
-	fi, serr := dir.Lstat(name)
-	return serr == nil && fi.Mode().IsRegular() && fi.Size() == 0
-}
-
 // fileBacking is one session file open in the daemon.
 type fileBacking struct {
 	src *filesSource
@@ -316,13 +270,13 @@ type fileBacking struct {
 	// directory through which every file operation goes.
 	rel, base string
 	sub       *os.Root
-	k         fileKey
+	k         files.Key
 	// abs is the file's path as opened (the file watch follows it).
 	abs string
 	// fi is the file as opened; a different file at the name means it was
 	// replaced on disk (prune, migrate, an editor).
 	fi atomic.Pointer[fs.FileInfo]
-	st atomic.Pointer[session.Store]
+	st atomic.Pointer[files.Session]
 	// refused: the file, read again in place, was refused (it holds
 	// another session now); calls are refused until it is accepted.
 	refused atomic.Bool
@@ -389,7 +343,7 @@ func (b *fileBacking) reopen(accept func(session.Backend) error) (func(), reopen
 		b.refused.Store(false)
 		return func() {}, reopened{rewritten: rewritten}, nil
 	}
-	st, err := session.OpenIn(b.sub, b.base, b.src.storeOptions(b.rel))
+	st, err := files.OpenIn(b.sub, b.base, b.src.storeOptions(b.rel))
 	if err != nil {
 		return nil, reopened{}, fmt.Errorf("%s: reopen: %w", fileDisplay, unprefix(err, fileDisplay))
 	}

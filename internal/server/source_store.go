@@ -17,6 +17,7 @@ import (
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/store"
+	"github.com/pith-dev/pith/store/files"
 )
 
 // storeSource serves the sessions of a shared store (sessions.store: a
@@ -142,7 +143,7 @@ func (s *storeSource) open(ctx context.Context, rel string, create bool, cwd str
 	opts := store.SessionOptions{Holder: s.holder, LeaseTTL: s.ttl, Logger: s.log.Named("store").With("session", rel), MaxBytes: s.maxBytes}
 	h, err := store.OpenSession(ctx, s.st, rel, opts)
 	if errors.Is(err, store.ErrNotFound) && create {
-		err = s.st.Create(ctx, rel, session.Options{}.HeaderLine(cwd))
+		err = s.st.Create(ctx, rel, files.Options{}.HeaderLine(cwd))
 		created = err == nil
 		if errors.Is(err, store.ErrExists) {
 			err = nil // another host created it first

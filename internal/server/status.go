@@ -12,6 +12,7 @@ import (
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/store"
+	"github.com/pith-dev/pith/store/files"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -101,11 +102,11 @@ func toStatus(err error) error {
 		// this host's limit: it is refused as one read whole would be.
 		code = codes.ResourceExhausted
 		err = fmt.Errorf("%w (server.maxSessionBytes)", err)
-	case errors.Is(err, session.ErrNotRegular), errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.ENOTDIR):
+	case errors.Is(err, files.ErrNotRegular), errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.ENOTDIR):
 		// A directory, FIFO or symlink where a session file should be, or
 		// a file where a directory should be.
 		code = codes.InvalidArgument
-	case errors.Is(err, session.ErrHardLinked):
+	case errors.Is(err, files.ErrHardLinked):
 		code = codes.PermissionDenied
 	case errors.Is(err, session.ErrReadOnly):
 		code = codes.FailedPrecondition

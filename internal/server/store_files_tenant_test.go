@@ -9,8 +9,7 @@ import (
 
 	"github.com/pith-dev/pith/client"
 	"github.com/pith-dev/pith/config"
-	"github.com/pith-dev/pith/core/session"
-	"github.com/pith-dev/pith/store"
+	"github.com/pith-dev/pith/store/files"
 )
 
 // TestFilesStoreTenantLinks: on a files store (sessions.store = a
@@ -21,7 +20,7 @@ import (
 // through it made files in team-b.
 func TestFilesStoreTenantLinks(t *testing.T) {
 	dir := t.TempDir()
-	st, err := store.OpenFiles(dir, session.Options{})
+	st, err := files.OpenStore(dir, files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +44,7 @@ func TestFilesStoreTenantLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	// team-b's session that no client has open.
-	two, err := session.Create(filepath.Join(dir, "team-b/two.jsonl"), "/w", session.Options{})
+	two, err := files.Create(filepath.Join(dir, "team-b/two.jsonl"), "/w", files.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

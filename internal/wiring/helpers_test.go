@@ -13,6 +13,7 @@ import (
 
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/store/files"
 	"github.com/tidwall/gjson"
 )
 
@@ -52,7 +53,7 @@ func copyDemo(t *testing.T) string {
 // openFile is an OperationOptions.Open of the session file path.
 func openFile(path string) func() (session.Backend, func(), error) {
 	return func() (session.Backend, func(), error) {
-		st, err := session.Open(path, session.Options{})
+		st, err := files.Open(path, files.Options{})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
-	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/internal/admission"
+	"github.com/pith-dev/pith/store/files"
 	"github.com/pith-dev/pith/viewer"
 )
 
@@ -84,7 +84,7 @@ func boundAddress(lis net.Listener) string {
 
 // writeReadyFile writes addr atomically, so a poller never reads half.
 func writeReadyFile(path, addr string) error {
-	err := session.WriteAtomic(path, func(w io.Writer) error {
+	err := files.WriteAtomic(path, func(w io.Writer) error {
 		_, err := io.WriteString(w, addr+"\n")
 		return err
 	})

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// The ready file goes through session.WriteAtomic: a poller sees the old
+// The ready file goes through files.WriteAtomic: a poller sees the old
 // address or the new one, never half, and no temp file is left behind.
 func TestWriteReadyFileReplacesAtomically(t *testing.T) {
 	dir := t.TempDir()
