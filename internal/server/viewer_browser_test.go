@@ -27,7 +27,7 @@ func shot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
 	dir := os.Getenv("PITH_ARTIFACTS")
 	if dir == "" {
-		dir = filepath.Join("..", "bin", "artifacts")
+		dir = filepath.Join("..", "..", "bin", "artifacts")
 	}
 	dir = filepath.Join(dir, "viewer")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
