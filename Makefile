@@ -15,7 +15,7 @@ help:
 	@echo "make bench        the benchmarks of the hot paths"
 	@echo "make bench-vs-pi  open a 110 MB session with pi (Node) and with Pith, compare"
 	@echo "make load         50 sessions appending and compacting for 30 s against one host"
-	@echo "make lint         gofmt, go vet, staticcheck"
+	@echo "make lint         gofmt, go vet, staticcheck (and go mod tidy -diff in the nested modules)"
 	@echo "make fuzz         every fuzz target (found, not listed) for FUZZTIME (default 30s); FUZZ=regexp for some"
 	@echo "make conformance  regenerate golden data with pi under Node (skipped without node)"
 	@echo "make proto        regenerate the protobuf Go code (pinned generators)"
@@ -49,8 +49,18 @@ $(TESTREPORT): $(wildcard internal/testreport/*.go)
 	@mkdir -p $(BIN)
 	$(GO) build -o $@ ./internal/testreport
 
+# Modules of their own inside the repository: the templates a user copies
+# (plugins/template, client/template). The root's ./... does not enter a
+# directory with a go.mod, so test and lint run in each of them as well;
+# archtest's testdata modules are fixtures, and node_modules is npm's.
+NESTED_MODULES := $(patsubst ./%/go.mod,%,$(shell find . \( -name node_modules -o -name testdata -o -name .git -o -name $(BIN) \) -prune -o -name go.mod ! -path ./go.mod -print | sort))
+
 test: $(TESTREPORT)
 	scripts/cleantmp.sh $(TESTREPORT) -go $(GO) ./...
+	@for m in $(NESTED_MODULES); do \
+		echo "cd $$m && $(CURDIR)/scripts/cleantmp.sh $(CURDIR)/$(TESTREPORT) -go $(GO) ./..."; \
+		(cd $$m && $(CURDIR)/scripts/cleantmp.sh $(CURDIR)/$(TESTREPORT) -go $(GO) ./...) || exit; \
+	done
 
 test-short: $(TESTREPORT)
 	scripts/cleantmp.sh $(TESTREPORT) -go $(GO) -short ./...
@@ -69,6 +79,14 @@ lint:
 	$(GO) vet ./...
 	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck ./...
+	@# A nested module's go.mod lists the root's requirements as its own
+	@# (indirect): a dependency bumped in the root leaves them stale, and
+	@# its build then fails on a missing go.sum entry.
+	@for m in $(NESTED_MODULES); do \
+		echo "cd $$m && $(GO) mod tidy -diff && $(GO) vet ./... && staticcheck ./..."; \
+		(cd $$m && { $(GO) mod tidy -diff || { echo "$$m: go mod tidy -diff failed: if it printed a diff, run (cd $$m && $(GO) mod tidy)"; exit 1; }; } && \
+			$(GO) vet ./... && PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck ./...) || exit; \
+	done
 
 demo: build
 	@scripts/demo.sh

@@ -10,6 +10,20 @@
 // mutual TLS) and usually wants a bearer token (WithToken). A token is
 // never sent in clear text to anything but loopback or a unix socket.
 //
+// # From a module of your own
+//
+// The module github.com/pith-dev/pith is not published yet, so an agent in
+// another module reads it from a checkout of Pith with a replace directive
+// before go mod tidy can resolve this package:
+//
+//	go mod init example.com/my-agent
+//	go mod edit -replace github.com/pith-dev/pith=../pith
+//	go mod tidy
+//
+// The repository's client/template is such a module to copy, and
+// client/README.md the steps; the replace goes away once the module is
+// published.
+//
 // # What is safe to send again
 //
 // A call's error says whether sending it again can do harm, and the client
