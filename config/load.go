@@ -242,51 +242,6 @@ func (b bytesProvider) Read() (map[string]any, error) {
 	return nil, errors.New("bytes provider needs a parser")
 }
 
-// resolvePaths expands ~ and makes relative paths (plugins, sessions.root,
-// the daemon's TLS files and workspace root, workspace.roots) absolute against the
-// configuration file's directory — the working directory without a file —
-// so that where a daemon was started from does not change which binary
-// runs, where sessions go or which files it may read.
-func resolvePaths(c *Config, source string) {
-	base := "."
-	if source != "" {
-		base = filepath.Dir(source)
-	}
-	if abs, err := filepath.Abs(base); err == nil {
-		base = abs
-	}
-	resolve := func(p string) string {
-		p = expandHome(p)
-		if strings.TrimSpace(p) != "" && !filepath.IsAbs(p) {
-			p = filepath.Join(base, p)
-		}
-		return p
-	}
-	c.Sessions.Root = resolve(c.Sessions.Root)
-	for _, f := range []*string{&c.Server.TLS.CertFile, &c.Server.TLS.KeyFile, &c.Server.TLS.ClientCAFile, &c.Server.WorkspaceRoot} {
-		if *f != "" {
-			*f = resolve(*f)
-		}
-	}
-	for i := range c.Plugins {
-		c.Plugins[i].Path = resolve(c.Plugins[i].Path)
-	}
-	for i, r := range c.Workspace.Roots {
-		c.Workspace.Roots[i] = resolve(r)
-	}
-}
-
-func expandHome(p string) string {
-	if p != "~" && !strings.HasPrefix(p, "~/") {
-		return p
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return p
-	}
-	return filepath.Join(home, strings.TrimPrefix(p, "~"))
-}
-
 // envTransform maps PITH_ variables onto keys (see the package doc) and
 // collects the variables that look meant for the configuration but do not
 // name a key.
