@@ -149,7 +149,10 @@ func parseKeys(data []byte, path string, opts []Option) (*koanf.Koanf, []Problem
 			return nil, nil, err
 		}
 		if format == FormatJSON {
-			data = stripJSONComments(data)
+			var err error
+			if data, err = blankJSONComments(data); err != nil {
+				return nil, nil, fmt.Errorf("%s: %w: %w", path, ErrSyntax, err)
+			}
 			// encoding/json keeps the last of two equal keys without a
 			// word; YAML and TOML parsers refuse them.
 			if dups := jsonDuplicateKeys(data); len(dups) > 0 {
@@ -391,54 +394,4 @@ func jsonDuplicateKeys(data []byte) []Problem {
 			}
 		}
 	}
-}
-
-// stripJSONComments removes // and /* */ comments outside strings, so a
-// .json configuration may be commented like VS Code's settings. Newlines are
-// kept so that parse errors still point at the right line.
-func stripJSONComments(data []byte) []byte {
-	if !bytes.Contains(data, []byte("/")) {
-		return data
-	}
-	out := make([]byte, 0, len(data))
-	inString, escaped := false, false
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		if inString {
-			out = append(out, c)
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch {
-		case c == '"':
-			inString = true
-			out = append(out, c)
-		case c == '/' && i+1 < len(data) && data[i+1] == '/':
-			for i < len(data) && data[i] != '\n' {
-				i++
-			}
-			if i < len(data) {
-				out = append(out, '\n')
-			}
-		case c == '/' && i+1 < len(data) && data[i+1] == '*':
-			i += 2
-			for i < len(data) && !(data[i] == '*' && i+1 < len(data) && data[i+1] == '/') {
-				if data[i] == '\n' {
-					out = append(out, '\n')
-				}
-				i++
-			}
-			i++ // the '/' of the closing "*/"
-		default:
-			out = append(out, c)
-		}
-	}
-	return out
 }
