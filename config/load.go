@@ -104,7 +104,7 @@ func Load(path string, opts ...Option) (*Config, error) {
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read configuration: %w", err)
+		return nil, fmt.Errorf("read configuration: %w", notFound(err))
 	}
 	return Parse(data, path, opts...)
 }
