@@ -205,7 +205,10 @@ type Plugin struct {
 	Name string `koanf:"name"`
 	// Path is the executable. A relative path in a file is resolved against
 	// the file's directory at load time, so Path is absolute afterwards.
-	Path string            `koanf:"path"`
+	Path string `koanf:"path"`
+	// Args are passed as written, except that one starting ./, ../ or ~/
+	// (or a --name=value whose value does) is resolved as Path is: the
+	// plugin runs in the host's working directory, not the file's.
 	Args []string          `koanf:"args" pith:"args"`
 	Env  map[string]string `koanf:"env" pith:"envmap"`
 	// SHA256, when set, is the hex checksum the binary must match.

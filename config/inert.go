@@ -24,7 +24,7 @@ func InertSet(path string, opts ...Option) ([]Problem, error) {
 	if path != "" {
 		var err error
 		if data, err = os.ReadFile(path); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, fmt.Errorf("%s: %w", path, notFound(err))
 		}
 	}
 	k, _, err := parseKeys(data, path, opts)

@@ -104,7 +104,7 @@ func Load(path string, opts ...Option) (*Config, error) {
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read configuration: %w", err)
+		return nil, fmt.Errorf("read configuration: %w", notFound(err))
 	}
 	return Parse(data, path, opts...)
 }
@@ -149,7 +149,10 @@ func parseKeys(data []byte, path string, opts []Option) (*koanf.Koanf, []Problem
 			return nil, nil, err
 		}
 		if format == FormatJSON {
-			data = stripJSONComments(data)
+			var err error
+			if data, err = blankJSONComments(data); err != nil {
+				return nil, nil, fmt.Errorf("%s: %w: %w", path, ErrSyntax, err)
+			}
 			// encoding/json keeps the last of two equal keys without a
 			// word; YAML and TOML parsers refuse them.
 			if dups := jsonDuplicateKeys(data); len(dups) > 0 {
@@ -240,51 +243,6 @@ func (b bytesProvider) ReadBytes() ([]byte, error) { return b, nil }
 
 func (b bytesProvider) Read() (map[string]any, error) {
 	return nil, errors.New("bytes provider needs a parser")
-}
-
-// resolvePaths expands ~ and makes relative paths (plugins, sessions.root,
-// the daemon's TLS files and workspace root, workspace.roots) absolute against the
-// configuration file's directory — the working directory without a file —
-// so that where a daemon was started from does not change which binary
-// runs, where sessions go or which files it may read.
-func resolvePaths(c *Config, source string) {
-	base := "."
-	if source != "" {
-		base = filepath.Dir(source)
-	}
-	if abs, err := filepath.Abs(base); err == nil {
-		base = abs
-	}
-	resolve := func(p string) string {
-		p = expandHome(p)
-		if strings.TrimSpace(p) != "" && !filepath.IsAbs(p) {
-			p = filepath.Join(base, p)
-		}
-		return p
-	}
-	c.Sessions.Root = resolve(c.Sessions.Root)
-	for _, f := range []*string{&c.Server.TLS.CertFile, &c.Server.TLS.KeyFile, &c.Server.TLS.ClientCAFile, &c.Server.WorkspaceRoot} {
-		if *f != "" {
-			*f = resolve(*f)
-		}
-	}
-	for i := range c.Plugins {
-		c.Plugins[i].Path = resolve(c.Plugins[i].Path)
-	}
-	for i, r := range c.Workspace.Roots {
-		c.Workspace.Roots[i] = resolve(r)
-	}
-}
-
-func expandHome(p string) string {
-	if p != "~" && !strings.HasPrefix(p, "~/") {
-		return p
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return p
-	}
-	return filepath.Join(home, strings.TrimPrefix(p, "~"))
 }
 
 // envTransform maps PITH_ variables onto keys (see the package doc) and
@@ -436,54 +394,4 @@ func jsonDuplicateKeys(data []byte) []Problem {
 			}
 		}
 	}
-}
-
-// stripJSONComments removes // and /* */ comments outside strings, so a
-// .json configuration may be commented like VS Code's settings. Newlines are
-// kept so that parse errors still point at the right line.
-func stripJSONComments(data []byte) []byte {
-	if !bytes.Contains(data, []byte("/")) {
-		return data
-	}
-	out := make([]byte, 0, len(data))
-	inString, escaped := false, false
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		if inString {
-			out = append(out, c)
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch {
-		case c == '"':
-			inString = true
-			out = append(out, c)
-		case c == '/' && i+1 < len(data) && data[i+1] == '/':
-			for i < len(data) && data[i] != '\n' {
-				i++
-			}
-			if i < len(data) {
-				out = append(out, '\n')
-			}
-		case c == '/' && i+1 < len(data) && data[i+1] == '*':
-			i += 2
-			for i < len(data) && !(data[i] == '*' && i+1 < len(data) && data[i+1] == '/') {
-				if data[i] == '\n' {
-					out = append(out, '\n')
-				}
-				i++
-			}
-			i++ // the '/' of the closing "*/"
-		default:
-			out = append(out, c)
-		}
-	}
-	return out
 }

@@ -159,7 +159,7 @@ func Open(path string, opts WatcherOptions) (*Store, *Watcher, error) {
 	}
 	if err != nil {
 		w.Close()
-		return nil, nil, fmt.Errorf("read configuration: %w", err)
+		return nil, nil, fmt.Errorf("read configuration: %w", notFound(err))
 	}
 	cfg, err := Parse(data, w.path, append(append([]Option(nil), opts.LoadOptions...), requireKeys)...)
 	if err != nil {
@@ -203,7 +203,7 @@ func newWatcher(path string, opts WatcherOptions) (*Watcher, error) {
 	}
 	if err := fsw.Add(w.dir); err != nil {
 		fsw.Close()
-		return nil, fmt.Errorf("watch configuration directory %s: %w", w.dir, err)
+		return nil, fmt.Errorf("watch configuration directory %s: %w", w.dir, notFound(err))
 	}
 	w.mu.Lock()
 	w.syncTargetLocked()

@@ -39,7 +39,8 @@ plugin() { # name priority timeout events [args...]
 	plugin enterprise-summarizer 20 60s session_before_compact
 	plugin instructions-keeper 50 5s session.compacting --dir "$work/project"
 	plugin branch-notes 50 5s session_before_tree
-	plugin audit 100 5s "session_compact, session_tree" --file "$work/audit.jsonl"
+	# ./ is the configuration file's directory, wherever pith runs from.
+	plugin audit 100 5s "session_compact, session_tree" --file ./audit.jsonl
 } > "$work/all.yaml"
 # The same without enterprise-summarizer, so the default summary runs and
 # session.compacting (instructions-keeper) is called.

@@ -87,7 +87,7 @@ is refused while a host is compacting or pruning the same session.`,
 	fl.StringVar(&f.strategy, "strategy", "", "summary (one summarizer request) or explore (a tool-calling worker with an overview and session-log tools; needs an openai or anthropic summarizer) (default: compaction.strategy)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "show the preparation; summarize and write nothing")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object")
-	fl.StringVar(&f.config, "config", "", "configuration file: settings, summarizer and plugins (default $PITH_CONFIG)")
+	fl.StringVar(&f.config, "config", "", "configuration file: settings, summarizer and plugins (default $PITH_CONFIG, else ~/.config/pith/config.yaml if present)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log what the engine and the plugins do")
 	fl.StringVar(&f.workspace, "workspace", "", "also read the session's workspace (compaction.rehydrate, the explore worker's file tools) when it is DIR or below it; without it only one under the current directory or a workspace.roots directory is read")
 	addStoreFlag(cmd, &f.store)

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/pith-dev/pith/config"
@@ -109,12 +108,13 @@ func newConfigShowCommand() *cobra.Command {
 		Use:   "show",
 		Short: "Print the effective configuration, secrets masked",
 		Long: "Print the configuration in effect: defaults, then the file (--config, else\n" +
-			"$PITH_CONFIG, else none), then PITH_ environment overrides. Secret-looking values\n" +
-			"are masked. The output loads back as a configuration file.",
+			"$PITH_CONFIG, else ~/.config/pith/config.yaml if present, else none), then\n" +
+			"PITH_ environment overrides. Secret-looking values are masked. The output loads\n" +
+			"back as a configuration file.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
-				file = os.Getenv("PITH_CONFIG")
+				file = configPath(file)
 			}
 			f := config.Format(strings.ToLower(format))
 			if f == "yml" {
@@ -128,6 +128,9 @@ func newConfigShowCommand() *cobra.Command {
 				opts = append(opts, config.WithoutEnv())
 			}
 			cfg, err := config.Load(file, opts...)
+			if errors.Is(err, config.ErrNotFound) {
+				return err // one line, naming the file
+			}
 			if err != nil {
 				if file == "" {
 					file = "environment"
@@ -150,7 +153,7 @@ func newConfigShowCommand() *cobra.Command {
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&file, "config", "", "configuration file (.yaml, .toml or .json)")
+	cmd.Flags().StringVar(&file, "config", "", "configuration file (.yaml, .toml or .json; default $PITH_CONFIG, else ~/.config/pith/config.yaml if present)")
 	cmd.Flags().StringVar(&format, "format", "yaml", "output format: yaml, toml or json")
 	cmd.Flags().BoolVar(&noEnv, "no-env", false, "ignore PITH_ environment overrides")
 	return cmd

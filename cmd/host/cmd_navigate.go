@@ -93,7 +93,7 @@ the file (in Pith or pi) continues from the new position. Plugins of
 	fl.StringVar(&f.label, "label", "", "label the branch summary entry when one is written, else the target entry")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "show what would be summarized; change nothing")
-	fl.StringVar(&f.config, "config", "", "configuration file: budgets, summarizer and plugins (default $PITH_CONFIG)")
+	fl.StringVar(&f.config, "config", "", "configuration file: budgets, summarizer and plugins (default $PITH_CONFIG, else ~/.config/pith/config.yaml if present)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log what the engine and the plugins do")
 	addStoreFlag(cmd, &f.store)
 	f.provider.register(cmd)

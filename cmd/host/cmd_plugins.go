@@ -45,9 +45,10 @@ func newPluginsCheckCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Start each configured plugin once, report what it handles, and stop it",
-		Long: "Load the configuration (--config, else $PITH_CONFIG), then start every plugin in\n" +
-			"its list as the daemon would — checksum, go-plugin handshake with mutual TLS,\n" +
-			"Describe, one health check — print its name, version, events, checksum status\n" +
+		Long: "Load the configuration (--config, else $PITH_CONFIG, else\n" +
+			"~/.config/pith/config.yaml if present), then start every plugin in its list as\n" +
+			"the daemon would — checksum, go-plugin handshake with mutual TLS, Describe, one\n" +
+			"health check — print its name, version, events, checksum status\n" +
 			"and handshake time, and the names (never the values) of the environment\n" +
 			"variables it receives, and stop it. Exits non-zero when any plugin fails, with a\n" +
 			"one-line reason per failure. No plugin process outlives the command, also on\n" +
@@ -55,7 +56,7 @@ func newPluginsCheckCommand() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
-				file = os.Getenv("PITH_CONFIG")
+				file = configPath(file)
 			}
 			level := hclog.LevelFromString(logLevel)
 			if level == hclog.NoLevel {
@@ -65,13 +66,16 @@ func newPluginsCheckCommand() *cobra.Command {
 				return fmt.Errorf("--timeout %s: must be positive", timeout)
 			}
 			cfg, err := config.Load(file)
+			if errors.Is(err, config.ErrNotFound) {
+				return err // one line, naming the file
+			}
 			if err != nil {
 				where := file
 				if where == "" {
 					where = "environment"
 				}
 				reportConfigError(cmd, where, err)
-				return fmt.Errorf("%s: configuration invalid", where)
+				return configRejected(where+": configuration invalid", err)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -80,7 +84,7 @@ func newPluginsCheckCommand() *cobra.Command {
 			return reportPluginChecks(cmd.OutOrStdout(), cmd.ErrOrStderr(), file, results, asJSON, ctx.Err() != nil)
 		},
 	}
-	cmd.Flags().StringVar(&file, "config", "", "configuration file (default $PITH_CONFIG)")
+	cmd.Flags().StringVar(&file, "config", "", "configuration file (default $PITH_CONFIG, else ~/.config/pith/config.yaml if present)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "time each plugin has to start and answer Describe")
 	cmd.Flags().StringVar(&logLevel, "log-level", "warn", "level of host and plugin log lines shown on stderr")

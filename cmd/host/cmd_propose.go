@@ -62,7 +62,7 @@ SIGINT stops the work at once.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.config, "config", "", "configuration file: settings, summarizer and plugins (default $PITH_CONFIG)")
+	fl.StringVar(&f.config, "config", "", "configuration file: settings, summarizer and plugins (default $PITH_CONFIG, else ~/.config/pith/config.yaml if present)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log what the engine and the plugins do (on stderr)")
 	fl.StringVar(&f.workspace, "workspace", "", "also read the session's workspace (the explore worker's file tools, compaction.rehydrate) when it is DIR or below it; without it only one under the current directory (pi's, when the extension runs it) or a workspace.roots directory is read")
 	fl.BoolVar(&f.honourPiCut, "honour-pi-cut", false, "keep from pi's firstKeptEntryId instead of Pith's own cut (default: compaction.honourPiCut)")

@@ -109,7 +109,7 @@ lease.`,
 	fl.IntVar(&s.Minimum, "minimum", s.Minimum, "prune only when at least this many tokens are saved (default: pruning.minimumSavings)")
 	fl.StringSliceVar(&s.ProtectedTools, "protected-tools", s.ProtectedTools, "tools whose results are never pruned (default: pruning.protectedTools)")
 	fl.IntVar(&s.Thinking, "thinking", 0, "also prune the thinking of all but the newest N assistant messages; 0: keep all (default: pruning.thinking)")
-	fl.StringVar(&cfgPath, "config", "", "configuration file whose pruning.* block gives the defaults (default $PITH_CONFIG)")
+	fl.StringVar(&cfgPath, "config", "", "configuration file whose pruning.* block gives the defaults (default $PITH_CONFIG, else ~/.config/pith/config.yaml if present)")
 	addStoreFlag(cmd, &storeURL)
 	return cmd
 }

@@ -75,7 +75,7 @@ its client certificate.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.config, "config", "", "configuration file, watched for changes (default $PITH_CONFIG; none: the defaults, no reload)")
+	fl.StringVar(&f.config, "config", "", "configuration file, watched for changes (default $PITH_CONFIG, else ~/.config/pith/config.yaml if present; none: the defaults, no reload)")
 	fl.StringVar(&f.listen, "listen", "", "address to serve on: host:port or unix:/path (default: server.listen)")
 	fl.StringVar(&f.metrics, "metrics", "", "address of the Prometheus /metrics endpoint (default: server.metrics; empty: off)")
 	fl.StringVar(&f.viewer, "viewer", "", "address of the read-only web viewer of every session (default: server.viewer; empty: off)")

@@ -42,7 +42,7 @@ Its connections and live update streams are bounded as pith serve's are
 (server.maxConnections, server.maxConnectionsPerAddress,
 server.handshakeTimeout).
 The window, reserve and threshold come from the configuration (--config or
-$PITH_CONFIG; the defaults without one).`,
+$PITH_CONFIG or ~/.config/pith/config.yaml; the defaults without one).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := config.Load(configPath(cfgPath))
@@ -97,7 +97,7 @@ $PITH_CONFIG; the defaults without one).`,
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:0", "loopback address to serve the page on (port 0 picks a free one)")
-	cmd.Flags().StringVar(&cfgPath, "config", "", "configuration file (default $PITH_CONFIG, else the defaults)")
+	cmd.Flags().StringVar(&cfgPath, "config", "", "configuration file (default $PITH_CONFIG, else ~/.config/pith/config.yaml if present, else the defaults)")
 	return cmd
 }
 

@@ -20,7 +20,7 @@ import (
 const (
 	exitOK          = 0
 	exitFailure     = 1   // anything not listed below
-	exitUsage       = 2   // bad flags or arguments, invalid configuration
+	exitUsage       = 2   // bad flags or arguments, invalid or missing configuration
 	exitNothing     = 3   // nothing to compact (or summarize)
 	exitCancelled   = 4   // a plugin cancelled the compaction or navigation
 	exitBusy        = 5   // another host is compacting or pruning the stored session, or changed it meanwhile: try again
@@ -30,7 +30,8 @@ const (
 const exitCodesHelp = `Exit codes:
   0    success
   1    failure not listed below
-  2    usage error (flags, arguments) or invalid configuration
+  2    usage error (flags, arguments), invalid configuration, or a
+       configuration file (--config, $PITH_CONFIG) that does not exist
   3    nothing to compact or summarize
   4    cancelled by a plugin
   5    a stored session is busy: another host is compacting or pruning it,
@@ -55,7 +56,11 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.As(err, &ue), errors.Is(err, config.ErrInvalid), errors.Is(err, config.ErrUnsupportedFormat):
+	case errors.As(err, &ue), errors.Is(err, config.ErrInvalid), errors.Is(err, config.ErrUnsupportedFormat),
+		errors.Is(err, config.ErrNotFound):
+		// A configuration file that is missing (the user named it: the
+		// default location is read only when it exists) or invalid is
+		// the user's input, as a bad flag is.
 		return exitUsage
 	case errors.Is(err, engine.ErrCancelled), errors.Is(err, branch.ErrCancelled):
 		return exitCancelled
@@ -105,3 +110,18 @@ type configInvalidError struct{ msg string }
 
 func (e configInvalidError) Error() string { return e.msg }
 func (e configInvalidError) Unwrap() error { return config.ErrInvalid }
+
+// configRejected is a command's one-line summary of a configuration that
+// did not load, printed after its problems: it exits as err does (2 for a
+// missing or invalid file, 1 for one that could not be read).
+func configRejected(summary string, err error) error {
+	return configRejectedError{summary, err}
+}
+
+type configRejectedError struct {
+	summary string
+	err     error
+}
+
+func (e configRejectedError) Error() string { return e.summary }
+func (e configRejectedError) Unwrap() error { return e.err }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/config"
@@ -26,13 +25,9 @@ type runtime struct {
 	op       *wiring.Operation
 }
 
-// configPath is --config, else $PITH_CONFIG, else none (the defaults).
-func configPath(flag string) string {
-	if flag != "" {
-		return flag
-	}
-	return os.Getenv("PITH_CONFIG")
-}
+// configPath is --config, else $PITH_CONFIG, else the default location
+// when a file is there, else none (the defaults): config.Locate.
+func configPath(flag string) string { return config.Locate(flag) }
 
 // cliLogger writes the host's and the plugins' log lines to stderr: warnings
 // by default, everything with --verbose.

@@ -12,7 +12,25 @@ const preamble = "# Configuration reference\n" +
 	"comma-separated; the plugin list and the summarizer candidates cannot be\n" +
 	"set from the environment). Unknown keys, duplicate keys and values of the\n" +
 	"wrong type are errors naming the key; keys left out keep their defaults.\n" +
-	"A pi user's `compaction` block carries over unchanged.\n" +
+	"A pi user's `compaction` block carries over unchanged. A `.json` file may\n" +
+	"carry `//` and `/* */` comments (trailing commas stay errors).\n" +
+	"\n" +
+	"Which file, first found: `--config FILE`; else `$PITH_CONFIG`; else\n" +
+	"`$XDG_CONFIG_HOME/pith/config.yaml` (`~/.config/pith/config.yaml` when\n" +
+	"`XDG_CONFIG_HOME` is unset) if it exists; else none, and the built-in\n" +
+	"defaults apply. A file named by `--config` or `PITH_CONFIG` must exist:\n" +
+	"one that does not is a usage error (exit 2). `pith serve` watches\n" +
+	"whichever file it read.\n" +
+	"\n" +
+	"Relative paths are relative to the file's directory, wherever the command\n" +
+	"runs from: `plugins[].path`, `sessions.root`, the TLS files,\n" +
+	"`server.workspaceRoot` and `workspace.roots` (`~/` is expanded in each).\n" +
+	"A plugin's `args` are passed as written, except an argument that starts\n" +
+	"with `./`, `../` or `~/`, or a `--name=value` whose value does: that one\n" +
+	"is resolved the same way (`[\"--file\", \"./audit.jsonl\"]` writes next to\n" +
+	"the configuration file). The plugin itself runs in the command's working\n" +
+	"directory.\n" +
+	"\n" +
 	"`config/examples/` has every key set to its default, with a comment, in\n" +
 	"each format; this page is generated from the schema (the `Config`\n" +
 	"struct), its defaults and those comments.\n" +

@@ -155,7 +155,6 @@ var missing = map[string]string{
 	"summarizer.candidates[].model":         "as summarizer.model",
 	"summarizer.candidates[].baseUrl":       "as summarizer.baseUrl",
 	"summarizer.candidates[].apiKeyEnv":     "as summarizer.apiKeyEnv",
-	"plugins[].args":                        "command-line arguments the plugin is started with",
 	"plugins[].limits.preserveDataBytes":    "the preserveData a plugin returns (JSON)",
 	"plugins[].limits.detailsBytes":         "the details a plugin returns (JSON)",
 	"plugins[].limits.stderrBytesPerSecond": "stderr bytes relayed to the log a second; the excess is counted and dropped",
@@ -165,7 +164,8 @@ var missing = map[string]string{
 // rephrased replaces an example comment that reads well above a key but
 // not in a table.
 var rephrased = map[string]string{
-	"plugins": "out-of-process plugins (go-plugin), each an entry with the keys below",
+	"plugins[].args": "command-line arguments the plugin is started with, as written, except that one starting ./, ../ or ~/ (or a --name=value whose value does) is resolved as path is",
+	"plugins":        "out-of-process plugins (go-plugin), each an entry with the keys below",
 }
 
 // required are the keys an entry must set (entryDefaults had to set them).
