@@ -115,7 +115,7 @@ func main() {
 	e := &echo{}
 	flag.StringVar(&e.record, "record", "", "file the events received are appended to")
 	flag.Parse()
-	if err := sdk.Serve(e, sdk.WithName("echo")); err != nil {
+	if err := sdk.ServePlugin(sdk.ServeOpts{BeforeCompact: e, Compacting: e, Compact: e, BeforeTree: e, Tree: e}, sdk.WithName("echo")); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

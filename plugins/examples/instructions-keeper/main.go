@@ -77,7 +77,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "instructions-keeper: --max-lines must be at least 1 and --max-chars at least 20")
 		os.Exit(2)
 	}
-	sdk.Serve(k, sdk.WithName("instructions-keeper"), sdk.WithVersion("1.0.0"))
+	sdk.ServePlugin(sdk.ServeOpts{Compacting: k}, sdk.WithName("instructions-keeper"), sdk.WithVersion("1.0.0"))
 }
 
 // keeper finds and formats the instructions.
