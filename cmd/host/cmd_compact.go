@@ -67,7 +67,7 @@ line). Wherever they are read, files on the deny list (private keys, .ssh,
 With --store, NAME is a session of that store (a postgres:// URL or a
 sessions directory); the compaction runs under the session's lease, so it
 is refused while a host is compacting or pruning the same session.`,
-		Args: cobra.ExactArgs(1),
+		Args: positional([]arg{sessionArg}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()

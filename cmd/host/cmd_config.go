@@ -32,7 +32,7 @@ func newConfigValidateCommand() *cobra.Command {
 			"as FILE: key: reason. Exits non-zero when any file is invalid.\n\n" +
 			"A key that is accepted but has no effect in this build (see InertKeys in the\n" +
 			"config package) is reported as a warning; --strict counts it as a problem.",
-		Args: cobra.MinimumNArgs(1),
+		Args: oneOrMore(arg{"FILE", "a configuration file to check"}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var opts []config.Option
 			if noEnv {
@@ -111,7 +111,7 @@ func newConfigShowCommand() *cobra.Command {
 		Long: "Print the configuration in effect: defaults, then the file (--config, else\n" +
 			"$PITH_CONFIG, else none), then PITH_ environment overrides. Secret-looking values\n" +
 			"are masked. The output loads back as a configuration file.",
-		Args: cobra.NoArgs,
+		Args: positional(nil),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
 				file = os.Getenv("PITH_CONFIG")

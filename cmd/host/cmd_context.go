@@ -35,7 +35,7 @@ messages after it.
 {"messages": [...], "tokens", "model", "thinkingLevel", "leafId"}: summaries,
 custom messages and bash runs become user messages (see docs/cli.md, "LLM-ready
 context"), so an agent can send the list as it is.`,
-		Args: cobra.ExactArgs(1),
+		Args: positional([]arg{sessionArg}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
 			_, tree, err := loadFrom(cmd, storeURL, path)

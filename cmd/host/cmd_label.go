@@ -19,7 +19,7 @@ func newLabelCommand() *cobra.Command {
 		Long: `Appends a label entry naming ID, as pi does: the label shows in pith tree,
 and plugins see labels on the path (the example guard refuses to compact
 while a no-compact label is on it). --clear removes the label.`,
-		Args: cobra.RangeArgs(2, 3),
+		Args: positional([]arg{sessionArg, {"ID", "the id of the entry to label"}}, arg{"LABEL", "the label"}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path, target := args[0], args[1]
 			label := ""

@@ -26,7 +26,7 @@ changes a file; this command writes the result to --out, over FILE with
 Files are written atomically. With
 --store, NAME is a session of that store, and --in-place rewrites it there
 under its lease.`,
-		Args: cobra.ExactArgs(1),
+		Args: positional([]arg{sessionArg}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
 			if out != "" && inPlace {

@@ -51,7 +51,7 @@ the file (in Pith or pi) continues from the new position. Plugins of
 --config see session_before_tree and session_tree.
 
 --dry-run shows what would be summarized, changing nothing.`,
-		Args: cobra.ExactArgs(1),
+		Args: positional([]arg{sessionArg}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.to == "" {
 				return errors.New("--to ID is required")

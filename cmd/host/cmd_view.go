@@ -43,7 +43,7 @@ Its connections and live update streams are bounded as pith serve's are
 server.handshakeTimeout).
 The window, reserve and threshold come from the configuration (--config or
 $PITH_CONFIG; the defaults without one).`,
-		Args: cobra.ExactArgs(1),
+		Args: positional([]arg{{"FILE", "the session file, or a directory of them"}}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := config.Load(configPath(cfgPath))
 			if err != nil {
