@@ -77,6 +77,7 @@ summarizes abandoned branches, and runs out-of-process hook plugins.
 		newViewCommand(),
 		newExportCommand(),
 		newImportCommand(),
+		newVersionCommand(),
 	)
 	root.SetVersionTemplate("pith {{.Version}}\n")
 	// Bare `pith` shows the help; an unknown subcommand is a usage error.
