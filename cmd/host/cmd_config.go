@@ -121,7 +121,7 @@ func newConfigShowCommand() *cobra.Command {
 				f = config.FormatYAML
 			}
 			if f != config.FormatYAML && f != config.FormatTOML && f != config.FormatJSON {
-				return fmt.Errorf("--format %q: want yaml, toml or json", format)
+				return usageError{fmt.Errorf("--format %q: want yaml, toml or json", format)}
 			}
 			var opts []config.Option
 			if noEnv {

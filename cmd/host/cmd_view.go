@@ -106,11 +106,11 @@ $PITH_CONFIG; the defaults without one).`,
 func listenLoopback(addr string, caps admission.Caps, log hclog.Logger) (net.Listener, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, fmt.Errorf("--listen %q: %w", addr, err)
+		return nil, usageError{fmt.Errorf("--listen %q: %w", addr, err)}
 	}
 	ip := net.ParseIP(host)
 	if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, fmt.Errorf("--listen %q: pith view serves without authentication, so only a loopback address (127.0.0.1, ::1, localhost) is allowed", addr)
+		return nil, usageError{fmt.Errorf("--listen %q: pith view serves without authentication, so only a loopback address (127.0.0.1, ::1, localhost) is allowed", addr)}
 	}
 	ln, err := wiring.ListenLimited(addr, "view", caps, log)
 	if err != nil {

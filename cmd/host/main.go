@@ -84,7 +84,7 @@ summarizes abandoned branches, and runs out-of-process hook plugins.
 	root.Args = cobra.ArbitraryArgs
 	root.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {
-			return usageError{fmt.Errorf("unknown command %q; run `pith --help`", args[0])}
+			return usageError{unknownCommand(cmd, args[0])}
 		}
 		return cmd.Help()
 	}
