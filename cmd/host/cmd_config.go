@@ -152,6 +152,7 @@ func newConfigShowCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&file, "config", "", "configuration file (.yaml, .toml or .json)")
 	cmd.Flags().StringVar(&format, "format", "yaml", "output format: yaml, toml or json")
+	completeWords(cmd, "format", "yaml", "toml", "json")
 	cmd.Flags().BoolVar(&noEnv, "no-env", false, "ignore PITH_ environment overrides")
 	return cmd
 }

@@ -87,6 +87,7 @@ the file (in Pith or pi) continues from the new position. Plugins of
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.to, "to", "", "the entry id to move to")
+	completeEntryFlag(cmd, "to")
 	fl.BoolVar(&f.summarize, "summarize", false, "summarize the branch being left (default: branchSummary.enabled)")
 	fl.BoolVar(&f.noSummarize, "no-summarize", false, "do not summarize the branch being left, whatever branchSummary.enabled says")
 	fl.StringVar(&f.instructions, "instructions", "", "what the branch summary should focus on")
