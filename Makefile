@@ -25,12 +25,17 @@ help:
 # longest compiles of a first build, so a stale SDK means a cold cache.
 COLD_PROBE := github.com/openai/openai-go/v3
 
+# The version make build stamps into pith (pith version); without git the
+# binary reports the VCS information the toolchain recorded.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+VERSION_LDFLAGS := $(if $(VERSION),-ldflags "-X main.stampedVersion=$(VERSION)")
+
 build:
 	@mkdir -p $(BIN)/plugins
 	@if [ "$$($(GO) list -f '{{.Stale}}' $(COLD_PROBE) 2>/dev/null)" = true ]; then \
 		echo "make build: first build with this Go cache compiles every dependency (the provider SDKs are large): a few minutes on 2 cores"; fi
 	@rm -rf $(BIN)/.build && mkdir -p $(BIN)/.build
-	$(GO) build -o $(BIN)/.build/ ./cmd/host
+	$(GO) build $(VERSION_LDFLAGS) -o $(BIN)/.build/ ./cmd/host
 	@# The plugins are linked statically (pure-Go name resolution and user
 	@# lookup; they resolve no names): a process without the dynamic loader
 	@# and libc starts ~1 ms of CPU faster, and a command starts several.

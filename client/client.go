@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"time"
 
 	pb "github.com/pith-dev/pith/internal/gen/pith/session/v1"
@@ -513,7 +514,10 @@ func wrap(op string, err error) error {
 	if !ok {
 		return fmt.Errorf("%s: %s", op, st.Message())
 	}
-	return fmt.Errorf("%s: %w: %s", op, sentinel, st.Message())
+	// The daemon's message often starts with the kind itself (its own
+	// sentinel has the same words): said once.
+	msg := strings.TrimPrefix(st.Message(), sentinel.Error()+": ")
+	return fmt.Errorf("%s: %w: %s", op, sentinel, msg)
 }
 
 // maxBusyWait bounds one wait between the retries of a busy refusal.

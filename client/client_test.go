@@ -81,3 +81,15 @@ func TestTokenNeverInClearTextOffLoopback(t *testing.T) {
 		t.Fatal("a missing CA file was accepted")
 	}
 }
+
+// TestWrapSaysTheKindOnce: the daemon's messages start with their kind
+// ("unauthenticated: unknown or revoked token"); the error names it once.
+func TestWrapSaysTheKindOnce(t *testing.T) {
+	err := wrap("open s1", status.Error(codes.Unauthenticated, "unauthenticated: unknown or revoked token"))
+	if !errors.Is(err, ErrUnauthenticated) {
+		t.Fatalf("%v does not match ErrUnauthenticated", err)
+	}
+	if got, want := err.Error(), "open s1: unauthenticated: unknown or revoked token"; got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
+}

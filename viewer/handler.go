@@ -3,6 +3,7 @@ package viewer
 import (
 	"cmp"
 	"embed"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -18,6 +19,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/core/compaction"
+	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/internal/dirwatch"
 	"github.com/pith-dev/pith/store/files"
 )
@@ -167,6 +169,10 @@ func New(opts Options) (*Handler, error) {
 		h.debounce = 50 * time.Millisecond
 	}
 	if err := h.reload(true); err != nil {
+		if opts.Path != "" && errors.Is(err, session.ErrNotSession) {
+			// The file's own fault: say which file, as the user named it.
+			return nil, fmt.Errorf("viewer: %s: %w", opts.Path, errors.Unwrap(err))
+		}
 		return nil, err
 	}
 	h.mux = h.routes()

@@ -67,7 +67,7 @@ line). Wherever they are read, files on the deny list (private keys, .ssh,
 With --store, NAME is a session of that store (a postgres:// URL or a
 sessions directory); the compaction runs under the session's lease, so it
 is refused while a host is compacting or pruning the same session.`,
-		Args: cobra.ExactArgs(1),
+		Args: positional([]arg{sessionArg}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
@@ -82,9 +82,11 @@ is refused while a host is compacting or pruning the same session.`,
 	fl.IntVar(&f.keepRecentTokens, "keep-recent-tokens", 0, "tokens of recent conversation to keep verbatim (default: the config's, 20000 without one)")
 	fl.IntVar(&f.reserveTokens, "reserve-tokens", 0, "tokens reserved for the summary and the next turn (default: the config's, 16384 without one)")
 	fl.BoolVar(&f.noCalibrate, "no-calibrate", false, "do not scale keep-recent-tokens by the provider's real usage (docs/behaviour.md §5.3)")
-	fl.StringVar(&f.calibration, "calibration", "", "how the usage ratio is measured: delta or total (default: compaction.calibrationMethod)")
+	choiceFlag(cmd, &f.calibration, "calibration", "calibration method", "how the usage ratio is measured: delta or total (default: compaction.calibrationMethod)",
+		compaction.CalibrationDelta, compaction.CalibrationTotal)
 	fl.BoolVar(&f.shortSummary, "short-summary", false, "also write the 2–3 sentence short summary (default: compaction.shortSummary)")
-	fl.StringVar(&f.strategy, "strategy", "", "summary (one summarizer request) or explore (a tool-calling worker with an overview and session-log tools; needs an openai or anthropic summarizer) (default: compaction.strategy)")
+	choiceFlag(cmd, &f.strategy, "strategy", "compaction strategy", "summary (one summarizer request) or explore (a tool-calling worker with an overview and session-log tools; needs an openai or anthropic summarizer) (default: compaction.strategy)",
+		engine.StrategySummary, engine.StrategyExplore)
 	fl.BoolVar(&f.dryRun, "dry-run", false, "show the preparation; summarize and write nothing")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object")
 	fl.StringVar(&f.config, "config", "", "configuration file: settings, summarizer and plugins (default $PITH_CONFIG, else ~/.config/pith/config.yaml if present)")
@@ -108,7 +110,7 @@ func (f compactFlags) apply(s engine.Settings, changed func(string) bool) (engin
 	}
 	if changed("calibration") {
 		if f.calibration != compaction.CalibrationDelta && f.calibration != compaction.CalibrationTotal {
-			return s, fmt.Errorf("--calibration must be %s or %s", compaction.CalibrationDelta, compaction.CalibrationTotal)
+			return s, usageError{fmt.Errorf("--calibration must be %s or %s", compaction.CalibrationDelta, compaction.CalibrationTotal)}
 		}
 		s.CalibrationMethod = f.calibration
 	}
@@ -122,23 +124,43 @@ func (f compactFlags) apply(s engine.Settings, changed func(string) bool) (engin
 	case engine.StrategyExplore:
 		s.Explore.Enabled = true
 	default:
-		return s, fmt.Errorf("--strategy must be summary or explore, got %q", f.strategy)
+		return s, usageError{fmt.Errorf("--strategy must be summary or explore, got %q", f.strategy)}
 	}
 	if s.Explore.Enabled && changed("keep-recent-tokens") {
 		// The flag names the kept part whatever the strategy calls it.
 		s.Explore.RetainedTokens = s.KeepRecentTokens
 	}
 	if s.KeepRecentTokens <= 0 {
-		return s, errors.New("--keep-recent-tokens must be > 0")
+		return s, errKeepRecentTokens
 	}
 	if s.ReserveTokens <= 0 {
-		return s, errors.New("--reserve-tokens must be > 0")
+		return s, errReserveTokens
 	}
 	return s, nil
 }
 
+var (
+	errKeepRecentTokens = usageError{errors.New("--keep-recent-tokens must be > 0")}
+	errReserveTokens    = usageError{errors.New("--reserve-tokens must be > 0")}
+)
+
+// check finds the flags' own mistakes before anything is loaded: a bad
+// number is the error, not what loading the summarizer found first.
+func (f compactFlags) check(changed func(string) bool) error {
+	if changed("keep-recent-tokens") && f.keepRecentTokens <= 0 {
+		return errKeepRecentTokens
+	}
+	if changed("reserve-tokens") && f.reserveTokens <= 0 {
+		return errReserveTokens
+	}
+	return nil
+}
+
 func runCompact(ctx context.Context, stdout, stderr io.Writer, path string, f compactFlags, changed func(string) bool) error {
 	log := cliLogger(stderr, f.verbose)
+	if err := f.check(changed); err != nil {
+		return err
+	}
 	if f.dryRun {
 		return dryRunCompact(ctx, stdout, stderr, path, f, changed)
 	}
@@ -201,7 +223,15 @@ func dryRunCompact(ctx context.Context, stdout, stderr io.Writer, path string, f
 		CalibrationMethod:        s.CalibrationMethod,
 		CutBeforeTrailingResults: true, // as the engine compacts
 	})
-	return printPreparation(stdout, prep, err, f.asJSON)
+	if err := printPreparation(stdout, prep, err, f.asJSON); err != nil {
+		return err
+	}
+	if errors.Is(err, compaction.ErrNothingToCompact) {
+		// The code and the line the compaction itself would give: a
+		// script that dry-runs first branches on the same exit 3.
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
 }
 
 type preparationJSON struct {
@@ -248,8 +278,7 @@ func printPreparation(w io.Writer, prep *compaction.Preparation, err error, asJS
 		})
 	}
 	if err != nil {
-		fmt.Fprintf(w, "nothing to compact: %s\n", termsafe.Line(nothingReason(err)))
-		return nil
+		return nil // the caller reports it, as the compaction would
 	}
 	fmt.Fprintf(w, "tokens before:        %d\n", prep.TokensBefore)
 	if c := prep.Calibration; c.Method != "" {

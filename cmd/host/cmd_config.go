@@ -31,7 +31,7 @@ func newConfigValidateCommand() *cobra.Command {
 			"as FILE: key: reason. Exits non-zero when any file is invalid.\n\n" +
 			"A key that is accepted but has no effect in this build (see InertKeys in the\n" +
 			"config package) is reported as a warning; --strict counts it as a problem.",
-		Args: cobra.MinimumNArgs(1),
+		Args: oneOrMore(arg{"FILE", "a configuration file to check"}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var opts []config.Option
 			if noEnv {
@@ -111,7 +111,7 @@ func newConfigShowCommand() *cobra.Command {
 			"$PITH_CONFIG, else ~/.config/pith/config.yaml if present, else none), then\n" +
 			"PITH_ environment overrides. Secret-looking values are masked. The output loads\n" +
 			"back as a configuration file.",
-		Args: cobra.NoArgs,
+		Args: positional(nil),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
 				file = configPath(file)
@@ -121,7 +121,7 @@ func newConfigShowCommand() *cobra.Command {
 				f = config.FormatYAML
 			}
 			if f != config.FormatYAML && f != config.FormatTOML && f != config.FormatJSON {
-				return fmt.Errorf("--format %q: want yaml, toml or json", format)
+				return usageError{fmt.Errorf("--format %q: want yaml, toml or json", format)}
 			}
 			var opts []config.Option
 			if noEnv {
@@ -155,6 +155,7 @@ func newConfigShowCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&file, "config", "", "configuration file (.yaml, .toml or .json; default $PITH_CONFIG, else ~/.config/pith/config.yaml if present)")
 	cmd.Flags().StringVar(&format, "format", "yaml", "output format: yaml, toml or json")
+	completeWords(cmd, "format", "yaml", "toml", "json")
 	cmd.Flags().BoolVar(&noEnv, "no-env", false, "ignore PITH_ environment overrides")
 	return cmd
 }

@@ -35,7 +35,7 @@ messages after it.
 {"messages": [...], "tokens", "model", "thinkingLevel", "leafId"}: summaries,
 custom messages and bash runs become user messages (see docs/cli.md, "LLM-ready
 context"), so an agent can send the list as it is.`,
-		Args: cobra.ExactArgs(1),
+		Args: positional([]arg{sessionArg}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
 			_, tree, err := loadFrom(cmd, storeURL, path)
@@ -59,6 +59,7 @@ context"), so an agent can send the list as it is.`,
 		},
 	}
 	cmd.Flags().StringVar(&leaf, "leaf", "", "build the context for this entry id instead of the current leaf")
+	completeEntryFlag(cmd, "leaf")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
 	cmd.Flags().BoolVar(&llm, "llm", false, "print the messages converted for a model, as JSON (implies --json)")
 	cmd.Flags().IntVar(&window, "window", 200000, "the model's context window, for the total")

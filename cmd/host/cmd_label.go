@@ -11,6 +11,7 @@ import (
 func newLabelCommand() *cobra.Command {
 	var (
 		clear    bool
+		asJSON   bool
 		storeURL string
 	)
 	cmd := &cobra.Command{
@@ -19,7 +20,7 @@ func newLabelCommand() *cobra.Command {
 		Long: `Appends a label entry naming ID, as pi does: the label shows in pith tree,
 and plugins see labels on the path (the example guard refuses to compact
 while a no-compact label is on it). --clear removes the label.`,
-		Args: cobra.RangeArgs(2, 3),
+		Args: positional([]arg{sessionArg, {"ID", "the id of the entry to label"}}, arg{"LABEL", "the label"}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path, target := args[0], args[1]
 			label := ""
@@ -48,6 +49,9 @@ while a no-compact label is on it). --clear removes the label.`,
 			if err != nil {
 				return err
 			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), labelJSON{EntryID: es[0].ID, TargetID: target, Label: label, Cleared: clear})
+			}
 			if clear {
 				fmt.Fprintf(cmd.OutOrStdout(), "cleared the label of %s (entry %s)\n", target, es[0].ID)
 			} else {
@@ -57,6 +61,15 @@ while a no-compact label is on it). --clear removes the label.`,
 		},
 	}
 	cmd.Flags().BoolVar(&clear, "clear", false, "remove the entry's label")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object: entryId, targetId, label, cleared")
 	addStoreFlag(cmd, &storeURL)
 	return cmd
+}
+
+// labelJSON is pith label --json (docs/cli.md): the label entry written.
+type labelJSON struct {
+	EntryID  string `json:"entryId"`  // the label entry appended
+	TargetID string `json:"targetId"` // the entry labelled
+	Label    string `json:"label"`    // "" when cleared
+	Cleared  bool   `json:"cleared"`
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 
 	"github.com/pith-dev/pith/core/session"
@@ -14,6 +15,7 @@ func newMigrateCommand() *cobra.Command {
 	var (
 		out      string
 		inPlace  bool
+		force    bool
 		storeURL string
 	)
 	cmd := &cobra.Command{
@@ -21,12 +23,13 @@ func newMigrateCommand() *cobra.Command {
 		Short: "Write a session file in the current format (v3)",
 		Long: `Upgrades a v1 or v2 session to v3: ids and parent links for v1 entries,
 firstKeptEntryIndex → firstKeptEntryId, hookMessage → custom. Reading never
-changes a file; this command writes the result to --out, over FILE with
---in-place (also when --out names FILE itself), or to standard output.
+changes a file; this command writes the result to --out (an existing file
+only with --force), over FILE with --in-place (also when --out names FILE
+itself), or to standard output.
 Files are written atomically. With
 --store, NAME is a session of that store, and --in-place rewrites it there
 under its lease.`,
-		Args: cobra.ExactArgs(1),
+		Args: positional([]arg{sessionArg}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
 			if out != "" && inPlace {
@@ -71,6 +74,9 @@ under its lease.`,
 			if out == "" {
 				return f.Encode(cmd.OutOrStdout())
 			}
+			if err := refuseOverwrite(out, force); err != nil {
+				return err
+			}
 			if err := files.WriteAtomic(out, f.Encode); err != nil {
 				return err
 			}
@@ -80,6 +86,7 @@ under its lease.`,
 	}
 	cmd.Flags().StringVar(&out, "out", "", "write the result to this file")
 	cmd.Flags().BoolVar(&inPlace, "in-place", false, "replace FILE with the result")
+	cmd.Flags().BoolVar(&force, "force", false, "let --out replace an existing file")
 	addStoreFlag(cmd, &storeURL)
 	return cmd
 }
@@ -109,6 +116,22 @@ func migrateStored(cmd *cobra.Command, storeURL, name string) error {
 		return nil
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d entries from an older version written as version 3 in place\n", name, n)
+	return nil
+}
+
+// refuseOverwrite keeps --out from replacing a file that exists, unless
+// forced: the file there may be the only copy of something else. It
+// exits 1, as a failure: the command line was right, the disk was not
+// as expected.
+func refuseOverwrite(out string, force bool) error {
+	if force {
+		return nil
+	}
+	if _, err := os.Lstat(out); err == nil {
+		return fmt.Errorf("--out %s: the file exists; --force replaces it", out)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("--out %s: %w", out, err)
+	}
 	return nil
 }
 

@@ -51,7 +51,7 @@ the file (in Pith or pi) continues from the new position. Plugins of
 --config see session_before_tree and session_tree.
 
 --dry-run shows what would be summarized, changing nothing.`,
-		Args: cobra.ExactArgs(1),
+		Args: positional([]arg{sessionArg}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.to == "" {
 				return errors.New("--to ID is required")
@@ -87,6 +87,7 @@ the file (in Pith or pi) continues from the new position. Plugins of
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.to, "to", "", "the entry id to move to")
+	completeEntryFlag(cmd, "to")
 	fl.BoolVar(&f.summarize, "summarize", false, "summarize the branch being left (default: branchSummary.enabled)")
 	fl.BoolVar(&f.noSummarize, "no-summarize", false, "do not summarize the branch being left, whatever branchSummary.enabled says")
 	fl.StringVar(&f.instructions, "instructions", "", "what the branch summary should focus on")

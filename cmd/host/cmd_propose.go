@@ -54,7 +54,7 @@ stderr is for people.
 Pith's own preparation decides the cut; --honour-pi-cut (or
 compaction.honourPiCut) keeps from pi's firstKeptEntryId instead. SIGTERM or
 SIGINT stops the work at once.`,
-		Args: cobra.ExactArgs(2),
+		Args: positional([]arg{{"KIND", "compact, navigate, notify-compact or notify-tree"}, {"FILE", "the session file"}}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()

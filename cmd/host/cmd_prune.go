@@ -33,7 +33,7 @@ With --store, NAME is a session of that store: the archive is kept in the
 store beside it (NAME.pruned.jsonl in a sessions directory, a row in
 PostgreSQL), written in the same step as the rewrite, under the session's
 lease.`,
-		Args: cobra.ExactArgs(1),
+		Args: positional([]arg{sessionArg}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
 			out := cmd.OutOrStdout()

@@ -67,7 +67,7 @@ live, under the same rules: a browser signs in once at /login with a token
 (the browser keeps only an opaque sign-in id, which ends after
 server.viewerLoginIdle, server.viewerLoginMaxAge or a sign-out), or presents
 its client certificate.`,
-		Args: cobra.NoArgs,
+		Args: positional(nil),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()

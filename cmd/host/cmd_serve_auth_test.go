@@ -184,6 +184,8 @@ func TestServeTokens(t *testing.T) {
 	}
 	if _, err := dial(client.WithToken("token-c")).Create(ctx, "team-a/s.jsonl", "/w"); !errors.Is(err, client.ErrUnauthenticated) {
 		t.Fatalf("unknown token: %v, want unauthenticated", err)
+	} else if strings.Count(err.Error(), "unauthenticated") != 1 || !strings.Contains(err.Error(), "unknown or revoked token") {
+		t.Fatalf("unknown token: %q says its kind other than once", err)
 	}
 	a, b := dial(client.WithToken("token-a")), dial(client.WithToken("token-b"))
 	sa, err := a.Create(ctx, "team-a/s.jsonl", "/w")

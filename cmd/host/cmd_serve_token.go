@@ -28,7 +28,7 @@ token's SHA-256. The token is read from the first line of stdin; with
 once on stderr — give it to the client, it is not stored anywhere.
 
   pith serve hash-token --generate --name team-a --prefix team-a/`,
-		Args: cobra.NoArgs,
+		Args: positional(nil),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var tok string
 			if generate {

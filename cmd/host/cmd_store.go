@@ -36,15 +36,21 @@ func openStoreURL(ctx context.Context, url string) (store.Store, error) {
 
 func newExportCommand() *cobra.Command {
 	var storeURL, out string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "export --store URL NAME",
 		Short: "Write a stored session's JSONL, byte for byte, to stdout or --out FILE",
 		Long: `Reads the session NAME (a path such as team/s1.jsonl) from the store and
 writes its exact bytes: exporting what pith import stored gives back the
 file that was imported. --store is a postgres:// URL or a sessions
-directory. --out replaces FILE atomically.`,
-		Args: cobra.ExactArgs(1),
+directory. --out replaces FILE atomically. --json (with --out: without it
+the session's bytes are the output) prints what was written as one JSON
+object: name, out, bytes.`,
+		Args: positional([]arg{{"NAME", "the stored session to export"}}),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if asJSON && out == "" {
+				return usageError{errors.New("--json needs --out: without it the session's bytes are the output")}
+			}
 			ctx := cmd.Context()
 			st, err := openStoreURL(ctx, storeURL)
 			if err != nil {
@@ -59,26 +65,32 @@ directory. --out replaces FILE atomically.`,
 				_, err := cmd.OutOrStdout().Write(data)
 				return err
 			}
-			return files.WriteAtomic(out, func(w io.Writer) error {
+			err = files.WriteAtomic(out, func(w io.Writer) error {
 				_, err := w.Write(data)
 				return err
 			})
+			if err != nil || !asJSON {
+				return err
+			}
+			return writeJSON(cmd.OutOrStdout(), exportJSON{Name: args[0], Out: out, Bytes: len(data)})
 		},
 	}
 	cmd.Flags().StringVar(&storeURL, "store", "", "the store: a postgres:// URL or a sessions directory")
 	cmd.Flags().StringVar(&out, "out", "", "write to FILE instead of stdout")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "with --out, print one JSON object: name, out, bytes")
 	return cmd
 }
 
 func newImportCommand() *cobra.Command {
 	var storeURL string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "import --store URL FILE NAME",
 		Short: "Store a session file under NAME, byte for byte",
 		Long: `Stores the pi session FILE as the session NAME (a path such as
 team/s1.jsonl), keeping its exact bytes; an existing NAME is refused.
 --store is a postgres:// URL or a sessions directory.`,
-		Args: cobra.ExactArgs(2),
+		Args: positional([]arg{{"FILE", "the session file to import"}, {"NAME", "the name to store it under"}}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			data, err := os.ReadFile(args[0])
@@ -93,11 +105,15 @@ team/s1.jsonl), keeping its exact bytes; an existing NAME is refused.
 			if err := st.Create(ctx, args[1], data); err != nil {
 				return err
 			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), importJSON{File: args[0], Name: args[1], Bytes: len(data)})
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "imported %s as %s (%d bytes)\n", args[0], args[1], len(data))
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&storeURL, "store", "", "the store: a postgres:// URL or a sessions directory")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object: file, name, bytes")
 	return cmd
 }
 

@@ -43,7 +43,7 @@ Its connections and live update streams are bounded as pith serve's are
 server.handshakeTimeout).
 The window, reserve and threshold come from the configuration (--config or
 $PITH_CONFIG or ~/.config/pith/config.yaml; the defaults without one).`,
-		Args: cobra.ExactArgs(1),
+		Args: positional([]arg{{"FILE", "the session file, or a directory of them"}}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := config.Load(configPath(cfgPath))
 			if err != nil {
@@ -106,11 +106,11 @@ $PITH_CONFIG or ~/.config/pith/config.yaml; the defaults without one).`,
 func listenLoopback(addr string, caps admission.Caps, log hclog.Logger) (net.Listener, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, fmt.Errorf("--listen %q: %w", addr, err)
+		return nil, usageError{fmt.Errorf("--listen %q: %w", addr, err)}
 	}
 	ip := net.ParseIP(host)
 	if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, fmt.Errorf("--listen %q: pith view serves without authentication, so only a loopback address (127.0.0.1, ::1, localhost) is allowed", addr)
+		return nil, usageError{fmt.Errorf("--listen %q: pith view serves without authentication, so only a loopback address (127.0.0.1, ::1, localhost) is allowed", addr)}
 	}
 	ln, err := wiring.ListenLimited(addr, "view", caps, log)
 	if err != nil {

@@ -48,6 +48,11 @@ func TestMain(m *testing.M) {
 		n, _ := strconv.Atoi(os.Getenv(envPiN))
 		os.Exit(lockedAppender(os.Getenv(envPiLocked), os.Getenv(envPiTag), n))
 	}
+	// The commands read a configuration the tests did not write when the
+	// developer has one ($PITH_CONFIG, ~/.config/pith/config.yaml): the
+	// tests run as on a machine without, and name their files.
+	os.Unsetenv("PITH_CONFIG")
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(os.TempDir(), "pith-tests-have-no-default-config"))
 	pgtest.Main(m)
 }
 

@@ -14,10 +14,14 @@ var examples = map[string]string{
   # the context at another entry, as JSON
   pith context --leaf 3f2a9c1b --json session.jsonl`,
 	"pith tree": `  pith tree session.jsonl
-  pith tree --json session.jsonl | jq '.[] | select(.label)'`,
+  # a long session: the first 200 entries, no nested branches
+  pith tree --limit 200 --depth 0 session.jsonl
+  pith tree --json session.jsonl | jq '.entries[] | select(.labels)'`,
 	"pith migrate": `  # upgrade an old pi session file to version 3
   pith migrate --out new.jsonl old.jsonl
   pith migrate --in-place old.jsonl
+  # --out replaces an existing file only when told to
+  pith migrate --force --out new.jsonl old.jsonl
   # a session stored in PostgreSQL, rewritten there under its lease
   pith migrate --in-place --store postgres://pith@db.internal/pith team-a/task-42.jsonl`,
 	"pith compact": `  # see what would be summarized and kept
@@ -46,6 +50,7 @@ var examples = map[string]string{
   pith navigate --store postgres://pith@db.internal/pith --to 3f2a9c1b team-a/task-42.jsonl`,
 	"pith label": `  pith label session.jsonl 3f2a9c1b no-compact
   pith label --clear session.jsonl 3f2a9c1b
+  pith label --json session.jsonl 3f2a9c1b reviewed | jq -r .entryId
   pith label --store /var/lib/pith/sessions team-a/task-42.jsonl 3f2a9c1b no-compact`,
 	"pith config": `  pith config validate pith.yaml
   pith config show --config pith.yaml --format json`,
@@ -68,6 +73,8 @@ var examples = map[string]string{
   pith export --store postgres://pith@db.internal/pith team-a/task-42.jsonl --out task-42.jsonl`,
 	"pith import": `  # move a session file into a PostgreSQL store under a name
   pith import --store postgres://pith@db.internal/pith task-42.jsonl team-a/task-42.jsonl`,
+	"pith version": `  pith version
+  pith --version`,
 	"pith view": `  # a read-only page of the session on loopback; prints its URL
   pith view session.jsonl
   pith view --listen 127.0.0.1:8080 session.jsonl`,

@@ -77,13 +77,14 @@ summarizes abandoned branches, and runs out-of-process hook plugins.
 		newViewCommand(),
 		newExportCommand(),
 		newImportCommand(),
+		newVersionCommand(),
 	)
 	root.SetVersionTemplate("pith {{.Version}}\n")
 	// Bare `pith` shows the help; an unknown subcommand is a usage error.
 	root.Args = cobra.ArbitraryArgs
 	root.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {
-			return usageError{fmt.Errorf("unknown command %q; run `pith --help`", args[0])}
+			return usageError{unknownCommand(cmd, args[0])}
 		}
 		return cmd.Help()
 	}

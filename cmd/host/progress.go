@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pith-dev/pith/internal/termsafe"
+	"golang.org/x/term"
 )
 
 // progress shows a spinner with a message on a terminal while long work
@@ -22,13 +23,12 @@ type progress struct {
 	stopped sync.WaitGroup
 }
 
+// isTerminal asks the terminal itself (term.IsTerminal): a character
+// device is not enough, /dev/null is one, and a spinner written there
+// is only noise in a log that captured it.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 func startProgress(w io.Writer, msg string) *progress {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/internal/wiring"
 	"github.com/spf13/cobra"
 )
@@ -14,8 +15,11 @@ type providerFlags struct {
 }
 
 func (p *providerFlags) register(cmd *cobra.Command) {
+	// The provider is checked as the flags are parsed: an unknown one is
+	// the error, not what it would have needed (a model).
+	choiceFlag(cmd, &p.provider, "provider", "summarizer provider", "summarizer: builtin, openai, anthropic or remote (default: the config's, else builtin)",
+		config.ProviderBuiltin, config.ProviderOpenAI, config.ProviderAnthropic, config.ProviderRemote)
 	fl := cmd.Flags()
-	fl.StringVar(&p.provider, "provider", "", "summarizer: builtin, openai, anthropic or remote (default: the config's, else builtin)")
 	fl.StringVar(&p.baseURL, "base-url", "", "the provider's base URL (an OpenAI-compatible server such as http://127.0.0.1:11434/v1), or the remote endpoint's URL")
 	fl.StringVar(&p.model, "model", "", "the summarizer model")
 }
