@@ -131,7 +131,8 @@ func startRuntime(ctx context.Context, path, storeURL, cfgPath, workspaceDir str
 				rt.close()
 				return nil, fmt.Errorf("plugin %q has failure: closed and did not start; not running without it: %w", name, err)
 			}
-			log.Warn("some plugins did not start", "error", err)
+			// Each failure was logged, in one line, as it happened.
+			log.Debug("some plugins did not start", "error", err)
 		}
 	}
 	rt.dispatcher, err = dispatch.NewDispatcher(dispatch.Options{Logger: log.Named("hooks"), Host: host}, plugins...)
