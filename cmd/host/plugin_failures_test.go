@@ -98,31 +98,40 @@ func TestPluginExitingAtStartIsOneLine(t *testing.T) {
 	requireContains(t, "check's line", lines[0], "boom: cannot read /etc/boom.conf")
 }
 
-// TestPluginPanicMidCallIsOneLine: a plugin whose process panics during a
-// call of `pith compact` costs one line, naming the plugin and the panic
-// value, not the goroutine dump; the dump comes with --verbose. A one-shot
-// command restarts nothing afterwards, so nothing says "restarting".
+// TestPluginPanicMidCallIsOneLine: a plugin that panics during a call of
+// `pith compact` costs one line, naming the plugin and the panic value,
+// not the goroutine dump; the dump comes with --verbose. Both panics: one
+// the SDK recovers (the call fails, the process lives), and one nothing
+// recovers (the process dies). A one-shot command restarts nothing
+// afterwards, so nothing says "restarting".
 func TestPluginPanicMidCallIsOneLine(t *testing.T) {
 	scripted := testPlugin(t, "scripted")
-	cfg := writeConfig(t, map[string]any{"name": "panicky", "path": scripted, "events": []string{"session_before_compact"},
-		"args": []string{"-before-compact", "crash"}})
-	path := copyFile(t, "../../examples/demo-session.jsonl")
+	for _, tc := range []struct{ mode, value string }{
+		{"panic", "scripted panics on purpose"},
+		{"crash", "panic: scripted crashes on purpose"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			cfg := writeConfig(t, map[string]any{"name": "panicky", "path": scripted, "events": []string{"session_before_compact"},
+				"args": []string{"-before-compact", tc.mode}})
+			path := copyFile(t, "../../examples/demo-session.jsonl")
 
-	lines, code := pithStderr(t, "compact", "--config", cfg, "--keep-recent-tokens", "8000", path)
-	if code != 0 {
-		t.Errorf("exit %d: a plugin that fails open does not stop the compaction", code)
-	}
-	if len(lines) != 1 {
-		t.Fatalf("want one line on stderr, got %d", len(lines))
-	}
-	requireContains(t, "the line", lines[0], "panicky", "panic: scripted crashes on purpose")
-	requireLacks(t, "the line", lines[0], "goroutine", "restarting")
+			lines, code := pithStderr(t, "compact", "--config", cfg, "--keep-recent-tokens", "8000", path)
+			if code != 0 {
+				t.Errorf("exit %d: a plugin that fails open does not stop the compaction", code)
+			}
+			if len(lines) != 1 {
+				t.Fatalf("want one line on stderr, got %d", len(lines))
+			}
+			requireContains(t, "the line", lines[0], "panicky", tc.value)
+			requireLacks(t, "the line", lines[0], "goroutine", "restarting")
 
-	path = copyFile(t, "../../examples/demo-session.jsonl")
-	lines, _ = pithStderr(t, "compact", "--verbose", "--config", cfg, "--keep-recent-tokens", "8000", path)
-	verbose := strings.Join(lines, "\n")
-	requireContains(t, "--verbose", verbose, "goroutine", "main.go")
-	requireLacks(t, "--verbose", verbose, "restarting")
+			path = copyFile(t, "../../examples/demo-session.jsonl")
+			lines, _ = pithStderr(t, "compact", "--verbose", "--config", cfg, "--keep-recent-tokens", "8000", path)
+			verbose := strings.Join(lines, "\n")
+			requireContains(t, "--verbose", verbose, "goroutine", "main.go")
+			requireLacks(t, "--verbose", verbose, "restarting")
+		})
+	}
 }
 
 // TestPluginHostVersionIsTheSameEverywhere: `pith plugins check` and a

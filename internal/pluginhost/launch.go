@@ -68,6 +68,7 @@ func (s *Supervisor) startProcess() (*instance, *remote, *tls.Config, error) {
 	}
 	tlsCfg := id.ClientConfig()
 	cmd := spec.command(bin.path, id.PEM())
+	cmd.Env = append(cmd.Env, s.pluginLogLevel()...)
 	logs := newInstanceLogs(s.log, dispatch.LimitsOrDefaults(spec.Limits))
 	inst := &instance{done: make(chan struct{}), logs: logs.writers(), relay: logs.relay, said: logs.said, cmd: cmd}
 	inst.client = plugin.NewClient(s.processClientConfig(cmd, tlsCfg, logs, inst))
@@ -140,6 +141,25 @@ func exitedBy(cmd *exec.Cmd) string {
 		return ""
 	}
 	return ps.String()
+}
+
+// envPluginLogLevel is the SDK's EnvLogLevel: the level of the log lines a
+// Go plugin sends (info by default).
+const envPluginLogLevel = "PITH_PLUGIN_LOG_LEVEL"
+
+// pluginLogLevel asks the plugin for its debug lines when the host logs
+// them (--verbose): a panic's stack among them. Its configured env wins.
+func (s *Supervisor) pluginLogLevel() []string {
+	if _, set := s.spec.Env[envPluginLogLevel]; set {
+		return nil
+	}
+	switch {
+	case s.log.IsTrace():
+		return []string{envPluginLogLevel + "=trace"}
+	case s.log.IsDebug():
+		return []string{envPluginLogLevel + "=debug"}
+	}
+	return nil
 }
 
 // instanceLogs are the sinks of one instance's output: stderr (hclog JSON
