@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -48,4 +49,20 @@ func onTerminate(log hclog.Logger) {
 		<-ch
 		hostGone(log, "terminated (the host is gone or asked for it)")
 	}()
+}
+
+// exitRunByHand ends a plugin run by hand, not by Pith: status 1, as a
+// go-plugin plugin run by hand exits. A variable so that in-process tests
+// can see Serve refuse without ending.
+var exitRunByHand = func() { os.Exit(1) }
+
+// reportStartError says why the plugin does not serve: as a JSON log line
+// when Pith started it (forHost) and parses its stderr, as one plain line
+// when a person ran it and reads the terminal.
+func reportStartError(log hclog.Logger, forHost bool, err error) {
+	if forHost {
+		log.Error(err.Error())
+		return
+	}
+	fmt.Fprintln(hostStderr, err)
 }

@@ -68,8 +68,10 @@ type Handler any
 var (
 	// ErrNoEvents: the handler implements none of the handler interfaces.
 	ErrNoEvents = errors.New("sdk: the plugin handles no event")
-	// ErrNotLaunchedByHost: the program was run by hand, not by Pith.
-	ErrNotLaunchedByHost = errors.New("sdk: this is a Pith plugin: list it in Pith's configuration and Pith starts it")
+	// ErrNotLaunchedByHost is what a plugin run by hand, not by Pith (nor
+	// in debug mode), says on stderr before it exits with status 1, as a
+	// go-plugin plugin does: Serve does not return then.
+	ErrNotLaunchedByHost = errors.New("this binary is a Pith plugin: list it under plugins: in Pith's configuration and Pith starts it")
 )
 
 // startingHeap is what a plugin allocates before its first collection.
@@ -78,16 +80,19 @@ const startingHeap = 16 << 20
 // Serve runs h as a plugin until the host stops it or dies, then returns
 // nil. h implements one or more handler interfaces; only those events are
 // reported to the host and sent by it. Serve refuses, with an error that
-// names the method sets it looked at, a handler that handles no event, and
-// returns ErrNotLaunchedByHost when run outside Pith. Call it from main:
+// names the method sets it looked at, a handler that handles no event.
+// Run by hand, outside Pith and not in debug mode, it says so on stderr
+// (ErrNotLaunchedByHost) and exits with status 1, as go-plugin's Serve
+// does. Call it from main:
 //
 //	if err := sdk.Serve(h, sdk.WithName("guard")); err != nil {
 //		fmt.Fprintln(os.Stderr, err)
 //		os.Exit(1)
 //	}
 //
-// The error is also logged to stderr, so a main that ignores it still
-// shows why the plugin did not start.
+// The error is also written to stderr — as a log line for the host when
+// Pith started the plugin, as plain text when it was run by hand — so a
+// main that ignores it still shows why the plugin did not start.
 //
 // A plugin started by the host collects garbage for the first time once it
 // holds 16 MB (then with the usual pacing), so that its start and first
@@ -109,8 +114,9 @@ func serve(h Handler, opts []Option) error {
 		o(&cfg)
 	}
 	log := Logger()
+	byHost := os.Getenv(wire.Handshake.MagicCookieKey) == wire.Handshake.MagicCookieValue
 	if err := CheckHandler(h); err != nil {
-		log.Error(err.Error())
+		reportStartError(log, byHost, err)
 		return err
 	}
 	srv := newServer(handlerOf(h), cfg)
@@ -120,9 +126,10 @@ func serve(h Handler, opts []Option) error {
 		defer stop()
 		return serveDebug(ctx, sc, os.Stdout)
 	}
-	if os.Getenv(wire.Handshake.MagicCookieKey) != wire.Handshake.MagicCookieValue {
-		log.Error(ErrNotLaunchedByHost.Error())
-		return ErrNotLaunchedByHost
+	if !byHost {
+		reportStartError(log, false, ErrNotLaunchedByHost)
+		exitRunByHand()
+		return ErrNotLaunchedByHost // when exitRunByHand is a test's
 	}
 	gcstart.Defer(startingHeap)
 	id, tlsCfg, err := serveTLS(sc, os.Getenv(plugintls.EnvClientCert))

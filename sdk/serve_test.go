@@ -64,20 +64,29 @@ func TestServeRefuses(t *testing.T) {
 		t.Errorf("Serve(handler of no event) = %v, want ErrNoEvents", err)
 	}
 	t.Setenv(wire.Handshake.MagicCookieKey, "")
+	sdk.ReturnWhenRunByHand(t)
 	if err := sdk.Serve(compactOnly{}); !errors.Is(err, sdk.ErrNotLaunchedByHost) {
 		t.Errorf("Serve outside the host = %v, want ErrNotLaunchedByHost", err)
 	}
 }
 
-// A plugin run by hand says why and exits non-zero, even though it ignores
-// Serve's error.
+// A plugin run by hand says why in one plain line on stderr — not a log
+// line meant for the host — and exits with status 1, as a go-plugin plugin
+// does, even though it ignores Serve's error.
 func TestCompatPluginRunByHand(t *testing.T) {
 	bin := sdktest.Build(t, compatPlugin)
 	cmd := exec.Command(bin)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
-	out, _ := cmd.CombinedOutput()
-	if !strings.Contains(string(out), "Pith starts it") {
-		t.Errorf("output %q does not explain", out)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Errorf("exit: %v, want status 1", err)
+	}
+	want := "this binary is a Pith plugin: list it under plugins: in Pith's configuration and Pith starts it\n"
+	if stderr.String() != want || stdout.Len() != 0 {
+		t.Errorf("stderr %q, stdout %q; want stderr %q", stderr.String(), stdout.String(), want)
 	}
 }
 

@@ -37,8 +37,8 @@ type ServeOpts struct {
 // or dies, then returns nil. Only the events whose field is set are
 // reported to the host and sent by it. It is Serve with the handlers
 // checked by the compiler: the same handshake, TLS, logging, panic guard
-// and errors (ErrNoEvents when no field is set, ErrNotLaunchedByHost when
-// run outside Pith). Call it from main:
+// and errors (ErrNoEvents when no field is set; run outside Pith it says
+// ErrNotLaunchedByHost and exits with status 1). Call it from main:
 //
 //	if err := sdk.ServePlugin(sdk.ServeOpts{BeforeCompact: guard{}}, sdk.WithName("guard")); err != nil {
 //		os.Exit(1) // ServePlugin has logged why

@@ -122,6 +122,7 @@ func TestServePluginRefuses(t *testing.T) {
 		}
 	}
 	t.Setenv(wire.Handshake.MagicCookieKey, "")
+	ReturnWhenRunByHand(t)
 	if err := ServePlugin(ServeOpts{Compact: compactOnlyHandler{}}); !errors.Is(err, ErrNotLaunchedByHost) {
 		t.Errorf("ServePlugin outside the host = %v, want ErrNotLaunchedByHost", err)
 	}

@@ -108,7 +108,9 @@ func guard[R any](ctx context.Context, s *server, event hooks.EventID, fn func(c
 	}
 	defer func() {
 		if v := recover(); v != nil {
-			Logger().Error("handler panicked", "event", event, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			// The error says it to the host, which logs it in one
+			// line; the stack is for a host at debug level.
+			Logger().Debug("handler panicked", "event", event, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 			err = status.Errorf(codes.Internal, "%s handler panicked: %v", event, v)
 		}
 	}()

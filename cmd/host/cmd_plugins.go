@@ -80,7 +80,9 @@ func newPluginsCheckCommand() *cobra.Command {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			logOpts := hclog.LoggerOptions{Name: "pith", Level: level, Output: termsafe.NewWriter(cmd.ErrOrStderr()), DisableTime: true}
-			results := checkPlugins(ctx, wiring.PluginSpecs(cfg), logOpts, pluginhost.Options{StartTimeout: timeout, HealthInterval: -1})
+			// The same version as every other command sends: a plugin may
+			// answer by it, and check must see what a compaction would.
+			results := checkPlugins(ctx, wiring.PluginSpecs(cfg), logOpts, pluginhost.Options{StartTimeout: timeout, HealthInterval: -1, HostVersion: version})
 			return reportPluginChecks(cmd.OutOrStdout(), cmd.ErrOrStderr(), file, results, asJSON, ctx.Err() != nil)
 		},
 	}

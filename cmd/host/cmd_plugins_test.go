@@ -193,7 +193,7 @@ func TestPluginsCheck(t *testing.T) {
 		if !strings.Contains(errLines[0], "sha256") {
 			t.Errorf("mismatch reason: %s", errLines[0])
 		}
-		if !strings.Contains(errLines[2], "(plugin said: audit: --file is required)") {
+		if !strings.Contains(errLines[2], "audit: --file is required") || strings.Contains(errLines[2], "Unrecognized remote plugin message") {
 			t.Errorf("the plugin's own reason is missing: %s", errLines[2])
 		}
 		requireNoChildren(t)

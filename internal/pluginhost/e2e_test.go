@@ -295,7 +295,7 @@ func TestCrashMidCallRestarts(t *testing.T) {
 		t.Fatalf("pid %d → %d, state %s", firstPid, sup.Pid(), sup.State())
 	}
 	waitGone(t, firstPid)
-	if !strings.Contains(buf.String(), "plugin crashed; restarting") {
+	if !strings.Contains(buf.String(), "plugin crashed; restarting it") {
 		t.Fatalf("no crash line in log:\n%s", buf.String())
 	}
 	// The same story reaches Options.Observe, for metrics.
@@ -511,7 +511,7 @@ func TestLargeMessages(t *testing.T) {
 func TestStartAndStopErrors(t *testing.T) {
 	missing := pluginhost.NewSupervisor(pluginhost.Spec{Name: "ghost", Path: filepath.Join(t.TempDir(), "nope")}, pluginhost.Options{})
 	err := missing.Start(context.Background())
-	if err == nil || !strings.Contains(err.Error(), `plugin "ghost"`) {
+	if err == nil || !strings.Contains(err.Error(), "plugin ghost did not start") {
 		t.Fatalf("missing binary: %v", err)
 	}
 	if err := missing.WaitRunning(context.Background()); !errors.Is(err, pluginhost.ErrNotStarted) {

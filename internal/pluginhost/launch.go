@@ -8,6 +8,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -65,8 +68,9 @@ func (s *Supervisor) startProcess() (*instance, *remote, *tls.Config, error) {
 	}
 	tlsCfg := id.ClientConfig()
 	cmd := spec.command(bin.path, id.PEM())
+	cmd.Env = append(cmd.Env, s.pluginLogLevel()...)
 	logs := newInstanceLogs(s.log, dispatch.LimitsOrDefaults(spec.Limits))
-	inst := &instance{done: make(chan struct{}), logs: logs.writers(), relay: logs.relay}
+	inst := &instance{done: make(chan struct{}), logs: logs.writers(), relay: logs.relay, said: logs.said, cmd: cmd}
 	inst.client = plugin.NewClient(s.processClientConfig(cmd, tlsCfg, logs, inst))
 	client := inst.client
 	// Verification is done by then (the pinned root); this only keeps
@@ -82,8 +86,11 @@ func (s *Supervisor) startProcess() (*instance, *remote, *tls.Config, error) {
 		inst.pid = cmd.Process.Pid
 	}
 	if err != nil {
-		killInstance(inst)
-		return nil, nil, nil, fmt.Errorf("start plugin %q (%s): %w", spec.Name, spec.Path, err)
+		killInstance(inst) // waits for its output: what it said is in by then
+		serr := &StartError{Name: spec.Name, Exit: exitedBy(cmd), Said: logs.said.String(), Err: err}
+		s.log.Debug("plugin did not start", "command", commandLine(cmd.Args), "pid", inst.pid,
+			"exit", serr.Exit, "handshake", wantedHandshake, "error", err)
+		return nil, nil, nil, serr
 	}
 	inst.rpc = r.rpc
 	return inst, r, tlsCfg, nil
@@ -104,21 +111,76 @@ func (s Spec) command(path string, hostCertPEM []byte) *exec.Cmd {
 	return cmd
 }
 
+// wantedHandshake is what the host waits for, for the debug log of a start
+// that failed (docs/protocol.md has the details).
+var wantedHandshake = fmt.Sprintf("started with %s=%s, the plugin prints first on stdout the line CORE|%d|unix|SOCKET|grpc|CERTIFICATE",
+	wire.Handshake.MagicCookieKey, wire.Handshake.MagicCookieValue, wire.ProtocolVersion)
+
+// commandLine is args as one line: each argument that is not a plain word
+// Go-quoted.
+func commandLine(args []string) string {
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = a
+		if a == "" || strings.ContainsFunc(a, func(r rune) bool { return r <= ' ' || r == '"' || r == '\\' || r == 0x7f }) {
+			quoted[i] = strconv.Quote(a)
+		}
+	}
+	return strings.Join(quoted, " ")
+}
+
+// exitedBy is how cmd's process ended by itself, once go-plugin has reaped
+// it: "" while it runs or when it was killed (by the host, which ends a
+// plugin whose handshake failed).
+func exitedBy(cmd *exec.Cmd) string {
+	ps := cmd.ProcessState
+	if ps == nil {
+		return ""
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+		return ""
+	}
+	return ps.String()
+}
+
+// envPluginLogLevel is the SDK's EnvLogLevel: the level of the log lines a
+// Go plugin sends (info by default).
+const envPluginLogLevel = "PITH_PLUGIN_LOG_LEVEL"
+
+// pluginLogLevel asks the plugin for its debug lines when the host logs
+// them (--verbose): a panic's stack among them. Its configured env wins.
+func (s *Supervisor) pluginLogLevel() []string {
+	if _, set := s.spec.Env[envPluginLogLevel]; set {
+		return nil
+	}
+	switch {
+	case s.log.IsTrace():
+		return []string{envPluginLogLevel + "=trace"}
+	case s.log.IsDebug():
+		return []string{envPluginLogLevel + "=debug"}
+	}
+	return nil
+}
+
 // instanceLogs are the sinks of one instance's output: stderr (hclog JSON
 // or text) and go-plugin's stdio stream, all under one rate limit, which
-// the plugin's Log host calls share.
+// the plugin's Log host calls share. said keeps the last stderr lines, for
+// the report of a failure.
 type instanceLogs struct {
 	relay                    *relayLimit
+	said                     *lastWords
 	stderr, syncErr, syncOut *logWriter
 }
 
 func newInstanceLogs(log hclog.Logger, lim hooks.Limits) instanceLogs {
 	relay := newRelayLimit(lim.StderrLinesPerSecond, lim.StderrBytesPerSecond)
+	said := &lastWords{}
 	return instanceLogs{
 		relay:   relay,
-		stderr:  newLimitedLogWriter(log, lim.StderrLineBytes, relay),
-		syncErr: newLimitedLogWriter(log, lim.StderrLineBytes, relay),
-		syncOut: newLimitedLogWriter(log.With("stream", "stdout"), lim.StderrLineBytes, relay),
+		said:    said,
+		stderr:  newLimitedLogWriter(log, lim.StderrLineBytes, relay, said),
+		syncErr: newLimitedLogWriter(log, lim.StderrLineBytes, relay, said),
+		syncOut: newLimitedLogWriter(log.With("stream", "stdout"), lim.StderrLineBytes, relay, nil),
 	}
 }
 

@@ -30,6 +30,9 @@ type logWriter struct {
 	// caps lines and bytes per second across the plugin's streams.
 	maxLine int
 	limit   *relayLimit
+	// said, when set, keeps the last lines relayed, for the report of the
+	// plugin's failure (stderr only: the stdio stream's stdout is data).
+	said *lastWords
 
 	mu        sync.Mutex
 	buf       []byte
@@ -40,8 +43,8 @@ type logWriter struct {
 func newLogWriter(log hclog.Logger) *logWriter { return &logWriter{log: log, maxLine: maxLogLine} }
 
 // newLimitedLogWriter is a logWriter under a plugin's stderr limits.
-func newLimitedLogWriter(log hclog.Logger, maxLine int, limit *relayLimit) *logWriter {
-	return &logWriter{log: log, maxLine: maxLine, limit: limit}
+func newLimitedLogWriter(log hclog.Logger, maxLine int, limit *relayLimit, said *lastWords) *logWriter {
+	return &logWriter{log: log, maxLine: maxLine, limit: limit, said: said}
 }
 
 func (w *logWriter) Write(p []byte) (int, error) {
@@ -107,6 +110,7 @@ func (w *logWriter) emit() {
 	}
 	if !truncated && line[0] == '{' {
 		if level, msg, kv, ok := parseJSONLine(line); ok {
+			w.said.add(msg)
 			w.log.Log(level, msg, kv...)
 			return
 		}
@@ -119,13 +123,18 @@ func (w *logWriter) emit() {
 	level := hclog.Info
 	switch {
 	case w.inPanic:
-		level = hclog.Error
+		level = hclog.Debug
 	case strings.HasPrefix(text, "panic: "), strings.HasPrefix(text, "fatal error: "):
-		// A Go runtime crash report: everything after it is the trace.
+		// A Go runtime crash report: everything after it is the trace,
+		// shown at debug level. The first line is the crash's reason,
+		// which the report of the crash (or of the call it failed)
+		// gives in one line.
 		w.inPanic = true
-		level = hclog.Error
+		w.said.crashed(text)
+		level = hclog.Debug
 	default:
 		level, text = levelPrefix(text)
+		w.said.add(text)
 	}
 	w.log.Log(level, text, kv...)
 }

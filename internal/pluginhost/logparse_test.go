@@ -37,9 +37,10 @@ func TestLogWriter(t *testing.T) {
 			want:   []string{"truncated=true", "audit: after"},
 		},
 		{
-			name:   "runtime panic trace is logged as errors",
+			// The crash's report gives its first line (lastWords).
+			name:   "runtime panic trace is logged at debug level",
 			writes: []string{"panic: oh no\n\ngoroutine 1 [running]:\nmain.main()\n"},
-			want:   []string{"[ERROR] audit: panic: oh no", "[ERROR] audit: goroutine 1 [running]:", "[ERROR] audit: main.main()"},
+			want:   []string{"[DEBUG] audit: panic: oh no", "[DEBUG] audit: goroutine 1 [running]:", "[DEBUG] audit: main.main()"},
 		},
 		{
 			name:   "a JSON array or bare value is text",

@@ -2,6 +2,7 @@ package pluginhost
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/pith-dev/pith/hooks"
@@ -61,8 +62,9 @@ func invoke[Req, Resp any](ctx context.Context, s *Supervisor, scope *dispatch.S
 		// Report the crash now, so that the next call waits for the
 		// restart instead of reaching the dead instance before the
 		// monitor notices.
-		s.crashed(inst, "process exited during a call")
-		return zero, ErrPluginExited
+		why := inst.crashReason("process exited during a call")
+		s.crashed(inst, why, true)
+		return zero, fmt.Errorf("%w: %s", ErrPluginExited, why)
 	}
 	return zero, wire.ErrorFromStatus(err)
 }

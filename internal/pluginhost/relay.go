@@ -4,20 +4,23 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // relayLimit caps how much of one plugin's output (stderr, and the stdio
 // streams go-plugin forwards) reaches the host's log: lines and bytes per
-// one-second window. What is over is dropped without being parsed, so a
+// second, each a token bucket (golang.org/x/time/rate) that holds one
+// second's worth. What is over is dropped without being parsed, so a
 // plugin flooding its stderr costs the host a read and a count per line,
-// and the drops are reported once per window as one log line.
+// and the drops are reported at most once a second as one log line.
 type relayLimit struct {
-	linesPerSec, bytesPerSec int
+	lines, bytes *rate.Limiter
 
-	mu           sync.Mutex
-	window       time.Time
-	lines, bytes int
-	// dropped in the current window, reported when the next one starts.
+	mu sync.Mutex
+	// reported is when drops were last reported; dropped* are those not
+	// reported yet, reported by the first line offered a second later.
+	reported                   time.Time
 	droppedLines, droppedBytes int64
 
 	// Totals since start, for tests and diagnostics.
@@ -25,29 +28,36 @@ type relayLimit struct {
 }
 
 func newRelayLimit(linesPerSec, bytesPerSec int) *relayLimit {
-	return &relayLimit{linesPerSec: linesPerSec, bytesPerSec: bytesPerSec}
+	return &relayLimit{
+		lines: rate.NewLimiter(rate.Limit(linesPerSec), linesPerSec),
+		bytes: rate.NewLimiter(rate.Limit(bytesPerSec), bytesPerSec),
+	}
 }
 
-// admit reports whether a line of n bytes may be relayed now. When a new
-// window starts it also returns what the previous windows dropped, for the
-// caller to report.
+// admit reports whether a line of n bytes may be relayed now. At most once
+// a second it also returns what was dropped since the last report, for
+// the caller to report.
 func (r *relayLimit) admit(n int) (ok bool, reportLines, reportBytes int64) {
 	if r == nil {
 		return true, 0, 0
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if now := time.Now(); now.Sub(r.window) >= time.Second {
-		r.window, r.lines, r.bytes = now, 0, 0
+	now := time.Now()
+	if now.Sub(r.reported) >= time.Second {
+		r.reported = now
 		reportLines, reportBytes = r.droppedLines, r.droppedBytes
 		r.droppedLines, r.droppedBytes = 0, 0
 	}
-	if r.lines >= r.linesPerSec || r.bytes+n > r.bytesPerSec {
+	// Both buckets must have room before either is spent: a line refused
+	// for its bytes does not use up a line. r.mu makes check and spend one
+	// step.
+	if r.lines.TokensAt(now) < 1 || r.bytes.TokensAt(now) < float64(n) {
 		r.dropped(1, int64(n))
 		return false, reportLines, reportBytes
 	}
-	r.lines++
-	r.bytes += n
+	r.lines.AllowN(now, 1)
+	r.bytes.AllowN(now, n)
 	return true, reportLines, reportBytes
 }
 

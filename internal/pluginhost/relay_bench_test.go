@@ -10,7 +10,7 @@ import (
 // BenchmarkStderrFlood: the host's cost per byte of a plugin flooding its
 // stderr once over its limits: lines are counted and dropped unparsed.
 func BenchmarkStderrFlood(b *testing.B) {
-	w := newLimitedLogWriter(hclog.NewNullLogger(), 16<<10, newRelayLimit(200, 256<<10))
+	w := newLimitedLogWriter(hclog.NewNullLogger(), 16<<10, newRelayLimit(200, 256<<10), &lastWords{})
 	line := []byte(strings.Repeat("flood ", 170) + "\n")
 	b.SetBytes(int64(len(line)))
 	b.ReportAllocs()

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"os/exec"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -160,6 +161,10 @@ type instance struct {
 	logs   []*logWriter
 	relay  *relayLimit
 	once   sync.Once
+	// said is what the process last wrote on stderr, and cmd the process
+	// (nil for an attached plugin): the report of a crash gives both.
+	said *lastWords
+	cmd  *exec.Cmd
 	// attached: the process was started by hand (debug mode) and is not
 	// the host's to signal or restart.
 	attached bool
@@ -372,7 +377,7 @@ func (s *Supervisor) monitor(inst *instance) {
 			return
 		case <-exitTick.C:
 			if inst.client.Exited() {
-				s.crashed(inst, "process exited")
+				s.crashed(inst, inst.crashReason("process exited"), false)
 				return
 			}
 		case <-health:
@@ -386,7 +391,7 @@ func (s *Supervisor) monitor(inst *instance) {
 			failedPings++
 			s.log.Warn("health check failed", "error", err, "consecutive", failedPings)
 			if failedPings >= 2 {
-				s.crashed(inst, "not answering health checks")
+				s.crashed(inst, "not answering health checks", false)
 				return
 			}
 		}
@@ -396,7 +401,12 @@ func (s *Supervisor) monitor(inst *instance) {
 // crashed records a crash of inst and schedules a restart, or disables the
 // plugin once the crash budget is spent. Reports about an instance that is
 // no longer current are ignored, so a crash is counted once.
-func (s *Supervisor) crashed(inst *instance, why string) {
+//
+// A crash during a call (inCall) is reported by the call's error, which
+// says why; the log says it at debug level only. A restart is announced
+// when it happens (restart), not here: a one-shot command stops the
+// plugin before its backoff has passed unless it needs it again.
+func (s *Supervisor) crashed(inst *instance, why string, inCall bool) {
 	s.mu.Lock()
 	if s.inst != inst || s.state != StateRunning {
 		s.mu.Unlock()
@@ -425,8 +435,12 @@ func (s *Supervisor) crashed(inst *instance, why string) {
 		s.wg.Add(1)
 		s.mu.Unlock()
 		s.observe(ObservedCrash, inst.pid, errors.New(why))
-		s.log.Warn("plugin crashed; restarting", "reason", why, "in", delay, "crashes", n)
-		go s.restart(delay)
+		if inCall {
+			s.log.Debug("plugin crashed during a call", "reason", why, "crashes", n)
+		} else {
+			s.log.Warn("plugin crashed", "reason", why, "crashes", n)
+		}
+		go s.restart(delay, why)
 	}
 	s.wg.Add(1)
 	go func() {
@@ -467,13 +481,18 @@ func (s *Supervisor) backoff(n int) time.Duration {
 	return min(d, s.opts.MaxBackoff)
 }
 
-func (s *Supervisor) restart(delay time.Duration) {
+func (s *Supervisor) restart(delay time.Duration, why string) {
 	defer s.wg.Done()
+	announced := false
 	for {
 		select {
 		case <-s.stopCh:
 			return
 		case <-time.After(delay):
+		}
+		if !announced {
+			announced = true
+			s.log.Warn("plugin crashed; restarting it", "reason", why, "after", delay)
 		}
 		inst, err := s.launch(context.Background())
 		s.mu.Lock()

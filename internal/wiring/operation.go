@@ -104,7 +104,8 @@ func StartOperation(ctx context.Context, o OperationOptions) (*Operation, error)
 				op.Close()
 				return nil, fmt.Errorf("plugin %q has failure: closed and did not start; not running without it: %w", name, err)
 			}
-			log.Warn("some plugins did not start", "error", err)
+			// Each failure was logged, in one line, as it happened.
+			log.Debug("some plugins did not start", "error", err)
 		}
 	}
 	dispatcher, err := dispatch.NewDispatcher(dispatch.Options{Logger: log.Named("hooks"), Host: host}, plugins...)

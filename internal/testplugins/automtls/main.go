@@ -27,9 +27,25 @@ import (
 
 type hooksServer struct {
 	pb.UnimplementedHooksServer
+	// recordVersion, when set, is the file the host_version of each
+	// Describe is appended to, one line each: the SDK does not show it.
+	recordVersion string
 }
 
-func (hooksServer) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeResponse, error) {
+func (s hooksServer) Describe(_ context.Context, req *pb.DescribeRequest) (*pb.DescribeResponse, error) {
+	if s.recordVersion != "" {
+		f, err := os.OpenFile(s.recordVersion, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		_, err = fmt.Fprintf(f, "%q\n", req.GetHostVersion())
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 	return &pb.DescribeResponse{Name: "automtls", Version: "0.1.0", Events: []string{"session_compact"}}, nil
 }
 
@@ -45,10 +61,13 @@ func (hooksServer) Shutdown(context.Context, *pb.ShutdownRequest) (*pb.ShutdownR
 	return &pb.ShutdownResponse{}, nil
 }
 
-type grpcPlugin struct{ plugin.NetRPCUnsupportedPlugin }
+type grpcPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	hooks hooksServer
+}
 
-func (grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	pb.RegisterHooksServer(s, hooksServer{})
+func (g grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	pb.RegisterHooksServer(s, g.hooks)
 	return nil
 }
 
@@ -66,10 +85,11 @@ var handshake = plugin.HandshakeConfig{
 
 func main() {
 	impostor := flag.Bool("impostor", false, "serve with one certificate and announce another")
+	recordVersion := flag.String("record-host-version", "", "append the host_version of every Describe, Go-quoted, to this file")
 	flag.Parse()
 	sc := &plugin.ServeConfig{
 		HandshakeConfig:  handshake,
-		VersionedPlugins: map[int]plugin.PluginSet{1: {"hooks": grpcPlugin{}}},
+		VersionedPlugins: map[int]plugin.PluginSet{1: {"hooks": grpcPlugin{hooks: hooksServer{recordVersion: *recordVersion}}}},
 		GRPCServer:       plugin.DefaultGRPCServer,
 	}
 	if *impostor {

@@ -45,7 +45,7 @@ type plugin struct {
 func main() {
 	p := &plugin{}
 	flag.StringVar(&p.name, "name", "scripted", "name reported in Describe and used in answers")
-	flag.StringVar(&p.beforeComp, "before-compact", "off", "off|none|cancel|compact|echo|invalid|error|panic|hang|exit|exit-once|host|host-deep|huge-details|steal|page|flood|leave")
+	flag.StringVar(&p.beforeComp, "before-compact", "off", "off|none|cancel|compact|echo|invalid|error|panic|crash|hang|exit|exit-once|host|host-deep|huge-details|steal|page|flood|leave")
 	flag.StringVar(&p.compacting, "compacting", "off", "off|none|context|inject|error|hang|huge-preserve|deep-preserve|huge-context")
 	flag.StringVar(&p.prompt, "prompt", "", "prompt returned by compacting=context")
 	flag.StringVar(&p.beforeTree, "before-tree", "off", "off|none|cancel|summary|invalid")
@@ -64,9 +64,17 @@ func main() {
 	dumpStdin := flag.String("dump-stdin", "", "write what the plugin reads from its standard input until end of file (at most 1 KiB) to this file")
 	floodMB := flag.Int("flood-stderr", 0, "write this many MiB of 1 KiB lines to stderr, in the background")
 	floodDone := flag.String("flood-done", "", "file created once the stderr flood is written")
+	failStart := flag.String("fail-start", "", "before serving, write this text (a Go-quoted string is unquoted first) to stderr and exit with status 1, as a plugin that cannot start does")
 	flag.Parse()
 	if u, err := strconv.Unquote(p.say); err == nil {
 		p.say = u
+	}
+	if *failStart != "" {
+		if u, err := strconv.Unquote(*failStart); err == nil {
+			*failStart = u
+		}
+		fmt.Fprintln(stderr, *failStart)
+		os.Exit(1)
 	}
 	if *floodMB > 0 {
 		go flood(*floodMB, *floodDone)
@@ -237,6 +245,11 @@ func (p *plugin) onBeforeCompact(ctx context.Context, ev *sdk.BeforeCompactEvent
 		return nil, errors.New(p.name + " failed on purpose")
 	case "panic":
 		panic(p.name + " panics on purpose")
+	case "crash":
+		// A panic off the handler's goroutine: nothing recovers it, and
+		// the Go runtime ends the process with its stack on stderr.
+		go func() { panic(p.name + " crashes on purpose") }()
+		select {}
 	case "hang":
 		select {} // ignore the deadline on purpose
 	case "exit":
