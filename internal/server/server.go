@@ -204,7 +204,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			return nil, mismatch
 		}
 		if err != nil {
-			log.Warn("some plugins did not start", "error", err)
+			// Each failure was logged, in one line, as it happened.
+			log.Debug("some plugins did not start", "error", err)
 		}
 		s.pluginSet = plugins
 	}
