@@ -65,7 +65,7 @@ func (s *Server) followOutside(o *openSession) (stop func()) {
 func (s *Server) startFollowing(o *openSession) (stop func()) {
 	f := &o.follow
 	unwatch := func() {}
-	if p := o.b.path(); p != "" {
+	if p := o.b.Path(); p != "" {
 		w, err := s.fileWatch()
 		if err == nil {
 			unwatch, err = w.Follow(p, func(fsnotify.Op) { f.poke() })

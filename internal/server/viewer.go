@@ -19,9 +19,9 @@ import (
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/internal/admission"
 	"github.com/pith-dev/pith/internal/checksum"
-	"github.com/pith-dev/pith/internal/regularfile"
 	"github.com/pith-dev/pith/internal/signin"
 	"github.com/pith-dev/pith/store"
+	"github.com/pith-dev/pith/store/served"
 	"github.com/pith-dev/pith/viewer"
 )
 
@@ -341,16 +341,16 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 	if v.s.files == nil {
 		return v.resolveStored(name)
 	}
-	root, base, err := v.s.files.sessionsRoot(false)
+	root, base, err := v.s.files.SessionsRoot(false)
 	if err != nil {
 		return viewer.Source{}, err
 	}
 	st, err := root.Lstat(name)
 	if err != nil {
-		return viewer.Source{}, rootError(err)
+		return viewer.Source{}, served.RootError(err)
 	}
 	fileTail := viewer.FileTail(func() (*os.File, error) {
-		return v.s.files.openRegular(root, name)
+		return v.s.files.OpenRegular(root, name)
 	}, func() int64 { n, _ := v.readLimit(); return n })
 	tail := func(after int) ([]byte, int, error) {
 		data, n, err := fileTail(after)
@@ -360,38 +360,9 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 		return data, n, err
 	}
 	archive := func() (io.ReadCloser, error) {
-		return v.s.files.openRegular(root, compaction.ArchivePath(name))
+		return v.s.files.OpenRegular(root, compaction.ArchivePath(name))
 	}
 	return viewer.Source{Path: filepath.Join(base, filepath.FromSlash(name)), Name: name, Tail: tail, OpenArchive: archive, Size: st.Size()}, nil
-}
-
-// openRegular opens name in root for reading, as a regular file only,
-// through the mechanism every entry point uses (internal/regularfile):
-// a FIFO in the place of a session or its archive must not hang the
-// viewer, nor a device be read. The check is Lstat, as core/session's
-// for the gRPC calls: a symlink in the place of a session is refused, not
-// followed — a token's prefix is checked on the name, and a link in one
-// tenant's directory may point into another's.
-//
-// Its directories are checked on every open (checkDirs), not only when
-// the session was first resolved: the viewer opens it again at every
-// change.
-//
-// The file is opened in its directory as the gRPC calls open it
-// (filesSource.openDir), so a directory swapped for a link between the
-// check and the open is refused; regularfile.Open refuses a file swapped
-// for one.
-func (src *filesSource) openRegular(root *os.Root, name string) (*os.File, error) {
-	dir, base, err := src.openDir(root, name)
-	if err != nil {
-		return nil, err
-	}
-	defer dir.Close()
-	f, err := regularfile.Open(base, os.O_RDONLY, 0, dir.Lstat, dir.OpenFile)
-	if err != nil {
-		return nil, rootError(err)
-	}
-	return f, nil
 }
 
 // readLimit is the largest session the viewer reads, and the setting
@@ -524,7 +495,7 @@ func (v *Viewer) list(r *http.Request) ([]string, error) {
 	if v.s.files == nil {
 		return v.listStored(r)
 	}
-	root, _, err := v.s.files.sessionsRoot(false)
+	root, _, err := v.s.files.SessionsRoot(false)
 	if err != nil {
 		return nil, nil // no root yet: no sessions
 	}
@@ -652,7 +623,7 @@ func (s *Server) storeChanged(rel, kind string) {
 	if kind == store.EventResync {
 		s.pokeFollowed(nil)
 	} else {
-		s.pokeFollowed(storeKey(rel))
+		s.pokeFollowed(served.StoredKey(rel))
 	}
 	vs := s.viewer.Load()
 	if vs == nil {
