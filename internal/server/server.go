@@ -18,7 +18,6 @@ import (
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/hooks"
-	"github.com/pith-dev/pith/internal/dirwatch"
 	sessionv1 "github.com/pith-dev/pith/internal/gen/pith/session/v1"
 	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/store"
@@ -105,10 +104,6 @@ type Server struct {
 	viewer atomic.Pointer[viewer.Sessions]
 	// slots counts each caller's open event streams and calls in flight.
 	slots callerSlots
-	// watch is the daemon's one file watch (fileWatch), nil until used.
-	fsWatchMu  sync.Mutex
-	fsWatch    *dirwatch.Watch
-	fsWatchErr error
 	// applied is closed, and replaced, when a configuration is applied:
 	// open streams check their caller again then (revalidate).
 	applied atomic.Pointer[chan struct{}]
@@ -375,14 +370,6 @@ func (s *Server) Close(ctx context.Context) error {
 	if err := s.closeSource(); err != nil {
 		errs = append(errs, err)
 	}
-	s.fsWatchMu.Lock()
-	if s.fsWatch != nil {
-		if err := s.fsWatch.Close(); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	s.fsWatch, s.fsWatchErr = nil, ErrShuttingDown
-	s.fsWatchMu.Unlock()
 	return errors.Join(errs...)
 }
 

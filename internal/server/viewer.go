@@ -117,8 +117,8 @@ func (s *Server) NewViewer(exposed bool, options ...ViewerOption) *Viewer {
 	if s.files != nil {
 		// The daemon's one file watch, shared with the sessions it
 		// follows for their WatchEvents clients.
-		if w, err := s.fileWatch(); err == nil {
-			opts.Follow = w.Follow
+		if follow, err := s.files.Watch(); err == nil {
+			opts.Follow = follow
 		}
 	}
 	v.sessions = viewer.NewSessions(opts)

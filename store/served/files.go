@@ -46,6 +46,8 @@ type Files struct {
 	// afterCheck, when set (tests), runs between openDir's check of the
 	// directories and its open of the last one.
 	afterCheck func()
+
+	watch fileWatch
 }
 
 // NewFiles is the source of the files under rootPath() (sessions.root in
@@ -248,9 +250,9 @@ func (f *Files) Load(_ context.Context, rel string, maxBytes int64) (*session.Fi
 	return file, nil
 }
 
+// Close closes sessions.root's handles, then the file watch (Watch).
 func (f *Files) Close() error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.closed = true
 	for _, r := range append(f.oldRoots, f.root) {
 		if r != nil {
@@ -258,7 +260,8 @@ func (f *Files) Close() error {
 		}
 	}
 	f.root, f.oldRoots = nil, nil
-	return nil
+	f.mu.Unlock()
+	return f.closeWatch()
 }
 
 // fileBacking is one session file open in the daemon.
@@ -270,7 +273,7 @@ type fileBacking struct {
 	rel, base string
 	sub       *os.Root
 	k         files.Key
-	// abs is the file's path as opened (the file watch follows it).
+	// abs is the file's path as opened (Follow watches it).
 	abs string
 	// fi is the file as opened; a different file at the name means it was
 	// replaced on disk (prune, migrate, an editor).
@@ -286,8 +289,6 @@ type fileBacking struct {
 func (b *fileBacking) Handle() session.Backend { return b.st.Load() }
 
 func (b *fileBacking) Key() any { return b.k }
-
-func (b *fileBacking) Path() string { return b.abs }
 
 func (b *fileBacking) Size() int64 {
 	fi, err := b.sub.Lstat(b.base)

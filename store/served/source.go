@@ -61,9 +61,11 @@ type Backing interface {
 	Key() any
 	// Size is the session's size in bytes now, -1 when not known cheaply.
 	Size() int64
-	// Path is the file's absolute path, for the file watch; "" when the
-	// session is not a file here (nothing to watch).
-	Path() string
+	// Follow calls poke when the session may have changed behind the
+	// handle, until stop: a file at every change the files' watch sees.
+	// A session whose changes are told another way (a shared store's
+	// watch: StoredOptions.Changed) is never poked by it.
+	Follow(poke func()) (stop func(), err error)
 	// Stale reports whether the session moved on behind the handle: it
 	// was replaced by something the handle does not follow (a file
 	// renamed over the name by pith prune or an editor), or others wrote

@@ -242,9 +242,10 @@ func (b *storedBacking) Size() int64 {
 // call must see it. Reopen finds out cheaply whether anything changed.
 func (b *storedBacking) Stale() bool { return true }
 
-// Path is "": a stored session is no file here; the store's events tell
-// of changes (the viewer's) and calls read them.
-func (b *storedBacking) Path() string { return "" }
+// Follow does nothing: a stored session is no file here; the store's
+// watch, which reports every host's changes, tells the daemon
+// (StoredOptions.Changed), which pokes its followers.
+func (b *storedBacking) Follow(func()) (func(), error) { return func() {}, nil }
 
 // Reopen reads into the handle what other hosts wrote: the new lines, or
 // the whole session after a rewrite or an outage. It reports a change
