@@ -495,31 +495,7 @@ func (v *Viewer) list(r *http.Request) ([]string, error) {
 	if v.s.files == nil {
 		return v.listStored(r)
 	}
-	root, _, err := v.s.files.SessionsRoot(false)
-	if err != nil {
-		return nil, nil // no root yet: no sessions
-	}
-	c := viewerCaller(r)
-	var names []string
-	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil // unreadable: not listed
-		}
-		if d.IsDir() {
-			if p != "." && (strings.HasPrefix(d.Name(), ".") || strings.Count(p, "/") >= store.MaxNameDepth) {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if d.Type().IsRegular() && checkName(p) == nil && c.may(p) {
-			names = append(names, p)
-			if len(names) >= maxListed {
-				return fs.SkipAll
-			}
-		}
-		return nil
-	})
-	return store.SkipArchives(names), err
+	return v.s.files.List(viewerCaller(r).may, maxListed)
 }
 
 var loginPage = template.Must(template.New("login").Parse(`<!doctype html>
