@@ -471,31 +471,10 @@ func (r storedRead) add(after int, data []byte) (next storedRead, total int) {
 	return next, r.size + len(data) - skip
 }
 
-// listStored names the sessions of the store the caller may see.
-func (v *Viewer) listStored(r *http.Request) ([]string, error) {
-	all, err := v.s.opts.Store.List(r.Context())
-	if err != nil {
-		return nil, err
-	}
-	c := viewerCaller(r)
-	var names []string
-	for _, n := range all {
-		if checkName(n) == nil && c.may(n) {
-			names = append(names, n)
-			if len(names) >= maxListed {
-				break
-			}
-		}
-	}
-	return names, nil
-}
-
-// list names the sessions under the root the caller may see.
+// list names the sessions the caller may see, under the root or in the
+// store.
 func (v *Viewer) list(r *http.Request) ([]string, error) {
-	if v.s.files == nil {
-		return v.listStored(r)
-	}
-	return v.s.files.List(viewerCaller(r).may, maxListed)
+	return v.s.src.List(r.Context(), viewerCaller(r).may, maxListed)
 }
 
 var loginPage = template.Must(template.New("login").Parse(`<!doctype html>

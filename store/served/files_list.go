@@ -1,6 +1,7 @@
 package served
 
 import (
+	"context"
 	"io/fs"
 	"strings"
 
@@ -11,7 +12,7 @@ import (
 // max of them (prune archives left out): the regular files in the name
 // grammar, in directories neither hidden nor deeper than a name may be.
 // With no sessions.root yet there are none.
-func (f *Files) List(may func(name string) bool, max int) ([]string, error) {
+func (f *Files) List(_ context.Context, may func(name string) bool, max int) ([]string, error) {
 	root, _, err := f.SessionsRoot(false)
 	if err != nil {
 		return nil, nil // no root yet: no sessions

@@ -46,6 +46,9 @@ type Source interface {
 	// it for writing (the propose mode: its owner writes it); one over
 	// maxBytes is refused before it is read.
 	Load(ctx context.Context, rel string, maxBytes int64) (*session.File, error)
+	// List names the sessions that may accepts, at most max of them, in
+	// the name grammar (a file's prune archive is no session).
+	List(ctx context.Context, may func(name string) bool, max int) ([]string, error)
 	// Close releases what the source holds; open handles are closed by
 	// their own Backing first.
 	Close() error

@@ -143,6 +143,25 @@ func (s *Stored) Load(ctx context.Context, rel string, maxBytes int64) (*session
 	return f, nil
 }
 
+// List names the store's sessions that may accepts, at most max of them,
+// sorted (the store's order).
+func (s *Stored) List(ctx context.Context, may func(name string) bool, max int) ([]string, error) {
+	all, err := s.st.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, n := range all {
+		if store.CheckName(n) == nil && may(n) {
+			names = append(names, n)
+			if len(names) >= max {
+				break
+			}
+		}
+	}
+	return names, nil
+}
+
 // watch follows the store's events until the source closes.
 func (s *Stored) watch(events <-chan store.Event) {
 	defer s.done.Done()
