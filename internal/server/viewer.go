@@ -10,8 +10,6 @@ import (
 	"io/fs"
 	"math"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -341,17 +339,11 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 	if v.s.files == nil {
 		return v.resolveStored(name)
 	}
-	root, base, err := v.s.files.SessionsRoot(false)
+	file, err := v.s.files.Locate(name)
 	if err != nil {
 		return viewer.Source{}, err
 	}
-	st, err := root.Lstat(name)
-	if err != nil {
-		return viewer.Source{}, served.RootError(err)
-	}
-	fileTail := viewer.FileTail(func() (*os.File, error) {
-		return v.s.files.OpenRegular(root, name)
-	}, func() int64 { n, _ := v.readLimit(); return n })
+	fileTail := viewer.FileTail(file.Open, func() int64 { n, _ := v.readLimit(); return n })
 	tail := func(after int) ([]byte, int, error) {
 		data, n, err := fileTail(after)
 		if errors.Is(err, viewer.ErrTooLarge) {
@@ -359,10 +351,8 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 		}
 		return data, n, err
 	}
-	archive := func() (io.ReadCloser, error) {
-		return v.s.files.OpenRegular(root, compaction.ArchivePath(name))
-	}
-	return viewer.Source{Path: filepath.Join(base, filepath.FromSlash(name)), Name: name, Tail: tail, OpenArchive: archive, Size: st.Size()}, nil
+	archive := func() (io.ReadCloser, error) { return file.OpenArchive() }
+	return viewer.Source{Path: file.Path, Name: name, Tail: tail, OpenArchive: archive, Size: file.Size}, nil
 }
 
 // readLimit is the largest session the viewer reads, and the setting

@@ -80,7 +80,7 @@ func (f *Files) openDir(root *os.Root, rel string) (*os.Root, string, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, "", fmt.Errorf("no directory %q: %w", dir, fs.ErrNotExist)
 		}
-		return nil, "", RootError(err)
+		return nil, "", rootError(err)
 	}
 	if err := sameDir(sub, checked); err != nil {
 		sub.Close()
@@ -112,7 +112,7 @@ func (f *Files) makeDirs(root *os.Root, dir string) error {
 	}
 	if f.tenants == nil || !f.tenants() {
 		if err := root.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("create its directory: %w", RootError(err))
+			return fmt.Errorf("create its directory: %w", rootError(err))
 		}
 		return nil
 	}
@@ -136,11 +136,11 @@ func (f *Files) storeOptions(rel string) files.Options {
 	return files.Options{Logger: f.log.Named("session").With("path", rel), SingleLink: true, Display: fileDisplay}
 }
 
-// SessionsRoot returns the handle on sessions.root, opening it (and, with
+// sessionsRoot returns the handle on sessions.root, opening it (and, with
 // create, making the directory: it is the operator's, not a client's) on
 // first use or after a reload moved it. The path it was opened at comes
 // with it.
-func (f *Files) SessionsRoot(create bool) (*os.Root, string, error) {
+func (f *Files) sessionsRoot(create bool) (*os.Root, string, error) {
 	p := f.rootPath()
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -173,7 +173,7 @@ func (f *Files) SessionsRoot(create bool) (*os.Root, string, error) {
 }
 
 func (f *Files) Open(_ context.Context, rel string, create bool, cwd string, seen func(key any, size int64) (bool, error)) (Backing, bool, error) {
-	root, rootAt, err := f.SessionsRoot(create)
+	root, rootAt, err := f.sessionsRoot(create)
 	if err != nil {
 		return nil, false, err
 	}
@@ -221,7 +221,7 @@ func (f *Files) Open(_ context.Context, rel string, create bool, cwd string, see
 	fi, err := sub.Lstat(base)
 	if err != nil {
 		st.Close()
-		return nil, false, fmt.Errorf("session %q: %w", rel, RootError(err))
+		return nil, false, fmt.Errorf("session %q: %w", rel, rootError(err))
 	}
 	b := &fileBacking{src: f, rel: rel, sub: sub, base: base, k: files.KeyOf(fi, rel), abs: filepath.Join(rootAt, filepath.FromSlash(rel))}
 	b.st.Store(st)
@@ -231,7 +231,7 @@ func (f *Files) Open(_ context.Context, rel string, create bool, cwd string, see
 }
 
 func (f *Files) Load(_ context.Context, rel string, maxBytes int64) (*session.File, error) {
-	root, _, err := f.SessionsRoot(false)
+	root, _, err := f.sessionsRoot(false)
 	if err != nil {
 		return nil, err
 	}
@@ -317,7 +317,7 @@ func (b *fileBacking) Reopen(accept func(session.Backend) error) (func(), Reopen
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, Reopened{}, fmt.Errorf("%s: gone: %w", fileDisplay, fs.ErrNotExist)
 		}
-		return nil, Reopened{}, fmt.Errorf("%s: %w", fileDisplay, RootError(err))
+		return nil, Reopened{}, fmt.Errorf("%s: %w", fileDisplay, rootError(err))
 	}
 	if !b.replacedBy(fi) {
 		// The same file: read what pi or a pith command appended.
@@ -362,7 +362,7 @@ func (b *fileBacking) Reopen(accept func(session.Backend) error) (func(), Reopen
 }
 
 func (b *fileBacking) Reaches(rel string) bool {
-	root, _, err := b.src.SessionsRoot(false)
+	root, _, err := b.src.sessionsRoot(false)
 	if err != nil {
 		return false
 	}

@@ -13,7 +13,7 @@ import (
 // grammar, in directories neither hidden nor deeper than a name may be.
 // With no sessions.root yet there are none.
 func (f *Files) List(_ context.Context, may func(name string) bool, max int) ([]string, error) {
-	root, _, err := f.SessionsRoot(false)
+	root, _, err := f.sessionsRoot(false)
 	if err != nil {
 		return nil, nil // no root yet: no sessions
 	}

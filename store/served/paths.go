@@ -49,7 +49,7 @@ func realDirError(err error) error {
 	case errors.Is(err, realdir.ErrNotDir):
 		return fmt.Errorf("%w: %v", ErrInvalidPath, err)
 	}
-	return RootError(err)
+	return rootError(err)
 }
 
 // sameDir checks that sub, the directory opened after realDirs, is the
@@ -60,7 +60,7 @@ func sameDir(sub *os.Root, want fs.FileInfo) error {
 	}
 	got, err := sub.Stat(".")
 	if err != nil {
-		return RootError(err)
+		return rootError(err)
 	}
 	if !os.SameFile(got, want) {
 		return fmt.Errorf("%w: its directory changed while it was opened", ErrOutsideRoot)
@@ -68,10 +68,10 @@ func sameDir(sub *os.Root, want fs.FileInfo) error {
 	return nil
 }
 
-// RootError words an error of an os.Root operation for a client: the
+// rootError words an error of an os.Root operation for a client: the
 // refusals os.Root reports with unexported values become this package's
 // sentinels, and a *PathError loses its path (the server's).
-func RootError(err error) error {
+func rootError(err error) error {
 	msg := err.Error()
 	switch {
 	case strings.Contains(msg, "path escapes from parent"):
