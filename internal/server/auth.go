@@ -442,7 +442,7 @@ func (s *Server) MetricsAuth(next http.Handler) http.Handler {
 
 // hasTenants reports whether cfg gives any token a prefix: then callers
 // are confined to parts of sessions.root, and names must lead where they
-// say (filesSource.checkDirs).
+// say (store/served: Files.checkDirs).
 func hasTenants(cfg *config.Config) bool {
 	for _, t := range cfg.Server.Tokens {
 		if t.Prefix != "" {

@@ -45,10 +45,11 @@
 //     server.maxConnections, server.maxConnectionsPerAddress), and one
 //     that has not sent its HTTP/2 preface within server.handshakeTimeout
 //     is dropped (GRPCOptions' ConnectionTimeout).
-//   - Where sessions live is a source (source.go): the files under
-//     sessions.root (source_files.go) or a shared store (source_store.go,
-//     which reads other hosts' appends before each call and relays engine
-//     events between hosts). The registry knows names, keys and handles.
+//   - Where sessions live is a source (store/served): the files under
+//     sessions.root or a shared store (which reads other hosts' appends
+//     before each call). The registry knows names, keys and handles; the
+//     engine events between the hosts of a store are relayed here
+//     (relay.go).
 //   - Errors get their gRPC codes in one place (status.go).
 //   - GetContext's large answer refers to the session's messages
 //     (read-only bytes the engine shares) instead of copying them into

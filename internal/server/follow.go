@@ -3,13 +3,10 @@ package server
 import (
 	"context"
 	"sync"
-
-	"github.com/fsnotify/fsnotify"
-	"github.com/pith-dev/pith/internal/dirwatch"
 )
 
 // Following other writers: while a session has WatchEvents clients, its
-// file is followed through the daemon's one file watch (the viewer's
+// file is followed through the files' one watch (store/served; the viewer's
 // pages share it), and what pi or a pith command appends is read as soon
 // as it lands and announced to them (entries_appended), as is a file
 // another program replaced (session_rewritten) — before, they learnt of
@@ -64,17 +61,11 @@ func (s *Server) followOutside(o *openSession) (stop func()) {
 // pokes it (storeChanged).
 func (s *Server) startFollowing(o *openSession) (stop func()) {
 	f := &o.follow
-	unwatch := func() {}
-	if p := o.b.path(); p != "" {
-		w, err := s.fileWatch()
-		if err == nil {
-			unwatch, err = w.Follow(p, func(fsnotify.Op) { f.poke() })
-		}
-		if err != nil {
-			// The calls still catch up; only the announcement waits.
-			s.log.Warn("cannot watch a session file for other writers; its watchers hear of their appends at the next call", "session", o.id, "error", err)
-			return func() {}
-		}
+	unwatch, err := o.b.Follow(f.poke)
+	if err != nil {
+		// The calls still catch up; only the announcement waits.
+		s.log.Warn("cannot watch a session file for other writers; its watchers hear of their appends at the next call", "session", o.id, "error", err)
+		return func() {}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	// What was appended before the watch began is read (and announced)
@@ -115,18 +106,6 @@ func (s *Server) catchUp(ctx context.Context, o *openSession) {
 	if err := o.reopenIfReplaced(ctx, s); err != nil {
 		s.log.Debug("following another writer of a session", "session", o.id, "error", err)
 	}
-}
-
-// fileWatch is the daemon's one file watch, made on first use: the
-// viewer's pages and the followed sessions share it (the kernel allows a
-// user few inotify instances).
-func (s *Server) fileWatch() (*dirwatch.Watch, error) {
-	s.fsWatchMu.Lock()
-	defer s.fsWatchMu.Unlock()
-	if s.fsWatch == nil && s.fsWatchErr == nil {
-		s.fsWatch, s.fsWatchErr = dirwatch.New(s.log.Named("watch"))
-	}
-	return s.fsWatch, s.fsWatchErr
 }
 
 // pokeFollowed wakes the catch-up of the session open under key, or of

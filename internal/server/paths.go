@@ -1,103 +1,18 @@
 package server
 
 import (
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path"
-	"strings"
-	"syscall"
-
-	"github.com/pith-dev/pith/internal/realdir"
 	"github.com/pith-dev/pith/store"
+	"github.com/pith-dev/pith/store/served"
 )
 
-// Path errors; the service maps ErrInvalidPath to InvalidArgument and
-// ErrOutsideRoot to PermissionDenied.
+// Path errors, the session source's (store/served); the service maps
+// ErrInvalidPath to InvalidArgument and ErrOutsideRoot to
+// PermissionDenied.
 var (
-	ErrInvalidPath = store.ErrInvalidName
-	ErrOutsideRoot = errors.New("session path leads outside sessions.root")
+	ErrInvalidPath = served.ErrInvalidPath
+	ErrOutsideRoot = served.ErrOutsideRoot
 )
 
 // checkName enforces the session name grammar; store.CheckName is the one
 // place it lives, shared with every store and the CLI.
 func checkName(rel string) error { return store.CheckName(rel) }
-
-// realDirs refuses a session name whose directories under root include a
-// symlink. os.Root follows a link that stays inside sessions.root, but a
-// token's prefix is checked on the name: team-a/shared -> ../team-b would
-// open team-b's sessions to a token for team-a/ (and create files there).
-// So a session is reached through real directories only: internal/realdir
-// walks down from the top through directory handles, never following a
-// link, the same walk that makes a new session's directories (makeDirs).
-// It returns the last directory's FileInfo, nil for a session at the top,
-// for the caller to check the directory it then opens against (sameDir):
-// one swapped in between is refused too. A missing directory is
-// fs.ErrNotExist, not a pass: with nothing to compare, a link made there
-// after the check would be followed by the open (a create makes its
-// directories before it opens, so it finds them). Every entry point that
-// opens a session by name under sessions.root calls it.
-func realDirs(root *os.Root, rel string) (fs.FileInfo, error) {
-	dir := path.Dir(rel)
-	if dir == "." {
-		return nil, nil
-	}
-	fi, err := realdir.Stat(root, dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("no directory %q: %w", dir, fs.ErrNotExist)
-	}
-	if err != nil {
-		return nil, realDirError(err)
-	}
-	return fi, nil
-}
-
-// realDirError words a refusal of internal/realdir for a client.
-func realDirError(err error) error {
-	switch {
-	case errors.Is(err, realdir.ErrSymlink):
-		return fmt.Errorf("%w: %v; sessions are reached through real directories only", ErrOutsideRoot, err)
-	case errors.Is(err, realdir.ErrNotDir):
-		return fmt.Errorf("%w: %v", ErrInvalidPath, err)
-	}
-	return rootError(err)
-}
-
-// sameDir checks that sub, the directory opened after realDirs, is the
-// one realDirs checked (want nil: nothing to check).
-func sameDir(sub *os.Root, want fs.FileInfo) error {
-	if want == nil {
-		return nil
-	}
-	got, err := sub.Stat(".")
-	if err != nil {
-		return rootError(err)
-	}
-	if !os.SameFile(got, want) {
-		return fmt.Errorf("%w: its directory changed while it was opened", ErrOutsideRoot)
-	}
-	return nil
-}
-
-// rootError words an error of an os.Root operation for a client: the
-// refusals os.Root reports with unexported values become this package's
-// sentinels, and a *PathError loses its path (the server's).
-func rootError(err error) error {
-	msg := err.Error()
-	switch {
-	case strings.Contains(msg, "path escapes from parent"):
-		return ErrOutsideRoot
-	case strings.HasSuffix(msg, "not a directory"):
-		return fmt.Errorf("%w: a file stands where a directory should be", ErrInvalidPath)
-	case errors.Is(err, syscall.ELOOP):
-		// A symlink os.Root would not follow where a directory should be
-		// (mkdir and stat do not follow the last element).
-		return ErrOutsideRoot
-	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}

@@ -39,7 +39,7 @@ func (v *service) Propose(req *pb.ProposeRequest, stream grpc.ServerStreamingSer
 		return toStatus(fmt.Errorf("%w: %w", errInvalid, err))
 	}
 	cfg := s.cfg.Load()
-	f, err := s.src.load(ctx, rel, int64(cfg.Server.MaxSessionBytes))
+	f, err := s.src.Load(ctx, rel, int64(cfg.Server.MaxSessionBytes))
 	if err != nil {
 		return toStatus(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/pith-dev/pith/config"
@@ -13,6 +12,7 @@ import (
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/internal/dispatch"
+	"github.com/pith-dev/pith/store/served"
 )
 
 // The registry of open sessions: how a name becomes an open session
@@ -22,8 +22,9 @@ import (
 // back.
 
 // ErrLimit marks a refusal by one of the daemon's limits
-// (ResourceExhausted): a size, or the number of open sessions.
-var ErrLimit = errors.New("limit reached")
+// (ResourceExhausted): a size, or the number of open sessions. The
+// session source refuses sizes with it too.
+var ErrLimit = served.ErrLimit
 
 // errEvicted is what acquire returns for a session closed meanwhile for
 // idleness or the count limit; the caller looks it up again.
@@ -52,16 +53,18 @@ func (s *Server) Open(ctx context.Context, rel string, create bool, cwd string) 
 	}
 	// seen shares a session already open under another name of it, and
 	// refuses one over the size limit before it is parsed.
-	seen := func(key any, size int64) (*openSession, error) {
+	var shared *openSession
+	seen := func(key any, size int64) (bool, error) {
 		if o := s.byKey(key); o != nil {
-			return o, o.addName(rel)
+			shared = o
+			return true, o.addName(rel)
 		}
 		if size > int64(limits.MaxSessionBytes) {
-			return nil, fmt.Errorf("%w: session %q is %d bytes, over server.maxSessionBytes (%d)", ErrLimit, rel, size, limits.MaxSessionBytes)
+			return false, fmt.Errorf("%w: session %q is %d bytes, over server.maxSessionBytes (%d)", ErrLimit, rel, size, limits.MaxSessionBytes)
 		}
-		return nil, nil
+		return false, nil
 	}
-	b, shared, created, err := s.src.open(ctx, rel, create, cwd, seen)
+	b, created, err := s.src.Open(ctx, rel, create, cwd, seen)
 	if err != nil {
 		return nil, false, err
 	}
@@ -71,18 +74,18 @@ func (s *Server) Open(ctx context.Context, rel string, create bool, cwd string) 
 	keep := false
 	defer func() {
 		if !keep {
-			b.close()
+			b.Close()
 		}
 	}()
-	if size := b.size(); size > int64(limits.MaxSessionBytes) {
+	if size := b.Size(); size > int64(limits.MaxSessionBytes) {
 		// A store tells the size only once the session is read.
 		return nil, false, fmt.Errorf("%w: session %q is %d bytes, over server.maxSessionBytes (%d)", ErrLimit, rel, size, limits.MaxSessionBytes)
 	}
-	store := b.handle()
+	store := b.Handle()
 	if store.File().Migrated {
 		return nil, false, fmt.Errorf("%s: %w; run `pith migrate --in-place` on it first", rel, session.ErrOldVersion)
 	}
-	key := b.key()
+	key := b.Key()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -148,25 +151,6 @@ func (s *Server) Open(ctx context.Context, rel string, create bool, cwd string) 
 }
 
 var errConflict = errors.New("conflict")
-
-// unprefix drops the file name the store puts before its messages: the
-// caller names the session by its full relative path instead.
-func unprefix(err error, name string) error {
-	msg := err.Error()
-	if rest, ok := strings.CutPrefix(msg, name+": "); ok {
-		return &relError{msg: rest, err: err}
-	}
-	return err
-}
-
-// relError rewords an error and keeps what errors.Is matches.
-type relError struct {
-	msg string
-	err error
-}
-
-func (e *relError) Error() string { return e.msg }
-func (e *relError) Unwrap() error { return e.err }
 
 func (s *Server) byKey(k any) *openSession {
 	s.mu.Lock()
@@ -235,7 +219,7 @@ func (s *Server) get(ctx context.Context, id string) (*openSession, error) {
 		// The callers of its other names keep their way in, by the
 		// names that still lead to its file.
 		for _, n := range names {
-			if n == names[i] || o.b.reaches(n) {
+			if n == names[i] || o.b.Reaches(n) {
 				_ = o.addName(n)
 			}
 		}
@@ -349,7 +333,7 @@ func (s *Server) dropLocked(o *openSession, remember bool) {
 		return
 	}
 	delete(s.sessions, o.id)
-	delete(s.keyed, o.b.key())
+	delete(s.keyed, o.b.Key())
 	s.metrics.openSessions.Dec()
 	s.giveSlot(slotKey{o.holder, slotSession})
 	if !remember {
@@ -436,7 +420,7 @@ func (s *Server) closeIdle() {
 // checkGrowth refuses, before anything is written, a call that would add
 // n bytes in items entries to o past a size limit.
 func (s *Server) checkGrowth(o *openSession, n, items int) error {
-	size := o.b.size()
+	size := o.b.Size()
 	if size < 0 {
 		// The write itself reports a missing file.
 		return checkBytes(s.cfg.Load().Server, n, -1, items)

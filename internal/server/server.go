@@ -18,10 +18,10 @@ import (
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/hooks"
-	"github.com/pith-dev/pith/internal/dirwatch"
 	sessionv1 "github.com/pith-dev/pith/internal/gen/pith/session/v1"
 	"github.com/pith-dev/pith/internal/pluginhost"
 	"github.com/pith-dev/pith/store"
+	"github.com/pith-dev/pith/store/served"
 	"github.com/pith-dev/pith/viewer"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -37,8 +37,9 @@ import (
 var (
 	// ErrNoSession: no open session has that id.
 	ErrNoSession = errors.New("no open session with that id")
-	// ErrShuttingDown refuses calls once Close has begun.
-	ErrShuttingDown = errors.New("the server is shutting down")
+	// ErrShuttingDown refuses calls once Close has begun (the session
+	// source's, which refuses with it too).
+	ErrShuttingDown = served.ErrShuttingDown
 	// ErrRestartNeeded refuses a reload changing what only a restart can
 	// change (config.CheckReload, which the watcher asks before every
 	// reload: sessions.root and .store, server.workspaceRoot, the
@@ -103,10 +104,6 @@ type Server struct {
 	viewer atomic.Pointer[viewer.Sessions]
 	// slots counts each caller's open event streams and calls in flight.
 	slots callerSlots
-	// watch is the daemon's one file watch (fileWatch), nil until used.
-	fsWatchMu  sync.Mutex
-	fsWatch    *dirwatch.Watch
-	fsWatchErr error
 	// applied is closed, and replaced, when a configuration is applied:
 	// open streams check their caller again then (revalidate).
 	applied atomic.Pointer[chan struct{}]
@@ -121,8 +118,11 @@ type Server struct {
 	evicted map[string][]string
 	// src is where sessions live; files is it when it is the files
 	// under sessions.root (the viewer reads those), else nil.
-	src      source
-	files    *filesSource
+	src   served.Source
+	files *served.Files
+	// relay carries engine events to and from the other hosts of a
+	// shared store; nil for the files.
+	relay    *eventRelay
 	closed   bool
 	shutdown chan struct{}
 	janitor  chan struct{} // closed when the idle janitor has stopped
@@ -156,14 +156,24 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	first := make(chan struct{})
 	s.applied.Store(&first)
 	if opts.Store != nil {
-		src, err := newStoreSource(opts.Store, opts.Config.Sessions.LeaseTTL, log, s.deliver, s.storeChanged)
+		holder := served.NewHolder()
+		// The relay first: the source's watch hands it what hosts publish.
+		relay := newEventRelay(opts.Store, holder, log, s.deliver)
+		src, err := served.NewStored(opts.Store, served.StoredOptions{
+			Holder:    holder,
+			LeaseTTL:  opts.Config.Sessions.LeaseTTL,
+			Logger:    log,
+			MaxBytes:  func() int64 { return int64(s.cfg.Load().Server.MaxSessionBytes) },
+			Changed:   s.storeChanged,
+			Published: relay.received,
+		})
 		if err != nil {
+			relay.close()
 			return nil, err
 		}
-		src.maxBytes = func() int64 { return int64(s.cfg.Load().Server.MaxSessionBytes) }
-		s.src = src
+		s.src, s.relay = src, relay
 	} else {
-		s.files = newFilesSource(func() string { return s.cfg.Load().Sessions.Root }, func() bool { return hasTenants(s.cfg.Load()) }, log)
+		s.files = served.NewFiles(func() string { return s.cfg.Load().Sessions.Root }, func() bool { return hasTenants(s.cfg.Load()) }, log)
 		s.src = s.files
 	}
 	sum, err := opts.Summarizer(opts.Config)
@@ -198,7 +208,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			// failing: whatever its failure policy, the daemon does not
 			// start without it (nor with it).
 			s.plugins.StopAll(ctx)
-			if cerr := s.src.close(); cerr != nil {
+			if cerr := s.closeSource(); cerr != nil {
 				log.Warn("closing the session source", "error", cerr)
 			}
 			return nil, mismatch
@@ -358,17 +368,9 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	s.plugins.StopAll(stopCtx)
 	<-s.janitor
-	if err := s.src.close(); err != nil {
+	if err := s.closeSource(); err != nil {
 		errs = append(errs, err)
 	}
-	s.fsWatchMu.Lock()
-	if s.fsWatch != nil {
-		if err := s.fsWatch.Close(); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	s.fsWatch, s.fsWatchErr = nil, ErrShuttingDown
-	s.fsWatchMu.Unlock()
 	return errors.Join(errs...)
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/core/workspace"
 	"github.com/pith-dev/pith/internal/dispatch"
+	"github.com/pith-dev/pith/store/served"
 )
 
 // watchBuffer is how many events a slow WatchEvents client may fall behind
@@ -34,7 +35,7 @@ type openSession struct {
 	// holder is the caller that opened it, whose share of the open
 	// sessions (slotSession) it takes until it is closed.
 	holder string
-	b      backing
+	b      served.Backing
 	disp   *dispatch.Dispatcher
 	// lastUsed (unix nanoseconds) orders sessions for eviction.
 	lastUsed atomic.Int64
@@ -105,7 +106,7 @@ func (o *openSession) reachableBy(c caller) bool {
 			i++
 			continue
 		}
-		if o.b.reaches(o.names[i]) {
+		if o.b.Reaches(o.names[i]) {
 			return true
 		}
 		o.names = slices.Delete(o.names, i, i+1)
@@ -119,7 +120,7 @@ func (o *openSession) nameList() []string {
 	o.namesMu.Lock()
 	defer o.namesMu.Unlock()
 	own := o.names[0]
-	o.names = slices.DeleteFunc(o.names, func(n string) bool { return n != own && !o.b.reaches(n) })
+	o.names = slices.DeleteFunc(o.names, func(n string) bool { return n != own && !o.b.Reaches(n) })
 	return slices.Clone(o.names)
 }
 
@@ -137,7 +138,7 @@ type watcher struct {
 
 func (o *openSession) engine() *engine.Session { return o.eng.Load() }
 
-func (o *openSession) st() session.Backend { return o.b.handle() }
+func (o *openSession) st() session.Backend { return o.b.Handle() }
 
 func (o *openSession) touch() { o.lastUsed.Store(time.Now().UnixNano()) }
 
@@ -162,11 +163,11 @@ func (o *openSession) closeFiles() error {
 	}
 	close(o.gone)
 	o.unsubscribe()
-	return o.b.close()
+	return o.b.Close()
 }
 
 // stale reports whether the session moved on behind its handle.
-func (o *openSession) stale() bool { return o.b.stale() }
+func (o *openSession) stale() bool { return o.b.Stale() }
 
 // reopenIfReplaced opens the session again when another program replaced
 // it since (pith prune, migrate, an editor), and rebuilds the engine from
@@ -181,7 +182,7 @@ func (o *openSession) stale() bool { return o.b.stale() }
 // file watch (followOutside) found them first.
 func (o *openSession) reopenIfReplaced(ctx context.Context, s *Server) error {
 	before := len(o.st().Tree().Entries)
-	done, how, err := o.b.reopen(func(st session.Backend) error {
+	done, how, err := o.b.Reopen(func(st session.Backend) error {
 		if st.File().Header.ID != o.id {
 			return fmt.Errorf("%w: %q (its file now holds another session; open it again)", ErrNoSession, o.id)
 		}
@@ -191,13 +192,13 @@ func (o *openSession) reopenIfReplaced(ctx context.Context, s *Server) error {
 		return err
 	}
 	defer done()
-	if how.fresh {
+	if how.Fresh {
 		o.newEngine(s)
 	} else if err := o.engine().Resync(ctx); err != nil {
 		return err
 	}
 	switch {
-	case how.rewritten:
+	case how.Rewritten:
 		o.announce(EventSessionRewritten, o.st().Leaf())
 	case len(o.st().Tree().Entries) > before:
 		o.announce(EventEntriesAppended, o.st().Leaf())
@@ -262,7 +263,7 @@ func (o *openSession) newEngine(s *Server) {
 		s.lastRuns.record(o, ev)
 		s.refreshViewer(o.rel)
 		o.broadcast(ev, false)
-		s.src.publish(o.rel, ev)
+		s.publish(o.rel, ev)
 	})
 	o.watchMu.Lock()
 	old := o.unsub

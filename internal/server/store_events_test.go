@@ -47,7 +47,7 @@ func TestEventsPublishedWhileStoreDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	src := a.srv.src.(*storeSource)
+	src := a.srv.relay
 
 	pgtest.Stop(t)
 	restarted := false

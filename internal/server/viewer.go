@@ -10,8 +10,6 @@ import (
 	"io/fs"
 	"math"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -19,9 +17,9 @@ import (
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/internal/admission"
 	"github.com/pith-dev/pith/internal/checksum"
-	"github.com/pith-dev/pith/internal/regularfile"
 	"github.com/pith-dev/pith/internal/signin"
 	"github.com/pith-dev/pith/store"
+	"github.com/pith-dev/pith/store/served"
 	"github.com/pith-dev/pith/viewer"
 )
 
@@ -117,8 +115,8 @@ func (s *Server) NewViewer(exposed bool, options ...ViewerOption) *Viewer {
 	if s.files != nil {
 		// The daemon's one file watch, shared with the sessions it
 		// follows for their WatchEvents clients.
-		if w, err := s.fileWatch(); err == nil {
-			opts.Follow = w.Follow
+		if follow, err := s.files.Watch(); err == nil {
+			opts.Follow = follow
 		}
 	}
 	v.sessions = viewer.NewSessions(opts)
@@ -341,17 +339,11 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 	if v.s.files == nil {
 		return v.resolveStored(name)
 	}
-	root, base, err := v.s.files.sessionsRoot(false)
+	file, err := v.s.files.Locate(name)
 	if err != nil {
 		return viewer.Source{}, err
 	}
-	st, err := root.Lstat(name)
-	if err != nil {
-		return viewer.Source{}, rootError(err)
-	}
-	fileTail := viewer.FileTail(func() (*os.File, error) {
-		return v.s.files.openRegular(root, name)
-	}, func() int64 { n, _ := v.readLimit(); return n })
+	fileTail := viewer.FileTail(file.Open, func() int64 { n, _ := v.readLimit(); return n })
 	tail := func(after int) ([]byte, int, error) {
 		data, n, err := fileTail(after)
 		if errors.Is(err, viewer.ErrTooLarge) {
@@ -359,39 +351,8 @@ func (v *Viewer) resolve(name string) (viewer.Source, error) {
 		}
 		return data, n, err
 	}
-	archive := func() (io.ReadCloser, error) {
-		return v.s.files.openRegular(root, compaction.ArchivePath(name))
-	}
-	return viewer.Source{Path: filepath.Join(base, filepath.FromSlash(name)), Name: name, Tail: tail, OpenArchive: archive, Size: st.Size()}, nil
-}
-
-// openRegular opens name in root for reading, as a regular file only,
-// through the mechanism every entry point uses (internal/regularfile):
-// a FIFO in the place of a session or its archive must not hang the
-// viewer, nor a device be read. The check is Lstat, as core/session's
-// for the gRPC calls: a symlink in the place of a session is refused, not
-// followed — a token's prefix is checked on the name, and a link in one
-// tenant's directory may point into another's.
-//
-// Its directories are checked on every open (checkDirs), not only when
-// the session was first resolved: the viewer opens it again at every
-// change.
-//
-// The file is opened in its directory as the gRPC calls open it
-// (filesSource.openDir), so a directory swapped for a link between the
-// check and the open is refused; regularfile.Open refuses a file swapped
-// for one.
-func (src *filesSource) openRegular(root *os.Root, name string) (*os.File, error) {
-	dir, base, err := src.openDir(root, name)
-	if err != nil {
-		return nil, err
-	}
-	defer dir.Close()
-	f, err := regularfile.Open(base, os.O_RDONLY, 0, dir.Lstat, dir.OpenFile)
-	if err != nil {
-		return nil, rootError(err)
-	}
-	return f, nil
+	archive := func() (io.ReadCloser, error) { return file.OpenArchive() }
+	return viewer.Source{Path: file.Path, Name: name, Tail: tail, OpenArchive: archive, Size: file.Size}, nil
 }
 
 // readLimit is the largest session the viewer reads, and the setting
@@ -500,55 +461,10 @@ func (r storedRead) add(after int, data []byte) (next storedRead, total int) {
 	return next, r.size + len(data) - skip
 }
 
-// listStored names the sessions of the store the caller may see.
-func (v *Viewer) listStored(r *http.Request) ([]string, error) {
-	all, err := v.s.opts.Store.List(r.Context())
-	if err != nil {
-		return nil, err
-	}
-	c := viewerCaller(r)
-	var names []string
-	for _, n := range all {
-		if checkName(n) == nil && c.may(n) {
-			names = append(names, n)
-			if len(names) >= maxListed {
-				break
-			}
-		}
-	}
-	return names, nil
-}
-
-// list names the sessions under the root the caller may see.
+// list names the sessions the caller may see, under the root or in the
+// store.
 func (v *Viewer) list(r *http.Request) ([]string, error) {
-	if v.s.files == nil {
-		return v.listStored(r)
-	}
-	root, _, err := v.s.files.sessionsRoot(false)
-	if err != nil {
-		return nil, nil // no root yet: no sessions
-	}
-	c := viewerCaller(r)
-	var names []string
-	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil // unreadable: not listed
-		}
-		if d.IsDir() {
-			if p != "." && (strings.HasPrefix(d.Name(), ".") || strings.Count(p, "/") >= store.MaxNameDepth) {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if d.Type().IsRegular() && checkName(p) == nil && c.may(p) {
-			names = append(names, p)
-			if len(names) >= maxListed {
-				return fs.SkipAll
-			}
-		}
-		return nil
-	})
-	return store.SkipArchives(names), err
+	return v.s.src.List(r.Context(), viewerCaller(r).may, maxListed)
 }
 
 var loginPage = template.Must(template.New("login").Parse(`<!doctype html>
@@ -652,7 +568,7 @@ func (s *Server) storeChanged(rel, kind string) {
 	if kind == store.EventResync {
 		s.pokeFollowed(nil)
 	} else {
-		s.pokeFollowed(storeKey(rel))
+		s.pokeFollowed(served.StoredKey(rel))
 	}
 	vs := s.viewer.Load()
 	if vs == nil {

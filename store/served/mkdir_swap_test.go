@@ -1,4 +1,4 @@
-package server
+package served
 
 import (
 	"context"
@@ -23,15 +23,15 @@ func TestCreateDirSwappedForLink(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f := newFilesSource(func() string { return root }, func() bool { return true }, hclog.NewNullLogger())
-	defer f.close()
+	f := NewFiles(func() string { return root }, func() bool { return true }, hclog.NewNullLogger())
+	defer f.Close()
 	f.beforeMkdir = func() {
 		if err := os.Symlink("../team-b", filepath.Join(root, "team-a/x")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	none := func(any, int64) (*openSession, error) { return nil, nil }
-	b, _, _, err := f.open(context.Background(), "team-a/x/y/s.jsonl", true, "/w", none)
+	none := func(any, int64) (bool, error) { return false, nil }
+	b, _, err := f.Open(context.Background(), "team-a/x/y/s.jsonl", true, "/w", none)
 	if err == nil {
 		b.(*fileBacking).st.Load().Close()
 		t.Fatal("the session was created through the link")
@@ -59,15 +59,15 @@ func TestOpenDirMissingThenLinked(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "team-b/s.jsonl"), []byte(`{"type":"session","version":3,"id":"b","timestamp":"2026-01-01T00:00:00Z","cwd":"/b"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f := newFilesSource(func() string { return root }, func() bool { return true }, hclog.NewNullLogger())
-	defer f.close()
+	f := NewFiles(func() string { return root }, func() bool { return true }, hclog.NewNullLogger())
+	defer f.Close()
 	f.afterCheck = func() {
 		if err := os.Symlink("../team-b", filepath.Join(root, "team-a/x")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	none := func(any, int64) (*openSession, error) { return nil, nil }
-	b, _, _, err := f.open(context.Background(), "team-a/x/s.jsonl", false, "", none)
+	none := func(any, int64) (bool, error) { return false, nil }
+	b, _, err := f.Open(context.Background(), "team-a/x/s.jsonl", false, "", none)
 	if err == nil {
 		b.(*fileBacking).st.Load().Close()
 		t.Fatal("team-b's session was opened under team-a's name through a link made after the check")

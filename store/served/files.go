@@ -1,4 +1,4 @@
-package server
+package served
 
 import (
 	"context"
@@ -14,16 +14,15 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/core/compaction"
-	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/internal/realdir"
 	"github.com/pith-dev/pith/store/files"
 )
 
-// filesSource is the default source: pi's JSONL files under sessions.root,
+// Files is the default source: pi's JSONL files under sessions.root,
 // every one reached through an os.Root on the root and a sub-root on its
 // directory, so no name is checked and then opened again by path.
-type filesSource struct {
+type Files struct {
 	// rootPath is sessions.root in force (config.CheckReload refuses a
 	// reload moving it; a restart does).
 	rootPath func() string
@@ -47,17 +46,23 @@ type filesSource struct {
 	// afterCheck, when set (tests), runs between openDir's check of the
 	// directories and its open of the last one.
 	afterCheck func()
+
+	watch fileWatch
 }
 
-func newFilesSource(rootPath func() string, tenants func() bool, log hclog.Logger) *filesSource {
-	return &filesSource{rootPath: rootPath, tenants: tenants, log: log}
+// NewFiles is the source of the files under rootPath() (sessions.root in
+// force); tenants reports whether tokens have prefixes in the
+// configuration in force (then sessions are reached through real
+// directories only).
+func NewFiles(rootPath func() string, tenants func() bool, log hclog.Logger) *Files {
+	return &Files{rootPath: rootPath, tenants: tenants, log: log}
 }
 
 // openDir opens the directory of the session rel under root, checked by
 // checkDirs and compared with what was checked (so a directory swapped for
 // a link in between is refused), and returns it with the file's name in
 // it. The caller closes it.
-func (f *filesSource) openDir(root *os.Root, rel string) (*os.Root, string, error) {
+func (f *Files) openDir(root *os.Root, rel string) (*os.Root, string, error) {
 	checked, err := f.checkDirs(root, rel)
 	if err != nil {
 		return nil, "", err
@@ -88,7 +93,7 @@ func (f *filesSource) openDir(root *os.Root, rel string) (*os.Root, string, erro
 // directory link inside sessions.root is an alias (one session, one key,
 // whatever the name); with them it could lead one tenant's name into
 // another's directory.
-func (f *filesSource) checkDirs(root *os.Root, rel string) (fs.FileInfo, error) {
+func (f *Files) checkDirs(root *os.Root, rel string) (fs.FileInfo, error) {
 	if f.tenants == nil || !f.tenants() {
 		return nil, nil
 	}
@@ -101,7 +106,7 @@ func (f *filesSource) checkDirs(root *os.Root, rel string) (fs.FileInfo, error) 
 // a link in between — one inside sessions.root, so os.Root allows it —
 // and make directories in another tenant's tree. Without tenants a link
 // inside sessions.root is an alias, as checkDirs says.
-func (f *filesSource) makeDirs(root *os.Root, dir string) error {
+func (f *Files) makeDirs(root *os.Root, dir string) error {
 	if f.beforeMkdir != nil {
 		f.beforeMkdir()
 	}
@@ -125,7 +130,7 @@ func (f *filesSource) makeDirs(root *os.Root, dir string) error {
 const fileDisplay = "session file"
 
 // storeOptions are the Store options of the file opened by rel.
-func (f *filesSource) storeOptions(rel string) files.Options {
+func (f *Files) storeOptions(rel string) files.Options {
 	// SingleLink: a hard link could name a file outside the root; such a
 	// file is read but never written.
 	return files.Options{Logger: f.log.Named("session").With("path", rel), SingleLink: true, Display: fileDisplay}
@@ -135,7 +140,7 @@ func (f *filesSource) storeOptions(rel string) files.Options {
 // create, making the directory: it is the operator's, not a client's) on
 // first use or after a reload moved it. The path it was opened at comes
 // with it.
-func (f *filesSource) sessionsRoot(create bool) (*os.Root, string, error) {
+func (f *Files) sessionsRoot(create bool) (*os.Root, string, error) {
 	p := f.rootPath()
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -167,19 +172,19 @@ func (f *filesSource) sessionsRoot(create bool) (*os.Root, string, error) {
 	return r, p, nil
 }
 
-func (f *filesSource) open(_ context.Context, rel string, create bool, cwd string, seen func(key any, size int64) (*openSession, error)) (backing, *openSession, bool, error) {
+func (f *Files) Open(_ context.Context, rel string, create bool, cwd string, seen func(key any, size int64) (bool, error)) (Backing, bool, error) {
 	root, rootAt, err := f.sessionsRoot(create)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, false, err
 	}
 	if dir := path.Dir(rel); create && dir != "." {
 		if err := f.makeDirs(root, dir); err != nil {
-			return nil, nil, false, fmt.Errorf("session %q: %w", rel, err)
+			return nil, false, fmt.Errorf("session %q: %w", rel, err)
 		}
 	}
 	sub, base, err := f.openDir(root, rel)
 	if err != nil {
-		return nil, nil, false, fmt.Errorf("session %q: %w", rel, err)
+		return nil, false, fmt.Errorf("session %q: %w", rel, err)
 	}
 	keep := false
 	defer func() {
@@ -192,7 +197,7 @@ func (f *filesSource) open(_ context.Context, rel string, create bool, cwd strin
 		// (pith prune appends there), never a session of its own: not
 		// opened, and not created where the next prune would write.
 		if fi, err := sub.Lstat(owner); err == nil && fi.Mode().IsRegular() {
-			return nil, nil, false, fmt.Errorf("%w %q: the prune archive of session %q, not a session", ErrInvalidPath, rel, path.Join(path.Dir(rel), owner))
+			return nil, false, fmt.Errorf("%w %q: the prune archive of session %q, not a session", ErrInvalidPath, rel, path.Join(path.Dir(rel), owner))
 		}
 	}
 	if fi, err := sub.Lstat(base); err == nil {
@@ -200,8 +205,8 @@ func (f *filesSource) open(_ context.Context, rel string, create bool, cwd strin
 		if fi.Mode().IsRegular() {
 			size = fi.Size()
 		}
-		if o, err := seen(files.KeyOf(fi, rel), size); o != nil || err != nil {
-			return nil, o, false, err
+		if known, err := seen(files.KeyOf(fi, rel), size); known || err != nil {
+			return nil, false, err
 		}
 	}
 	// Parse outside the registry lock: a large file takes a while, and
@@ -211,21 +216,21 @@ func (f *filesSource) open(_ context.Context, rel string, create bool, cwd strin
 		if strings.Contains(err.Error(), "path escapes from parent") {
 			err = ErrOutsideRoot
 		}
-		return nil, nil, false, fmt.Errorf("session %q: %w", rel, unprefix(err, fileDisplay)) // the caller's own name
+		return nil, false, fmt.Errorf("session %q: %w", rel, unprefix(err, fileDisplay)) // the caller's own name
 	}
 	fi, err := sub.Lstat(base)
 	if err != nil {
 		st.Close()
-		return nil, nil, false, fmt.Errorf("session %q: %w", rel, rootError(err))
+		return nil, false, fmt.Errorf("session %q: %w", rel, rootError(err))
 	}
 	b := &fileBacking{src: f, rel: rel, sub: sub, base: base, k: files.KeyOf(fi, rel), abs: filepath.Join(rootAt, filepath.FromSlash(rel))}
 	b.st.Store(st)
 	b.fi.Store(&fi)
 	keep = true
-	return b, nil, created, nil
+	return b, created, nil
 }
 
-func (f *filesSource) load(_ context.Context, rel string, maxBytes int64) (*session.File, error) {
+func (f *Files) Load(_ context.Context, rel string, maxBytes int64) (*session.File, error) {
 	root, _, err := f.sessionsRoot(false)
 	if err != nil {
 		return nil, err
@@ -245,13 +250,9 @@ func (f *filesSource) load(_ context.Context, rel string, maxBytes int64) (*sess
 	return file, nil
 }
 
-// publish does nothing: every writer of these files that emits engine
-// events is this process.
-func (f *filesSource) publish(string, engine.Event) {}
-
-func (f *filesSource) close() error {
+// Close closes sessions.root's handles, then the file watch (Watch).
+func (f *Files) Close() error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.closed = true
 	for _, r := range append(f.oldRoots, f.root) {
 		if r != nil {
@@ -259,19 +260,20 @@ func (f *filesSource) close() error {
 		}
 	}
 	f.root, f.oldRoots = nil, nil
-	return nil
+	f.mu.Unlock()
+	return f.closeWatch()
 }
 
 // fileBacking is one session file open in the daemon.
 type fileBacking struct {
-	src *filesSource
+	src *Files
 	// rel is the name the session was opened by, relative to
 	// sessions.root; base is the file's name in sub, the handle on its
 	// directory through which every file operation goes.
 	rel, base string
 	sub       *os.Root
 	k         files.Key
-	// abs is the file's path as opened (the file watch follows it).
+	// abs is the file's path as opened (Follow watches it).
 	abs string
 	// fi is the file as opened; a different file at the name means it was
 	// replaced on disk (prune, migrate, an editor).
@@ -284,13 +286,11 @@ type fileBacking struct {
 	rewrites atomic.Uint64
 }
 
-func (b *fileBacking) handle() session.Backend { return b.st.Load() }
+func (b *fileBacking) Handle() session.Backend { return b.st.Load() }
 
-func (b *fileBacking) key() any { return b.k }
+func (b *fileBacking) Key() any { return b.k }
 
-func (b *fileBacking) path() string { return b.abs }
-
-func (b *fileBacking) size() int64 {
+func (b *fileBacking) Size() int64 {
 	fi, err := b.sub.Lstat(b.base)
 	if err != nil {
 		return -1 // the write itself reports a missing file
@@ -298,7 +298,7 @@ func (b *fileBacking) size() int64 {
 	return fi.Size()
 }
 
-func (b *fileBacking) stale() bool {
+func (b *fileBacking) Stale() bool {
 	fi, err := b.sub.Lstat(b.base)
 	st := b.st.Load()
 	return err != nil || b.replacedBy(fi) || b.refused.Load() || st.Behind() || st.Rewrites() != b.rewrites.Load()
@@ -309,47 +309,47 @@ func (b *fileBacking) replacedBy(fi fs.FileInfo) bool {
 	return cur == nil || !os.SameFile(fi, *cur)
 }
 
-func (b *fileBacking) reopen(accept func(session.Backend) error) (func(), reopened, error) {
+func (b *fileBacking) Reopen(accept func(session.Backend) error) (func(), Reopened, error) {
 	fi, err := b.sub.Lstat(b.base)
 	// Any caller's call gets here, by whichever of the file's names:
 	// the errors name none (fileDisplay).
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, reopened{}, fmt.Errorf("%s: gone: %w", fileDisplay, fs.ErrNotExist)
+			return nil, Reopened{}, fmt.Errorf("%s: gone: %w", fileDisplay, fs.ErrNotExist)
 		}
-		return nil, reopened{}, fmt.Errorf("%s: %w", fileDisplay, rootError(err))
+		return nil, Reopened{}, fmt.Errorf("%s: %w", fileDisplay, rootError(err))
 	}
 	if !b.replacedBy(fi) {
 		// The same file: read what pi or a pith command appended.
 		st := b.st.Load()
 		moved, err := st.Refresh()
 		if err != nil {
-			return nil, reopened{}, err
+			return nil, Reopened{}, err
 		}
 		// Read whole again, by this Refresh or by a write that found the
 		// file overwritten in place: a rewrite, not only appends.
 		n := st.Rewrites()
 		rewritten := b.rewrites.Swap(n) != n
 		if !moved && !rewritten && !b.refused.Load() {
-			return nil, reopened{}, nil
+			return nil, Reopened{}, nil
 		}
 		// The Store has read the file as it is now: if accept refuses it
 		// (overwritten in place by another session), every call is
 		// refused until it is accepted, rather than served from it.
 		if err := accept(st); err != nil {
 			b.refused.Store(true)
-			return nil, reopened{}, err
+			return nil, Reopened{}, err
 		}
 		b.refused.Store(false)
-		return func() {}, reopened{rewritten: rewritten}, nil
+		return func() {}, Reopened{Rewritten: rewritten}, nil
 	}
 	st, err := files.OpenIn(b.sub, b.base, b.src.storeOptions(b.rel))
 	if err != nil {
-		return nil, reopened{}, fmt.Errorf("%s: reopen: %w", fileDisplay, unprefix(err, fileDisplay))
+		return nil, Reopened{}, fmt.Errorf("%s: reopen: %w", fileDisplay, unprefix(err, fileDisplay))
 	}
 	if err := accept(st); err != nil {
 		st.Close()
-		return nil, reopened{}, err
+		return nil, Reopened{}, err
 	}
 	if fi2, err := b.sub.Lstat(b.base); err == nil {
 		fi = fi2
@@ -358,10 +358,10 @@ func (b *fileBacking) reopen(accept func(session.Backend) error) (func(), reopen
 	old := b.st.Swap(st)
 	b.fi.Store(&fi)
 	b.src.log.Info("session file replaced on disk; reopened", "session", st.File().Header.ID, "path", b.rel)
-	return func() { old.Close() }, reopened{fresh: true, rewritten: true}, nil
+	return func() { old.Close() }, Reopened{Fresh: true, Rewritten: true}, nil
 }
 
-func (b *fileBacking) reaches(rel string) bool {
+func (b *fileBacking) Reaches(rel string) bool {
 	root, _, err := b.src.sessionsRoot(false)
 	if err != nil {
 		return false
@@ -376,7 +376,7 @@ func (b *fileBacking) reaches(rel string) bool {
 	return err == nil && !b.replacedBy(fi)
 }
 
-func (b *fileBacking) close() error {
+func (b *fileBacking) Close() error {
 	err := b.st.Load().Close()
 	if cerr := b.sub.Close(); err == nil {
 		err = cerr
