@@ -21,9 +21,10 @@ help:
 	@echo "make proto        regenerate the protobuf Go code (pinned generators)"
 	@echo "make examples     rewrite examples/demo-session.jsonl"
 
-# The cold-cache notice: the provider SDKs' generated packages are the
-# longest compiles of a first build, so a stale SDK means a cold cache.
-COLD_PROBE := github.com/openai/openai-go/v3
+# The cold-cache notice: pgx's type package (under store/postgres) is the
+# longest compile of a first build and changes only with go.mod, so a
+# stale one means a cold cache.
+COLD_PROBE := github.com/jackc/pgx/v5/pgtype
 
 # The version make build stamps into pith (pith version); without git the
 # binary reports the VCS information the toolchain recorded.
@@ -33,7 +34,7 @@ VERSION_LDFLAGS := $(if $(VERSION),-ldflags "-X main.stampedVersion=$(VERSION)")
 build:
 	@mkdir -p $(BIN)/plugins
 	@if [ "$$($(GO) list -f '{{.Stale}}' $(COLD_PROBE) 2>/dev/null)" = true ]; then \
-		echo "make build: first build with this Go cache compiles every dependency (the provider SDKs are large): a few minutes on 2 cores"; fi
+		echo "make build: first build with this Go cache compiles every dependency: a minute or two on 2 cores"; fi
 	@rm -rf $(BIN)/.build && mkdir -p $(BIN)/.build
 	$(GO) build $(VERSION_LDFLAGS) -o $(BIN)/.build/ ./cmd/host
 	@# The plugins are linked statically (pure-Go name resolution and user

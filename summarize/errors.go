@@ -61,9 +61,9 @@ func (e *APIError) Error() string {
 }
 
 // Classify reports whether err is worth retrying and the wait the server
-// asked for (0 when it gave none). It knows no provider SDK: providers turn
-// their SDK's errors into *APIError or *TransientError at their boundary
-// (see summarize/llm), which keeps this package free of SDK imports.
+// asked for (0 when it gave none). It knows no provider's error format:
+// providers turn their error answers into *APIError or *TransientError at
+// their boundary (see summarize/llm).
 //
 // Transient: rate limits (429), overload (529 or an "overloaded_error"
 // body), 408/409 and every 5xx, refused or reset connections, a connection

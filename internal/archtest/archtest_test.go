@@ -20,6 +20,10 @@ func in(rel ...string) []string {
 }
 
 var (
+	// llmSDKs: Pith links no provider SDK (summarize/llm speaks the two
+	// wire formats itself; the SDKs were over two thirds of a cold build's
+	// CPU and most of its peak memory). The rules naming them stay so that
+	// none comes back into the core, a plugin or a light package unnoticed.
 	llmSDKs = []string{
 		"github.com/openai/openai-go/...",
 		"github.com/anthropics/anthropic-sdk-go/...",
@@ -104,8 +108,8 @@ var testDepRule = TestClosureRule{
 	From: in("core/...", "hooks/...", "sdk/...", "plugins/...", "client/...", "config/...", "internal/..."),
 	// Tests only, never what a core package links (coreRules): core/engine
 	// and core/explore test the exploring worker end to end through the
-	// official SDKs' tool calling against loopback servers, which no fake
-	// of summary.ToolCaller would check.
+	// providers' tool calling against loopback servers, which no fake of
+	// summary.ToolCaller would check.
 	// internal/wiring builds the providers, as the commands do.
 	Except: in("summarize/llm/...", "internal/archtest", "internal/wiring", "core/engine", "core/explore"),
 	Forbid: llmSDKs,

@@ -9,9 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
-
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/summarize"
 )
@@ -39,15 +36,14 @@ type AnthropicOptions struct {
 }
 
 type anthropicSummarizer struct {
-	model   string
-	keyEnv  string
-	limit   int
-	timeout time.Duration
-	svc     anthropic.MessageService
+	model  string
+	keyEnv string
+	limit  int
+	client jsonClient
 }
 
 // NewAnthropic returns a summarizer speaking the Anthropic messages API,
-// without streaming. The SDK's own retries are off: the Chain classifies
+// without streaming; no attempt is retried here: the Chain classifies
 // errors and retries itself.
 func NewAnthropic(opts AnthropicOptions) (summary.Summarizer, error) {
 	if strings.TrimSpace(opts.Model) == "" {
@@ -72,20 +68,28 @@ func NewAnthropic(opts AnthropicOptions) (summary.Summarizer, error) {
 	if timeout <= 0 {
 		timeout = DefaultRequestTimeout
 	}
-	// WithoutEnvironmentDefaults keeps the SDK from picking up credentials,
-	// profiles or a base URL from the environment on its own: only the
-	// variable the options name may supply the key.
-	client := anthropic.NewClient(
-		option.WithoutEnvironmentDefaults(),
-		option.WithBaseURL(base),
-		option.WithHTTPClient(summarize.HTTPClientWithTimeout(opts.HTTPClient, timeout)),
-		option.WithMaxRetries(0),
-		// An explicit request timeout also stops the SDK from refusing large
-		// max_tokens without streaming (it guesses the answer may take over
-		// ten minutes); our own timeout bounds the wait instead.
-		option.WithRequestTimeout(timeout),
-	)
-	return &anthropicSummarizer{model: opts.Model, keyEnv: keyEnv, limit: limit, timeout: timeout, svc: client.Messages}, nil
+	endpointURL, err := endpoint(base, "v1/messages")
+	if err != nil {
+		return nil, fmt.Errorf("anthropic summarizer: %w", err)
+	}
+	// Only the variable the options name may supply the key: no
+	// ANTHROPIC_BASE_URL, ANTHROPIC_CUSTOM_HEADERS or other ambient variable
+	// is consulted.
+	return &anthropicSummarizer{
+		model:  opts.Model,
+		keyEnv: keyEnv,
+		limit:  limit,
+		client: jsonClient{
+			provider: "anthropic summarizer",
+			model:    opts.Model,
+			url:      endpointURL,
+			timeout:  timeout,
+			http:     summarize.HTTPClientWithTimeout(opts.HTTPClient, timeout),
+			failure:  anthropicFailure(opts.Model),
+			// The SDK escaped HTML characters; keep the bytes.
+			escapeHTML: true,
+		},
+	}, nil
 }
 
 func (s *anthropicSummarizer) Summarize(ctx context.Context, req summary.Request) (summary.Result, error) {
@@ -93,28 +97,25 @@ func (s *anthropicSummarizer) Summarize(ctx context.Context, req summary.Request
 	if key == "" {
 		return summary.Result{}, fmt.Errorf("anthropic summarizer: environment variable %s is not set: %w", s.keyEnv, summarize.ErrMissingCredential)
 	}
-	params := anthropic.MessageNewParams{
-		Model:    anthropic.Model(s.model),
-		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(req.Prompt))},
+	params := messagesRequest{
+		Model:    s.model,
+		Messages: []anthropicMessage{{Role: "user", Content: []any{textBlock(req.Prompt)}}},
 	}
 	if req.SystemPrompt != "" {
-		params.System = []anthropic.TextBlockParam{{Text: req.SystemPrompt}}
+		params.System = []anthropicText{textBlock(req.SystemPrompt)}
 	}
 	th := anthropicThinkingFor(s.model, req.Reasoning, clampTokens(req.MaxTokens, s.limit), s.limit)
 	params.MaxTokens = int64(th.maxTokens)
 	switch {
 	case th.adaptive:
-		params.Thinking = anthropic.ThinkingConfigParamUnion{OfAdaptive: &anthropic.ThinkingConfigAdaptiveParam{}}
-		params.OutputConfig = anthropic.OutputConfigParam{Effort: anthropic.OutputConfigEffort(th.effort)}
+		params.Thinking = &anthropicThinkingWire{Type: "adaptive"}
+		params.OutputConfig = &anthropicOutputConfig{Effort: th.effort}
 	case th.budget > 0:
-		params.Thinking = anthropic.ThinkingConfigParamOfEnabled(int64(th.budget))
+		params.Thinking = &anthropicThinkingWire{Type: "enabled", BudgetTokens: int64(th.budget)}
 	}
-	msg, err := s.svc.New(ctx, params, option.WithAPIKey(key))
+	msg, err := s.send(ctx, &params, key)
 	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return summary.Result{}, ctxErr
-		}
-		return summary.Result{}, s.convertError(err, key)
+		return summary.Result{}, err
 	}
 	var text strings.Builder
 	sawText := false
@@ -127,7 +128,7 @@ func (s *anthropicSummarizer) Summarize(ctx context.Context, req summary.Request
 	if !sawText && msg.StopReason == "" {
 		return summary.Result{}, fmt.Errorf("anthropic summarizer: %s answered without content or stop_reason: %w", s.model, summarize.ErrBadResponse)
 	}
-	model := string(msg.Model)
+	model := msg.Model
 	if model == "" {
 		model = s.model
 	}
@@ -145,28 +146,24 @@ func (s *anthropicSummarizer) Summarize(ctx context.Context, req summary.Request
 	}, nil
 }
 
-// convertError turns an SDK error into a one-line error free of the key:
-// an HTTP error becomes a *summarize.APIError, marked transient when worth
-// retrying, so that no *anthropic.Error leaves this package. The SDK's own
-// Error() carries the whole body and URL, too much for one line.
-func (s *anthropicSummarizer) convertError(err error, key string) error {
-	var ae *anthropic.Error
-	if errors.As(err, &ae) {
-		msg := ae.Message
-		if msg == "" {
-			msg = ae.RawJSON()
-		}
-		return apiError("anthropic summarizer", s.model, ae.StatusCode, string(ae.Type()), msg, ae.Response, key)
+// send makes one messages call, for a summary and a tool turn alike.
+func (s *anthropicSummarizer) send(ctx context.Context, params *messagesRequest, key string) (*messagesResponse, error) {
+	header := http.Header{}
+	header.Set("Authorization", "Bearer "+key)
+	header.Set("Anthropic-Version", anthropicVersion)
+	var msg messagesResponse
+	if err := s.client.post(ctx, header, params, &msg, key); err != nil {
+		return nil, err
 	}
-	return transportError("anthropic summarizer: "+s.model, s.timeout, err, key)
+	return &msg, nil
 }
 
 // anthropicFinish maps a stop_reason.
-func anthropicFinish(reason anthropic.StopReason) summary.FinishReason {
+func anthropicFinish(reason string) summary.FinishReason {
 	switch reason {
-	case anthropic.StopReasonEndTurn, anthropic.StopReasonStopSequence:
+	case "end_turn", "stop_sequence":
 		return summary.FinishStop
-	case anthropic.StopReasonMaxTokens:
+	case "max_tokens":
 		return summary.FinishLength
 	}
 	return summary.FinishOther

@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/summarize/internal/httpfake"
 )
@@ -183,7 +182,7 @@ func TestAnthropicFinish(t *testing.T) {
 		"model_context_window_exceeded": summary.FinishOther,
 	}
 	for in, want := range tests {
-		if got := anthropicFinish(anthropic.StopReason(in)); got != want {
+		if got := anthropicFinish(in); got != want {
 			t.Errorf("anthropicFinish(%q) = %q, want %q", in, got, want)
 		}
 	}

@@ -7,9 +7,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
-
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/summarize"
 )
@@ -24,43 +21,48 @@ func (s *anthropicSummarizer) Converse(ctx context.Context, req summary.Converse
 	if key == "" {
 		return summary.ConverseResult{}, fmt.Errorf("anthropic summarizer: environment variable %s is not set: %w", s.keyEnv, summarize.ErrMissingCredential)
 	}
-	params := anthropic.MessageNewParams{
-		Model:     anthropic.Model(s.model),
+	params := messagesRequest{
+		Model:     s.model,
 		MaxTokens: int64(clampTokens(req.MaxTokens, s.limit)),
 	}
 	if req.SystemPrompt != "" {
-		params.System = []anthropic.TextBlockParam{{Text: req.SystemPrompt}}
+		params.System = []anthropicText{textBlock(req.SystemPrompt)}
 	}
-	var pending []anthropic.ContentBlockParamUnion // the user side being gathered
+	var pending []any // the user side being gathered
 	flush := func() {
 		if len(pending) > 0 {
-			params.Messages = append(params.Messages, anthropic.NewUserMessage(pending...))
+			params.Messages = append(params.Messages, anthropicMessage{Role: "user", Content: pending})
 			pending = nil
 		}
 	}
 	for _, m := range req.Messages {
 		switch m.Role {
 		case summary.ChatUser:
-			pending = append(pending, anthropic.NewTextBlock(m.Text))
+			pending = append(pending, textBlock(m.Text))
 		case summary.ChatTool:
-			pending = append(pending, anthropic.NewToolResultBlock(m.ToolCallID, m.Text, m.IsError))
+			pending = append(pending, anthropicToolResult{
+				Type:      "tool_result",
+				ToolUseID: m.ToolCallID,
+				Content:   []anthropicText{textBlock(m.Text)},
+				IsError:   m.IsError,
+			})
 		case summary.ChatAssistant:
 			flush()
-			var blocks []anthropic.ContentBlockParamUnion
+			var blocks []any
 			if strings.TrimSpace(m.Text) != "" {
-				blocks = append(blocks, anthropic.NewTextBlock(m.Text))
+				blocks = append(blocks, textBlock(m.Text))
 			}
 			for _, c := range m.ToolCalls {
 				input := json.RawMessage(c.Arguments)
 				if !json.Valid(input) {
 					input = json.RawMessage(`{}`)
 				}
-				blocks = append(blocks, anthropic.NewToolUseBlock(c.ID, input, c.Name))
+				blocks = append(blocks, anthropicToolUse{Type: "tool_use", ID: c.ID, Name: c.Name, Input: input})
 			}
 			if len(blocks) == 0 {
-				blocks = append(blocks, anthropic.NewTextBlock("(no answer)"))
+				blocks = append(blocks, textBlock("(no answer)"))
 			}
-			params.Messages = append(params.Messages, anthropic.NewAssistantMessage(blocks...))
+			params.Messages = append(params.Messages, anthropicMessage{Role: "assistant", Content: blocks})
 		default:
 			return summary.ConverseResult{}, fmt.Errorf("anthropic summarizer: unknown chat role %q", m.Role)
 		}
@@ -76,19 +78,18 @@ func (s *anthropicSummarizer) Converse(ctx context.Context, req summary.Converse
 				return summary.ConverseResult{}, fmt.Errorf("anthropic summarizer: tool %s: parameters: %w", t.Name, err)
 			}
 		}
-		tool := anthropic.ToolUnionParamOfTool(anthropic.ToolInputSchemaParam{Properties: schema.Properties, Required: schema.Required}, t.Name)
-		tool.OfTool.Description = anthropic.String(t.Description)
+		tool := anthropicTool{Name: t.Name, Description: t.Description}
+		if schema.Properties != nil || schema.Required != nil {
+			tool.InputSchema = &anthropicInputSchema{Type: "object", Properties: schema.Properties, Required: schema.Required}
+		}
 		params.Tools = append(params.Tools, tool)
 	}
-	msg, err := s.svc.New(ctx, params, option.WithAPIKey(key))
+	msg, err := s.send(ctx, &params, key)
 	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return summary.ConverseResult{}, ctxErr
-		}
-		return summary.ConverseResult{}, s.convertError(err, key)
+		return summary.ConverseResult{}, err
 	}
-	out := summary.ConverseResult{FinishReason: anthropicFinish(msg.StopReason), Model: string(msg.Model)}
-	if msg.StopReason == anthropic.StopReasonToolUse {
+	out := summary.ConverseResult{FinishReason: anthropicFinish(msg.StopReason), Model: msg.Model}
+	if msg.StopReason == "tool_use" {
 		out.FinishReason = summary.FinishStop
 	}
 	var text strings.Builder

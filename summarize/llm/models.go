@@ -129,7 +129,7 @@ func nearestLevel(want string, accepted []string) string {
 	return best
 }
 
-// checkBaseURL rejects a base URL the SDK would only fail on later.
+// checkBaseURL rejects a base URL a request would only fail on later.
 func checkBaseURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {

@@ -10,10 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/shared"
-
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/summarize"
 )
@@ -59,13 +55,12 @@ type openAISummarizer struct {
 	optional bool
 	limit    int
 	legacy   bool // send max_tokens
-	timeout  time.Duration
-	svc      openai.ChatCompletionService
+	client   jsonClient
 }
 
 // NewOpenAI returns a summarizer speaking OpenAI chat completions. The
 // system prompt goes as a system message and the prompt as one user
-// message; the answer is not streamed. The SDK's own retries are off: the
+// message; the answer is not streamed and no attempt is retried here: the
 // Chain classifies errors and retries itself.
 func NewOpenAI(opts OpenAIOptions) (summary.Summarizer, error) {
 	if strings.TrimSpace(opts.Model) == "" {
@@ -92,27 +87,30 @@ func NewOpenAI(opts OpenAIOptions) (summary.Summarizer, error) {
 	if limit <= 0 {
 		limit = lookupLimit(openAIOutputLimits, opts.Model)
 	}
-	// The service is built without openai.NewClient on purpose: NewClient
-	// folds in OPENAI_BASE_URL, OPENAI_ORG_ID, OPENAI_CUSTOM_HEADERS and
-	// friends from the environment, and only what the options name may reach
-	// the server.
 	timeout := opts.Timeout
 	if timeout <= 0 {
 		timeout = DefaultRequestTimeout
 	}
-	svc := openai.NewChatCompletionService(
-		option.WithBaseURL(base),
-		option.WithHTTPClient(summarize.HTTPClientWithTimeout(opts.HTTPClient, timeout)),
-		option.WithMaxRetries(0),
-	)
+	endpointURL, err := endpoint(base, "chat/completions")
+	if err != nil {
+		return nil, fmt.Errorf("openai summarizer: %w", err)
+	}
+	// Only what the options name reaches the server: no OPENAI_BASE_URL,
+	// OPENAI_ORG_ID or other ambient variable is consulted.
 	return &openAISummarizer{
 		model:    opts.Model,
 		keyEnv:   keyEnv,
 		optional: optional,
 		limit:    limit,
 		legacy:   field == "max_tokens",
-		timeout:  timeout,
-		svc:      svc,
+		client: jsonClient{
+			provider: "openai summarizer",
+			model:    opts.Model,
+			url:      endpointURL,
+			timeout:  timeout,
+			http:     summarize.HTTPClientWithTimeout(opts.HTTPClient, timeout),
+			failure:  openAIFailure(opts.Model),
+		},
 	}, nil
 }
 
@@ -121,11 +119,11 @@ func (s *openAISummarizer) Summarize(ctx context.Context, req summary.Request) (
 	if err != nil {
 		return summary.Result{}, err
 	}
-	params := openai.ChatCompletionNewParams{Model: shared.ChatModel(s.model)}
+	params := chatRequest{Model: s.model}
 	if req.SystemPrompt != "" {
-		params.Messages = append(params.Messages, openai.SystemMessage(req.SystemPrompt))
+		params.Messages = append(params.Messages, chatText("system", req.SystemPrompt))
 	}
-	params.Messages = append(params.Messages, openai.UserMessage(req.Prompt))
+	params.Messages = append(params.Messages, chatText("user", req.Prompt))
 	resp, err := s.complete(ctx, &params, key, req.MaxTokens, req.Reasoning)
 	if err != nil {
 		return summary.Result{}, err
@@ -148,23 +146,6 @@ func (s *openAISummarizer) Summarize(ctx context.Context, req summary.Request) (
 		},
 		Model: model,
 	}, nil
-}
-
-// convertError turns an SDK error into a one-line error free of the key:
-// an HTTP error becomes a *summarize.APIError, marked transient when worth
-// retrying, so that no *openai.Error leaves this package.
-func (s *openAISummarizer) convertError(err error, key string) error {
-	var oe *openai.Error
-	if errors.As(err, &oe) {
-		// The code is the finer grain: a 429's type may only say "tokens"
-		// while its code tells rate_limit_exceeded from insufficient_quota.
-		kind := oe.Code
-		if kind == "" {
-			kind = oe.Type
-		}
-		return apiError("openai summarizer", s.model, oe.StatusCode, kind, oe.Message, oe.Response, key)
-	}
-	return transportError("openai summarizer: "+s.model, s.timeout, err, key)
 }
 
 // openAIMaxTokensField resolves OpenAIOptions.MaxTokensField.
@@ -254,29 +235,24 @@ func (s *openAISummarizer) apiKey() (string, error) {
 // a turn of a tool conversation alike: the output cap under the model's
 // field name, the reasoning effort, the key, and errors as the summarize
 // package classifies them. A response always has at least one choice.
-func (s *openAISummarizer) complete(ctx context.Context, params *openai.ChatCompletionNewParams, key string, maxTokens int, reasoning string) (*openai.ChatCompletion, error) {
+func (s *openAISummarizer) complete(ctx context.Context, params *chatRequest, key string, maxTokens int, reasoning string) (*chatResponse, error) {
 	limit := int64(clampTokens(maxTokens, s.limit))
 	if s.legacy {
-		params.MaxTokens = openai.Int(limit)
+		params.MaxTokens = limit
 	} else {
-		params.MaxCompletionTokens = openai.Int(limit)
+		params.MaxCompletionTokens = limit
 	}
-	if effort := openAIReasoningEffort(s.model, reasoning); effort != "" {
-		params.ReasoningEffort = shared.ReasoningEffort(effort)
-	}
-	var callOpts []option.RequestOption
+	params.ReasoningEffort = openAIReasoningEffort(s.model, reasoning)
+	header := http.Header{}
 	if key != "" {
-		callOpts = append(callOpts, option.WithAPIKey(key))
+		header.Set("Authorization", "Bearer "+key)
 	}
-	resp, err := s.svc.New(ctx, *params, callOpts...)
-	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return nil, ctxErr
-		}
-		return nil, s.convertError(err, key)
+	var resp chatResponse
+	if err := s.client.post(ctx, header, params, &resp, key); err != nil {
+		return nil, err
 	}
 	if len(resp.Choices) == 0 {
 		return nil, fmt.Errorf("openai summarizer: %s answered without choices: %w", s.model, summarize.ErrBadResponse)
 	}
-	return resp, nil
+	return &resp, nil
 }

@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/shared"
-
 	"github.com/pith-dev/pith/core/summary"
 )
 
@@ -19,47 +16,47 @@ func (s *openAISummarizer) Converse(ctx context.Context, req summary.ConverseReq
 	if err != nil {
 		return summary.ConverseResult{}, err
 	}
-	params := openai.ChatCompletionNewParams{Model: shared.ChatModel(s.model)}
+	params := chatRequest{Model: s.model}
 	if req.SystemPrompt != "" {
-		params.Messages = append(params.Messages, openai.SystemMessage(req.SystemPrompt))
+		params.Messages = append(params.Messages, chatText("system", req.SystemPrompt))
 	}
 	for _, m := range req.Messages {
 		switch m.Role {
 		case summary.ChatUser:
-			params.Messages = append(params.Messages, openai.UserMessage(m.Text))
+			params.Messages = append(params.Messages, chatText("user", m.Text))
 		case summary.ChatTool:
-			params.Messages = append(params.Messages, openai.ToolMessage(m.Text, m.ToolCallID))
+			msg := chatText("tool", m.Text)
+			msg.ToolCallID = &m.ToolCallID
+			params.Messages = append(params.Messages, msg)
 		case summary.ChatAssistant:
-			a := openai.ChatCompletionAssistantMessageParam{}
+			a := chatMessage{Role: "assistant"}
 			if m.Text != "" || len(m.ToolCalls) == 0 {
 				// An assistant message needs content unless it has calls.
-				a.Content.OfString = openai.String(m.Text)
+				a.Content = &m.Text
 			}
 			for _, c := range m.ToolCalls {
-				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-						ID:       c.ID,
-						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: string(c.Arguments)},
-					},
+				a.ToolCalls = append(a.ToolCalls, chatToolCall{
+					ID:       c.ID,
+					Type:     "function",
+					Function: chatFunction{Name: c.Name, Arguments: string(c.Arguments)},
 				})
 			}
-			params.Messages = append(params.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
+			params.Messages = append(params.Messages, a)
 		default:
 			return summary.ConverseResult{}, fmt.Errorf("openai summarizer: unknown chat role %q", m.Role)
 		}
 	}
 	for _, t := range req.Tools {
-		var schema shared.FunctionParameters
+		var schema map[string]any
 		if len(t.Parameters) > 0 {
 			if err := json.Unmarshal(t.Parameters, &schema); err != nil {
 				return summary.ConverseResult{}, fmt.Errorf("openai summarizer: tool %s: parameters: %w", t.Name, err)
 			}
 		}
-		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
-			Name:        t.Name,
-			Description: openai.String(t.Description),
-			Parameters:  schema,
-		}))
+		params.Tools = append(params.Tools, chatTool{
+			Type:     "function",
+			Function: chatFunctionDef{Name: t.Name, Description: t.Description, Parameters: schema},
+		})
 	}
 	resp, err := s.complete(ctx, &params, key, req.MaxTokens, req.Reasoning)
 	if err != nil {

@@ -3,15 +3,11 @@ package llm
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/openai/openai-go/v3"
 
 	"github.com/pith-dev/pith/core/summary"
 	"github.com/pith-dev/pith/summarize"
@@ -393,40 +389,45 @@ func TestNewProviderRejectsBadOptions(t *testing.T) {
 	}
 }
 
-// TestSDKErrorsBecomeAPIErrors: the SDKs' own error values, converted at
-// the provider boundary, classify as they always have, and no SDK type
-// survives the conversion.
-func TestSDKErrorsBecomeAPIErrors(t *testing.T) {
-	withHeader := func(k, v string) *http.Response {
+// TestErrorAnswersBecomeAPIErrors: each provider's error answer, status,
+// headers and body, becomes a *summarize.APIError that classifies as the
+// SDK-converted errors always did: the retry-after hints, OpenAI's code
+// over its type, a type without a code, a body that is not the API's JSON.
+func TestErrorAnswersBecomeAPIErrors(t *testing.T) {
+	header := func(k, v string) http.Header {
 		h := http.Header{}
 		h.Set(k, v)
-		return &http.Response{Header: h}
+		return h
 	}
-	oa := &openAISummarizer{model: "gpt-4o", timeout: time.Minute}
-	an := &anthropicSummarizer{model: "claude-sonnet-4-5", timeout: time.Minute}
+	oa := openAIFailure("gpt-4o")
+	an := anthropicFailure("claude-sonnet-4-5")
 	tests := []struct {
 		name          string
-		convert       func(error, string) error
-		err           error
+		failure       func(int, http.Header, []byte, string) error
+		status        int
+		header        http.Header
+		body          string
 		wantTransient bool
 		wantAfter     time.Duration
-		wantStatus    int
 		wantType      string
+		wantMessage   string
 	}{
-		{"openai 429", oa.convertError, &openai.Error{StatusCode: 429, Response: withHeader("Retry-After", "12")}, true, 12 * time.Second, 429, ""},
-		{"openai 429 ms", oa.convertError, &openai.Error{StatusCode: 429, Response: withHeader("retry-after-ms", "250")}, true, 250 * time.Millisecond, 429, ""},
-		{"openai quota", oa.convertError, &openai.Error{StatusCode: 429, Code: "insufficient_quota"}, false, 0, 429, "insufficient_quota"},
-		{"openai type without code", oa.convertError, &openai.Error{StatusCode: 400, Type: "invalid_request_error"}, false, 0, 400, "invalid_request_error"},
-		{"openai 503", oa.convertError, &openai.Error{StatusCode: 503}, true, 0, 503, ""},
-		{"openai 404", oa.convertError, &openai.Error{StatusCode: 404}, false, 0, 404, ""},
-		{"openai 408", oa.convertError, &openai.Error{StatusCode: 408}, true, 0, 408, ""},
-		{"anthropic 529", an.convertError, &anthropic.Error{StatusCode: 529}, true, 0, 529, ""},
-		{"anthropic 429 wrapped", an.convertError, fmt.Errorf("call: %w", &anthropic.Error{StatusCode: 429, Response: withHeader("Retry-After", "2")}), true, 2 * time.Second, 429, ""},
-		{"anthropic 401", an.convertError, &anthropic.Error{StatusCode: 401}, false, 0, 401, ""},
+		{"openai 429", oa, 429, header("Retry-After", "12"), `{"error":{"message":"slow down","type":"requests","code":"rate_limit_exceeded"}}`, true, 12 * time.Second, "rate_limit_exceeded", "slow down"},
+		{"openai 429 ms", oa, 429, header("retry-after-ms", "250"), ``, true, 250 * time.Millisecond, "", ""},
+		{"openai quota", oa, 429, nil, `{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}`, false, 0, "insufficient_quota", "You exceeded your current quota"},
+		{"openai type without code", oa, 400, nil, `{"error":{"message":"bad","type":"invalid_request_error","code":null}}`, false, 0, "invalid_request_error", "bad"},
+		{"openai numeric code", oa, 500, nil, `{"error":{"message":"","code":5}}`, true, 0, "5", `{"error":{"message":"","code":5}}`},
+		{"openai 503 from a proxy", oa, 503, nil, "<html>unavailable</html>", true, 0, "", "<html>unavailable</html>"},
+		{"openai 404", oa, 404, nil, `{"error":{"message":"no such model","type":"invalid_request_error","code":"model_not_found"}}`, false, 0, "model_not_found", "no such model"},
+		{"openai 408", oa, 408, nil, ``, true, 0, "", ""},
+		{"anthropic 529", an, 529, nil, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, true, 0, "overloaded_error", "Overloaded"},
+		{"anthropic 429", an, 429, header("Retry-After", "2"), `{"type":"error","error":{"type":"rate_limit_error","message":"limit"}}`, true, 2 * time.Second, "rate_limit_error", "limit"},
+		{"anthropic 401 echoing the key", an, 401, nil, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key: ` + testKey + `"}}`, false, 0, "authentication_error", "invalid x-api-key: [redacted]"},
+		{"anthropic without a message", an, 500, nil, `{"type":"error"}`, true, 0, "", `{"type":"error"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := tt.convert(tt.err, testKey)
+			err := tt.failure(tt.status, tt.header, []byte(tt.body), testKey)
 			transient, after := summarize.Classify(err)
 			if transient != tt.wantTransient || after != tt.wantAfter {
 				t.Errorf("Classify = (%v, %v), want (%v, %v)", transient, after, tt.wantTransient, tt.wantAfter)
@@ -435,13 +436,8 @@ func TestSDKErrorsBecomeAPIErrors(t *testing.T) {
 				t.Errorf("errors.Is(ErrTransient) = %v, want %v", !tt.wantTransient, tt.wantTransient)
 			}
 			var ae *summarize.APIError
-			if !errors.As(err, &ae) || ae.StatusCode != tt.wantStatus || ae.Type != tt.wantType || ae.RetryAfter != tt.wantAfter {
-				t.Fatalf("converted = %#v, want an APIError with status %d, type %q", err, tt.wantStatus, tt.wantType)
-			}
-			var oe *openai.Error
-			var ane *anthropic.Error
-			if errors.As(err, &oe) || errors.As(err, &ane) {
-				t.Errorf("an SDK error leaks past the provider: %#v", err)
+			if !errors.As(err, &ae) || ae.StatusCode != tt.status || ae.Type != tt.wantType || ae.RetryAfter != tt.wantAfter || ae.Message != tt.wantMessage {
+				t.Fatalf("converted = %#v, want an APIError with status %d, type %q, message %q", err, tt.status, tt.wantType, tt.wantMessage)
 			}
 		})
 	}
