@@ -405,6 +405,14 @@ type Server struct {
 	// preface, an HTTP request's headers) before it is dropped. Read at
 	// start.
 	HandshakeTimeout time.Duration `koanf:"handshakeTimeout"`
+	// Reflection serves gRPC server reflection, so that grpcurl and
+	// similar tools list and call the SessionService without a copy of
+	// the proto: "auto" (the default) on a loopback or unix: listener
+	// only, "on" on any listener, "off" never. Reflection and the health
+	// check answer without a token: they tell the schema (public in the
+	// repository's proto/) and SERVING, nothing of any session. Read at
+	// start.
+	Reflection string `koanf:"reflection"`
 	// WorkspaceRoot is the directory a session's workspace must lie in
 	// for the daemon to read files from it: compaction.rehydrate and the
 	// explore worker's file tools read the session's workspace, the cwd
@@ -576,6 +584,7 @@ func Defaults() *Config {
 			MaxStreams:               DefaultMaxStreams,
 			MaxCallsInFlight:         DefaultMaxCallsInFlight,
 			HandshakeTimeout:         DefaultHandshakeTimeout,
+			Reflection:               ReflectionAuto,
 		},
 		Workspace: Workspace{Roots: []string{}, Deny: []string{}, DenyDefaults: true},
 		Logging:   Logging{Level: "info", Format: "text"},

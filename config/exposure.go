@@ -34,3 +34,10 @@ func (s Server) ExposureProblem(addr string) string {
 // SafePrefix reports whether p is a token's session-path prefix: one or
 // more directory names of the session name grammar, each followed by "/".
 func SafePrefix(p string) bool { return sessionname.SafePrefix(p) }
+
+// The values of server.reflection.
+const (
+	ReflectionAuto = "auto"
+	ReflectionOn   = "on"
+	ReflectionOff  = "off"
+)

@@ -425,6 +425,11 @@ func (v *validator) server(s *Server) {
 	v.positive("server.maxCallsInFlight", s.MaxCallsInFlight)
 	v.nonNegative("server.maxConnections", s.MaxConnections)
 	v.nonNegative("server.maxConnectionsPerAddress", s.MaxConnectionsPerAddress)
+	switch s.Reflection {
+	case ReflectionAuto, ReflectionOn, ReflectionOff:
+	default:
+		v.add("server.reflection", "must be %q, %q or %q, got %q", ReflectionAuto, ReflectionOn, ReflectionOff, s.Reflection)
+	}
 	if s.MaxConnections > 0 && s.MaxConnectionsPerAddress > s.MaxConnections {
 		v.add("server.maxConnectionsPerAddress", "must be <= server.maxConnections (%d), got %d", s.MaxConnections, s.MaxConnectionsPerAddress)
 	}

@@ -178,9 +178,13 @@ func HashToken(tok string) string {
 }
 
 // exemptFromAuth are the methods anyone who can connect may call: the
-// health check says SERVING or not, nothing else.
+// health check says SERVING or not, and server reflection (registered
+// only where server.reflection allows it) describes the services, whose
+// schema is public; neither says anything of a session.
 func exemptFromAuth(method string) bool {
-	return strings.HasPrefix(method, "/grpc.health.v1.Health/")
+	return strings.HasPrefix(method, "/grpc.health.v1.Health/") ||
+		strings.HasPrefix(method, "/grpc.reflection.v1.ServerReflection/") ||
+		strings.HasPrefix(method, "/grpc.reflection.v1alpha.ServerReflection/")
 }
 
 // A call is authenticated, and takes its caller's slot, when its headers

@@ -94,7 +94,7 @@ func startHarness(t testing.TB, cfg *config.Config, st store.Store, specs []plug
 		t.Fatal(err)
 	}
 	g := grpc.NewServer(srv.GRPCOptions()...)
-	srv.Register(g)
+	srv.Register(g, true)
 	go func() { _ = g.Serve(lis) }()
 	c, err := client.Dial(lis.Addr().String())
 	if err != nil {

@@ -29,6 +29,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
 )
@@ -225,10 +226,15 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// Register puts the SessionService and the gRPC health service on g.
-func (s *Server) Register(g *grpc.Server) {
+// Register puts the SessionService and the gRPC health service on g, and
+// server reflection when withReflection (server.reflection, for the
+// listener's address).
+func (s *Server) Register(g *grpc.Server, withReflection bool) {
 	sessionv1.RegisterSessionServiceServer(g, &service{s: s})
 	healthpb.RegisterHealthServer(g, s.health)
+	if withReflection {
+		reflection.Register(g)
+	}
 }
 
 // MetricsHandler serves the Prometheus metrics.

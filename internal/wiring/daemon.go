@@ -247,7 +247,7 @@ func (d *daemon) serve(e endpoints) (<-chan error, error) {
 		gopts = append(gopts, d.srv.GRPCCreds(credentials.NewTLS(e.tls)))
 	}
 	d.grpc = grpc.NewServer(gopts...)
-	d.srv.Register(d.grpc)
+	d.srv.Register(d.grpc, servesReflection(d.cfg.Server, e.listen))
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- d.grpc.Serve(lis) }()
 	d.onExit(d.grpc.Stop) // after a graceful stop: does nothing

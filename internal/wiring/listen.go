@@ -107,3 +107,18 @@ func firstNonEmpty(a, b string) string {
 func ViewerStreams(caps admission.Caps) viewer.StreamCaps {
 	return viewer.StreamCaps{Max: max(caps.Total/2, 1), PerAddress: max(caps.PerKey/2, 1)}
 }
+
+// servesReflection reports whether the daemon's gRPC listener on addr
+// serves server reflection (server.reflection): always with "on", on a
+// loopback or unix: address with "auto", never with "off". A tool on
+// this machine finds the service without setup; a listener other
+// machines reach shows its schema only when asked to.
+func servesReflection(s config.Server, addr string) bool {
+	switch s.Reflection {
+	case config.ReflectionOn:
+		return true
+	case config.ReflectionOff:
+		return false
+	}
+	return config.Loopback(addr)
+}
