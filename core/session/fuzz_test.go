@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/core/tokens"
 )
 
 // FuzzParseLine checks the line scanner against encoding/json: it never
@@ -46,6 +47,13 @@ func FuzzParseLine(f *testing.F) {
 		}
 		if !bytes.Equal(e.Raw, line) {
 			t.Fatal("Raw is not the line")
+		}
+		// The estimate measured while scanning is the one tokens.Estimate
+		// computes from the message.
+		if m := measuredEntry(t, line); m == nil {
+			t.Fatalf("an entry alone, not one in a file: %q", line)
+		} else if got, want := m.MessageTokens(), messageEstimate(m); got != want {
+			t.Fatalf("MessageTokens %d, Estimate %d: %q", got, want, line)
 		}
 		if !utf8.Valid(line) {
 			return // Go and Node both replace invalid bytes when decoding; the raw line is kept
@@ -104,4 +112,12 @@ func FuzzParse(f *testing.F) {
 		}
 		session.NewTree(file.Entries).BuildContext(session.LeafDefault)
 	})
+}
+
+// messageEstimate is tokens.Estimate of the entry's message, 0 without one.
+func messageEstimate(e *session.Entry) int {
+	if raw := e.MessageRaw(); raw != nil {
+		return tokens.Estimate(raw)
+	}
+	return 0
 }

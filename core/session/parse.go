@@ -51,7 +51,20 @@ const parallelThreshold = 4 << 20
 // Raw fields and string fields point into it, so the caller must not modify
 // it afterwards. Malformed lines are skipped with a Warning; a file whose
 // first non-empty line is not a session header gives ErrNotSession.
-func Parse(data []byte) (*File, error) {
+func Parse(data []byte) (*File, error) { return ParseWith(data, ParseOptions{}) }
+
+// ParseOptions are what a parse takes in beyond the entries themselves.
+type ParseOptions struct {
+	// Estimates measures every message entry's estimate while its line is
+	// scanned (Entry.MessageTokens then costs nothing): for a reader that
+	// will estimate most of the messages, as preparing a compaction does
+	// (calibration sums the range). Without it each is measured on first
+	// use, which is cheaper for a reader that estimates few (a context).
+	Estimates bool
+}
+
+// ParseWith is Parse with options.
+func ParseWith(data []byte, opt ParseOptions) (*File, error) {
 	f := &File{}
 	// Header: the first non-empty line.
 	line := 0
@@ -74,7 +87,7 @@ func Parse(data []byte) (*File, error) {
 		return nil, fmt.Errorf("%w: the file is empty", ErrNotSession)
 	}
 	f.TornTail = len(data) > 0 && data[len(data)-1] != '\n'
-	chunks := splitChunks(rest, line)
+	chunks := splitChunks(rest, line, opt.Estimates)
 	results := make([]chunkResult, len(chunks))
 	if len(chunks) == 1 {
 		results[0] = parseChunk(chunks[0])
@@ -109,6 +122,7 @@ func Parse(data []byte) (*File, error) {
 type chunk struct {
 	data      []byte
 	firstLine int // line number of the line before data's first line
+	estimates bool
 }
 
 type chunkResult struct {
@@ -119,13 +133,13 @@ type chunkResult struct {
 
 // splitChunks cuts data at line boundaries into one piece per core. Line
 // numbers are counted per piece up front so warnings name the right line.
-func splitChunks(data []byte, linesBefore int) []chunk {
+func splitChunks(data []byte, linesBefore int, estimates bool) []chunk {
 	parts := 1
 	if len(data) >= parallelThreshold {
 		parts = runtime.GOMAXPROCS(0)
 	}
 	if parts <= 1 {
-		return []chunk{{data, linesBefore}}
+		return []chunk{{data, linesBefore, estimates}}
 	}
 	out := make([]chunk, 0, parts)
 	size := len(data) / parts
@@ -144,7 +158,7 @@ func splitChunks(data []byte, linesBefore int) []chunk {
 				}
 			}
 		}
-		out = append(out, chunk{data[start:end], line})
+		out = append(out, chunk{data[start:end], line, estimates})
 		line += bytes.Count(data[start:end], []byte{'\n'})
 		start = end
 	}
@@ -170,7 +184,7 @@ func parseChunk(c chunk) chunkResult {
 		}
 		block = append(block, Entry{})
 		e := &block[len(block)-1]
-		if reason := parseEntry(l, e); reason != "" {
+		if reason := scanLine(l, e, c.estimates); reason != "" {
 			block = block[:len(block)-1]
 			res.warnings = append(res.warnings, Warning{Line: line, Reason: reason})
 			if res.skipped == nil {
