@@ -103,7 +103,15 @@ func ParseWith(data []byte, opt ParseOptions) (*File, error) {
 		n += len(r.entries)
 	}
 	f.Entries = make([]*Entry, 0, n)
+	// Each piece numbered its lines from the one before it; only the
+	// first knew where it starts. Counting the others' lines up front
+	// would be one more pass over the bytes.
+	offset := 0
 	for _, r := range results {
+		if offset != 0 {
+			r.renumber(offset)
+		}
+		offset += r.lines
 		f.Entries = append(f.Entries, r.entries...)
 		f.Warnings = append(f.Warnings, r.warnings...)
 		for k, v := range r.skipped {
@@ -129,10 +137,31 @@ type chunkResult struct {
 	entries  []*Entry
 	warnings []Warning
 	skipped  map[int][]byte
+	// lines is how many lines the piece has, the one before it
+	// included for the first piece (its firstLine).
+	lines int
 }
 
-// splitChunks cuts data at line boundaries into one piece per core. Line
-// numbers are counted per piece up front so warnings name the right line.
+// renumber moves the line numbers of a piece's results by offset.
+func (r *chunkResult) renumber(offset int) {
+	for _, e := range r.entries {
+		e.Line += offset
+	}
+	for i := range r.warnings {
+		r.warnings[i].Line += offset
+	}
+	if r.skipped != nil {
+		moved := make(map[int][]byte, len(r.skipped))
+		for k, v := range r.skipped {
+			moved[k+offset] = v
+		}
+		r.skipped = moved
+	}
+}
+
+// splitChunks cuts data at line boundaries into one piece per core. The
+// first piece starts after linesBefore lines; the others number their
+// lines from 0, and Parse moves them once every piece has counted its own.
 func splitChunks(data []byte, linesBefore int, estimates bool) []chunk {
 	parts := 1
 	if len(data) >= parallelThreshold {
@@ -159,7 +188,7 @@ func splitChunks(data []byte, linesBefore int, estimates bool) []chunk {
 			}
 		}
 		out = append(out, chunk{data[start:end], line, estimates})
-		line += bytes.Count(data[start:end], []byte{'\n'})
+		line = 0
 		start = end
 	}
 	return out
@@ -196,6 +225,7 @@ func parseChunk(c chunk) chunkResult {
 		e.Line = line
 		res.entries = append(res.entries, e)
 	}
+	res.lines = line
 	return res
 }
 
