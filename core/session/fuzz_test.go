@@ -94,6 +94,20 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
+		// Read with the estimates measured: the same entries, each with
+		// tokens.Estimate of its message.
+		measured, err := session.ParseWith(bytes.Clone(data), session.ParseOptions{Estimates: true})
+		if err != nil || len(measured.Entries) != len(file.Entries) {
+			t.Fatalf("with estimates: %v, %d entries", err, len(measured.Entries))
+		}
+		for i, e := range measured.Entries {
+			if !bytes.Equal(e.Raw, file.Entries[i].Raw) || e.Line != file.Entries[i].Line {
+				t.Fatalf("with estimates, entry %d differs", i)
+			}
+			if got, want := e.MessageTokens(), messageEstimate(e); got != want {
+				t.Fatalf("entry %d: MessageTokens %d, Estimate %d", i, got, want)
+			}
+		}
 		var out bytes.Buffer
 		if err := file.Encode(&out); err != nil {
 			t.Fatal(err)
