@@ -210,7 +210,9 @@ func dryRunCompact(ctx context.Context, stdout, stderr io.Writer, path string, f
 	if err != nil {
 		return err
 	}
-	_, tree, err := loadFromTo(ctx, stderr, f.store, path)
+	// Calibration estimates nearly every message of the range: measured
+	// while the lines are scanned.
+	_, tree, err := loadReadOnly(ctx, stderr, f.store, path, session.LoadOptions{ParseOptions: session.ParseOptions{Estimates: s.CalibrateKeepRecent}})
 	if err != nil {
 		return err
 	}

@@ -38,7 +38,7 @@ context"), so an agent can send the list as it is.`,
 		Args: positional([]arg{sessionArg}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
-			_, tree, err := loadFrom(cmd, storeURL, path)
+			_, tree, err := loadReadOnly(cmd.Context(), cmd.ErrOrStderr(), storeURL, path, session.LoadOptions{})
 			if err != nil {
 				return err
 			}

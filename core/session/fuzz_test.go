@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pith-dev/pith/core/session"
+	"github.com/pith-dev/pith/core/tokens"
 )
 
 // FuzzParseLine checks the line scanner against encoding/json: it never
@@ -47,6 +48,13 @@ func FuzzParseLine(f *testing.F) {
 		if !bytes.Equal(e.Raw, line) {
 			t.Fatal("Raw is not the line")
 		}
+		// The estimate measured while scanning is the one tokens.Estimate
+		// computes from the message.
+		if m := measuredEntry(t, line); m == nil {
+			t.Fatalf("an entry alone, not one in a file: %q", line)
+		} else if got, want := m.MessageTokens(), messageEstimate(m); got != want {
+			t.Fatalf("MessageTokens %d, Estimate %d: %q", got, want, line)
+		}
 		if !utf8.Valid(line) {
 			return // Go and Node both replace invalid bytes when decoding; the raw line is kept
 		}
@@ -86,6 +94,20 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
+		// Read with the estimates measured: the same entries, each with
+		// tokens.Estimate of its message.
+		measured, err := session.ParseWith(bytes.Clone(data), session.ParseOptions{Estimates: true})
+		if err != nil || len(measured.Entries) != len(file.Entries) {
+			t.Fatalf("with estimates: %v, %d entries", err, len(measured.Entries))
+		}
+		for i, e := range measured.Entries {
+			if !bytes.Equal(e.Raw, file.Entries[i].Raw) || e.Line != file.Entries[i].Line {
+				t.Fatalf("with estimates, entry %d differs", i)
+			}
+			if got, want := e.MessageTokens(), messageEstimate(e); got != want {
+				t.Fatalf("entry %d: MessageTokens %d, Estimate %d", i, got, want)
+			}
+		}
 		var out bytes.Buffer
 		if err := file.Encode(&out); err != nil {
 			t.Fatal(err)
@@ -104,4 +126,12 @@ func FuzzParse(f *testing.F) {
 		}
 		session.NewTree(file.Entries).BuildContext(session.LeafDefault)
 	})
+}
+
+// messageEstimate is tokens.Estimate of the entry's message, 0 without one.
+func messageEstimate(e *session.Entry) int {
+	if raw := e.MessageRaw(); raw != nil {
+		return tokens.Estimate(raw)
+	}
+	return 0
 }

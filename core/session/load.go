@@ -3,7 +3,6 @@ package session
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,7 +14,10 @@ import (
 // regular file is read (a symlink is followed to one), through a root at
 // its directory, with the checks every session open gets; writing a
 // session is the files store's (store/files).
-func Load(path string) (*File, error) {
+func Load(path string) (*File, error) { return LoadWith(path, LoadOptions{}) }
+
+// LoadWith is Load with options.
+func LoadWith(path string, opt LoadOptions) (*File, error) {
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, unwrapPathError(err))
@@ -37,11 +39,11 @@ func Load(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	data := make([]byte, st.Size())
-	if n, err := h.ReadAt(data, 0); err != nil && !(errors.Is(err, io.EOF) && int64(n) == st.Size()) {
-		return nil, fmt.Errorf("%s: read: %w", path, err)
+	data, err := readSession(h, st.Size(), opt.Mapped)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	f, err := Parse(data)
+	f, err := ParseWith(data, opt.ParseOptions)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -51,7 +51,20 @@ const parallelThreshold = 4 << 20
 // Raw fields and string fields point into it, so the caller must not modify
 // it afterwards. Malformed lines are skipped with a Warning; a file whose
 // first non-empty line is not a session header gives ErrNotSession.
-func Parse(data []byte) (*File, error) {
+func Parse(data []byte) (*File, error) { return ParseWith(data, ParseOptions{}) }
+
+// ParseOptions are what a parse takes in beyond the entries themselves.
+type ParseOptions struct {
+	// Estimates measures every message entry's estimate while its line is
+	// scanned (Entry.MessageTokens then costs nothing): for a reader that
+	// will estimate most of the messages, as preparing a compaction does
+	// (calibration sums the range). Without it each is measured on first
+	// use, which is cheaper for a reader that estimates few (a context).
+	Estimates bool
+}
+
+// ParseWith is Parse with options.
+func ParseWith(data []byte, opt ParseOptions) (*File, error) {
 	f := &File{}
 	// Header: the first non-empty line.
 	line := 0
@@ -74,7 +87,7 @@ func Parse(data []byte) (*File, error) {
 		return nil, fmt.Errorf("%w: the file is empty", ErrNotSession)
 	}
 	f.TornTail = len(data) > 0 && data[len(data)-1] != '\n'
-	chunks := splitChunks(rest, line)
+	chunks := splitChunks(rest, line, opt.Estimates)
 	results := make([]chunkResult, len(chunks))
 	if len(chunks) == 1 {
 		results[0] = parseChunk(chunks[0])
@@ -90,7 +103,15 @@ func Parse(data []byte) (*File, error) {
 		n += len(r.entries)
 	}
 	f.Entries = make([]*Entry, 0, n)
+	// Each piece numbered its lines from the one before it; only the
+	// first knew where it starts. Counting the others' lines up front
+	// would be one more pass over the bytes.
+	offset := 0
 	for _, r := range results {
+		if offset != 0 {
+			r.renumber(offset)
+		}
+		offset += r.lines
 		f.Entries = append(f.Entries, r.entries...)
 		f.Warnings = append(f.Warnings, r.warnings...)
 		for k, v := range r.skipped {
@@ -109,23 +130,45 @@ func Parse(data []byte) (*File, error) {
 type chunk struct {
 	data      []byte
 	firstLine int // line number of the line before data's first line
+	estimates bool
 }
 
 type chunkResult struct {
 	entries  []*Entry
 	warnings []Warning
 	skipped  map[int][]byte
+	// lines is how many lines the piece has, the one before it
+	// included for the first piece (its firstLine).
+	lines int
 }
 
-// splitChunks cuts data at line boundaries into one piece per core. Line
-// numbers are counted per piece up front so warnings name the right line.
-func splitChunks(data []byte, linesBefore int) []chunk {
+// renumber moves the line numbers of a piece's results by offset.
+func (r *chunkResult) renumber(offset int) {
+	for _, e := range r.entries {
+		e.Line += offset
+	}
+	for i := range r.warnings {
+		r.warnings[i].Line += offset
+	}
+	if r.skipped != nil {
+		moved := make(map[int][]byte, len(r.skipped))
+		for k, v := range r.skipped {
+			moved[k+offset] = v
+		}
+		r.skipped = moved
+	}
+}
+
+// splitChunks cuts data at line boundaries into one piece per core. The
+// first piece starts after linesBefore lines; the others number their
+// lines from 0, and Parse moves them once every piece has counted its own.
+func splitChunks(data []byte, linesBefore int, estimates bool) []chunk {
 	parts := 1
 	if len(data) >= parallelThreshold {
 		parts = runtime.GOMAXPROCS(0)
 	}
 	if parts <= 1 {
-		return []chunk{{data, linesBefore}}
+		return []chunk{{data, linesBefore, estimates}}
 	}
 	out := make([]chunk, 0, parts)
 	size := len(data) / parts
@@ -144,8 +187,8 @@ func splitChunks(data []byte, linesBefore int) []chunk {
 				}
 			}
 		}
-		out = append(out, chunk{data[start:end], line})
-		line += bytes.Count(data[start:end], []byte{'\n'})
+		out = append(out, chunk{data[start:end], line, estimates})
+		line = 0
 		start = end
 	}
 	return out
@@ -170,7 +213,7 @@ func parseChunk(c chunk) chunkResult {
 		}
 		block = append(block, Entry{})
 		e := &block[len(block)-1]
-		if reason := parseEntry(l, e); reason != "" {
+		if reason := scanLine(l, e, c.estimates); reason != "" {
 			block = block[:len(block)-1]
 			res.warnings = append(res.warnings, Warning{Line: line, Reason: reason})
 			if res.skipped == nil {
@@ -182,6 +225,7 @@ func parseChunk(c chunk) chunkResult {
 		e.Line = line
 		res.entries = append(res.entries, e)
 	}
+	res.lines = line
 	return res
 }
 

@@ -1,6 +1,10 @@
 package session
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/pith-dev/pith/core/tokens"
+)
 
 // Reading entry lines: the scanner's policy for the hot path of opening a
 // session (see jsonscan.go). scanEntry validates a whole line and on the
@@ -27,7 +31,11 @@ func (p *scanner) stringValue(depth int) (string, bool) {
 
 // scanEntry validates a line and fills e. It returns "" or why the line
 // is not an entry.
-func scanEntry(l []byte, e *Entry) string {
+func scanEntry(l []byte, e *Entry) string { return scanLine(l, e, false) }
+
+// scanLine is scanEntry that, with measure, also records the estimate of
+// a message entry's message (see messageMeasure).
+func scanLine(l []byte, e *Entry, measure bool) string {
 	p := scanner{s: l}
 	p.ws()
 	if p.i >= len(l) || l[p.i] != '{' {
@@ -45,6 +53,8 @@ func scanEntry(l []byte, e *Entry) string {
 	}
 	var typ string
 	hasType := false
+	// The message's estimate, measured on the way (see messageMeasure).
+	m := messageMeasure{unmeasured: true}
 	e.msgStart, e.msgEnd = 0, 0
 	e.toolPaths, e.toolsKnown = nil, false
 	p.object(0, func(key []byte, esc bool) bool {
@@ -62,10 +72,14 @@ func scanEntry(l []byte, e *Entry) string {
 			if p.i < len(p.s) && p.s[p.i] == '{' {
 				start := p.i
 				e.role, e.provider, e.model, e.stopReason = "", "", "", ""
+				m = messageMeasure{unmeasured: !measure}
 				p.object(1, func(k []byte, esc bool) bool {
 					switch string(keyText(k, esc)) {
 					case "role":
 						e.role, _ = p.stringValue(2)
+						if !m.seen(seenRole) {
+							m.parts.Role = e.role
+						}
 					case "provider":
 						e.provider, _ = p.stringValue(2)
 					case "model":
@@ -73,12 +87,41 @@ func scanEntry(l []byte, e *Entry) string {
 					case "stopReason":
 						e.stopReason, _ = p.stringValue(2)
 					case "content":
-						if p.i < len(p.s) && p.s[p.i] == '[' {
-							e.toolPaths = p.toolCalls(e.toolPaths[:0])
+						if !measure {
+							if p.i < len(p.s) && p.s[p.i] == '[' {
+								e.toolPaths = p.toolCalls(e.toolPaths[:0], nil)
+								return true
+							}
+							e.toolPaths = e.toolPaths[:0]
+							return false
+						}
+						first := !m.seen(seenContent)
+						switch {
+						case p.i < len(p.s) && p.s[p.i] == '[':
+							var parts *tokens.MessageParts
+							if first {
+								parts = &m.parts
+							}
+							e.toolPaths = p.toolCalls(e.toolPaths[:0], parts)
 							return true
+						case first && p.i < len(p.s) && p.s[p.i] == '"':
+							m.parts.ContentIsString = true
+							m.parts.ContentUnits = p.stringUnits()
+							e.toolPaths = e.toolPaths[:0]
+							return true
+						case first && p.i < len(p.s) && p.s[p.i] == '{':
+							// Blocks as an object's values: rare enough
+							// to leave to the lazy estimate.
+							m.unmeasured = true
 						}
 						e.toolPaths = e.toolPaths[:0]
 						return false
+					case "command":
+						return measure && m.measure(&p, seenCommand, &m.parts.Command)
+					case "output":
+						return measure && m.measure(&p, seenOutput, &m.parts.Output)
+					case "summary":
+						return measure && m.measure(&p, seenSummary, &m.parts.Summary)
 					default:
 						return false
 					}
@@ -93,6 +136,7 @@ func scanEntry(l []byte, e *Entry) string {
 			e.msgStart, e.msgEnd = 0, 0
 			e.role, e.provider, e.model, e.stopReason = "", "", "", ""
 			e.toolPaths, e.toolsKnown = nil, false
+			m = messageMeasure{unmeasured: true}
 		}
 		return false
 	})
@@ -112,6 +156,10 @@ func scanEntry(l []byte, e *Entry) string {
 		return "a second session header"
 	}
 	e.Raw = l
+	e.msgTokens = 0
+	if e.Type == TypeMessage && e.msgEnd > e.msgStart && !m.unmeasured {
+		e.msgTokens = int64((m.parts.Chars()+3)/4) + 1 // as MessageTokens caches it
+	}
 	return ""
 }
 
@@ -130,7 +178,10 @@ func decodeEscaped(content []byte) string {
 // would, and appends the read/write/edit tool calls that carry a non-empty
 // string path (docs/behaviour.md §5.8). Recording them here, while the line is scanned
 // anyway, saves compaction from searching every assistant message again.
-func (p *scanner) toolCalls(out []ToolPath) []ToolPath {
+// With parts set it also measures the blocks for the estimate: the first
+// value of each key counts there (as in tokens.Chars), the last one for a
+// tool path (as in JSON.parse).
+func (p *scanner) toolCalls(out []ToolPath, parts *tokens.MessageParts) []ToolPath {
 	// The array is at depth 2 (line, message), its elements at 3.
 	for more := p.firstElement(); more; more = p.nextElement() {
 		if p.i >= len(p.s) || p.s[p.i] != '{' {
@@ -138,14 +189,34 @@ func (p *scanner) toolCalls(out []ToolPath) []ToolPath {
 			continue
 		}
 		var typ, name, path string
+		var b tokens.BlockParts
+		var seen seenKeys
 		p.object(3, func(k []byte, esc bool) bool {
 			switch string(keyText(k, esc)) {
 			case "type":
 				typ, _ = p.stringValue(4)
+				if !seen.add(seenType) {
+					b.Type = typ
+				}
 			case "name":
+				nameAt := p.i
 				name, _ = p.stringValue(4)
+				if parts != nil && !seen.add(seenName) {
+					b.Name = stringUnitsAt(p.s, nameAt, p.i)
+				}
+			case "text":
+				if parts == nil || seen.add(seenText) || p.i >= len(p.s) || p.s[p.i] != '"' {
+					return false
+				}
+				b.Text = p.stringUnits()
+			case "thinking":
+				if parts == nil || seen.add(seenThinking) || p.i >= len(p.s) || p.s[p.i] != '"' {
+					return false
+				}
+				b.Thinking = p.stringUnits()
 			case "arguments":
 				path = ""
+				argsAt := p.i
 				if p.i < len(p.s) && p.s[p.i] == '{' {
 					p.object(4, func(k2 []byte, esc bool) bool {
 						if string(keyText(k2, esc)) != "path" {
@@ -154,14 +225,20 @@ func (p *scanner) toolCalls(out []ToolPath) []ToolPath {
 						path, _ = p.stringValue(5) // the last one wins, as in JSON.parse
 						return true
 					})
-					return true
+				} else {
+					p.value(4)
 				}
-				return false
+				if parts != nil && !seen.add(seenArguments) && p.err == "" {
+					b.Arguments = p.s[argsAt:p.i:p.i]
+				}
 			default:
 				return false
 			}
 			return true
 		})
+		if parts != nil && p.err == "" {
+			parts.AddBlock(b)
+		}
 		if typ == "toolCall" && path != "" && (name == "read" || name == "write" || name == "edit") {
 			out = append(out, ToolPath{Name: name, Path: path})
 		}

@@ -180,21 +180,19 @@ func (q *charScan) block(kind blockKind) int {
 	var f fields
 	q.members(&blockKeys, &f)
 	typ, text, thinking, name, args := f[0], f[1], f[2], f[3], f[4]
-	switch t := q.text(typ); {
-	case t == "text":
-		return q.units(text)
-	case kind == assistantBlocks && t == "thinking":
-		return q.units(thinking)
-	case kind == assistantBlocks && t == "toolCall":
-		n := q.units(name)
+	b := BlockParts{Type: q.text(typ)}
+	switch b.Type {
+	case "text":
+		b.Text = q.units(text)
+	case "thinking":
+		b.Thinking = q.units(thinking)
+	case "toolCall":
+		b.Name = q.units(name)
 		if args.set {
-			n += StringifiedLen(unsafeBytes(q.s[args.start:args.end]))
+			b.Arguments = unsafeBytes(q.s[args.start:args.end])
 		}
-		return n
-	case kind == resultBlocks && t == "image":
-		return ImageChars
 	}
-	return 0
+	return blockChars(b, kind)
 }
 
 func (p *charScan) isString(v span) bool { return v.set && v.end > v.start && p.s[v.start] == '"' }

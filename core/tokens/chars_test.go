@@ -15,7 +15,8 @@ import (
 // TestCharsMatchesReference compares the one-pass Chars with the generic
 // gjson reading it replaced, and each entry's cached estimate with
 // Estimate, on every message of the pi fixtures (skipped when absent) and
-// of generated sessions of every profile (escapes, astral characters,
+// of generated sessions of every profile, read with and without the
+// estimates measured in the scan (escapes, astral characters,
 // odd tool-call arguments, branches, compactions).
 func TestCharsMatchesReference(t *testing.T) {
 	check := func(t *testing.T, name string, data []byte) {
@@ -34,6 +35,18 @@ func TestCharsMatchesReference(t *testing.T) {
 			if e.Type == session.TypeMessage {
 				if got, want := e.MessageTokens(), tokens.Estimate(m.Raw); got != want {
 					t.Errorf("%s line %d: MessageTokens %d, Estimate %d", name, e.Line, got, want)
+				}
+			}
+		}
+		// The estimates measured while the lines are scanned.
+		measured, err := session.ParseWith(data, session.ParseOptions{Estimates: true})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, e := range measured.Entries {
+			if raw := e.MessageRaw(); raw != nil {
+				if got, want := e.MessageTokens(), tokens.Estimate(raw); got != want {
+					t.Errorf("%s line %d: measured MessageTokens %d, Estimate %d", name, e.Line, got, want)
 				}
 			}
 		}

@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"encoding/binary"
 	"math"
 	"strconv"
 
@@ -70,6 +71,12 @@ func (p *jsParser) stringLit() string {
 	start := p.i
 	p.i++
 	for p.i < len(p.s) {
+		for p.i+8 <= len(p.s) && !hasQuoteOrBackslash(binary.LittleEndian.Uint64(unsafeBytes(p.s[p.i:p.i+8]))) {
+			p.i += 8
+		}
+		if p.i >= len(p.s) {
+			break
+		}
 		switch p.s[p.i] {
 		case '\\':
 			p.i += 2

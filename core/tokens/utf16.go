@@ -1,6 +1,9 @@
 package tokens
 
-import "unicode/utf8"
+import (
+	"encoding/binary"
+	"unicode/utf8"
+)
 
 // jsonStringUnits returns the UTF-16 length of the decoded value of a JSON
 // string literal given with its quotes, and the same length re-escaped the
@@ -12,6 +15,14 @@ func jsonStringUnits(lit string) (decoded, stringified int) {
 	s := lit[1 : len(lit)-1]
 	stringified = 2
 	for i := 0; i < len(s); {
+		// A run of printable ASCII counts one unit a byte both ways:
+		// eight bytes at a time (tool-call arguments carry whole files).
+		if i+8 <= len(s) && plainASCII(binary.LittleEndian.Uint64(unsafeBytes(s[i:i+8]))) {
+			i += 8
+			decoded += 8
+			stringified += 8
+			continue
+		}
 		c := s[i]
 		switch {
 		case c == '\\' && i+1 < len(s):
@@ -58,6 +69,15 @@ func jsonStringUnits(lit string) (decoded, stringified int) {
 		}
 	}
 	return decoded, stringified
+}
+
+// plainASCII reports whether every byte of x is printable ASCII other
+// than '"' and '\\': a byte JSON.stringify prints as it is. A borrow only
+// adds false hits above a true one, so the answer is exact.
+func plainASCII(x uint64) bool {
+	q := x ^ (ones * '"')
+	b := x ^ (ones * '\\')
+	return ((x-ones*0x20)|(q-ones)&^q|(b-ones)&^b|x)&highs == 0
 }
 
 // escapedLen is the length JSON.stringify prints for a BMP character.

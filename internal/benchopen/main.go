@@ -1,6 +1,8 @@
 // Command benchopen times Pith on a session file for scripts/bench-vs-pi.sh:
 // "open" is the cold open (read, parse, index, build the context); "prepare"
-// is compaction.Prepare on the path of an opened session. It prints the best
+// is compaction.Prepare on the path of an opened session; "context" and
+// "dryrun" are what pith context and pith compact --dry-run do (a mapped
+// read; the dry run measures the estimates in the parse and calibrates). It prints the best
 // of N runs in milliseconds.
 package main
 
@@ -8,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"time"
 
@@ -51,8 +54,43 @@ func main() {
 			_, err := compaction.Prepare(p, settings)
 			return err
 		}
+	case "context":
+		// As pith context reads a session: mapped.
+		op = func() error {
+			f, err := session.LoadWith(path, session.LoadOptions{Mapped: true})
+			if err != nil {
+				return err
+			}
+			if ctx := session.NewTree(f.Entries).BuildContext(session.LeafDefault); len(ctx.Messages) == 0 {
+				return fmt.Errorf("empty context")
+			}
+			return nil
+		}
+	case "dryrun":
+		// As pith compact --dry-run: mapped, the estimates measured in
+		// the parse, and a calibrated preparation.
+		op = func() error {
+			f, err := session.LoadWith(path, session.LoadOptions{Mapped: true, ParseOptions: session.ParseOptions{Estimates: true}})
+			if err != nil {
+				return err
+			}
+			tree := session.NewTree(f.Entries)
+			_, err = compaction.Prepare(tree.Path(tree.Last()), compaction.DefaultSettings())
+			return err
+		}
 	default:
 		fail(fmt.Errorf("unknown mode %q", mode))
+	}
+	// BENCHOPEN_CPUPROFILE names a file for a CPU profile of the runs.
+	if out := os.Getenv("BENCHOPEN_CPUPROFILE"); out != "" {
+		pf, err := os.Create(out)
+		if err != nil {
+			fail(err)
+		}
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			fail(err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	best := time.Duration(1 << 62)
 	for i := 0; i < runs; i++ {

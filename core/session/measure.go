@@ -1,0 +1,176 @@
+package session
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"unicode/utf8"
+
+	"github.com/pith-dev/pith/core/tokens"
+)
+
+// Measuring a message while its line is scanned: the parts tokens.Chars
+// reads (tokens.MessageParts), taken from the values the scanner passes
+// anyway, so an opened session knows every message's estimate without a
+// second walk over its bytes. Calibration sums the estimates of nearly
+// every message of a compaction's range; measured here, in the parallel
+// parse and on bytes still in cache, that sum is a loop over integers.
+// What the scanner does not measure (content given as an object) is left
+// to Entry.MessageTokens, which then estimates the message on first use.
+
+// messageMeasure is the measure of one message object in progress.
+type messageMeasure struct {
+	parts tokens.MessageParts
+	keys  seenKeys
+	// unmeasured: no estimate is recorded for the line.
+	unmeasured bool
+}
+
+// seenKeys records which keys of an object were met: tokens.Chars counts
+// the first value of a key, where JSON.parse keeps the last.
+type seenKeys uint8
+
+const (
+	seenRole seenKeys = 1 << iota
+	seenContent
+	seenCommand
+	seenOutput
+	seenSummary
+)
+
+// The keys of a content block (a set of their own).
+const (
+	seenType seenKeys = 1 << iota
+	seenText
+	seenThinking
+	seenName
+	seenArguments
+)
+
+// add marks k and reports whether it was already marked.
+func (s *seenKeys) add(k seenKeys) (already bool) {
+	already = *s&k != 0
+	*s |= k
+	return already
+}
+
+// seen marks the message key k and reports whether it was met before.
+func (m *messageMeasure) seen(k seenKeys) bool { return m.keys.add(k) }
+
+// measure reads the value at the scanner as the key k's: the units of the
+// first value when it is a string, into units. It reports whether it
+// consumed the value (otherwise the object skips it).
+func (m *messageMeasure) measure(p *scanner, k seenKeys, units *int) bool {
+	if m.seen(k) || p.i >= len(p.s) || p.s[p.i] != '"' {
+		return false
+	}
+	*units = p.stringUnits()
+	return true
+}
+
+// stringUnits scans the string at p.i as str does and returns the UTF-16
+// length of its decoded text (0 when it is malformed: the line is then
+// refused). The strings it measures (tool outputs, texts) are most of a
+// session's bytes, so it counts in the scan instead of walking them again:
+// a byte of a plain run is a unit unless it continues a UTF-8 sequence, a
+// four-byte sequence is two (a surrogate pair), an escape is one. Invalid
+// UTF-8, whose bytes count one unit each, is measured again by
+// tokens.StringUnits, which decodes it.
+func (p *scanner) stringUnits() int {
+	start := p.i + 1
+	i := start
+	s := p.s
+	// less is the bytes that are not units of their own: the rest of each
+	// escape and each UTF-8 continuation byte, less one per four-byte
+	// sequence.
+	less := 0
+	// high is where the first word with a byte above ASCII starts, -1
+	// for none: the UTF-8 from there on must be checked.
+	high := -1
+	for {
+		for i+8 <= len(s) {
+			x := binary.LittleEndian.Uint64(s[i:])
+			m := specialMask(x)
+			if m != 0 {
+				// Only the bytes before the special one are the string's.
+				if x &= (m&-m)>>7 - 1; x&highs != 0 {
+					high = firstHigh(high, i)
+					less += utf8Less(x)
+				}
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			if x&highs != 0 {
+				high = firstHigh(high, i)
+				less += utf8Less(x)
+			}
+			i += 8
+		}
+		if i+8 > len(s) {
+			for i < len(s) && !strSpecial[s[i]] {
+				if s[i] >= 0x80 {
+					high = firstHigh(high, i)
+					less += utf8Less(uint64(s[i]))
+				}
+				i++
+			}
+		}
+		if i >= len(s) {
+			p.fail("unterminated string")
+			return 0
+		}
+		switch c := s[i]; {
+		case c == '"':
+			p.i = i + 1
+			if high >= 0 && !utf8.Valid(s[high:i]) {
+				return tokens.StringUnits(s[start:i])
+			}
+			return i - start - less
+		case c == '\\':
+			if i+1 < len(s) {
+				switch s[i+1] {
+				case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+					i += 2
+					less++
+					continue
+				case 'u':
+					if i+5 < len(s) && isHex(s[i+2]) && isHex(s[i+3]) && isHex(s[i+4]) && isHex(s[i+5]) {
+						i += 6
+						less += 5 // a surrogate pair is two escapes: two units either way
+						continue
+					}
+				}
+			}
+			p.fail("invalid escape in a string")
+			return 0
+		default:
+			p.fail("control character in a string")
+			return 0
+		}
+	}
+}
+
+// firstHigh is high once set, else at.
+func firstHigh(high, at int) int {
+	if high < 0 {
+		return at
+	}
+	return high
+}
+
+// utf8Less is, for the bytes of x (UTF-8 in the lanes it has), the
+// continuation bytes (10xxxxxx) less the four-byte leaders (11110xxx):
+// in valid UTF-8, bytes minus that is UTF-16 units.
+func utf8Less(x uint64) int {
+	cont := x &^ (x << 1) & highs
+	lead4 := x & (x << 1) & (x << 2) & (x << 3) &^ (x << 4) & highs
+	return bits.OnesCount64(cont) - bits.OnesCount64(lead4)
+}
+
+// stringUnitsAt is the units of the value s[start:end] the scanner has
+// passed: its decoded length when it is a string, else 0.
+func stringUnitsAt(s []byte, start, end int) int {
+	if end-start < 2 || s[start] != '"' {
+		return 0
+	}
+	return tokens.StringUnits(s[start+1 : end-1])
+}
