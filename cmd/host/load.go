@@ -12,7 +12,12 @@ import (
 // session.CycleWarnings): finding every loop costs an id index that
 // `pith context` does not otherwise need.
 func loadSession(path string, stderr io.Writer) (*session.File, *session.Tree, error) {
-	f, err := session.Load(path)
+	return loadSessionWith(path, stderr, session.LoadOptions{})
+}
+
+// loadSessionWith is loadSession with the read and the parse chosen by opt.
+func loadSessionWith(path string, stderr io.Writer, opt session.LoadOptions) (*session.File, *session.Tree, error) {
+	f, err := session.LoadWith(path, opt)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -17,10 +17,5 @@ func loadReadOnly(ctx context.Context, stderr io.Writer, storeURL, arg string, o
 		return loadFromTo(ctx, stderr, storeURL, arg)
 	}
 	opt.Mapped = true
-	f, err := session.LoadWith(arg, opt)
-	if err != nil {
-		return nil, nil, err
-	}
-	session.LogWarnings(warnLogger(stderr), arg, f.Warnings)
-	return f, session.NewTree(f.Entries), nil
+	return loadSessionWith(arg, stderr, opt)
 }
