@@ -36,12 +36,12 @@ build:
 	@if [ "$$($(GO) list -f '{{.Stale}}' $(COLD_PROBE) 2>/dev/null)" = true ]; then \
 		echo "make build: first build with this Go cache compiles every dependency: a minute or two on 2 cores"; fi
 	@rm -rf $(BIN)/.build && mkdir -p $(BIN)/.build
-	$(GO) build $(VERSION_LDFLAGS) -o $(BIN)/.build/ ./cmd/host
+	@scripts/gobuild.sh $(GO) $(VERSION_LDFLAGS) -o $(BIN)/.build/ ./cmd/host
 	@# The plugins are linked statically (pure-Go name resolution and user
 	@# lookup; they resolve no names): a process without the dynamic loader
 	@# and libc starts ~1 ms of CPU faster, and a command starts several.
 	@# Only net and os/user compile again; the rest comes from the cache.
-	$(GO) build -tags netgo,osusergo -o $(BIN)/.build/ $(addprefix ./plugins/examples/,$(PLUGINS))
+	@scripts/gobuild.sh $(GO) -tags netgo,osusergo -o $(BIN)/.build/ $(addprefix ./plugins/examples/,$(PLUGINS))
 	@mv -f $(BIN)/.build/host $(BIN)/pith
 	@for p in $(PLUGINS); do mv -f $(BIN)/.build/$$p $(BIN)/plugins/$$p; done
 	@rm -rf $(BIN)/.build
