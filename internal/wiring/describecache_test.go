@@ -33,7 +33,7 @@ type describedCompaction struct {
 	t       *testing.T
 	bin     string
 	cache   *pluginhost.DescribeCache
-	dir     string // the cache's
+	dir     string            // the cache's
 	started map[string]string // plugin name → the file its start writes
 	closed  string            // failure policy of "tree"
 }
