@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"sync"
 
 	kjson "github.com/knadh/koanf/parsers/json"
 	"github.com/knadh/koanf/parsers/toml/v2"
@@ -208,7 +209,7 @@ func withPosition(data []byte, err error) error {
 // the file, which is cheap for a configuration and only done on error.
 const yamlLineLimit = 5000
 
-var yamlLinePrefix = regexp.MustCompile(`^yaml: line \d+: `)
+var yamlLinePrefix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line \d+: `) })
 
 // yamlErrorLine corrects the line of a YAML syntax error. The YAML library
 // names the line where the enclosing block or flow starts, and for parser
@@ -217,7 +218,7 @@ var yamlLinePrefix = regexp.MustCompile(`^yaml: line \d+: `)
 // document unparseable is found by parsing ever longer prefixes of it.
 func yamlErrorLine(data []byte, err error) error {
 	msg := err.Error()
-	if !yamlLinePrefix.MatchString(msg) {
+	if !yamlLinePrefix().MatchString(msg) {
 		return err
 	}
 	lines := bytes.SplitAfter(data, []byte("\n"))
@@ -229,7 +230,7 @@ func yamlErrorLine(data []byte, err error) error {
 	for i, l := range lines {
 		end += len(l)
 		if _, perr := p.Unmarshal(data[:end]); perr != nil {
-			return fmt.Errorf("line %d: %s", i+1, yamlLinePrefix.ReplaceAllString(msg, ""))
+			return fmt.Errorf("line %d: %s", i+1, yamlLinePrefix().ReplaceAllString(msg, ""))
 		}
 	}
 	return err

@@ -3,6 +3,7 @@ package config
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/pith-dev/pith/internal/redact"
 )
@@ -57,21 +58,23 @@ func secretName(name string) bool {
 
 // secretValue matches values in well-known credential formats, wherever
 // they appear.
-var secretValue = regexp.MustCompile(`^(?:` +
-	`sk-[A-Za-z0-9_-]{8,}|` + // OpenAI, Anthropic
-	`sk_(?:live|test)_[A-Za-z0-9]{8,}|` + // Stripe
-	`gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|` + // GitHub
-	`xox[abposr]-[A-Za-z0-9-]{10,}|` + // Slack
-	`AKIA[0-9A-Z]{16}|` + // AWS access key id
-	`AIza[0-9A-Za-z_-]{30,}|` + // Google API key
-	`glpat-[A-Za-z0-9_-]{20,}|` + // GitLab
-	`(?i:bearer|basic|token)\s+\S{8,}|` + // an Authorization header value
-	`eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*` + // a JWT
-	`)$`)
+var secretValue = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:` +
+		`sk-[A-Za-z0-9_-]{8,}|` + // OpenAI, Anthropic
+		`sk_(?:live|test)_[A-Za-z0-9]{8,}|` + // Stripe
+		`gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|` + // GitHub
+		`xox[abposr]-[A-Za-z0-9-]{10,}|` + // Slack
+		`AKIA[0-9A-Z]{16}|` + // AWS access key id
+		`AIza[0-9A-Za-z_-]{30,}|` + // Google API key
+		`glpat-[A-Za-z0-9_-]{20,}|` + // GitLab
+		`(?i:bearer|basic|token)\s+\S{8,}|` + // an Authorization header value
+		`eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*` + // a JWT
+		`)$`)
+})
 
 // looksSecret reports whether a value is in a known credential format.
 func looksSecret(s string) bool {
-	return secretValue.MatchString(strings.TrimSpace(s))
+	return secretValue().MatchString(strings.TrimSpace(s))
 }
 
 // maskURL hides the user info and the values of secret-looking query

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/pith-dev/pith/core/workspace"
 	"github.com/pith-dev/pith/hooks"
@@ -57,10 +58,12 @@ func (e *ValidationError) Error() string {
 // Unwrap lets errors.Is(err, ErrInvalid) find a ValidationError.
 func (e *ValidationError) Unwrap() error { return ErrInvalid }
 
+// The patterns are compiled on first use: a command that loads no
+// configuration does not pay for them at start.
 var (
-	envNamePattern    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	headerPattern     = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-	pluginNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	envNamePattern    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+	headerPattern     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$") })
+	pluginNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`) })
 )
 
 var (
@@ -131,7 +134,7 @@ func (v *validator) oneOf(key, value string, allowed []string) {
 // not echoed: a user who pasted the secret itself here must not see it in
 // logs.
 func (v *validator) envName(key, value string) {
-	if value != "" && !envNamePattern.MatchString(value) {
+	if value != "" && !envNamePattern().MatchString(value) {
 		v.add(key, "must name an environment variable (letters, digits, _), not hold the credential itself")
 	}
 }
@@ -173,7 +176,7 @@ func (v *validator) compaction(c *Compaction, contextWindow int) {
 		v.add("compaction.remoteEndpoint.timeout", "must be > 0, got %s", formatDuration(r.Timeout))
 	}
 	v.nonNegative("compaction.remoteEndpoint.retries", r.Retries)
-	if r.AuthHeader != "" && !headerPattern.MatchString(r.AuthHeader) {
+	if r.AuthHeader != "" && !headerPattern().MatchString(r.AuthHeader) {
 		v.add("compaction.remoteEndpoint.authHeader", "must be an HTTP header name, got %q", r.AuthHeader)
 	}
 	v.envName("compaction.remoteEndpoint.authEnv", r.AuthEnv)
@@ -328,7 +331,7 @@ func (v *validator) plugins(ps []Plugin) {
 		}
 		v.oneOf(key("failure"), p.Failure, failures)
 		for name := range p.Env {
-			if !envNamePattern.MatchString(name) {
+			if !envNamePattern().MatchString(name) {
 				v.add(key("env"), "%q is not an environment variable name", name)
 			}
 		}
@@ -358,7 +361,7 @@ func eventNames() string {
 // pluginBoundary checks the inheritEnv list and the limits of one plugin.
 func (v *validator) pluginBoundary(key func(string) string, p Plugin) {
 	for _, name := range p.InheritEnv {
-		if !envNamePattern.MatchString(name) {
+		if !envNamePattern().MatchString(name) {
 			v.add(key("inheritEnv"), "%q is not an environment variable name", name)
 		}
 	}
@@ -514,7 +517,7 @@ func (v *validator) uniqueName(key, name, path string, i int, first map[string]i
 	switch {
 	case name == "":
 		v.add(key, "must be set")
-	case !pluginNamePattern.MatchString(name):
+	case !pluginNamePattern().MatchString(name):
 		v.add(key, "must be letters, digits, '.', '_' or '-', got %q", name)
 	default:
 		if j, dup := first[name]; dup {

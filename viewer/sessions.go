@@ -700,7 +700,10 @@ func splitName(rest string) (name, sub string, ok bool) {
 	}
 }
 
-var indexPage = template.Must(template.New("index").Parse(`<!doctype html>
+// indexPage is parsed on first use: every pith command links this
+// package, few show the page.
+var indexPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("index").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Pith sessions</title><link rel="stylesheet" href="/app.css"></head>
 <body><main class="pane index"><h1>Sessions</h1>
 {{if .SignOut}}<form method="post" action="{{.SignOut}}"><button type="submit">Sign out</button></form>{{end}}
@@ -709,6 +712,7 @@ var indexPage = template.Must(template.New("index").Parse(`<!doctype html>
 {{end}}{{else if .Names}}<ul>{{range .Names}}<li><a href="/s/{{.}}/">{{.}}</a></li>{{end}}</ul>{{else}}<p>No sessions.</p>{{end}}
 </main></body></html>
 `))
+})
 
 func (s *Sessions) index(w http.ResponseWriter, r *http.Request) {
 	if s.opts.List == nil {
@@ -732,7 +736,7 @@ func (s *Sessions) index(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Group != nil {
 		groups = s.opts.Group(names)
 	}
-	_ = indexPage.Execute(w, struct {
+	_ = indexPage().Execute(w, struct {
 		Names   []string
 		Groups  []IndexGroup
 		SignOut string

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"regexp"
+	"sync"
 
 	"github.com/pith-dev/pith/core/session"
 	"github.com/tidwall/gjson"
@@ -16,42 +17,48 @@ type overflowPattern struct {
 
 // overflowPatterns is matched against the errorMessage of an assistant
 // message whose stopReason is "error". Each line names who sends the text;
-// the tests hold a real message for every line.
-var overflowPatterns = []overflowPattern{
-	{"Anthropic", regexp.MustCompile(`(?i)prompt is too long`)},
-	{"Anthropic (HTTP 413)", regexp.MustCompile(`(?i)request_too_large`)},
-	{"Anthropic (input + max_tokens)", regexp.MustCompile("(?i)input length and `?max_tokens`? exceed context limit")},
-	{"OpenAI, Azure, OpenRouter, vLLM, DeepSeek", regexp.MustCompile(`(?i)maximum context length is \d+ tokens`)},
-	{"OpenAI error code", regexp.MustCompile(`(?i)context[_ ]length[_ ]exceeded`)},
-	{"OpenAI Responses", regexp.MustCompile(`(?i)exceeds the context window`)},
-	{"Google Gemini", regexp.MustCompile(`(?i)input token count.*exceeds the maximum`)},
-	{"Amazon Bedrock", regexp.MustCompile(`(?i)input is too long for requested model`)},
-	{"xAI", regexp.MustCompile(`(?i)maximum prompt length is \d+`)},
-	{"Groq", regexp.MustCompile(`(?i)reduce the length of the messages`)},
-	{"Mistral", regexp.MustCompile(`(?i)too large for model with \d+ maximum context length`)},
-	{"vLLM", regexp.MustCompile(`(?i)is longer than the maximum model length`)},
-	{"llama.cpp", regexp.MustCompile(`(?i)exceeds the available context size`)},
-	{"LM Studio", regexp.MustCompile(`(?i)greater than the context length`)},
-	{"Ollama", regexp.MustCompile(`(?i)prompt too long; exceeded (?:max )?context length`)},
-	{"GitHub Copilot", regexp.MustCompile(`(?i)token count of \d+ exceeds the limit of \d+`)},
-	{"MiniMax", regexp.MustCompile(`(?i)context window exceeds limit`)},
-	{"Kimi", regexp.MustCompile(`(?i)exceeded model token limit`)},
-	{"z.ai", regexp.MustCompile(`(?i)model_context_window_exceeded`)},
-	{"generic", regexp.MustCompile(`(?i)too many tokens`)},
-	{"generic", regexp.MustCompile(`(?i)token limit exceeded`)},
-	{"HTTP 400/413 without body", regexp.MustCompile(`(?i)^\s*(?:HTTP\s*)?4(?:00|13)\s*(?:status code\s*)?(?:\(no body\))?\s*$`)},
-	{"HTTP 413", regexp.MustCompile(`(?i)\b413\b.*(?:no body|too large)|request entity too large|payload too large`)},
-}
+// the tests hold a real message for every line. Compiled on first use:
+// most commands never look at an error message, and every command would
+// pay for the compilation at start.
+var overflowPatterns = sync.OnceValue(func() []overflowPattern {
+	return []overflowPattern{
+		{"Anthropic", regexp.MustCompile(`(?i)prompt is too long`)},
+		{"Anthropic (HTTP 413)", regexp.MustCompile(`(?i)request_too_large`)},
+		{"Anthropic (input + max_tokens)", regexp.MustCompile("(?i)input length and `?max_tokens`? exceed context limit")},
+		{"OpenAI, Azure, OpenRouter, vLLM, DeepSeek", regexp.MustCompile(`(?i)maximum context length is \d+ tokens`)},
+		{"OpenAI error code", regexp.MustCompile(`(?i)context[_ ]length[_ ]exceeded`)},
+		{"OpenAI Responses", regexp.MustCompile(`(?i)exceeds the context window`)},
+		{"Google Gemini", regexp.MustCompile(`(?i)input token count.*exceeds the maximum`)},
+		{"Amazon Bedrock", regexp.MustCompile(`(?i)input is too long for requested model`)},
+		{"xAI", regexp.MustCompile(`(?i)maximum prompt length is \d+`)},
+		{"Groq", regexp.MustCompile(`(?i)reduce the length of the messages`)},
+		{"Mistral", regexp.MustCompile(`(?i)too large for model with \d+ maximum context length`)},
+		{"vLLM", regexp.MustCompile(`(?i)is longer than the maximum model length`)},
+		{"llama.cpp", regexp.MustCompile(`(?i)exceeds the available context size`)},
+		{"LM Studio", regexp.MustCompile(`(?i)greater than the context length`)},
+		{"Ollama", regexp.MustCompile(`(?i)prompt too long; exceeded (?:max )?context length`)},
+		{"GitHub Copilot", regexp.MustCompile(`(?i)token count of \d+ exceeds the limit of \d+`)},
+		{"MiniMax", regexp.MustCompile(`(?i)context window exceeds limit`)},
+		{"Kimi", regexp.MustCompile(`(?i)exceeded model token limit`)},
+		{"z.ai", regexp.MustCompile(`(?i)model_context_window_exceeded`)},
+		{"generic", regexp.MustCompile(`(?i)too many tokens`)},
+		{"generic", regexp.MustCompile(`(?i)token limit exceeded`)},
+		{"HTTP 400/413 without body", regexp.MustCompile(`(?i)^\s*(?:HTTP\s*)?4(?:00|13)\s*(?:status code\s*)?(?:\(no body\))?\s*$`)},
+		{"HTTP 413", regexp.MustCompile(`(?i)\b413\b.*(?:no body|too large)|request entity too large|payload too large`)},
+	}
+})
 
 // notOverflowPatterns win over overflowPatterns: throttling messages that
 // happen to say "too many tokens" are rate limits, for the retry path.
-var notOverflowPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`(?i)rate.?limit`),
-	regexp.MustCompile(`(?i)too many requests`),
-	regexp.MustCompile(`(?i)throttl`),
-	regexp.MustCompile(`(?i)^service unavailable:`),
-	regexp.MustCompile(`(?i)please wait before trying again`),
-}
+var notOverflowPatterns = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`(?i)rate.?limit`),
+		regexp.MustCompile(`(?i)too many requests`),
+		regexp.MustCompile(`(?i)throttl`),
+		regexp.MustCompile(`(?i)^service unavailable:`),
+		regexp.MustCompile(`(?i)please wait before trying again`),
+	}
+})
 
 // OverflowProvider reports whether an error text is a context-overflow
 // error, and whose wording it matched.
@@ -59,12 +66,12 @@ func OverflowProvider(errorMessage string) (provider string, ok bool) {
 	if errorMessage == "" {
 		return "", false
 	}
-	for _, re := range notOverflowPatterns {
+	for _, re := range notOverflowPatterns() {
 		if re.MatchString(errorMessage) {
 			return "", false
 		}
 	}
-	for _, p := range overflowPatterns {
+	for _, p := range overflowPatterns() {
 		if p.re.MatchString(errorMessage) {
 			return p.provider, true
 		}

@@ -109,7 +109,7 @@ func TestIsContextOverflowUsage(t *testing.T) {
 }
 
 func TestEveryPatternIsTested(t *testing.T) {
-	for i, p := range overflowPatterns {
+	for i, p := range overflowPatterns() {
 		found := false
 		for _, tc := range overflowCases {
 			found = found || (tc.provider == p.provider && p.re.MatchString(tc.text))

@@ -467,7 +467,10 @@ func (v *Viewer) list(r *http.Request) ([]string, error) {
 	return v.s.src.List(r.Context(), viewerCaller(r).may, maxListed)
 }
 
-var loginPage = template.Must(template.New("login").Parse(`<!doctype html>
+// loginPage is parsed on first use: every pith command links this
+// package, few show the page.
+var loginPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("login").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Pith viewer: sign in</title><link rel="stylesheet" href="/app.css"></head>
 <body><main class="pane index"><h1>Sign in</h1>
 {{if .}}<p role="alert">{{.}}</p>{{end}}
@@ -477,6 +480,7 @@ var loginPage = template.Must(template.New("login").Parse(`<!doctype html>
 <button type="submit">Sign in</button>
 </form></main></body></html>
 `))
+})
 
 func (v *Viewer) loginForm(w http.ResponseWriter, r *http.Request) {
 	v.renderLogin(w, http.StatusOK, "")
@@ -484,7 +488,7 @@ func (v *Viewer) loginForm(w http.ResponseWriter, r *http.Request) {
 
 func (v *Viewer) renderLogin(w http.ResponseWriter, code int, msg string) {
 	var buf bytes.Buffer
-	_ = loginPage.Execute(&buf, msg)
+	_ = loginPage().Execute(&buf, msg)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; form-action 'self'; frame-ancestors 'none'")

@@ -36,6 +36,10 @@ type OperationOptions struct {
 	Open        func() (session.Backend, func(), error)
 	Logger      hclog.Logger
 	HostVersion string
+	// DescribeCache says which events a plugin binary whose
+	// configuration lists none handles, so that one whose events are
+	// not fired is not started (nil: the user's, UserDescribeCache).
+	DescribeCache *pluginhost.DescribeCache
 }
 
 // Operation is what a one-shot command needs to run an operation the way
@@ -52,6 +56,10 @@ type Operation struct {
 
 	plugins *pluginhost.Sequence
 	release func()
+	// started are the plugins given to the Dispatcher; described
+	// records their Describe answers in the cache at Close.
+	started   []hooks.Plugin
+	described describedPlugins
 }
 
 // StartOperation builds the summarizer, starts the configured plugins
@@ -71,7 +79,13 @@ func StartOperation(ctx context.Context, o OperationOptions) (*Operation, error)
 	// API finds the session once it is open (no plugin is called before).
 	opened := &openedLookup{}
 	host := &engine.HostAPI{Lookup: opened.lookup, Summarizer: op.Summarizer, Logger: log.Named("plugin"), MaxOutputTokens: cfg.Summarizer.MaxOutputTokens}
-	specs := neededPlugins(PluginSpecs(cfg), o.Fires, log)
+	cache := o.DescribeCache
+	if cache == nil {
+		cache = pluginhost.UserDescribeCache()
+	}
+	var specs []pluginhost.Spec
+	specs, op.described = cachedEvents(PluginSpecs(cfg), cache, o.HostVersion, log)
+	specs = neededPlugins(specs, o.Fires, log)
 	if len(specs) > 0 {
 		op.plugins = pluginhost.NewSequence(pluginhost.Options{Logger: log.Named("plugin"), Host: host, HostVersion: o.HostVersion}, o.Fires)
 		op.plugins.OnReach(skippable(specs)...)
@@ -107,6 +121,7 @@ func StartOperation(ctx context.Context, o OperationOptions) (*Operation, error)
 			// Each failure was logged, in one line, as it happened.
 			log.Debug("some plugins did not start", "error", err)
 		}
+		op.started = plugins
 	}
 	dispatcher, err := dispatch.NewDispatcher(dispatch.Options{Logger: log.Named("hooks"), Host: host}, plugins...)
 	if err != nil {
@@ -127,10 +142,12 @@ func StartOperation(ctx context.Context, o OperationOptions) (*Operation, error)
 	return op, nil
 }
 
-// Close stops every plugin, then releases the session.
+// Close stops every plugin, records what the started ones described,
+// then releases the session.
 func (op *Operation) Close() {
 	if op.plugins != nil {
 		op.plugins.Stop()
+		op.described.record(op.started)
 	}
 	if op.release != nil {
 		op.release()
