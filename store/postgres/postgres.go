@@ -440,7 +440,11 @@ func (s *Store) ReadSidecar(ctx context.Context, name, suffix string) ([]byte, e
 }
 
 // Publish keeps the payload in a pith_events row, which every host's
-// Watch reads; rows older than eventsKept go in the same step.
+// Watch reads; rows older than eventsKept go in the same statement (one
+// round trip, one implicit transaction). The cut is on the statement's
+// timestamp, not clock_timestamp(): a volatile bound cannot use the index
+// on at, and every publish read the whole table, ten minutes of every
+// host's events, more as a run went on.
 func (s *Store) Publish(ctx context.Context, name string, payload []byte) error {
 	if err := store.CheckName(name); err != nil {
 		return err
@@ -451,14 +455,15 @@ func (s *Store) Publish(ctx context.Context, name string, payload []byte) error 
 	if !json.Valid(payload) {
 		return fmt.Errorf("%s: the event payload is not JSON", name)
 	}
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO pith_events (session, payload) VALUES ($1, $2)`, name, payload); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `DELETE FROM pith_events WHERE id IN (
-			SELECT id FROM pith_events WHERE at < clock_timestamp() - interval '`+eventsKept+`' FOR UPDATE SKIP LOCKED)`)
-		return err
-	})
+	_, err := s.pool.Exec(ctx, `WITH gone AS (
+			DELETE FROM pith_events WHERE id IN (
+				SELECT id FROM pith_events WHERE at < statement_timestamp() - interval '`+eventsKept+`' FOR UPDATE SKIP LOCKED))
+		INSERT INTO pith_events (session, payload) VALUES ($1, $2)`, name, payload)
+	if err != nil {
+		return classify(err)
+	}
+	s.waker.wake()
+	return nil
 }
 
 // AcquireLease takes the lease row when it is free, expired or already
