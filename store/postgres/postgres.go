@@ -72,6 +72,11 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store URL: %w", err)
 	}
+	return openConfig(ctx, cfg)
+}
+
+// openConfig is Open with the pool's configuration made.
+func openConfig(ctx context.Context, cfg *pgxpool.Config) (*Store, error) {
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = connectTimeout
 	}
