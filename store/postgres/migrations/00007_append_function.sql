@@ -15,7 +15,9 @@
 -- +goose StatementBegin
 CREATE FUNCTION pith_append(p_name text, p_holder text, p_expect bytea,
 	p_ids bytea[], p_parents bytea[], p_types bytea[], p_raws bytea[])
-RETURNS bigint LANGUAGE plpgsql AS $$
+RETURNS bigint LANGUAGE plpgsql
+SET enable_seqscan = off
+AS $$
 DECLARE
 	v_seq  bigint;
 	v_last bytea;
@@ -45,7 +47,14 @@ BEGIN
 	IF coalesce(cardinality(p_ids), 0) = 0 THEN
 		RETURN v_seq;
 	END IF;
-	PERFORM 1 FROM pith_lines WHERE id = ANY (p_ids) AND id <> ''::bytea AND session = p_name;
+	-- By the hash index on id, never along the session's lines: the
+	-- plan a function keeps was made when the table was small (a new
+	-- database), and the primary key's (session, …) looked as cheap,
+	-- which reads the whole session at every append. The session is
+	-- compared in a form no index serves, and the function turns
+	-- sequential scans off, so the id is the one way in.
+	PERFORM 1 FROM pith_lines
+		WHERE id = ANY (p_ids) AND id <> ''::bytea AND (session = p_name) IS TRUE;
 	IF FOUND THEN
 		RETURN -5;
 	END IF;
