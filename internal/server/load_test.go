@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -83,7 +85,11 @@ func TestLoad(t *testing.T) {
 		err               error
 	}
 	results := make([]result, n)
-	deadline := time.Now().Add(dur)
+	began := time.Now()
+	deadline := began.Add(dur)
+	// Messages by the 10-second window their turn ended in: whether the
+	// rate holds as the sessions grow, not only its mean.
+	windows := make([]atomic.Int64, int(dur/loadWindow)+2)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
@@ -117,6 +123,7 @@ func TestLoad(t *testing.T) {
 					r.compactions++
 				}
 				r.tags = append(r.tags, tag+"-u", tag+"-a")
+				windows[min(int(time.Since(began)/loadWindow), len(windows)-1)].Add(2)
 				start = time.Now()
 				if _, err := s.Context(ctx); err != nil {
 					r.err = err
@@ -184,6 +191,19 @@ func TestLoad(t *testing.T) {
 	t.Logf("%s store, %d host(s), %d sessions × %s: %d messages (%.0f appends/s), %d compactions; Append p50 %s p99 %s (%d calls); GetContext p50 %s p99 %s (%d calls)",
 		firstNonEmpty(os.Getenv("PITH_LOAD_STORE"), "files"), len(hosts), n, dur, total, float64(total)/elapsed.Seconds(), compactions,
 		pct(appendLat, 50), pct(appendLat, 99), len(appendLat), pct(ctxLat, 50), pct(ctxLat, 99), len(ctxLat))
+	t.Logf("appends/s by %s window: %s", loadWindow, windowRates(windows, int(dur/loadWindow)))
+}
+
+// loadWindow is the span of each rate TestLoad reports along the run.
+const loadWindow = 10 * time.Second
+
+// windowRates is the rate of each whole window of the run, first to last.
+func windowRates(windows []atomic.Int64, whole int) string {
+	var out []string
+	for i := range min(whole, len(windows)) {
+		out = append(out, fmt.Sprintf("%.0f", float64(windows[i].Load())/loadWindow.Seconds()))
+	}
+	return strings.Join(out, " ")
 }
 
 func indexSpace(s string) int {

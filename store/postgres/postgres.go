@@ -25,7 +25,6 @@ package postgres
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -73,6 +72,11 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store URL: %w", err)
 	}
+	return openConfig(ctx, cfg)
+}
+
+// openConfig is Open with the pool's configuration made.
+func openConfig(ctx context.Context, cfg *pgxpool.Config) (*Store, error) {
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = connectTimeout
 	}
@@ -352,16 +356,6 @@ func lockSession(ctx context.Context, tx pgx.Tx, name string) (int64, string, bo
 	return seq, string(last), old, err
 }
 
-// Append adds drafts in one transaction that checks the last entry.
-func (s *Store) Append(ctx context.Context, name, expectLast string, drafts ...session.Draft) ([]*session.Entry, error) {
-	return s.append(ctx, name, nil, expectLast, drafts)
-}
-
-// AppendLeased is Append whose transaction also checks the lease.
-func (s *Store) AppendLeased(ctx context.Context, lease store.Lease, expectLast string, drafts ...session.Draft) ([]*session.Entry, error) {
-	return s.append(ctx, lease.Session, &lease, expectLast, drafts)
-}
-
 // checkLease locks the lease row for the transaction when lease still
 // holds it, so a takeover waits for the commit; clock_timestamp, not
 // now(): the transaction may have begun before the lease ran out.
@@ -374,124 +368,6 @@ func checkLease(ctx context.Context, tx pgx.Tx, lease store.Lease) error {
 		return own("%s: %w", lease.Session, store.ErrLeaseLost)
 	}
 	return nil
-}
-
-func (s *Store) append(ctx context.Context, name string, lease *store.Lease, expectLast string, drafts []session.Draft) ([]*session.Entry, error) {
-	if err := store.CheckName(name); err != nil {
-		return nil, err
-	}
-	if len(drafts) == 0 {
-		return nil, nil
-	}
-	var entries []*session.Entry
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		entries = entries[:0]
-		seq, last, old, err := lockSession(ctx, tx, name)
-		if err != nil {
-			return err
-		}
-		if lease != nil {
-			if err := checkLease(ctx, tx, *lease); err != nil {
-				return err
-			}
-		}
-		if old {
-			// Its ids exist only in memory; an entry pointing at them
-			// would dangle for pi.
-			return own("%s: %w; export it, run `pith migrate --in-place` on the file and import that", name, session.ErrOldVersion)
-		}
-		if last != expectLast {
-			return own("%s: %w", name, store.ErrConflict)
-		}
-		// Never glue a new line onto a line a crash left unfinished.
-		if _, err := tx.Exec(ctx, `UPDATE pith_lines SET raw = raw || '\x0a'::bytea WHERE session = $1 AND seq = $2 AND get_byte(raw, length(raw) - 1) <> 10`, name, seq); err != nil {
-			return err
-		}
-		pid := expectLast
-		if drafts[0].Parent != nil {
-			pid = *drafts[0].Parent
-		}
-		rows := make([]row, 0, len(drafts))
-		ids, err := s.freshIDs(ctx, tx, name, len(drafts))
-		if err != nil {
-			return err
-		}
-		at := s.now()
-		for i, d := range drafts {
-			id := ids[i]
-			line, err := session.BuildLine(d, id, pid, at)
-			if err != nil {
-				return own("%s: append %s entry: %w", name, d.Type, err)
-			}
-			e, err := session.ParseEntry(line)
-			if err != nil {
-				return own("%s: append %s entry: %w", name, d.Type, err)
-			}
-			seq++
-			e.Line = int(seq)
-			entries = append(entries, e)
-			rows = append(rows, row{seq: seq, id: id, parent: pid, kind: d.Type, raw: append(line, '\n')})
-			pid = id
-		}
-		if err := s.insert(ctx, tx, name, rows); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `UPDATE pith_sessions SET last_seq = $2, last_id = $3 WHERE name = $1`, name, seq, []byte(pid))
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return entries, nil
-}
-
-// freshIDs draws n ids, distinct and unused in the session: one query
-// checks them all (then the few that clash again), not one per entry, so
-// an append of many entries does not hold the session's row lock for a
-// round trip each.
-func (s *Store) freshIDs(ctx context.Context, tx pgx.Tx, name string, n int) ([]string, error) {
-	ids := make([]string, n)
-	taken := make(map[string]bool, n)
-	todo := make([]int, n) // indexes of ids still to draw
-	for i := range todo {
-		todo[i] = i
-	}
-	for len(todo) > 0 {
-		probe := make([][]byte, 0, len(todo))
-		for _, i := range todo {
-			for {
-				id, err := session.NewEntryID(rand.Reader)
-				if err != nil {
-					return nil, err
-				}
-				if !taken[id] {
-					ids[i], taken[id] = id, true
-					probe = append(probe, []byte(id))
-					break
-				}
-			}
-		}
-		rows, err := tx.Query(ctx, `SELECT id FROM pith_lines WHERE id = ANY($2) AND id <> ''::bytea AND session = $1`, name, probe)
-		if err != nil {
-			return nil, err
-		}
-		used, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-		if err != nil {
-			return nil, err
-		}
-		clash := make(map[string]bool, len(used))
-		for _, u := range used {
-			clash[string(u)] = true
-		}
-		next := todo[:0]
-		for _, i := range todo {
-			if clash[ids[i]] {
-				next = append(next, i) // keep it in taken: it is used
-			}
-		}
-		todo = next
-	}
-	return ids, nil
 }
 
 // Rewrite replaces the session's lines while the lease holds (checked on
@@ -569,7 +445,11 @@ func (s *Store) ReadSidecar(ctx context.Context, name, suffix string) ([]byte, e
 }
 
 // Publish keeps the payload in a pith_events row, which every host's
-// Watch reads; rows older than eventsKept go in the same step.
+// Watch reads; rows older than eventsKept go in the same statement (one
+// round trip, one implicit transaction). The cut is on the statement's
+// timestamp, not clock_timestamp(): a volatile bound cannot use the index
+// on at, and every publish read the whole table, ten minutes of every
+// host's events, more as a run went on.
 func (s *Store) Publish(ctx context.Context, name string, payload []byte) error {
 	if err := store.CheckName(name); err != nil {
 		return err
@@ -580,14 +460,15 @@ func (s *Store) Publish(ctx context.Context, name string, payload []byte) error 
 	if !json.Valid(payload) {
 		return fmt.Errorf("%s: the event payload is not JSON", name)
 	}
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO pith_events (session, payload) VALUES ($1, $2)`, name, payload); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `DELETE FROM pith_events WHERE id IN (
-			SELECT id FROM pith_events WHERE at < clock_timestamp() - interval '`+eventsKept+`' FOR UPDATE SKIP LOCKED)`)
-		return err
-	})
+	_, err := s.pool.Exec(ctx, `WITH gone AS (
+			DELETE FROM pith_events WHERE id IN (
+				SELECT id FROM pith_events WHERE at < statement_timestamp() - interval '`+eventsKept+`' FOR UPDATE SKIP LOCKED))
+		INSERT INTO pith_events (session, payload) VALUES ($1, $2)`, name, payload)
+	if err != nil {
+		return classify(err)
+	}
+	s.waker.wake()
+	return nil
 }
 
 // AcquireLease takes the lease row when it is free, expired or already
