@@ -33,7 +33,7 @@ func (t *Tree) BuildContext(leafID string) Context {
 	if leafID == "" {
 		return ctx
 	}
-	leaf := t.index()[leafID]
+	leaf := t.lastWithID(leafID)
 	if leaf == nil {
 		leaf = t.Last()
 	}
