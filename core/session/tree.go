@@ -114,13 +114,18 @@ func (t *Tree) Path(leaf *Entry) []*Entry {
 	for i >= 0 && es[i] != leaf {
 		i--
 	}
-	var rev []*Entry
 	if i < 0 {
 		return t.pathByIndex(leaf)
 	}
+	// Each step goes to an earlier entry, so the path has at most i+1:
+	// filled from the back of one slice of that size, it needs neither
+	// growing nor reversing.
+	path := make([]*Entry, i+1)
+	k := len(path)
 	for {
 		e := es[i]
-		rev = append(rev, e)
+		k--
+		path[k] = e
 		if e.ParentID == "" {
 			break
 		}
@@ -138,7 +143,7 @@ func (t *Tree) Path(leaf *Entry) []*Entry {
 		}
 		i = j
 	}
-	return reverseInto(rev)
+	return path[k:]
 }
 
 // pathByIndex walks parent links through the id index, the general case.
