@@ -103,7 +103,7 @@ func (p *scanner) stringUnits() int {
 				if x &= (m&-m)>>7 - 1; x&highs != 0 || carry != 0 {
 					high = firstHigh(high, i)
 					less += utf8Less(x)
-					if carry, prev = utf8Word(x, carry, prev); carry == badUTF8 {
+					if carry, _ = utf8Word(x, carry, prev); carry == badUTF8 {
 						return p.invalidUTF8(start)
 					}
 				}
