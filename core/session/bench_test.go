@@ -81,6 +81,21 @@ func BenchmarkBuildContext(b *testing.B) {
 	}
 }
 
+// BenchmarkBuildContextFresh measures BuildContext on a new tree each
+// time, as pith context does: no id index is built beforehand.
+func BenchmarkBuildContextFresh(b *testing.B) {
+	path, _ := benchSession(b)
+	f, err := session.Load(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	defer reportCPU(b, cpuTime())
+	for b.Loop() {
+		session.NewTree(f.Entries).BuildContext(session.LeafDefault)
+	}
+}
+
 // cpuTime is the process's user+system CPU time. Benchmarks report CPU per
 // operation beside wall time because this machine is often shared.
 func cpuTime() time.Duration {

@@ -33,7 +33,7 @@ func (t *Tree) BuildContext(leafID string) Context {
 	if leafID == "" {
 		return ctx
 	}
-	leaf := t.index()[leafID]
+	leaf := t.lastWithID(leafID)
 	if leaf == nil {
 		leaf = t.Last()
 	}
@@ -43,20 +43,27 @@ func (t *Tree) BuildContext(leafID string) Context {
 	path := t.Path(leaf)
 	ctx.Leaf, ctx.Path = leaf, path
 	compactionAt := -1
+	// The model in force is the last one named on the path: kept by
+	// value and allocated once, not once per assistant message.
+	var model ModelRef
+	hasModel := false
 	for i, e := range path {
 		switch e.Type {
 		case TypeThinkingLevelChange:
 			ctx.ThinkingLevel = e.Get("thinkingLevel").String()
 		case TypeModelChange:
-			ctx.Model = &ModelRef{Provider: e.Get("provider").String(), ModelID: e.Get("modelId").String()}
+			model, hasModel = ModelRef{Provider: e.Get("provider").String(), ModelID: e.Get("modelId").String()}, true
 		case TypeMessage:
 			if e.Role() == RoleAssistant {
 				p, m := e.MessageModel()
-				ctx.Model = &ModelRef{Provider: p, ModelID: m}
+				model, hasModel = ModelRef{Provider: p, ModelID: m}, true
 			}
 		case TypeCompaction:
 			compactionAt = i
 		}
+	}
+	if hasModel {
+		ctx.Model = &model
 	}
 	msgs := make([]Message, 0, len(path))
 	if compactionAt < 0 {

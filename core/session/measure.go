@@ -84,32 +84,52 @@ func (p *scanner) stringUnits() int {
 	// sequence.
 	less := 0
 	// high is where the first word with a byte above ASCII starts, -1
-	// for none: the UTF-8 from there on must be checked.
+	// for none. The words are checked as UTF-8 as they go (utf8Word);
+	// unsure (a few bytes at the end of the buffer) sends the string from
+	// high on to utf8.Valid.
 	high := -1
+	unsure := false
 	for {
+		// carry is the continuation bytes the last word still expects,
+		// prev its last byte: a special character between words (an
+		// escape) is ASCII, so neither carries over it.
+		var carry, prev uint64
 		for i+8 <= len(s) {
 			x := binary.LittleEndian.Uint64(s[i:])
 			m := specialMask(x)
 			if m != 0 {
-				// Only the bytes before the special one are the string's.
-				if x &= (m&-m)>>7 - 1; x&highs != 0 {
+				// Only the bytes before the special one are the string's:
+				// a sequence they leave open fails at the zeroed rest.
+				if x &= (m&-m)>>7 - 1; x&highs != 0 || carry != 0 {
 					high = firstHigh(high, i)
 					less += utf8Less(x)
+					if carry, _ = utf8Word(x, carry, prev); carry == badUTF8 {
+						return p.invalidUTF8(start)
+					}
 				}
 				i += bits.TrailingZeros64(m) >> 3
 				break
 			}
-			if x&highs != 0 {
+			if x&highs != 0 || carry != 0 {
 				high = firstHigh(high, i)
 				less += utf8Less(x)
+				if carry, prev = utf8Word(x, carry, prev); carry == badUTF8 {
+					return p.invalidUTF8(start)
+				}
+			} else {
+				prev = 0
 			}
 			i += 8
 		}
 		if i+8 > len(s) {
+			if carry != 0 {
+				unsure = true
+			}
 			for i < len(s) && !strSpecial[s[i]] {
 				if s[i] >= 0x80 {
 					high = firstHigh(high, i)
 					less += utf8Less(uint64(s[i]))
+					unsure = true
 				}
 				i++
 			}
@@ -121,7 +141,7 @@ func (p *scanner) stringUnits() int {
 		switch c := s[i]; {
 		case c == '"':
 			p.i = i + 1
-			if high >= 0 && !utf8.Valid(s[high:i]) {
+			if unsure && !utf8.Valid(s[high:i]) {
 				return tokens.StringUnits(s[start:i])
 			}
 			return i - start - less
@@ -149,6 +169,18 @@ func (p *scanner) stringUnits() int {
 	}
 }
 
+// invalidUTF8 measures the string at start, whose UTF-8 utf8Word
+// refused: it scans to the string's end as str does (failing where it
+// would) and decodes it as tokens.StringUnits does, each bad byte a unit.
+func (p *scanner) invalidUTF8(start int) int {
+	p.i = start - 1
+	p.str()
+	if p.err != "" {
+		return 0
+	}
+	return tokens.StringUnits(p.s[start : p.i-1])
+}
+
 // firstHigh is high once set, else at.
 func firstHigh(high, at int) int {
 	if high < 0 {
@@ -173,4 +205,51 @@ func stringUnitsAt(s []byte, start, end int) int {
 		return 0
 	}
 	return tokens.StringUnits(s[start+1 : end-1])
+}
+
+// badUTF8 is utf8Word's answer for a word that is not UTF-8: no carry
+// can be all ones.
+const badUTF8 = ^uint64(0)
+
+// utf8Word checks the bytes of x as UTF-8 (RFC 3629) eight at a time,
+// as utf8.Valid would over the run they are part of: carry marks the
+// lanes the word before still expects as continuation bytes and prev is
+// its last byte. It returns the carry and last byte for the next word,
+// or badUTF8. Every continuation byte (10xxxxxx) must be one a leader
+// expects, and no byte one expects may be anything else; C0, C1 and
+// F5..FF never occur; and the second byte after E0 (overlong), ED
+// (surrogate), F0 (overlong) and F4 (above U+10FFFF) is narrowed.
+func utf8Word(x, carry, prev uint64) (uint64, uint64) {
+	lead := x & (x << 1) & highs  // 11xxxxxx
+	cont := x &^ (x << 1) & highs // 10xxxxxx
+	lead3 := lead & (x << 2)      // 111xxxxx
+	lead4 := lead3 & (x << 3)     // 1111xxxx
+	if carry|lead<<8|lead3<<16|lead4<<24 != cont {
+		return badUTF8, 0
+	}
+	if (exactZero(x&(ones*0xFE)^(ones*0xC0))|lead4&((x<<4)|(x<<5)&((x<<6)|(x<<7))))&highs != 0 {
+		return badUTF8, 0
+	}
+	if lead3 != 0 || prev >= 0xE0 {
+		before := x<<8 | prev
+		// Lanes whose byte before is one of the four leaders; bits 5
+		// and 4 of a continuation byte say which quarter of 80..BF it
+		// is in.
+		e0 := exactZero(before ^ (ones * 0xE0))
+		ed := exactZero(before ^ (ones * 0xED))
+		f0 := exactZero(before ^ (ones * 0xF0))
+		f4 := exactZero(before ^ (ones * 0xF4))
+		b5, b4 := x<<2, x<<3
+		if (e0&^b5|ed&b5|f0&^b5&^b4|f4&(b5|b4))&highs != 0 {
+			return badUTF8, 0
+		}
+	}
+	return lead>>56 | lead3>>48 | lead4>>40, x >> 56
+}
+
+// exactZero marks, in its high bit, each byte of v that is zero, with no
+// false marks from borrows (unlike the usual test).
+func exactZero(v uint64) uint64 {
+	const low7 = ones * 0x7F
+	return ^((v&low7 + low7) | v | low7)
 }

@@ -35,6 +35,21 @@ func (t *Tree) index() map[string]*Entry {
 	return t.byID
 }
 
+// lastWithID is Get without the id index: the last entry with the id, as
+// the index keeps the last of repeated ids. Building the index hashes
+// every id, about a tenth of pith context on a long session, to look up
+// one leaf (and, for LeafDefault, usually to find none); a backward scan
+// compares lengths first and finds the common leaf, a recent entry, at
+// once.
+func (t *Tree) lastWithID(id string) *Entry {
+	for i := len(t.Entries) - 1; i >= 0; i-- {
+		if e := t.Entries[i]; e.ID == id {
+			return e
+		}
+	}
+	return nil
+}
+
 // Add appends an entry to the index. It must not run concurrently with
 // readers of the tree (the Store serializes it).
 func (t *Tree) Add(e *Entry) {
@@ -99,13 +114,18 @@ func (t *Tree) Path(leaf *Entry) []*Entry {
 	for i >= 0 && es[i] != leaf {
 		i--
 	}
-	var rev []*Entry
 	if i < 0 {
 		return t.pathByIndex(leaf)
 	}
+	// Each step goes to an earlier entry, so the path has at most i+1:
+	// filled from the back of one slice of that size, it needs neither
+	// growing nor reversing.
+	path := make([]*Entry, i+1)
+	k := len(path)
 	for {
 		e := es[i]
-		rev = append(rev, e)
+		k--
+		path[k] = e
 		if e.ParentID == "" {
 			break
 		}
@@ -123,7 +143,7 @@ func (t *Tree) Path(leaf *Entry) []*Entry {
 		}
 		i = j
 	}
-	return reverseInto(rev)
+	return path[k:]
 }
 
 // pathByIndex walks parent links through the id index, the general case.
