@@ -229,7 +229,8 @@ func parseChunk(c chunk) chunkResult {
 	return res
 }
 
-// nextLine splits off the first line (without its "\n" or a trailing "\r").
+// nextLine splits off the first line, without its "\n" (a "\r" before it
+// stays part of the line, as pi keeps it).
 func nextLine(data []byte) (line, rest []byte) {
 	i := bytes.IndexByte(data, '\n')
 	if i < 0 {
