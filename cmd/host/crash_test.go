@@ -53,7 +53,13 @@ func TestMain(m *testing.M) {
 	// tests run as on a machine without, and name their files.
 	os.Unsetenv("PITH_CONFIG")
 	os.Setenv("XDG_CONFIG_HOME", filepath.Join(os.TempDir(), "pith-tests-have-no-default-config"))
-	pgtest.Main(m)
+	// Nor do they read or fill the developer's plugin Describe cache.
+	cache, err := os.MkdirTemp("", "pith-test-cache-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CACHE_HOME", cache)
+	pgtest.Main(m, func() { os.RemoveAll(cache) })
 }
 
 // piAppender appends n entries with appendFileSync's semantics: open with

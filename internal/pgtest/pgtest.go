@@ -33,8 +33,11 @@ var (
 // The server starts on the first NewDatabase, so a test binary re-run as
 // a helper subprocess starts none. Use as:
 // func TestMain(m *testing.M) { pgtest.Main(m) }.
-func Main(m *testing.M) {
+func Main(m *testing.M, cleanups ...func()) {
 	code := m.Run()
+	for _, c := range cleanups {
+		c()
+	}
 	if dir != "" {
 		stop()
 		os.RemoveAll(dir)
