@@ -6,7 +6,9 @@
 // allows a user few instances (fs.inotify.max_user_instances, 128 by
 // default), and one per file let a viewer client spend them for every
 // program of the daemon's user. pith serve has one, shared by its viewer's
-// pages and the sessions its WatchEvents clients follow.
+// pages and the sessions its WatchEvents clients follow. A files store's
+// Watch follows whole directories through one too (FollowDir), so every
+// inotify event the program reads comes through this package.
 package dirwatch
 
 import (
@@ -26,6 +28,7 @@ type Watch struct {
 	mu    sync.Mutex
 	dirs  map[string]int // watched directory → files followed in it
 	files map[string]map[int]func(fsnotify.Op)
+	dirFn map[string]map[int]DirFunc // directory followed whole → its callbacks
 	next  int
 
 	done chan struct{}
@@ -40,7 +43,7 @@ func New(log hclog.Logger) (*Watch, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Watch{w: w, log: log, dirs: map[string]int{}, files: map[string]map[int]func(fsnotify.Op){}, done: make(chan struct{})}
+	d := &Watch{w: w, log: log, dirs: map[string]int{}, files: map[string]map[int]func(fsnotify.Op){}, dirFn: map[string]map[int]DirFunc{}, done: make(chan struct{})}
 	go d.run()
 	return d, nil
 }
@@ -49,7 +52,26 @@ func New(log hclog.Logger) (*Watch, error) {
 // clean) until stop is called. fn runs on the watch's one goroutine: it
 // must not block.
 func (d *Watch) Follow(path string, fn func(fsnotify.Op)) (stop func(), err error) {
-	dir := filepath.Dir(path)
+	return follow(d, filepath.Dir(path), d.files, path, fn)
+}
+
+// DirFunc is told of every event in a directory followed whole: the
+// event's name (absolute) and operation, or name "" and no operation when
+// events were lost (the kernel's queue overflowed) and anything in the
+// directory may have changed.
+type DirFunc func(name string, op fsnotify.Op)
+
+// FollowDir calls fn with every event on the entries of dir (absolute and
+// clean), not its subdirectories', until stop is called; a caller that
+// wants a tree follows each directory of it. fn runs on the watch's one
+// goroutine: whatever it waits for, the watch's other followers wait too.
+func (d *Watch) FollowDir(dir string, fn DirFunc) (stop func(), err error) {
+	return follow(d, dir, d.dirFn, dir, fn)
+}
+
+// follow registers fn under key in byKey, watching dir while anything in
+// it is followed.
+func follow[F any](d *Watch, dir string, byKey map[string]map[int]F, key string, fn F) (stop func(), err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.dirs[dir] == 0 {
@@ -60,18 +82,18 @@ func (d *Watch) Follow(path string, fn func(fsnotify.Op)) (stop func(), err erro
 	d.dirs[dir]++
 	id := d.next
 	d.next++
-	if d.files[path] == nil {
-		d.files[path] = map[int]func(fsnotify.Op){}
+	if byKey[key] == nil {
+		byKey[key] = map[int]F{}
 	}
-	d.files[path][id] = fn
+	byKey[key][id] = fn
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			d.mu.Lock()
 			defer d.mu.Unlock()
-			delete(d.files[path], id)
-			if len(d.files[path]) == 0 {
-				delete(d.files, path)
+			delete(byKey[key], id)
+			if len(byKey[key]) == 0 {
+				delete(byKey, key)
 			}
 			if d.dirs[dir]--; d.dirs[dir] == 0 {
 				delete(d.dirs, dir)
@@ -89,14 +111,22 @@ func (d *Watch) run() {
 			if !ok {
 				return
 			}
+			name := filepath.Clean(ev.Name)
 			d.mu.Lock()
-			fns := make([]func(fsnotify.Op), 0, len(d.files[filepath.Clean(ev.Name)]))
-			for _, fn := range d.files[filepath.Clean(ev.Name)] {
+			fns := make([]func(fsnotify.Op), 0, len(d.files[name]))
+			for _, fn := range d.files[name] {
 				fns = append(fns, fn)
+			}
+			dirFns := make([]DirFunc, 0, len(d.dirFn[filepath.Dir(name)]))
+			for _, fn := range d.dirFn[filepath.Dir(name)] {
+				dirFns = append(dirFns, fn)
 			}
 			d.mu.Unlock()
 			for _, fn := range fns {
 				fn(ev.Op)
+			}
+			for _, fn := range dirFns {
+				fn(name, ev.Op)
 			}
 		case err, ok := <-d.w.Errors:
 			if !ok {
@@ -115,7 +145,8 @@ func (d *Watch) run() {
 // replaced meanwhile. Each is called once with Create, as for a file
 // written anew, so that its follower reads it again whole; before, the
 // loss was only logged, and a page or a WatchEvents client missed other
-// writers' appends until that file happened to change again.
+// writers' appends until that file happened to change again. Each
+// directory's follower is called once with no name (see DirFunc).
 func (d *Watch) overflowed() {
 	d.mu.Lock()
 	var fns []func(fsnotify.Op)
@@ -124,9 +155,18 @@ func (d *Watch) overflowed() {
 			fns = append(fns, fn)
 		}
 	}
+	var dirFns []DirFunc
+	for _, byID := range d.dirFn {
+		for _, fn := range byID {
+			dirFns = append(dirFns, fn)
+		}
+	}
 	d.mu.Unlock()
 	for _, fn := range fns {
 		fn(fsnotify.Create)
+	}
+	for _, fn := range dirFns {
+		fn("", 0)
 	}
 }
 

@@ -73,3 +73,50 @@ func TestOverflowTellsEveryFile(t *testing.T) {
 		t.Errorf("a follower that stopped was called: %v", got["c.jsonl"])
 	}
 }
+
+// TestFollowDirSeesEntriesAndOverflow: a directory followed whole is told
+// of every entry's event by name, not of its subdirectories' entries, and
+// of an overflow by a nameless call.
+func TestFollowDirSeesEntriesAndOverflow(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	names := make(chan string, 16)
+	stop, err := d.FollowDir(dir, func(name string, op fsnotify.Op) {
+		if name == "" || op.Has(fsnotify.Create) {
+			names <- name
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	next := func() string {
+		select {
+		case n := <-names:
+			return n
+		case <-time.After(30 * time.Second): // a liveness bound, not a timing
+			t.Fatal("the directory's follower was not called")
+			return ""
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "sub", "deep.jsonl"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.jsonl"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n := next(); n != filepath.Join(dir, "a.jsonl") {
+		t.Errorf("first event: %q, want a.jsonl (a subdirectory's entry is not the directory's)", n)
+	}
+	d.w.Errors <- fsnotify.ErrEventOverflow
+	if n := next(); n != "" {
+		t.Errorf("after an overflow: %q, want a nameless call", n)
+	}
+}
