@@ -31,7 +31,7 @@ func NewHost(opts Options) *Host {
 // The caller swaps the returned list into its Dispatcher and then calls
 // the returned retire function, which stops what the new set replaced.
 func (h *Host) Apply(ctx context.Context, specs []Spec) (plugins []hooks.Plugin, retire func(context.Context), err error) {
-	if err := validateSpecs(specs); err != nil {
+	if err := ValidateSpecs(specs); err != nil {
 		return nil, nil, err
 	}
 
@@ -99,8 +99,8 @@ func (h *Host) Apply(ctx context.Context, specs []Spec) (plugins []hooks.Plugin,
 	return plugins, retire, errors.Join(errs...)
 }
 
-// validateSpecs checks each spec and that no two share a name.
-func validateSpecs(specs []Spec) error {
+// ValidateSpecs checks each spec and that no two share a name.
+func ValidateSpecs(specs []Spec) error {
 	seen := map[string]bool{}
 	for _, sp := range specs {
 		if err := sp.Validate(); err != nil {

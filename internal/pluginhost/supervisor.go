@@ -149,6 +149,9 @@ type Supervisor struct {
 	// disabledBy is why a restart disabled the plugin at once: its binary
 	// no longer matches its sha256; calls fail with it (acquire).
 	disabledBy error
+	// once is the start and stop of a plugin that serves one operation
+	// (StartInBackground, StopInBackground).
+	once oneShot
 }
 
 // instance is one started process; every (re)start makes a new one with a
@@ -197,6 +200,7 @@ func NewSupervisor(spec Spec, opts Options) *Supervisor {
 	info := spec.info()
 	s.info.Store(&info)
 	s.desc.Store(&Description{})
+	s.once.init()
 	return s
 }
 

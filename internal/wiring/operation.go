@@ -54,7 +54,7 @@ type Operation struct {
 	Backend        session.Backend
 	Engine         *engine.Session
 
-	plugins *pluginhost.Sequence
+	plugins *schedule
 	release func()
 	// started are the plugins given to the Dispatcher; described
 	// records their Describe answers in the cache at Close.
@@ -87,9 +87,8 @@ func StartOperation(ctx context.Context, o OperationOptions) (*Operation, error)
 	specs, op.described = cachedEvents(PluginSpecs(cfg), cache, o.HostVersion, log)
 	specs = neededPlugins(specs, o.Fires, log)
 	if len(specs) > 0 {
-		op.plugins = pluginhost.NewSequence(pluginhost.Options{Logger: log.Named("plugin"), Host: host, HostVersion: o.HostVersion}, o.Fires)
-		op.plugins.OnReach(skippable(specs)...)
-		if err := op.plugins.Launch(ctx, specs); err != nil {
+		op.plugins = newSchedule(pluginhost.Options{Logger: log.Named("plugin"), Host: host, HostVersion: o.HostVersion}, o.Fires, skippable(specs)...)
+		if err := op.plugins.launch(ctx, specs); err != nil {
 			return nil, err
 		}
 	}
@@ -102,7 +101,7 @@ func StartOperation(ctx context.Context, o OperationOptions) (*Operation, error)
 	opened.set(op.Backend)
 	var plugins []hooks.Plugin
 	if op.plugins != nil {
-		plugins, err = op.plugins.Ready()
+		plugins, err = op.plugins.ready()
 		if mismatch := pluginhost.Mismatch(err); mismatch != nil {
 			// Not a plugin failing but a binary the configuration does
 			// not trust: whatever its failure policy, nothing runs.
@@ -146,7 +145,7 @@ func StartOperation(ctx context.Context, o OperationOptions) (*Operation, error)
 // then releases the session.
 func (op *Operation) Close() {
 	if op.plugins != nil {
-		op.plugins.Stop()
+		op.plugins.stop()
 		op.described.record(op.started)
 	}
 	if op.release != nil {
