@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/pith-dev/pith/internal/pgtest"
+	"github.com/pith-dev/pith/internal/testtmp"
 	"github.com/pith-dev/pith/store/files"
 
 	"bytes"
@@ -48,18 +49,10 @@ func TestMain(m *testing.M) {
 		n, _ := strconv.Atoi(os.Getenv(envPiN))
 		os.Exit(lockedAppender(os.Getenv(envPiLocked), os.Getenv(envPiTag), n))
 	}
-	// The commands read a configuration the tests did not write when the
-	// developer has one ($PITH_CONFIG, ~/.config/pith/config.yaml): the
-	// tests run as on a machine without, and name their files.
-	os.Unsetenv("PITH_CONFIG")
-	os.Setenv("XDG_CONFIG_HOME", filepath.Join(os.TempDir(), "pith-tests-have-no-default-config"))
-	// Nor do they read or fill the developer's plugin Describe cache.
-	cache, err := os.MkdirTemp("", "pith-test-cache-")
-	if err != nil {
-		panic(err)
-	}
-	os.Setenv("XDG_CACHE_HOME", cache)
-	pgtest.Main(m, func() { os.RemoveAll(cache) })
+	// The commands read a configuration and a Describe cache of the
+	// developer's when there is one: the tests run as on a machine
+	// without, and name their files.
+	pgtest.Main(m, testtmp.UserDirs())
 }
 
 // piAppender appends n entries with appendFileSync's semantics: open with

@@ -8,20 +8,16 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/internal/pluginhost"
+	"github.com/pith-dev/pith/internal/testtmp"
 	"github.com/pith-dev/pith/sdk/sdktest"
 )
 
 // TestMain keeps the user's describe cache out of the tests: an operation
 // without OperationOptions.DescribeCache uses a temporary one.
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "wiring-cache")
-	if err != nil {
-		panic(err)
-	}
-	os.Setenv("XDG_CACHE_HOME", dir)
-	os.Setenv("HOME", dir)
+	cleanup := testtmp.UserDirs()
 	code := m.Run()
-	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
 }
 
