@@ -100,9 +100,10 @@ var wireRule = ImportRule{
 	AllowedBy: in("internal/pluginhost/...", "sdk/...", "plugins/node", "plugins/python"),
 }
 
-// testDepRule: only the provider package, its direct users, the
-// composition root and the CLI test against an LLM SDK; every other test binary leaves the SDKs'
-// generated packages (the longest compiles of a cold build) out.
+// testDepRule: only the providers' tests and those that drive the
+// providers end to end (Except) may link an LLM SDK. None is linked
+// today (see llmSDKs); one brought back for a test would again put the
+// longest compiles of a cold build into every test run.
 var testDepRule = TestClosureRule{
 	Name: "tests that do not need an LLM SDK link none",
 	From: in("core/...", "hooks/...", "sdk/...", "plugins/...", "client/...", "config/...", "internal/..."),
