@@ -45,7 +45,7 @@ func BenchmarkCompactDemo(b *testing.B) {
 func BenchmarkCompactDemoProcess(b *testing.B) {
 	dir := b.TempDir()
 	pith := filepath.Join(dir, "pith")
-	if out, err := exec.Command("go", "build", "-o", pith, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", "netgo,osusergo,grpcnotrace", "-o", pith, ".").CombinedOutput(); err != nil {
 		b.Fatalf("build pith: %v\n%s", err, out)
 	}
 	demo, configs := demoBench(b, dir)
@@ -82,7 +82,7 @@ func demoBench(b *testing.B, dir string) ([]byte, []benchConfig) {
 		dir = b.TempDir()
 	}
 	names := []string{"guard", "enterprise-summarizer", "instructions-keeper", "branch-notes", "audit"}
-	args := []string{"build", "-tags", "netgo,osusergo", "-o", dir + string(filepath.Separator)}
+	args := []string{"build", "-tags", "netgo,osusergo,grpcnotrace", "-o", dir + string(filepath.Separator)}
 	for _, n := range names {
 		args = append(args, "github.com/pith-dev/pith/plugins/examples/"+n)
 	}
