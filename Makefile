@@ -31,17 +31,22 @@ COLD_PROBE := github.com/jackc/pgx/v5/pgtype
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 VERSION_LDFLAGS := $(if $(VERSION),-ldflags "-X main.stampedVersion=$(VERSION)")
 
+# pith and the example plugins are linked statically with one tag set, so
+# the second link reuses every package the first compiled:
+# - netgo, osusergo: pure-Go name resolution and user lookup, no dynamic
+#   loader and no libc at start (about a millisecond of CPU per process,
+#   and a command starts pith and several plugins);
+# - grpcnotrace: gRPC without golang.org/x/net/trace, which Pith never
+#   turns on and whose package initialisation every process would pay.
+BUILD_TAGS := netgo,osusergo,grpcnotrace
+
 build:
 	@mkdir -p $(BIN)/plugins
 	@if [ "$$($(GO) list -f '{{.Stale}}' $(COLD_PROBE) 2>/dev/null)" = true ]; then \
 		echo "make build: first build with this Go cache compiles every dependency: a minute or two on 2 cores"; fi
 	@rm -rf $(BIN)/.build && mkdir -p $(BIN)/.build
-	@scripts/gobuild.sh $(GO) $(VERSION_LDFLAGS) -o $(BIN)/.build/ ./cmd/host
-	@# The plugins are linked statically (pure-Go name resolution and user
-	@# lookup; they resolve no names): a process without the dynamic loader
-	@# and libc starts ~1 ms of CPU faster, and a command starts several.
-	@# Only net and os/user compile again; the rest comes from the cache.
-	@scripts/gobuild.sh $(GO) -tags netgo,osusergo -o $(BIN)/.build/ $(addprefix ./plugins/examples/,$(PLUGINS))
+	@scripts/gobuild.sh $(GO) -tags $(BUILD_TAGS) $(VERSION_LDFLAGS) -o $(BIN)/.build/ ./cmd/host
+	@scripts/gobuild.sh $(GO) -tags $(BUILD_TAGS) -o $(BIN)/.build/ $(addprefix ./plugins/examples/,$(PLUGINS))
 	@mv -f $(BIN)/.build/host $(BIN)/pith
 	@for p in $(PLUGINS); do mv -f $(BIN)/.build/$$p $(BIN)/plugins/$$p; done
 	@rm -rf $(BIN)/.build

@@ -39,6 +39,7 @@ func CheckReload(old, next *Config) error {
 	if p := old.Server.AuthRemovedBy(next.Server); p != "" {
 		why = append(why, p)
 	}
+	why = append(why, failClosedWeakenedBy(old.Plugins, next.Plugins)...)
 	if len(why) == 0 {
 		return nil
 	}
@@ -87,4 +88,36 @@ func describePrefix(p string) string {
 		return "every session"
 	}
 	return fmt.Sprintf("%q", p)
+}
+
+// failClosedWeakenedBy says, one phrase a plugin, how next would weaken a
+// plugin of old that fails closed: removed, failing open, or no longer
+// checked against its sha256. An operator marks a plugin failure: closed
+// because the work must stop without it (a redaction or policy plugin);
+// a file cut short by a save drops the plugins listed after the cut, and
+// a plugin entry cut after its path takes the defaults (failure open, no
+// checksum). So those changes are a restart, as removing authentication
+// is; a reload may still add plugins, reorder them, change their
+// arguments, limits or timeouts, or replace a checksum with another.
+func failClosedWeakenedBy(old, next []Plugin) []string {
+	byName := make(map[string]Plugin, len(next))
+	for _, p := range next {
+		byName[p.Name] = p
+	}
+	var why []string
+	for _, p := range old {
+		if p.Failure != FailureClosed {
+			continue
+		}
+		n, kept := byName[p.Name]
+		switch {
+		case !kept:
+			why = append(why, fmt.Sprintf("plugin %s, which fails closed, would be removed", p.Name))
+		case n.Failure != FailureClosed:
+			why = append(why, fmt.Sprintf("plugin %s would fail %s instead of closed", p.Name, n.Failure))
+		case p.SHA256 != "" && n.SHA256 == "":
+			why = append(why, fmt.Sprintf("plugin %s, which fails closed, would no longer be checked against its sha256", p.Name))
+		}
+	}
+	return why
 }

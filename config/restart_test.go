@@ -41,6 +41,27 @@ func TestCheckReload(t *testing.T) {
 		{"another sessions.store", func(c *Config) { c.Sessions.Store = "postgres://pith:hunter2@db.internal/pith" }, "sessions.store cannot change"},
 		{"another sessions.leaseTTL", func(c *Config) { c.Sessions.LeaseTTL += time.Minute }, "sessions.leaseTTL is read at start"},
 	}
+	base.Plugins = []Plugin{
+		{Name: "redact", Path: "/opt/pith/redact", Failure: FailureClosed, SHA256: hexSum("redact"), Timeout: time.Second},
+		{Name: "audit", Path: "/opt/pith/audit", Failure: FailureOpen},
+	}
+	tests = append(tests, []struct {
+		name string
+		edit func(c *Config)
+		want string
+	}{
+		{"plugin added", func(c *Config) {
+			c.Plugins = append(c.Plugins, Plugin{Name: "guard", Path: "/g", Failure: FailureClosed})
+		}, ""},
+		{"fail-open plugin removed", func(c *Config) { c.Plugins = c.Plugins[:1] }, ""},
+		{"fail-closed plugin's timeout changed", func(c *Config) { c.Plugins[0].Timeout = time.Minute }, ""},
+		{"fail-closed plugin's checksum replaced", func(c *Config) { c.Plugins[0].SHA256 = hexSum("redact-2") }, ""},
+		{"plugins reordered", func(c *Config) { c.Plugins[0], c.Plugins[1] = c.Plugins[1], c.Plugins[0] }, ""},
+		{"every plugin gone (a save cut before plugins:)", func(c *Config) { c.Plugins = nil }, "plugin redact, which fails closed, would be removed"},
+		{"fail-closed plugin renamed", func(c *Config) { c.Plugins[0].Name = "redact2" }, "plugin redact, which fails closed, would be removed"},
+		{"fail-closed plugin fails open (a save cut after its path)", func(c *Config) { c.Plugins[0].Failure = FailureOpen }, "plugin redact would fail open instead of closed"},
+		{"fail-closed plugin's checksum dropped", func(c *Config) { c.Plugins[0].SHA256 = "" }, "no longer be checked against its sha256"},
+	}...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			next := base.Clone()

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // BenchmarkCompactDemo is `pith compact` of the bundled demo session
@@ -41,17 +42,16 @@ func BenchmarkCompactDemo(b *testing.B) {
 // BenchmarkCompactDemoProcess runs `bin/pith compact` as a process on a
 // fresh copy of the demo session for each iteration, as a user would:
 // compare none with five-with-events (the plugins' cost as a ratio of the
-// command's own time). Wall time only; the machine's load shows in it.
+// command's own time). Wall time, and the CPU time of pith and its
+// plugins per run (cpu-ms/op); the machine's load shows in the wall time.
 func BenchmarkCompactDemoProcess(b *testing.B) {
 	dir := b.TempDir()
-	pith := filepath.Join(dir, "pith")
-	if out, err := exec.Command("go", "build", "-o", pith, ".").CombinedOutput(); err != nil {
-		b.Fatalf("build pith: %v\n%s", err, out)
-	}
+	pith := buildPith(b, dir)
 	demo, configs := demoBench(b, dir)
 	for _, bc := range configs {
 		b.Run(bc.name, func(b *testing.B) {
 			session := filepath.Join(b.TempDir(), "session.jsonl")
+			var cpu time.Duration
 			for b.Loop() {
 				b.StopTimer()
 				if err := os.WriteFile(session, demo, 0o644); err != nil {
@@ -62,7 +62,11 @@ func BenchmarkCompactDemoProcess(b *testing.B) {
 				if out, err := cmd.CombinedOutput(); err != nil {
 					b.Fatalf("pith compact: %v\n%s", err, out)
 				}
+				// The plugins are the command's children, reaped before it
+				// exits: their CPU time is in its rusage as well.
+				cpu += childCPU(cmd)
 			}
+			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
 		})
 	}
 }
@@ -82,7 +86,7 @@ func demoBench(b *testing.B, dir string) ([]byte, []benchConfig) {
 		dir = b.TempDir()
 	}
 	names := []string{"guard", "enterprise-summarizer", "instructions-keeper", "branch-notes", "audit"}
-	args := []string{"build", "-tags", "netgo,osusergo", "-o", dir + string(filepath.Separator)}
+	args := []string{"build", "-tags", buildTags, "-o", dir + string(filepath.Separator)}
 	for _, n := range names {
 		args = append(args, "github.com/pith-dev/pith/plugins/examples/"+n)
 	}

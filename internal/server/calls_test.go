@@ -9,7 +9,6 @@ import (
 
 	"github.com/pith-dev/pith/client"
 	"github.com/pith-dev/pith/config"
-	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/grpc/codes"
 )
 
@@ -167,11 +166,7 @@ func TestBusyCallsRetried(t *testing.T) {
 	o := h.srv.sessions[sa.ID]
 	h.srv.mu.Unlock()
 	refused := func(method string) float64 {
-		var m dto.Metric
-		if err := h.srv.metrics.rpcErrors.WithLabelValues(method, codes.Unavailable.String()).Write(&m); err != nil {
-			t.Fatal(err)
-		}
-		return m.GetCounter().GetValue()
+		return metricValue(t, h.srv.metrics, "pith_rpc_errors_total", "method", method, "code", codes.Unavailable.String())
 	}
 	// hold runs call while a's one call slot is held by an append
 	// waiting for the session's operation lock; once call was refused

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	pb "github.com/pith-dev/pith/internal/gen/pith/session/v1"
-	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 )
@@ -37,11 +36,7 @@ func TestContextAnswersHoldNoCopy(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := func() uint64 {
-		var m dto.Metric
-		if err := h.srv.metrics.rpcLatency.WithLabelValues("GetContext").(interface{ Write(*dto.Metric) error }).Write(&m); err != nil {
-			t.Fatal(err)
-		}
-		return m.GetHistogram().GetSampleCount()
+		return uint64(metricValue(t, h.srv.metrics, "pith_rpc_duration_seconds_count", "method", "GetContext"))
 	}
 	heap := func() uint64 {
 		// Twice: what sync.Pools held goes at the second (their

@@ -5,86 +5,92 @@ import (
 	"strings"
 	"time"
 
+	vm "github.com/VictoriaMetrics/metrics"
 	"google.golang.org/grpc/status"
 
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/internal/pluginhost"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// metrics are the daemon's Prometheus series, on a registry of their own
-// (no global state).
+// metrics are the daemon's Prometheus series, kept in sets of their own
+// (no global state), one family at a time (metricfamily.go).
+//
+// They are VictoriaMetrics' small metrics package rather than the
+// Prometheus client: the client's package initialisation (its default
+// registry with Go and process collectors, procfs) cost about a
+// millisecond of CPU at the start of every pith command, and pith serve
+// is one command of many in the same binary.
 type metrics struct {
-	reg            *prometheus.Registry
-	compactions    *prometheus.CounterVec
-	hookLatency    *prometheus.HistogramVec
-	hookCalls      *prometheus.CounterVec
-	pluginRestarts *prometheus.CounterVec
-	reloads        *prometheus.CounterVec
-	rpcLatency     *prometheus.HistogramVec
-	rpcErrors      *prometheus.CounterVec
-	openSessions   prometheus.Gauge
-	authFailures   prometheus.Counter
+	families       []*family
+	compactions    *family
+	hookLatency    *family
+	hookCalls      *family
+	pluginRestarts *family
+	reloads        *family
+	rpcLatency     *family
+	rpcErrors      *family
+	connections    *family
+	connsRefused   *family
+	openSessions   *vm.Gauge
+	authFailures   *vm.Counter
 }
 
+// The histograms' upper bounds: 100 µs × 4ⁿ (to ~26 s) for plugin
+// calls, 50 µs × 4ⁿ (to ~52 s) for daemon calls.
+var (
+	hookBuckets = exponentialBuckets(0.0001, 4, 10)
+	rpcBuckets  = exponentialBuckets(0.00005, 4, 11)
+)
+
 func newMetrics() *metrics {
-	m := &metrics{
-		reg: prometheus.NewRegistry(),
-		compactions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "pith_compactions_total",
-			Help: "Compactions by reason (manual, threshold, overflow) and outcome (saved, failed, aborted, cancelled).",
-		}, []string{"reason", "outcome"}),
-		hookLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "pith_hook_duration_seconds",
-			Help:    "Plugin hook call latency by plugin and event.",
-			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
-		}, []string{"plugin", "event"}),
-		hookCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "pith_hook_calls_total",
-			Help: "Plugin hook calls by plugin, event and outcome.",
-		}, []string{"plugin", "event", "outcome"}),
-		pluginRestarts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "pith_plugin_restarts_total",
-			Help: "Plugin processes restarted after a crash, by plugin.",
-		}, []string{"plugin"}),
-		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "pith_config_reloads_total",
-			Help: "Configuration reload attempts by outcome (applied, rejected, unchanged).",
-		}, []string{"outcome"}),
-		rpcLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "pith_rpc_duration_seconds",
-			Help:    "SessionService call latency by method (streams: until the result).",
-			Buckets: prometheus.ExponentialBuckets(0.00005, 4, 11),
-		}, []string{"method"}),
-		rpcErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "pith_rpc_errors_total",
-			Help: "SessionService calls that failed, by method and gRPC code (Aborted: lost a race with another host; Unavailable: the shared store is down).",
-		}, []string{"method", "code"}),
-		openSessions: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "pith_open_sessions",
-			Help: "Sessions open in the daemon.",
-		}),
-		authFailures: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "pith_auth_failures_total",
-			Help: "Calls (gRPC and /metrics) refused for missing, unknown or revoked credentials.",
-		}),
+	m := &metrics{}
+	add := func(name, kind, help string) *family {
+		f := newFamily(name, kind, help)
+		m.families = append(m.families, f)
+		return f
 	}
-	m.reg.MustRegister(m.compactions, m.hookLatency, m.hookCalls, m.pluginRestarts, m.reloads, m.rpcLatency, m.rpcErrors, m.openSessions, m.authFailures,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.compactions = add("pith_compactions_total", "counter",
+		"Compactions by reason (manual, threshold, overflow) and outcome (saved, failed, aborted, cancelled).")
+	m.hookLatency = add("pith_hook_duration_seconds", "histogram",
+		"Plugin hook call latency by plugin and event.")
+	m.hookCalls = add("pith_hook_calls_total", "counter",
+		"Plugin hook calls by plugin, event and outcome.")
+	m.pluginRestarts = add("pith_plugin_restarts_total", "counter",
+		"Plugin processes restarted after a crash, by plugin.")
+	m.reloads = add("pith_config_reloads_total", "counter",
+		"Configuration reload attempts by outcome (applied, rejected, unchanged).")
+	m.rpcLatency = add("pith_rpc_duration_seconds", "histogram",
+		"SessionService call latency by method (streams: until the result).")
+	m.rpcErrors = add("pith_rpc_errors_total", "counter",
+		"SessionService calls that failed, by method and gRPC code (Aborted: lost a race with another host; Unavailable: the shared store is down).")
+	m.connections = add("pith_connections", "gauge",
+		"Connections a listener holds (server.maxConnections bounds them).")
+	m.connsRefused = add("pith_connections_refused_total", "counter",
+		"Connections a listener closed at once, past server.maxConnections or server.maxConnectionsPerAddress.")
+	m.openSessions = add("pith_open_sessions", "gauge", "Sessions open in the daemon.").gauge()
+	m.authFailures = add("pith_auth_failures_total", "counter",
+		"Calls (gRPC and /metrics) refused for missing, unknown or revoked credentials.").counter()
+	sortFamilies(m.families)
 	return m
 }
 
+// handler serves the families in the Prometheus text format, then the Go
+// runtime's and the process's own series (go_*, process_*).
 func (m *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		for _, f := range m.families {
+			f.write(w)
+		}
+		vm.WriteProcessMetrics(w)
+	})
 }
 
 func (m *metrics) observeHook(o hooks.Observation) {
-	m.hookLatency.WithLabelValues(o.Plugin, string(o.Event)).Observe(o.Duration.Seconds())
-	m.hookCalls.WithLabelValues(o.Plugin, string(o.Event), string(o.Outcome)).Inc()
+	m.hookLatency.histogram(hookBuckets, "plugin", o.Plugin, "event", string(o.Event)).Update(o.Duration.Seconds())
+	m.hookCalls.counter("plugin", o.Plugin, "event", string(o.Event), "outcome", string(o.Outcome)).Inc()
 }
 
 func (m *metrics) observeEvent(ev engine.Event) {
@@ -100,7 +106,7 @@ func (m *metrics) observeEvent(ev engine.Event) {
 	case ev.Error != "":
 		outcome = "failed"
 	}
-	m.compactions.WithLabelValues(string(ev.Reason), outcome).Inc()
+	m.compactions.counter("reason", string(ev.Reason), "outcome", outcome).Inc()
 }
 
 func (m *metrics) observeReload(r config.Result) {
@@ -111,11 +117,11 @@ func (m *metrics) observeReload(r config.Result) {
 	case r.Err != nil:
 		outcome = "rejected"
 	}
-	m.reloads.WithLabelValues(outcome).Inc()
+	m.reloads.counter("outcome", outcome).Inc()
 }
 
 func (m *metrics) since(method string, start time.Time) {
-	m.rpcLatency.WithLabelValues(method).Observe(time.Since(start).Seconds())
+	m.rpcLatency.histogram(rpcBuckets, "method", method).Update(time.Since(start).Seconds())
 }
 
 // observeError counts a failed call by its method's short name and code.
@@ -124,14 +130,14 @@ func (m *metrics) observeError(fullMethod string, err error) {
 		return
 	}
 	method := fullMethod[strings.LastIndexByte(fullMethod, '/')+1:]
-	m.rpcErrors.WithLabelValues(method, status.Code(err).String()).Inc()
+	m.rpcErrors.counter("method", method, "code", status.Code(err).String()).Inc()
 }
 
 // observePlugin counts plugin restarts, told by the supervisors through
 // pluginhost.Options.Observe.
 func (m *metrics) observePlugin(o pluginhost.Observation) {
 	if o.Kind == pluginhost.ObservedRestart {
-		m.pluginRestarts.WithLabelValues(o.Plugin).Inc()
+		m.pluginRestarts.counter("plugin", o.Plugin).Inc()
 	}
 }
 
@@ -146,13 +152,6 @@ type ListenerStats interface {
 // and its refusals as pith_connections_refused_total{listener}: a flood
 // shows there, not only in one log line per 10 s.
 func (s *Server) ObserveListener(name string, l ListenerStats) {
-	labels := prometheus.Labels{"listener": name}
-	s.metrics.reg.MustRegister(
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "pith_connections", Help: "Connections a listener holds (server.maxConnections bounds them).", ConstLabels: labels,
-		}, func() float64 { n, _ := l.Held(""); return float64(n) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "pith_connections_refused_total", Help: "Connections a listener closed at once, past server.maxConnections or server.maxConnectionsPerAddress.", ConstLabels: labels,
-		}, func() float64 { return float64(l.Refused()) }),
-	)
+	s.metrics.connections.read(func() float64 { n, _ := l.Held(""); return float64(n) }, "listener", name)
+	s.metrics.connsRefused.read(func() float64 { return float64(l.Refused()) }, "listener", name)
 }

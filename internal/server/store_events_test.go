@@ -11,7 +11,6 @@ import (
 	"github.com/pith-dev/pith/client"
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/internal/pgtest"
-	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/grpc/codes"
 )
 
@@ -161,11 +160,7 @@ func TestClientSendsReadsAgainNotWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	refused := func(method string) float64 {
-		var m dto.Metric
-		if err := h.srv.metrics.rpcErrors.WithLabelValues(method, codes.Unavailable.String()).Write(&m); err != nil {
-			t.Fatal(err)
-		}
-		return m.GetCounter().GetValue()
+		return metricValue(t, h.srv.metrics, "pith_rpc_errors_total", "method", method, "code", codes.Unavailable.String())
 	}
 
 	pgtest.Stop(t)

@@ -11,7 +11,6 @@ import (
 	"github.com/pith-dev/pith/client"
 	"github.com/pith-dev/pith/config"
 	pb "github.com/pith-dev/pith/internal/gen/pith/session/v1"
-	dto "github.com/prometheus/client_model/go"
 	"golang.org/x/net/http2"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -139,11 +138,7 @@ func TestUnreadAnswersAcrossReopens(t *testing.T) {
 		t.Fatal(err)
 	}
 	answered := func() uint64 {
-		var m dto.Metric
-		if err := h.srv.metrics.rpcLatency.WithLabelValues("GetContext").(interface{ Write(*dto.Metric) error }).Write(&m); err != nil {
-			t.Fatal(err)
-		}
-		return m.GetHistogram().GetSampleCount()
+		return uint64(metricValue(t, h.srv.metrics, "pith_rpc_duration_seconds_count", "method", "GetContext"))
 	}
 	base, before := heapNow(), answered()
 	busy := 0
@@ -314,11 +309,7 @@ func TestUnreadStreamMessagesHoldTheirSlot(t *testing.T) {
 	}
 	// The stream's handler has returned (NOT_FOUND) once it is counted.
 	ended := func() float64 {
-		var m dto.Metric
-		if err := h.srv.metrics.rpcErrors.WithLabelValues("WatchEvents", codes.NotFound.String()).Write(&m); err != nil {
-			t.Fatal(err)
-		}
-		return m.GetCounter().GetValue()
+		return metricValue(t, h.srv.metrics, "pith_rpc_errors_total", "method", "WatchEvents", "code", codes.NotFound.String())
 	}
 	for ended() == 0 {
 		if ctx.Err() != nil {

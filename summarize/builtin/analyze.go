@@ -333,7 +333,7 @@ func (d *digest) addUser(text string, seq int) {
 	if flat == "" {
 		return
 	}
-	if !acknowledgement.MatchString(flat) && (wordCount(flat) >= 4 || wordCount(flat) >= 2 && strings.ContainsAny(flat, "`/@")) {
+	if !acknowledgement().MatchString(flat) && (wordCount(flat) >= 4 || wordCount(flat) >= 2 && strings.ContainsAny(flat, "`/@")) {
 		if d.firstReq < 0 {
 			d.firstReq = len(d.requests)
 		}
@@ -372,7 +372,7 @@ func (d *digest) addAssistantText(text string, seq int, final bool) {
 		}
 		// A result is reported at the end of a turn, or opens an
 		// intermediate message ("WP1 complete. Now WP2: …").
-		if (final || i == 0) && resultMarker.MatchString(s) && !isQuestion(s) && !isLeadIn(s) && !interjection.MatchString(s) &&
+		if (final || i == 0) && resultMarker.MatchString(s) && !isQuestion(s) && !isLeadIn(s) && !interjection().MatchString(s) &&
 			!speculative.MatchString(s) && wordCount(s) >= 2 {
 			d.conclusions = append(d.conclusions, sentenceFact{text: clip(flatten(s), clipSentence), seq: seq})
 			picked++
@@ -381,7 +381,7 @@ func (d *digest) addAssistantText(text string, seq int, final bool) {
 }
 
 func (d *digest) addIdents(text string, seq int) {
-	for _, m := range backtickSpan.FindAllStringSubmatch(stripCode(text), -1) {
+	for _, m := range backtickSpan().FindAllStringSubmatch(stripCode(text), -1) {
 		name := m[1]
 		if !looksLikeIdentifier(name) {
 			continue
@@ -417,7 +417,7 @@ func (d *digest) noteResult(c toolCall, ev *event, seq int) {
 		status := "ok"
 		if ev.isError {
 			status = "failed"
-			if m := exitCodePattern.FindStringSubmatch(ev.text); m != nil {
+			if m := exitCodePattern().FindStringSubmatch(ev.text); m != nil {
 				status = "exit " + m[1]
 			}
 		}
@@ -513,11 +513,11 @@ func (d *digest) addError(where, text, key string, seq int) {
 	if len(lines) > 0 {
 		msg = lines[0]
 		switch {
-		case !errorLineMarker.MatchString(lines[0]):
+		case !errorLineMarker().MatchString(lines[0]):
 			// The first line is context ("> npm run check"): add the
 			// first line that names the error.
 			for _, l := range lines[1:] {
-				if errorLineMarker.MatchString(l) {
+				if errorLineMarker().MatchString(l) {
 					msg += " … " + l
 					break
 				}
@@ -637,12 +637,12 @@ func nextSteps(text string) []string {
 	for _, l := range lines {
 		t := strings.TrimSpace(l)
 		low := strings.ToLower(t)
-		if !itemStart.MatchString(l) && t != "" {
+		if !itemStart().MatchString(l) && t != "" {
 			under = strings.Contains(low, "next") || strings.Contains(low, "plan") || strings.Contains(low, "todo") || strings.Contains(low, "remaining")
 			continue
 		}
 		if under {
-			if m := itemStart.FindStringSubmatch(l); m != nil && strings.TrimSpace(m[1]) != "" {
+			if m := itemStart().FindStringSubmatch(l); m != nil && strings.TrimSpace(m[1]) != "" {
 				out = append(out, clip(flatten(m[1]), clipSentence))
 			}
 		}
@@ -651,7 +651,7 @@ func nextSteps(text string) []string {
 		return capList(out, maxNext)
 	}
 	for _, l := range lines {
-		if m := numberedItem.FindStringSubmatch(l); m != nil && strings.TrimSpace(m[1]) != "" {
+		if m := numberedItem().FindStringSubmatch(l); m != nil && strings.TrimSpace(m[1]) != "" {
 			out = append(out, clip(flatten(m[1]), clipSentence))
 		}
 	}

@@ -3,6 +3,7 @@ package builtin
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // bucket is the kind of fact an item is; layouts map buckets to sections.
@@ -33,9 +34,11 @@ type prevSummary struct {
 }
 
 var (
-	headingLine  = regexp.MustCompile(`^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$`)
-	boldLine     = regexp.MustCompile(`^\s{0,3}\*\*([^*]+?)\*\*:?\s*$`)
-	itemStart    = regexp.MustCompile(`^\s{0,3}(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?(.*)$`)
+	headingLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$`) })
+	boldLine    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s{0,3}\*\*([^*]+?)\*\*:?\s*$`) })
+	itemStart   = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\s{0,3}(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?(.*)$`)
+	})
 	placeholders = map[string]bool{"(none)": true, "none": true, "none.": true, "no prior history.": true, "no content to summarize": true, "n/a": true, "-": true}
 )
 
@@ -79,15 +82,15 @@ func parsePrevSummary(s string) prevSummary {
 			open = false
 			continue
 		}
-		if m := headingLine.FindStringSubmatch(l); m != nil {
+		if m := headingLine().FindStringSubmatch(l); m != nil {
 			cur, open = headingBucket(m[1], cur), false
 			continue
 		}
-		if m := boldLine.FindStringSubmatch(l); m != nil {
+		if m := boldLine().FindStringSubmatch(l); m != nil {
 			cur, open = headingBucket(m[1], cur), false
 			continue
 		}
-		if m := itemStart.FindStringSubmatch(l); m != nil {
+		if m := itemStart().FindStringSubmatch(l); m != nil {
 			text := strings.TrimSpace(m[1])
 			if placeholders[strings.ToLower(text)] {
 				open = false

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // promptSource is what the built-in summarizer recovers from a prompt when
@@ -187,15 +188,15 @@ func parseConversation(lines []string) []event {
 }
 
 var (
-	ranCommand  = regexp.MustCompile("^Ran `([^\n]*)`\n")
-	summaryWrap = regexp.MustCompile(`(?s)^(.*?)<summary>\n?(.*?)\n?</summary>\s*$`)
+	ranCommand  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^Ran `([^\n]*)`\n") })
+	summaryWrap = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)^(.*?)<summary>\n?(.*?)\n?</summary>\s*$`) })
 )
 
 // userBlockEvent recognises what convertToLlm turned into user text: a
 // direct bash execution and the framed summaries. Custom messages cannot be
 // told from the user's own words and stay user text.
 func userBlockEvent(text string) event {
-	if m := ranCommand.FindStringSubmatch(text); m != nil {
+	if m := ranCommand().FindStringSubmatch(text); m != nil {
 		ev := event{kind: evBash, command: m[1]}
 		body, tail := text[len(m[0]):], ""
 		switch {
@@ -214,14 +215,14 @@ func userBlockEvent(text string) event {
 		ev.cancelled = strings.Contains(tail, "(command cancelled)")
 		if !ev.cancelled {
 			code := 0
-			if c := exitCodePattern.FindStringSubmatch(tail); c != nil {
+			if c := exitCodePattern().FindStringSubmatch(tail); c != nil {
 				code, _ = strconv.Atoi(c[1])
 			}
 			ev.exit = &code
 		}
 		return ev
 	}
-	if m := summaryWrap.FindStringSubmatch(text); m != nil && !strings.Contains(m[1], "\n\n\n") {
+	if m := summaryWrap().FindStringSubmatch(text); m != nil && !strings.Contains(m[1], "\n\n\n") {
 		kind := evSummary
 		if strings.Contains(strings.ToLower(m[1]), "branch") {
 			kind = evBranchSummary
@@ -241,7 +242,7 @@ func looksLikeErrorOutput(text string) bool {
 			return true
 		}
 	}
-	if m := exitCodePattern.FindStringSubmatch(text); m != nil && m[1] != "0" {
+	if m := exitCodePattern().FindStringSubmatch(text); m != nil && m[1] != "0" {
 		return true
 	}
 	return false

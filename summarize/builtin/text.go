@@ -3,6 +3,7 @@ package builtin
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -86,7 +87,7 @@ func stripCode(s string) string {
 	return b.String()
 }
 
-var listMarker = regexp.MustCompile(`^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?`)
+var listMarker = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?`) })
 
 // proseLines returns the prose lines of a text: code blocks, tables and
 // headings dropped, list markers and quote marks stripped.
@@ -98,7 +99,7 @@ func proseLines(s string) []string {
 			continue
 		}
 		t = strings.TrimLeft(t, "> ")
-		t = listMarker.ReplaceAllString(t, "")
+		t = listMarker().ReplaceAllString(t, "")
 		if t = strings.TrimSpace(t); t != "" {
 			out = append(out, t)
 		}
@@ -189,21 +190,27 @@ var (
 		"now accepts", "all tests pass", "tests pass", "no longer fails", "no longer crashes", "no longer panics"}
 	fixNegation     = phrases{"not", "isn't", "wasn't", "hasn't", "haven't", "still", "yet", "unable", "couldn't", "cannot", "can't", "won't", "fails", "failing"}
 	speculative     = phrases{"could", "would", "might", "maybe", "perhaps", "consider", "should"}
-	errorLineMarker = regexp.MustCompile(`(?i)\b(error|errors|fail|failed|failure|fatal|exception|panic|cannot|can't|could not|not found|no such|denied|invalid|undefined|unexpected)\b`)
-	exitCodePattern = regexp.MustCompile(`(?:exited with code|exit code|exit status) (-?\d+)`)
-	cdPrefix        = regexp.MustCompile(`^(?:cd\s+\S+\s*(?:&&|;)\s*)+`)
-	interjection    = regexp.MustCompile(`(?i)^(hmm+|oh|ah|wait|ok|okay|actually|you're right|sorry)\b`)
-	numberedItem    = regexp.MustCompile(`^\s{0,3}\d{1,3}[.)]\s+(.*)$`)
-	backtickSpan    = regexp.MustCompile("`([^`\n]{2,80})`")
-	identLike       = regexp.MustCompile(`^[\w$@.:/\\~<>\[\]()*#-]+$`)
-	acknowledgement = regexp.MustCompile(`(?i)^(ok|okay|k|yes|yep|yeah|no|nope|sure|thanks|thank you|thx|ty|cool|nice|great|good|perfect|lgtm|go|go on|go ahead|continue|proceed|do it|done|right|correct|fine|alright|hm+|\W*)[.!\s]*$`)
+	errorLineMarker = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(error|errors|fail|failed|failure|fatal|exception|panic|cannot|can't|could not|not found|no such|denied|invalid|undefined|unexpected)\b`)
+	})
+	exitCodePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:exited with code|exit code|exit status) (-?\d+)`) })
+	cdPrefix        = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:cd\s+\S+\s*(?:&&|;)\s*)+`) })
+	interjection    = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)^(hmm+|oh|ah|wait|ok|okay|actually|you're right|sorry)\b`)
+	})
+	numberedItem    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s{0,3}\d{1,3}[.)]\s+(.*)$`) })
+	backtickSpan    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("`([^`\n]{2,80})`") })
+	identLike       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[\w$@.:/\\~<>\[\]()*#-]+$`) })
+	acknowledgement = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)^(ok|okay|k|yes|yep|yeah|no|nope|sure|thanks|thank you|thx|ty|cool|nice|great|good|perfect|lgtm|go|go on|go ahead|continue|proceed|do it|done|right|correct|fine|alright|hm+|\W*)[.!\s]*$`)
+	})
 )
 
 // looksLikeIdentifier keeps backtick spans that name code: a path, a
 // function, a type, a flag. Prose in backticks and shell commands (which
 // hold spaces) are left out.
 func looksLikeIdentifier(s string) bool {
-	if strings.ContainsAny(s, " \t") || !identLike.MatchString(s) {
+	if strings.ContainsAny(s, " \t") || !identLike().MatchString(s) {
 		return false
 	}
 	for _, r := range s {
@@ -258,17 +265,17 @@ func inspectionProgram(cmd string) string {
 	return ""
 }
 
-var bareCd = regexp.MustCompile(`^cd\s+\S+\s*$`)
+var bareCd = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^cd\s+\S+\s*$`) })
 
 // commandLine is the line of a shell command worth showing: the first one
 // that does more than change directory, without a leading "cd dir &&".
 func commandLine(cmd string) string {
 	for _, l := range strings.Split(cmd, "\n") {
 		l = strings.TrimSpace(l)
-		if l == "" || strings.HasPrefix(l, "#") || bareCd.MatchString(l) {
+		if l == "" || strings.HasPrefix(l, "#") || bareCd().MatchString(l) {
 			continue
 		}
-		return cdPrefix.ReplaceAllString(l, "")
+		return cdPrefix().ReplaceAllString(l, "")
 	}
 	return strings.TrimSpace(firstLine(cmd))
 }

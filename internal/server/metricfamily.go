@@ -1,0 +1,98 @@
+package server
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	vm "github.com/VictoriaMetrics/metrics"
+)
+
+// family is one metric family of /metrics: its HELP and TYPE lines, then
+// its series, each named by its labels. The metrics package writes a set's
+// series without the help texts Pith gives, so each family has a set of
+// its own and writes its own two header lines first.
+type family struct {
+	name, kind, help string
+	set              *vm.Set
+}
+
+func newFamily(name, kind, help string) *family {
+	return &family{name: name, kind: kind, help: help, set: vm.NewSet()}
+}
+
+func sortFamilies(fs []*family) {
+	slices.SortFunc(fs, func(a, b *family) int { return strings.Compare(a.name, b.name) })
+}
+
+// write writes the family unless it has no series yet (a labelled family
+// before its first observation), as the Prometheus client does.
+func (f *family) write(w io.Writer) {
+	if len(f.set.ListMetricNames()) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n", f.name, escapeHelp(f.help), f.name, f.kind)
+	f.set.WritePrometheus(w)
+}
+
+func (f *family) counter(labels ...string) *vm.Counter {
+	return f.set.GetOrCreateCounter(f.series(labels))
+}
+
+func (f *family) gauge(labels ...string) *vm.Gauge {
+	return f.set.GetOrCreateGauge(f.series(labels), nil)
+}
+
+func (f *family) histogram(buckets []float64, labels ...string) *vm.PrometheusHistogram {
+	return f.set.GetOrCreatePrometheusHistogramExt(f.series(labels), buckets)
+}
+
+// read adds a series whose value is read when /metrics is served.
+func (f *family) read(value func() float64, labels ...string) {
+	f.set.GetOrCreateGauge(f.series(labels), value)
+}
+
+// series is the family's name with labels (pairs of name and value),
+// sorted by label name as the Prometheus client writes them, each value
+// escaped as the text format requires.
+func (f *family) series(labels []string) string {
+	if len(labels) == 0 {
+		return f.name
+	}
+	type pair struct{ k, v string }
+	pairs := make([]pair, 0, len(labels)/2)
+	for i := 0; i+1 < len(labels); i += 2 {
+		pairs = append(pairs, pair{labels[i], labels[i+1]})
+	}
+	slices.SortFunc(pairs, func(a, b pair) int { return strings.Compare(a.k, b.k) })
+	var b strings.Builder
+	b.WriteString(f.name)
+	b.WriteByte('{')
+	for i, p := range pairs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(p.k)
+		b.WriteString(`="`)
+		labelEscaper.WriteString(&b, p.v)
+		b.WriteByte('"')
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+
+func escapeHelp(s string) string { return strings.NewReplacer(`\`, `\\`, "\n", `\n`).Replace(s) }
+
+// exponentialBuckets is count upper bounds from start, each factor times
+// the one before.
+func exponentialBuckets(start, factor float64, count int) []float64 {
+	b := make([]float64, count)
+	for i := range b {
+		b[i] = start
+		start *= factor
+	}
+	return b
+}
