@@ -87,11 +87,9 @@ func (p *scanner) stringUnits() (units, printed int) {
 	less := 0
 	// more is what escapes print beyond their one unit each.
 	more := 0
-	// high is where the first word with a byte above ASCII starts, -1
-	// for none. The words are checked as UTF-8 as they go (utf8Word);
-	// unsure (a few bytes at the end of the buffer) sends the string from
-	// high on to utf8.Valid.
-	high := -1
+	// The words are checked as UTF-8 as they go (utf8Word); unsure (a
+	// few bytes at the end of the buffer) sends the string to
+	// utf8.Valid.
 	unsure := false
 	for {
 		// carry is the continuation bytes the last word still expects,
@@ -105,7 +103,6 @@ func (p *scanner) stringUnits() (units, printed int) {
 				// Only the bytes before the special one are the string's:
 				// a sequence they leave open fails at the zeroed rest.
 				if x &= (m&-m)>>7 - 1; x&highs != 0 || carry != 0 {
-					high = firstHigh(high, i)
 					less += utf8Less(x)
 					if carry, _ = utf8Word(x, carry, prev); carry == badUTF8 {
 						return p.invalidUTF8(start)
@@ -115,7 +112,6 @@ func (p *scanner) stringUnits() (units, printed int) {
 				break
 			}
 			if x&highs != 0 || carry != 0 {
-				high = firstHigh(high, i)
 				less += utf8Less(x)
 				if carry, prev = utf8Word(x, carry, prev); carry == badUTF8 {
 					return p.invalidUTF8(start)
@@ -131,7 +127,6 @@ func (p *scanner) stringUnits() (units, printed int) {
 			}
 			for i < len(s) && !strSpecial[s[i]] {
 				if s[i] >= 0x80 {
-					high = firstHigh(high, i)
 					less += utf8Less(uint64(s[i]))
 					unsure = true
 				}
@@ -145,7 +140,7 @@ func (p *scanner) stringUnits() (units, printed int) {
 		switch c := s[i]; {
 		case c == '"':
 			p.i = i + 1
-			if unsure && !utf8.Valid(s[high:i]) {
+			if unsure && !utf8.Valid(s[start:i]) {
 				return tokens.StringLiteralUnits(s[start-1 : i+1])
 			}
 			units = i - start - less
@@ -240,14 +235,6 @@ func (p *scanner) invalidUTF8(start int) (units, printed int) {
 		return 0, 0
 	}
 	return tokens.StringLiteralUnits(p.s[start-1 : p.i])
-}
-
-// firstHigh is high once set, else at.
-func firstHigh(high, at int) int {
-	if high < 0 {
-		return at
-	}
-	return high
 }
 
 // utf8Less is, for the bytes of x (UTF-8 in the lanes it has), the
