@@ -169,12 +169,13 @@ func (p *jsParser) array() int {
 }
 
 // Member is one member of an object as JSON.stringify prints it: the
-// key's literal (quotes included, as the source has it) and the printed
-// lengths of the key and of the value.
+// key's literal (quotes included, as the source has it), whether it has
+// escapes, and the printed lengths of the key and of the value.
 type Member struct {
-	key  string
-	klen int
-	vlen int
+	key     string
+	escaped bool
+	klen    int
+	vlen    int
 }
 
 // AddMember adds to members the member with key literal keyLit (quotes
@@ -183,14 +184,18 @@ type Member struct {
 // walks an object itself (the session scanner, which validates it on the
 // way) measures it with AddMember and ObjectLen, as StringifiedLen does.
 func AddMember(members []Member, keyLit string, vlen int) []Member {
+	escaped := hasBackslash(keyLit)
 	for j := range members {
-		if sameKey(members[j].key, keyLit) {
-			members[j].vlen = vlen // JSON.parse keeps the first position, the last value
+		m := &members[j]
+		// Two keys without escapes are the same key only when they are
+		// the same bytes: decoding is for the rare escaped ones.
+		if m.key == keyLit || (m.escaped || escaped) && sameKey(m.key, keyLit) {
+			m.vlen = vlen // JSON.parse keeps the first position, the last value
 			return members
 		}
 	}
 	_, klen := jsonStringUnits(keyLit)
-	return append(members, Member{keyLit, klen, vlen})
+	return append(members, Member{keyLit, escaped, klen, vlen})
 }
 
 // ObjectLen is the printed length of an object of members.
