@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"io"
+	"os"
+	"runtime/debug"
 
 	"github.com/pith-dev/pith/core/session"
 )
@@ -17,5 +19,24 @@ func loadReadOnly(ctx context.Context, stderr io.Writer, storeURL, arg string, o
 		return loadFromTo(ctx, stderr, storeURL, arg)
 	}
 	opt.Mapped = true
+	if st, err := os.Stat(arg); err == nil {
+		deferCollectionFor(st.Size())
+	}
 	return loadSessionWith(arg, stderr, opt)
+}
+
+// deferCollectionFor raises the heap a command may allocate before its
+// first collection (startingHeap) by half the size of the session it
+// reads. What reading one allocates (entries, the tree, a path) stays
+// live until the command exits, a fifth to a third of the file's size, so
+// a collection on the way frees next to nothing: on a 300 MB session it
+// ran twice, ~6% of a dry run's CPU. Once the first collection has run,
+// or GOGC or GOMEMLIMIT chose otherwise, nothing changes.
+func deferCollectionFor(size int64) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	if debug.SetMemoryLimit(-1) == startingHeap {
+		debug.SetMemoryLimit(startingHeap + size/2)
+	}
 }

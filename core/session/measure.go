@@ -63,19 +63,21 @@ func (m *messageMeasure) measure(p *scanner, k seenKeys, units *int) bool {
 	if m.seen(k) || p.i >= len(p.s) || p.s[p.i] != '"' {
 		return false
 	}
-	*units = p.stringUnits()
+	*units, _ = p.stringUnits()
 	return true
 }
 
 // stringUnits scans the string at p.i as str does and returns the UTF-16
-// length of its decoded text (0 when it is malformed: the line is then
-// refused). The strings it measures (tool outputs, texts) are most of a
-// session's bytes, so it counts in the scan instead of walking them again:
-// a byte of a plain run is a unit unless it continues a UTF-8 sequence, a
-// four-byte sequence is two (a surrogate pair), an escape is one. Invalid
-// UTF-8, whose bytes count one unit each, is measured again by
-// tokens.StringUnits, which decodes it.
-func (p *scanner) stringUnits() int {
+// length of its decoded text, and the length JSON.stringify prints for it,
+// quotes included (both 0 when it is malformed: the line is then refused).
+// The strings it measures (tool outputs, texts, tool-call arguments) are
+// most of a session's bytes, so it counts in the scan instead of walking
+// them again: a byte of a plain run is a unit unless it continues a UTF-8
+// sequence, a four-byte sequence is two (a surrogate pair), an escape is
+// one. A plain run prints as it is; an escape prints as its character
+// does (escapePrinted). Invalid UTF-8, whose bytes count one unit each,
+// is measured again by tokens.StringLiteralUnits, which decodes it.
+func (p *scanner) stringUnits() (units, printed int) {
 	start := p.i + 1
 	i := start
 	s := p.s
@@ -83,11 +85,11 @@ func (p *scanner) stringUnits() int {
 	// escape and each UTF-8 continuation byte, less one per four-byte
 	// sequence.
 	less := 0
-	// high is where the first word with a byte above ASCII starts, -1
-	// for none. The words are checked as UTF-8 as they go (utf8Word);
-	// unsure (a few bytes at the end of the buffer) sends the string from
-	// high on to utf8.Valid.
-	high := -1
+	// more is what escapes print beyond their one unit each.
+	more := 0
+	// The words are checked as UTF-8 as they go (utf8Word); unsure (a
+	// few bytes at the end of the buffer) sends the string to
+	// utf8.Valid.
 	unsure := false
 	for {
 		// carry is the continuation bytes the last word still expects,
@@ -101,7 +103,6 @@ func (p *scanner) stringUnits() int {
 				// Only the bytes before the special one are the string's:
 				// a sequence they leave open fails at the zeroed rest.
 				if x &= (m&-m)>>7 - 1; x&highs != 0 || carry != 0 {
-					high = firstHigh(high, i)
 					less += utf8Less(x)
 					if carry, _ = utf8Word(x, carry, prev); carry == badUTF8 {
 						return p.invalidUTF8(start)
@@ -111,7 +112,6 @@ func (p *scanner) stringUnits() int {
 				break
 			}
 			if x&highs != 0 || carry != 0 {
-				high = firstHigh(high, i)
 				less += utf8Less(x)
 				if carry, prev = utf8Word(x, carry, prev); carry == badUTF8 {
 					return p.invalidUTF8(start)
@@ -127,7 +127,6 @@ func (p *scanner) stringUnits() int {
 			}
 			for i < len(s) && !strSpecial[s[i]] {
 				if s[i] >= 0x80 {
-					high = firstHigh(high, i)
 					less += utf8Less(uint64(s[i]))
 					unsure = true
 				}
@@ -136,57 +135,106 @@ func (p *scanner) stringUnits() int {
 		}
 		if i >= len(s) {
 			p.fail("unterminated string")
-			return 0
+			return 0, 0
 		}
 		switch c := s[i]; {
 		case c == '"':
 			p.i = i + 1
-			if unsure && !utf8.Valid(s[high:i]) {
-				return tokens.StringUnits(s[start:i])
+			if unsure && !utf8.Valid(s[start:i]) {
+				return tokens.StringLiteralUnits(s[start-1 : i+1])
 			}
-			return i - start - less
+			units = i - start - less
+			return units, units + more + 2
 		case c == '\\':
 			if i+1 < len(s) {
 				switch s[i+1] {
-				case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				case '"', '\\', 'b', 'f', 'n', 'r', 't':
+					i += 2
+					less++
+					more++ // printed escaped again
+					continue
+				case '/':
 					i += 2
 					less++
 					continue
 				case 'u':
 					if i+5 < len(s) && isHex(s[i+2]) && isHex(s[i+3]) && isHex(s[i+4]) && isHex(s[i+5]) {
+						u := hex4(s[i+2:])
+						if isHighSurrogate(u) && i+11 < len(s) && s[i+6] == '\\' && s[i+7] == 'u' && isLowSurrogate(hex4Checked(s[i+8:])) {
+							// A surrogate pair: two units, printed as
+							// the character.
+							i += 12
+							less += 10
+							continue
+						}
 						i += 6
-						less += 5 // a surrogate pair is two escapes: two units either way
+						less += 5
+						more += escapePrinted(u) - 1
 						continue
 					}
 				}
 			}
 			p.fail("invalid escape in a string")
-			return 0
+			return 0, 0
 		default:
 			p.fail("control character in a string")
-			return 0
+			return 0, 0
 		}
 	}
+}
+
+// escapePrinted is how long JSON.stringify prints the UTF-16 unit u that
+// a \u escape gave: a lone surrogate as the escape, the controls it
+// names (\n, \") as two characters, other controls as \u00XX, anything
+// else as the character.
+func escapePrinted(u int) int {
+	switch {
+	case u >= 0xD800 && u <= 0xDFFF:
+		return 6
+	case u == '"' || u == '\\' || u == '\b' || u == '\f' || u == '\n' || u == '\r' || u == '\t':
+		return 2
+	case u < 0x20:
+		return 6
+	}
+	return 1
+}
+
+func isHighSurrogate(u int) bool { return u >= 0xD800 && u <= 0xDBFF }
+func isLowSurrogate(u int) bool  { return u >= 0xDC00 && u <= 0xDFFF }
+
+// hex4 is the value of four hex digits the caller has checked.
+func hex4(s []byte) int {
+	return hexDigit(s[0])<<12 | hexDigit(s[1])<<8 | hexDigit(s[2])<<4 | hexDigit(s[3])
+}
+
+// hex4Checked is hex4 of four bytes that may not be hex digits: -1 then.
+func hex4Checked(s []byte) int {
+	if !isHex(s[0]) || !isHex(s[1]) || !isHex(s[2]) || !isHex(s[3]) {
+		return -1
+	}
+	return hex4(s)
+}
+
+func hexDigit(c byte) int {
+	switch {
+	case c <= '9':
+		return int(c - '0')
+	case c >= 'a':
+		return int(c-'a') + 10
+	}
+	return int(c-'A') + 10
 }
 
 // invalidUTF8 measures the string at start, whose UTF-8 utf8Word
 // refused: it scans to the string's end as str does (failing where it
 // would) and decodes it as tokens.StringUnits does, each bad byte a unit.
-func (p *scanner) invalidUTF8(start int) int {
+func (p *scanner) invalidUTF8(start int) (units, printed int) {
 	p.i = start - 1
 	p.str()
 	if p.err != "" {
-		return 0
+		return 0, 0
 	}
-	return tokens.StringUnits(p.s[start : p.i-1])
-}
-
-// firstHigh is high once set, else at.
-func firstHigh(high, at int) int {
-	if high < 0 {
-		return at
-	}
-	return high
+	return tokens.StringLiteralUnits(p.s[start-1 : p.i])
 }
 
 // utf8Less is, for the bytes of x (UTF-8 in the lanes it has), the

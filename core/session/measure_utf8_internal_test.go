@@ -27,7 +27,7 @@ func checkStringUnits(t *testing.T, buf []byte) {
 	ref := &scanner{s: buf}
 	ref.str()
 	p := &scanner{s: buf}
-	got := p.stringUnits()
+	got, printed := p.stringUnits()
 	if p.err != ref.err || p.i != ref.i || p.errAt != ref.errAt {
 		t.Fatalf("%q: stringUnits ends at %d (%q), str at %d (%q)", buf, p.i, p.err, ref.i, ref.err)
 	}
@@ -36,6 +36,9 @@ func checkStringUnits(t *testing.T, buf []byte) {
 	}
 	if want := tokens.StringUnits(buf[1 : p.i-1]); got != want {
 		t.Fatalf("%q: stringUnits %d, decoded %d", buf, got, want)
+	}
+	if want := tokens.StringifiedLen(buf[:p.i]); printed != want {
+		t.Fatalf("%q: stringUnits prints %d, StringifiedLen %d", buf, printed, want)
 	}
 }
 
@@ -55,7 +58,31 @@ func TestStringUnitsUTF8(t *testing.T) {
 	}
 }
 
+// escapeCases print in each way JSON.stringify has: again as the escape,
+// as the character, as \u00XX, and surrogates paired, lone or broken.
+var escapeCases = []string{
+	`\"`, `\\`, `\/`, `\b\f\n\r\t`, `\u0022`, `\u005c`, `\u005C`, `\u002f`, `\u0008`, `\u000a`, `\u0001`, `\u001f`,
+	`\u0020`, `\u007f`, `\u00e9`, `\u2028`, `\uffff`, `\ud83d\ude00`, `\uD83D\uDE00`, `\udbff\udfff`, `\ud83d`, `\ude00`,
+	`\ud83d\ud83d\ude00`, `\ude00\ud83d`, `\ud83dx`, `\ud83d\u0041`, `\ud83d\n`, `\ud83d\uzzzz`, `\ud83d\u`,
+}
+
+// TestStringUnitsEscapes moves each escape through the lanes of a word,
+// next to the string's end and to non-ASCII text.
+func TestStringUnitsEscapes(t *testing.T) {
+	for _, c := range escapeCases {
+		for pad := 0; pad < 18; pad++ {
+			for _, tail := range []string{"", "x", "é", "😀", c, "xxxxxxxxxxxxxxxxx"} {
+				checkStringUnits(t, []byte(`"`+strings.Repeat("a", pad)+c+tail+`"`))
+				checkStringUnits(t, []byte(`"`+strings.Repeat("a", pad)+c+tail+`",0123456789`))
+			}
+		}
+	}
+}
+
 func FuzzStringUnits(f *testing.F) {
+	for _, c := range escapeCases {
+		f.Add([]byte(`abc` + c + `😀d",0123456789`))
+	}
 	for _, c := range utf8Cases {
 		f.Add([]byte(`"abcdefg` + c + `hij\nklmnopq` + c + `",0123456789`))
 	}

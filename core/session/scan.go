@@ -106,7 +106,7 @@ func scanLine(l []byte, e *Entry, measure bool) string {
 							return true
 						case first && p.i < len(p.s) && p.s[p.i] == '"':
 							m.parts.ContentIsString = true
-							m.parts.ContentUnits = p.stringUnits()
+							m.parts.ContentUnits, _ = p.stringUnits()
 							e.toolPaths = e.toolPaths[:0]
 							return true
 						case first && p.i < len(p.s) && p.s[p.i] == '{':
@@ -208,15 +208,19 @@ func (p *scanner) toolCalls(out []ToolPath, parts *tokens.MessageParts) []ToolPa
 				if parts == nil || seen.add(seenText) || p.i >= len(p.s) || p.s[p.i] != '"' {
 					return false
 				}
-				b.Text = p.stringUnits()
+				b.Text, _ = p.stringUnits()
 			case "thinking":
 				if parts == nil || seen.add(seenThinking) || p.i >= len(p.s) || p.s[p.i] != '"' {
 					return false
 				}
-				b.Thinking = p.stringUnits()
+				b.Thinking, _ = p.stringUnits()
 			case "arguments":
 				path = ""
-				argsAt := p.i
+				if parts != nil && !seen.add(seenArguments) {
+					// The first arguments count: printed while scanned.
+					b.Arguments = p.arguments(&path)
+					return true
+				}
 				if p.i < len(p.s) && p.s[p.i] == '{' {
 					p.object(4, func(k2 []byte, esc bool) bool {
 						if string(keyText(k2, esc)) != "path" {
@@ -227,9 +231,6 @@ func (p *scanner) toolCalls(out []ToolPath, parts *tokens.MessageParts) []ToolPa
 					})
 				} else {
 					p.value(4)
-				}
-				if parts != nil && !seen.add(seenArguments) && p.err == "" {
-					b.Arguments = p.s[argsAt:p.i:p.i]
 				}
 			default:
 				return false

@@ -189,7 +189,7 @@ func (q *charScan) block(kind blockKind) int {
 	case "toolCall":
 		b.Name = q.units(name)
 		if args.set {
-			b.Arguments = unsafeBytes(q.s[args.start:args.end])
+			b.Arguments = StringifiedLen(unsafeBytes(q.s[args.start:args.end]))
 		}
 	}
 	return blockChars(b, kind)

@@ -66,6 +66,17 @@ func (p *jsParser) value() int {
 	}
 }
 
+// StringLiteralUnits is, for a JSON string literal given with its quotes,
+// the UTF-16 length of its decoded text and the length JSON.stringify
+// prints for that text, quotes included.
+func StringLiteralUnits(lit []byte) (decoded, stringified int) {
+	return jsonStringUnits(unsafeString(lit))
+}
+
+// NumberLen is the length JavaScript prints for a valid JSON number
+// literal (see jsNumberLen).
+func NumberLen(lit []byte) int { return jsNumberLen(unsafeString(lit)) }
+
 // stringLit returns the next string literal, quotes included.
 func (p *jsParser) stringLit() string {
 	start := p.i
@@ -157,16 +168,52 @@ func (p *jsParser) array() int {
 	}
 }
 
-type member struct {
-	key  string // the raw literal
-	klen int
-	vlen int
+// Member is one member of an object as JSON.stringify prints it: the
+// key's literal (quotes included, as the source has it), whether it has
+// escapes, and the printed lengths of the key and of the value.
+type Member struct {
+	key     string
+	escaped bool
+	klen    int
+	vlen    int
+}
+
+// AddMember adds to members the member with key literal keyLit (quotes
+// included) whose value prints vlen units. A key met before keeps its
+// place and takes the new value, as JSON.parse keeps them. A caller that
+// walks an object itself (the session scanner, which validates it on the
+// way) measures it with AddMember and ObjectLen, as StringifiedLen does.
+func AddMember(members []Member, keyLit string, vlen int) []Member {
+	escaped := hasBackslash(keyLit)
+	for j := range members {
+		m := &members[j]
+		// Two keys without escapes are the same key only when they are
+		// the same bytes: decoding is for the rare escaped ones.
+		if m.key == keyLit || (m.escaped || escaped) && sameKey(m.key, keyLit) {
+			m.vlen = vlen // JSON.parse keeps the first position, the last value
+			return members
+		}
+	}
+	_, klen := jsonStringUnits(keyLit)
+	return append(members, Member{keyLit, escaped, klen, vlen})
+}
+
+// ObjectLen is the printed length of an object of members.
+func ObjectLen(members []Member) int {
+	n := 2
+	for j, m := range members {
+		if j > 0 {
+			n++
+		}
+		n += m.klen + 1 + m.vlen
+	}
+	return n
 }
 
 func (p *jsParser) object() int {
 	p.i++ // {
 	p.depth++
-	var small [8]member
+	var small [8]Member
 	members := small[:0]
 	for {
 		p.ws()
@@ -187,34 +234,15 @@ func (p *jsParser) object() int {
 			continue
 		}
 		lit := p.stringLit()
-		_, klen := jsonStringUnits(lit)
 		p.ws()
 		if p.i < len(p.s) && p.s[p.i] == ':' {
 			p.i++
 		}
 		p.ws()
-		vlen := p.value()
-		dup := false
-		for j := range members {
-			if sameKey(members[j].key, lit) {
-				members[j].vlen = vlen // JSON.parse keeps the first position, the last value
-				dup = true
-				break
-			}
-		}
-		if !dup {
-			members = append(members, member{lit, klen, vlen})
-		}
+		members = AddMember(members, lit, p.value())
 	}
 	p.depth--
-	n := 2
-	for j, m := range members {
-		if j > 0 {
-			n++
-		}
-		n += m.klen + 1 + m.vlen
-	}
-	return n
+	return ObjectLen(members)
 }
 
 // sameKey compares two key literals by their decoded value.
@@ -245,6 +273,9 @@ func hasBackslash(s string) bool {
 // exponents from -6 to 20, exponential otherwise; -0 prints as 0 and an
 // overflow to Infinity makes JSON.stringify print null.
 func jsNumberLen(lit string) int {
+	if n, ok := plainIntegerLen(lit); ok {
+		return n
+	}
 	f, err := strconv.ParseFloat(lit, 64)
 	if err != nil && !math.IsInf(f, 0) {
 		return len(lit)
@@ -289,6 +320,31 @@ func jsNumberLen(lit string) int {
 		}
 		return l + len(strconv.Itoa(abs(n-1)))
 	}
+}
+
+// plainIntegerLen is the printed length of an integer literal of at most
+// 15 digits without a leading zero: exact in a float64 and printed as
+// written, so its length is the literal's (-0 prints as 0). ok is false
+// for any other literal. Tool arguments are full of such numbers (line
+// offsets, limits), and parsing and formatting each as a float is most
+// of what measuring one costs.
+func plainIntegerLen(lit string) (n int, ok bool) {
+	digits := lit
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 || digits[0] == '0' && len(digits) > 1 {
+		return 0, false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return 0, false
+		}
+	}
+	if digits == "0" {
+		return 1, true
+	}
+	return len(lit), true
 }
 
 func abs(x int) int {

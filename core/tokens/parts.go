@@ -23,12 +23,11 @@ type MessageParts struct {
 
 // BlockParts are one content block's measures: the first value of each key
 // Chars reads in a block. Text, Thinking and Name are UTF-16 units (0 for a
-// value that is not a string); Arguments is the raw JSON of the first
-// "arguments", nil when there is none.
+// value that is not a string); Arguments is the StringifiedLen of the first
+// "arguments", 0 when there is none (any value prints at least one unit).
 type BlockParts struct {
-	Type                 string
-	Text, Thinking, Name int
-	Arguments            []byte
+	Type                            string
+	Text, Thinking, Name, Arguments int
 }
 
 // AddBlock adds a content block to every role's sum.
@@ -70,11 +69,7 @@ func blockChars(b BlockParts, kind blockKind) int {
 	case kind == assistantBlocks && t == "thinking":
 		return b.Thinking
 	case kind == assistantBlocks && t == "toolCall":
-		n := b.Name
-		if b.Arguments != nil {
-			n += StringifiedLen(b.Arguments)
-		}
-		return n
+		return b.Name + b.Arguments
 	case kind == resultBlocks && t == "image":
 		return ImageChars
 	}
