@@ -231,7 +231,9 @@ func sampleCPU(began time.Time, whole int) func() []float64 {
 }
 
 // busyCPU is the CPU seconds the process's goroutines and its garbage
-// collector used so far.
+// collector used so far, as the Go runtime estimates them: its time not
+// idle, which counts a P held in a short syscall as busy, so it reads
+// higher than the kernel's account; compare windows, not figures.
 func busyCPU() float64 {
 	s := []runtimemetrics.Sample{{Name: "/cpu/classes/total:cpu-seconds"}, {Name: "/cpu/classes/idle:cpu-seconds"}}
 	runtimemetrics.Read(s)
