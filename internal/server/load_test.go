@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	runtimemetrics "runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -90,6 +91,7 @@ func TestLoad(t *testing.T) {
 	// Messages by the 10-second window their turn ended in: whether the
 	// rate holds as the sessions grow, not only its mean.
 	windows := make([]atomic.Int64, int(dur/loadWindow)+2)
+	cpu := sampleCPU(began, int(dur/loadWindow))
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
@@ -149,6 +151,7 @@ func TestLoad(t *testing.T) {
 	}
 	wg.Wait()
 	elapsed := time.Since(deadline.Add(-dur))
+	cpuSeconds := cpu()
 	for _, h := range hosts {
 		h.stop()
 	}
@@ -192,6 +195,60 @@ func TestLoad(t *testing.T) {
 		firstNonEmpty(os.Getenv("PITH_LOAD_STORE"), "files"), len(hosts), n, dur, total, float64(total)/elapsed.Seconds(), compactions,
 		pct(appendLat, 50), pct(appendLat, 99), len(appendLat), pct(ctxLat, 50), pct(ctxLat, 99), len(ctxLat))
 	t.Logf("appends/s by %s window: %s", loadWindow, windowRates(windows, int(dur/loadWindow)))
+	t.Logf("this process's CPU per message by %s window (clients and hosts, not the database): %s", loadWindow, windowCPU(cpuSeconds, windows))
+}
+
+// sampleCPU reads the process's CPU time (the Go runtime's account of
+// it: the clients and the hosts, not a database server) at began and at
+// the end of each of the first whole windows; the returned func stops
+// it and gives the CPU seconds of each window sampled. A rate that falls
+// while the CPU per message holds is the machine (other work on it), not
+// the code.
+func sampleCPU(began time.Time, whole int) func() []float64 {
+	done := make(chan struct{})
+	var out []float64
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		prev := busyCPU()
+		for i := 1; i <= whole; i++ {
+			select {
+			case <-time.After(time.Until(began.Add(time.Duration(i) * loadWindow))):
+			case <-done:
+				return
+			}
+			now := busyCPU()
+			out = append(out, now-prev)
+			prev = now
+		}
+	}()
+	return func() []float64 {
+		close(done)
+		wg.Wait()
+		return out
+	}
+}
+
+// busyCPU is the CPU seconds the process's goroutines and its garbage
+// collector used so far, as the Go runtime estimates them: its time not
+// idle, which counts a P held in a short syscall as busy, so it reads
+// higher than the kernel's account; compare windows, not figures.
+func busyCPU() float64 {
+	s := []runtimemetrics.Sample{{Name: "/cpu/classes/total:cpu-seconds"}, {Name: "/cpu/classes/idle:cpu-seconds"}}
+	runtimemetrics.Read(s)
+	return s[0].Value.Float64() - s[1].Value.Float64()
+}
+
+// windowCPU is each sampled window's CPU per message, in microseconds.
+func windowCPU(cpu []float64, windows []atomic.Int64) string {
+	var out []string
+	for i, c := range cpu {
+		if n := windows[i].Load(); n > 0 {
+			out = append(out, fmt.Sprintf("%.0fµs", c/float64(n)*1e6))
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // loadWindow is the span of each rate TestLoad reports along the run.

@@ -26,8 +26,8 @@ import (
 //
 // Wake-ups are coalesced: one pending at a time, sent by one goroutine,
 // empty (a watch reads what changed from the tables, whoever announced
-// it), so a burst of writes costs one NOTIFY, not one each, and a writer
-// never waits for it.
+// it), at most one per sendGap, so a burst of writes costs one NOTIFY,
+// not one each, and a writer never waits for it.
 type waker struct {
 	pool *pgxpool.Pool
 	warn *warner
@@ -60,6 +60,13 @@ func (w *waker) wake() {
 	}
 }
 
+// sendGap is the least time between two wake-ups sent: a watch looks
+// no sooner than wakeGap after its last look anyway, so under a stream of
+// writes one NOTIFY per sendGap wakes it as soon as one per write would,
+// and the store makes a few round trips a second for it instead of
+// hundreds.
+const sendGap = wakeGap / 2
+
 func (w *waker) run() {
 	defer close(w.done)
 	for {
@@ -67,15 +74,25 @@ func (w *waker) run() {
 		case <-w.kick:
 			w.send()
 		case <-w.stop:
-			// A write just before Close is announced now rather than at
-			// the watches' next poll.
-			select {
-			case <-w.kick:
-				w.send()
-			default:
-			}
+			w.last()
 			return
 		}
+		select {
+		case <-time.After(sendGap):
+		case <-w.stop:
+			w.last()
+			return
+		}
+	}
+}
+
+// last sends the wake-up of a write just before Close now rather than
+// leaving it to the watches' next poll.
+func (w *waker) last() {
+	select {
+	case <-w.kick:
+		w.send()
+	default:
 	}
 }
 
