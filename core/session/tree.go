@@ -14,6 +14,8 @@ type Tree struct {
 
 	indexOnce sync.Once
 	byID      map[string]*Entry
+	indexed   atomic.Bool         // byID is built
+	repeated  atomic.Bool         // some id is on two entries (seen by the index)
 	children  map[string][]*Entry // built on first use of Children
 	mu        sync.Mutex          // guards children
 
@@ -34,12 +36,20 @@ func (t *Tree) index() map[string]*Entry {
 		t.byID = make(map[string]*Entry, len(t.Entries))
 		for _, e := range t.Entries {
 			if e.ID != "" {
+				if _, dup := t.byID[e.ID]; dup {
+					t.repeated.Store(true)
+				}
 				t.byID[e.ID] = e
 			}
 		}
+		t.indexed.Store(true)
 	})
 	return t.byID
 }
+
+// uniqueIDs says that no two entries share an id, when the id index is
+// built (it is not for a one-shot read, and then this says false).
+func (t *Tree) uniqueIDs() bool { return t.indexed.Load() && !t.repeated.Load() }
 
 // lastWithID is Get without the id index: the last entry with the id, as
 // the index keeps the last of repeated ids. Building the index hashes
@@ -70,6 +80,7 @@ func (t *Tree) Add(e *Entry) {
 	}
 	if e.ID != "" {
 		if _, dup := idx[e.ID]; dup {
+			t.repeated.Store(true)
 			t.forgetSettings()
 		}
 		idx[e.ID] = e
