@@ -483,9 +483,11 @@ func timelineJSON(steps []hooks.TimelineStep) json.RawMessage {
 // leave: its summary plus the kept path entries, overflow errors left out.
 // Usage figures are not used: they all describe the old context.
 func estimateAfter(path []*session.Entry, gen *compaction.Result, keep func(session.Message) bool) int {
+	// The kept entries are the path's last: found from the end, as a
+	// scan from the root compared every id of a long session.
 	start := len(path)
-	for i, e := range path {
-		if e.ID == gen.FirstKeptEntryID {
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i].ID == gen.FirstKeptEntryID {
 			start = i
 			break
 		}

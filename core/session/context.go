@@ -77,12 +77,18 @@ func (t *Tree) BuildContext(leafID string) Context {
 	msgs = append(msgs, NewCompactionSummary(c.Get("summary").String(), int(c.Get("tokensBefore").Int()), c.Timestamp(), c.ID))
 	firstKept := c.Get("firstKeptEntryId").String()
 	found := false
-	for _, e := range path[:compactionAt] {
-		if e.ID == firstKept {
-			found = true
-		}
-		if found {
+	if from, ok := t.keptFrom(path[:compactionAt], firstKept); ok {
+		for _, e := range path[from:compactionAt] {
 			msgs = AppendEntryMessage(msgs, e)
+		}
+	} else {
+		for _, e := range path[:compactionAt] {
+			if e.ID == firstKept {
+				found = true
+			}
+			if found {
+				msgs = AppendEntryMessage(msgs, e)
+			}
 		}
 	}
 	ctx.SinceCompaction = len(msgs)
@@ -124,4 +130,24 @@ func EntryMessage(e *Entry) (Message, bool) {
 		return NewBranchSummary(s, e.Get("fromId").String(), e.Timestamp(), e.ID), true
 	}
 	return Message{}, false
+}
+
+// keptFrom is where on before the first entry with the id firstKept is,
+// found from the end when the tree knows its ids are unique: the kept
+// entries are the last few before a compaction, and a scan from the root
+// compared every id of a long session on every call. ok is false when the
+// tree cannot say (its index not built, as for a one-shot command, or
+// an id repeated) or none has the id; the caller then scans from the
+// start, which is the rule.
+func (t *Tree) keptFrom(before []*Entry, firstKept string) (int, bool) {
+	// Entries without an id are not in the index, and may be many.
+	if firstKept == "" || !t.uniqueIDs() {
+		return 0, false
+	}
+	for i := len(before) - 1; i >= 0; i-- {
+		if before[i].ID == firstKept {
+			return i, true
+		}
+	}
+	return 0, false
 }

@@ -1,6 +1,10 @@
 package session
 
-import "sync"
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+)
 
 // Tree indexes a file's entries by id and parent. The id index is built on
 // first use: building a context for the last entry needs none, because an
@@ -10,11 +14,15 @@ type Tree struct {
 
 	indexOnce sync.Once
 	byID      map[string]*Entry
+	indexed   atomic.Bool         // byID is built
+	repeated  atomic.Bool         // some id is on two entries (seen by the index)
 	children  map[string][]*Entry // built on first use of Children
 	mu        sync.Mutex          // guards children
 
 	settingsMu sync.Mutex
 	settings   map[*Entry]leafState // Settings' answers, bounded
+
+	lastPath atomic.Pointer[pathMemo] // the last walk Path made (pathmemo.go)
 }
 
 // NewTree indexes entries. When ids repeat, the last one wins, as with a
@@ -28,12 +36,20 @@ func (t *Tree) index() map[string]*Entry {
 		t.byID = make(map[string]*Entry, len(t.Entries))
 		for _, e := range t.Entries {
 			if e.ID != "" {
+				if _, dup := t.byID[e.ID]; dup {
+					t.repeated.Store(true)
+				}
 				t.byID[e.ID] = e
 			}
 		}
+		t.indexed.Store(true)
 	})
 	return t.byID
 }
+
+// uniqueIDs says that no two entries share an id, when the id index is
+// built (it is not for a one-shot read, and then this says false).
+func (t *Tree) uniqueIDs() bool { return t.indexed.Load() && !t.repeated.Load() }
 
 // lastWithID is Get without the id index: the last entry with the id, as
 // the index keeps the last of repeated ids. Building the index hashes
@@ -54,9 +70,17 @@ func (t *Tree) lastWithID(id string) *Entry {
 // readers of the tree (the Store serializes it).
 func (t *Tree) Add(e *Entry) {
 	idx := t.index()
+	m := t.lastPath.Load()
+	valid := m.validIn(t.Entries)
 	t.Entries = append(t.Entries, e)
+	if valid && m.entries != &t.Entries[0] {
+		moved := *m
+		moved.entries = &t.Entries[0]
+		t.lastPath.Store(&moved)
+	}
 	if e.ID != "" {
 		if _, dup := idx[e.ID]; dup {
+			t.repeated.Store(true)
 			t.forgetSettings()
 		}
 		idx[e.ID] = e
@@ -98,6 +122,8 @@ func (t *Tree) Children(id string) []*Entry {
 
 // Path returns the entries from the root to leaf (inclusive). A parent id
 // that is missing ends the walk there; a cycle is cut at the first repeat.
+// The slice may be shared with other callers (see pathMemo): it must not
+// be modified; it has no spare capacity, so appending to it copies.
 //
 // In an append-only file a parent comes before its children, so the walk
 // searches backwards from the child's position: every entry is looked at
@@ -117,16 +143,44 @@ func (t *Tree) Path(leaf *Entry) []*Entry {
 	if i < 0 {
 		return t.pathByIndex(leaf)
 	}
+	if m := t.lastPath.Load(); m.validIn(es) {
+		if m.at == i {
+			return m.result()
+		}
+		if next := m.extendTo(es, i); next != nil {
+			t.lastPath.Store(next)
+			return next.result()
+		}
+	}
+	path, rooted, ok := walkBack(es, i, t.index)
+	if !ok {
+		return t.pathByIndex(leaf)
+	}
+	if !rooted {
+		// It ends at a parent id no entry has yet: one added later
+		// changes the answer, so it is not kept.
+		return path
+	}
+	m := newPathMemo(es, leaf, i, path)
+	t.lastPath.Store(m)
+	return m.result()
+}
+
+// walkBack is Path's walk from es[i] through earlier entries, rooted when
+// it ends at an entry without a parent (not at a missing one), or not ok
+// when a parent comes after its child and the walk must use the index.
+func walkBack(es []*Entry, i int, index func() map[string]*Entry) (path []*Entry, rooted, ok bool) {
 	// Each step goes to an earlier entry, so the path has at most i+1:
 	// filled from the back of one slice of that size, it needs neither
 	// growing nor reversing.
-	path := make([]*Entry, i+1)
+	path = make([]*Entry, i+1)
 	k := len(path)
 	for {
 		e := es[i]
 		k--
 		path[k] = e
 		if e.ParentID == "" {
+			rooted = true
 			break
 		}
 		j := i - 1
@@ -134,16 +188,16 @@ func (t *Tree) Path(leaf *Entry) []*Entry {
 			j--
 		}
 		if j < 0 {
-			if t.index()[e.ParentID] == nil {
+			if index()[e.ParentID] == nil {
 				break // a dangling parent id ends the path here
 			}
 			// The parent comes after its child: not an append-only file.
 			// Walk it the general way.
-			return t.pathByIndex(leaf)
+			return nil, false, false
 		}
 		i = j
 	}
-	return path[k:]
+	return path[k:len(path):len(path)], rooted, true
 }
 
 // pathByIndex walks parent links through the id index, the general case.
@@ -160,7 +214,7 @@ func (t *Tree) pathByIndex(leaf *Entry) []*Entry {
 			break
 		}
 	}
-	return reverseInto(rev)
+	return slices.Clip(reverseInto(rev))
 }
 
 func reverseInto(s []*Entry) []*Entry {
