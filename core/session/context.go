@@ -40,31 +40,16 @@ func (t *Tree) BuildContext(leafID string) Context {
 	if leaf == nil {
 		return ctx
 	}
-	path := t.Path(leaf)
+	path, facts := t.pathAndFacts(leaf)
 	ctx.Leaf, ctx.Path = leaf, path
-	compactionAt := -1
-	// The model in force is the last one named on the path: kept by
-	// value and allocated once, not once per assistant message.
-	var model ModelRef
-	hasModel := false
-	for i, e := range path {
-		switch e.Type {
-		case TypeThinkingLevelChange:
-			ctx.ThinkingLevel = e.Get("thinkingLevel").String()
-		case TypeModelChange:
-			model, hasModel = ModelRef{Provider: e.Get("provider").String(), ModelID: e.Get("modelId").String()}, true
-		case TypeMessage:
-			if e.Role() == RoleAssistant {
-				p, m := e.MessageModel()
-				model, hasModel = ModelRef{Provider: p, ModelID: m}, true
-			}
-		case TypeCompaction:
-			compactionAt = i
-		}
+	if facts.haveThinking {
+		ctx.ThinkingLevel = facts.thinking
 	}
-	if hasModel {
+	if facts.haveModel {
+		model := facts.model
 		ctx.Model = &model
 	}
+	compactionAt := facts.compactionAt
 	msgs := make([]Message, 0, len(path))
 	if compactionAt < 0 {
 		for _, e := range path {

@@ -26,6 +26,64 @@ type pathMemo struct {
 	// costs the entries it added, not a copy of the whole path.
 	path    []*Entry
 	written *atomic.Int64 // slots of path's array in use
+
+	facts atomic.Pointer[pathFacts] // what BuildContext reads of path, once known
+}
+
+// pathFacts is what BuildContext takes from a whole path besides its
+// messages: the last thinking level and model named on it, and where its
+// last compaction is. Kept with a memo, a descendant's facts are the
+// memo's updated with the entries between, not a scan from the root.
+type pathFacts struct {
+	thinking     string
+	haveThinking bool
+	model        ModelRef // the last one named: kept by value, not per message
+	haveModel    bool
+	compactionAt int // index on the path, -1 without one
+}
+
+func newPathFacts() pathFacts { return pathFacts{compactionAt: -1} }
+
+// add updates f with entries, the path's entries from index at on.
+func (f *pathFacts) add(entries []*Entry, at int) {
+	for i, e := range entries {
+		switch e.Type {
+		case TypeThinkingLevelChange:
+			f.thinking, f.haveThinking = e.Get("thinkingLevel").String(), true
+		case TypeModelChange:
+			f.model, f.haveModel = ModelRef{Provider: e.Get("provider").String(), ModelID: e.Get("modelId").String()}, true
+		case TypeMessage:
+			if e.Role() == RoleAssistant {
+				p, m := e.MessageModel()
+				f.model, f.haveModel = ModelRef{Provider: p, ModelID: m}, true
+			}
+		case TypeCompaction:
+			f.compactionAt = at + i
+		}
+	}
+}
+
+// factsOf is m's facts, made from its whole path the first time.
+func (m *pathMemo) factsOf() pathFacts {
+	if f := m.facts.Load(); f != nil {
+		return *f
+	}
+	f := newPathFacts()
+	f.add(m.path, 0)
+	m.facts.Store(&f)
+	return f
+}
+
+// pathAndFacts is Path(leaf) and its facts, from the memo when Path made
+// or used one for this leaf (another reader may have replaced it since).
+func (t *Tree) pathAndFacts(leaf *Entry) ([]*Entry, pathFacts) {
+	path := t.Path(leaf)
+	if m := t.lastPath.Load(); m != nil && m.leaf == leaf && len(m.path) == len(path) && len(path) > 0 && &m.path[0] == &path[0] {
+		return path, m.factsOf()
+	}
+	f := newPathFacts()
+	f.add(path, 0)
+	return path, f
 }
 
 // validIn says whether m was made on entries: the same array, its leaf
@@ -34,6 +92,15 @@ type pathMemo struct {
 // slice replaced by another must not be answered from the old one.
 func (m *pathMemo) validIn(es []*Entry) bool {
 	return m != nil && len(es) > 0 && m.entries == &es[0] && m.at < len(es) && es[m.at] == m.leaf
+}
+
+// movedTo is m for entries, the same slice grown into a new array.
+func (m *pathMemo) movedTo(es []*Entry) *pathMemo {
+	moved := &pathMemo{entries: &es[0], leaf: m.leaf, at: m.at, path: m.path, written: m.written}
+	if f := m.facts.Load(); f != nil {
+		moved.facts.Store(f)
+	}
+	return moved
 }
 
 // result is the path as callers get it: no spare capacity, so that an
@@ -93,5 +160,11 @@ func (m *pathMemo) extendTo(es []*Entry, i int) *pathMemo {
 		path[n] = below[k]
 		n++
 	}
-	return &pathMemo{entries: m.entries, leaf: leaf, at: at, path: path, written: written}
+	next := &pathMemo{entries: m.entries, leaf: leaf, at: at, path: path, written: written}
+	if f := m.facts.Load(); f != nil {
+		facts := *f
+		facts.add(path[len(m.path):], len(m.path))
+		next.facts.Store(&facts)
+	}
+	return next
 }

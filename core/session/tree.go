@@ -74,9 +74,7 @@ func (t *Tree) Add(e *Entry) {
 	valid := m.validIn(t.Entries)
 	t.Entries = append(t.Entries, e)
 	if valid && m.entries != &t.Entries[0] {
-		moved := *m
-		moved.entries = &t.Entries[0]
-		t.lastPath.Store(&moved)
+		t.lastPath.Store(m.movedTo(t.Entries))
 	}
 	if e.ID != "" {
 		if _, dup := idx[e.ID]; dup {
