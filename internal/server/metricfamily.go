@@ -55,36 +55,80 @@ func (f *family) read(value func() float64, labels ...string) {
 
 // series is the family's name with labels (pairs of name and value),
 // sorted by label name as the Prometheus client writes them, each value
-// escaped as the text format requires.
+// escaped as the text format requires. It runs on every observation, so
+// callers pass their pairs sorted already and the name is built in one
+// allocation; unsorted pairs are sorted on a copy.
 func (f *family) series(labels []string) string {
 	if len(labels) == 0 {
 		return f.name
 	}
-	type pair struct{ k, v string }
-	pairs := make([]pair, 0, len(labels)/2)
-	for i := 0; i+1 < len(labels); i += 2 {
-		pairs = append(pairs, pair{labels[i], labels[i+1]})
+	if !pairsSorted(labels) {
+		labels = sortedPairs(labels)
 	}
-	slices.SortFunc(pairs, func(a, b pair) int { return strings.Compare(a.k, b.k) })
+	n := len(f.name) + 2
+	for _, l := range labels {
+		n += len(l) + 3
+	}
 	var b strings.Builder
+	b.Grow(n)
 	b.WriteString(f.name)
 	b.WriteByte('{')
-	for i, p := range pairs {
+	for i := 0; i+1 < len(labels); i += 2 {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(p.k)
+		b.WriteString(labels[i])
 		b.WriteString(`="`)
-		labelEscaper.WriteString(&b, p.v)
+		writeLabelValue(&b, labels[i+1])
 		b.WriteByte('"')
 	}
 	b.WriteByte('}')
 	return b.String()
 }
 
-var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+func pairsSorted(labels []string) bool {
+	for i := 2; i+1 < len(labels); i += 2 {
+		if labels[i] < labels[i-2] {
+			return false
+		}
+	}
+	return true
+}
 
-func escapeHelp(s string) string { return strings.NewReplacer(`\`, `\\`, "\n", `\n`).Replace(s) }
+func sortedPairs(labels []string) []string {
+	type pair struct{ k, v string }
+	pairs := make([]pair, 0, len(labels)/2)
+	for i := 0; i+1 < len(labels); i += 2 {
+		pairs = append(pairs, pair{labels[i], labels[i+1]})
+	}
+	slices.SortFunc(pairs, func(a, b pair) int { return strings.Compare(a.k, b.k) })
+	out := make([]string, 0, 2*len(pairs))
+	for _, p := range pairs {
+		out = append(out, p.k, p.v)
+	}
+	return out
+}
+
+// writeLabelValue writes v escaped as the text format requires: a
+// backslash, a double quote and a newline.
+func writeLabelValue(b *strings.Builder, v string) {
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; c {
+		case '\\':
+			b.WriteString(`\\`)
+		case '"':
+			b.WriteString(`\"`)
+		case '\n':
+			b.WriteString(`\n`)
+		default:
+			b.WriteByte(c)
+		}
+	}
+}
+
+var helpEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
+
+func escapeHelp(s string) string { return helpEscaper.Replace(s) }
 
 // exponentialBuckets is count upper bounds from start, each factor times
 // the one before.

@@ -3,6 +3,9 @@ package server
 import (
 	"bytes"
 	"testing"
+	"time"
+
+	"github.com/pith-dev/pith/hooks"
 )
 
 // TestFamilyWritesHeadersOnceAndEscapesLabels: each family says its HELP
@@ -28,4 +31,24 @@ func TestFamilyWritesHeadersOnceAndEscapesLabels(t *testing.T) {
 	if b.Len() != 0 {
 		t.Errorf("a family without series wrote %q", b.String())
 	}
+}
+
+// BenchmarkObserve is what every daemon call and plugin call adds for
+// /metrics: the series looked up by its labels and updated.
+func BenchmarkObserve(b *testing.B) {
+	m := newMetrics()
+	o := hooks.Observation{Plugin: "guard", Event: hooks.EventBeforeCompact, Outcome: "ok", Duration: time.Millisecond}
+	start := time.Now()
+	b.Run("rpc", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			m.since("AppendMessages", start)
+		}
+	})
+	b.Run("hook", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			m.observeHook(o)
+		}
+	})
 }

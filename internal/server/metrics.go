@@ -89,8 +89,8 @@ func (m *metrics) handler() http.Handler {
 }
 
 func (m *metrics) observeHook(o hooks.Observation) {
-	m.hookLatency.histogram(hookBuckets, "plugin", o.Plugin, "event", string(o.Event)).Update(o.Duration.Seconds())
-	m.hookCalls.counter("plugin", o.Plugin, "event", string(o.Event), "outcome", string(o.Outcome)).Inc()
+	m.hookLatency.histogram(hookBuckets, "event", string(o.Event), "plugin", o.Plugin).Update(o.Duration.Seconds())
+	m.hookCalls.counter("event", string(o.Event), "outcome", string(o.Outcome), "plugin", o.Plugin).Inc()
 }
 
 func (m *metrics) observeEvent(ev engine.Event) {
@@ -106,7 +106,7 @@ func (m *metrics) observeEvent(ev engine.Event) {
 	case ev.Error != "":
 		outcome = "failed"
 	}
-	m.compactions.counter("reason", string(ev.Reason), "outcome", outcome).Inc()
+	m.compactions.counter("outcome", outcome, "reason", string(ev.Reason)).Inc()
 }
 
 func (m *metrics) observeReload(r config.Result) {
@@ -130,7 +130,7 @@ func (m *metrics) observeError(fullMethod string, err error) {
 		return
 	}
 	method := fullMethod[strings.LastIndexByte(fullMethod, '/')+1:]
-	m.rpcErrors.counter("method", method, "code", status.Code(err).String()).Inc()
+	m.rpcErrors.counter("code", status.Code(err).String(), "method", method).Inc()
 }
 
 // observePlugin counts plugin restarts, told by the supervisors through
