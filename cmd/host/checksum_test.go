@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/pith-dev/pith/internal/testproc"
 	"github.com/pith-dev/pith/sdk/sdktest"
 )
 
@@ -79,7 +80,7 @@ func TestChecksumMismatchStopsTheCommand(t *testing.T) {
 			if !bytes.Equal(before, after) {
 				t.Error("the session was written to")
 			}
-			requireNoChildren(t)
+			testproc.RequireNoChildren(t)
 		})
 	}
 	if left, _ := os.ReadDir(tmp); len(left) > 0 {

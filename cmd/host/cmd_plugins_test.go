@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pith-dev/pith/internal/testproc"
 )
 
 // buildExamplePlugins compiles the guard and audit example plugins into dir
@@ -70,51 +72,6 @@ func runPluginsCommand(t *testing.T, ctx context.Context, args ...string) (stdou
 	return out.String(), errb.String(), err
 }
 
-// children lists the live child processes of the test (Linux only).
-func children(t *testing.T) []int {
-	t.Helper()
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	var out []int
-	me := os.Getpid()
-	for _, s := range stats {
-		data, err := os.ReadFile(s)
-		if err != nil {
-			continue // exited meanwhile
-		}
-		// pid (comm) state ppid …; comm may hold spaces and parentheses.
-		rest := string(data[bytes.LastIndexByte(data, ')')+1:])
-		f := strings.Fields(rest)
-		if len(f) < 2 || f[0] == "Z" {
-			continue
-		}
-		if ppid, _ := strconv.Atoi(f[1]); ppid == me {
-			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(s)))
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// requireNoChildren waits for the test's plugin processes to be reaped and
-// fails if one is still alive after a generous grace period.
-func requireNoChildren(t *testing.T) {
-	t.Helper()
-	if _, err := os.Stat("/proc/self/stat"); err != nil {
-		return
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		left := children(t)
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("plugin processes still running: %v", left)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func TestPluginsCheck(t *testing.T) {
 	guard, audit := buildExamplePlugins(t)
 	auditFile := filepath.Join(t.TempDir(), "audit.jsonl")
@@ -162,7 +119,7 @@ func TestPluginsCheck(t *testing.T) {
 		if strings.Contains(stdout, "OPENAI_API_KEY") || strings.Contains(stdout, "sk-host-secret") {
 			t.Errorf("a host secret is listed:\n%s", stdout)
 		}
-		requireNoChildren(t)
+		testproc.RequireNoChildren(t)
 	})
 
 	t.Run("failures are reported one line each", func(t *testing.T) {
@@ -196,7 +153,7 @@ func TestPluginsCheck(t *testing.T) {
 		if !strings.Contains(errLines[2], "audit: --file is required") || strings.Contains(errLines[2], "Unrecognized remote plugin message") {
 			t.Errorf("the plugin's own reason is missing: %s", errLines[2])
 		}
-		requireNoChildren(t)
+		testproc.RequireNoChildren(t)
 	})
 
 	t.Run("json", func(t *testing.T) {
@@ -224,7 +181,7 @@ func TestPluginsCheck(t *testing.T) {
 		if m.OK || m.Error == "" || m.Checksum != "not configured" || len(m.Events) != 0 {
 			t.Errorf("stranger: %+v", m)
 		}
-		requireNoChildren(t)
+		testproc.RequireNoChildren(t)
 	})
 
 	t.Run("no plugins", func(t *testing.T) {
@@ -281,7 +238,7 @@ func TestPluginsCheck(t *testing.T) {
 		if !strings.Contains(r.stdout, "slow") || strings.Contains(r.stdout, "guard  1.0.0") {
 			t.Errorf("guard must not be started after the signal:\n%s", r.stdout)
 		}
-		requireNoChildren(t)
+		testproc.RequireNoChildren(t)
 		if err := syscall.Kill(pid, 0); err == nil {
 			t.Errorf("slow plugin %d still running", pid)
 		}

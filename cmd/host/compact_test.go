@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/internal/testfixture"
+	"github.com/pith-dev/pith/internal/testproc"
 )
 
 func copyFile(t *testing.T, src string) string {
@@ -235,5 +236,5 @@ func TestCompactStartsOnlyNeededPlugins(t *testing.T) {
 	if strings.Count(stderr, "plugin handles other events") != 1 {
 		t.Errorf("a warning for a plugin whose list is right: %s", stderr)
 	}
-	requireNoChildren(t)
+	testproc.RequireNoChildren(t)
 }

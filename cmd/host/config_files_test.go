@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/config"
+	"github.com/pith-dev/pith/internal/testproc"
 )
 
 // TestShippedExamplesValidateStrict: `pith config validate --strict`, as a
@@ -153,7 +154,7 @@ func TestPluginPathsRelativeToConfig(t *testing.T) {
 	if entries, _ := os.ReadDir(work); len(entries) > 0 {
 		t.Errorf("the working directory got %v", entries)
 	}
-	requireNoChildren(t)
+	testproc.RequireNoChildren(t)
 }
 
 func writeAt(t *testing.T, path, content string) string {

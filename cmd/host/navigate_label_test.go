@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pith-dev/pith/internal/testproc"
 	"github.com/pith-dev/pith/sdk/sdktest"
 	"github.com/tidwall/gjson"
 )
@@ -91,6 +92,6 @@ func TestNavigateLabelLandsWherePiPutsIt(t *testing.T) {
 		if l := labels[0]; l.Get("targetId").String() != sum || l.Get("label").String() != "brancher" {
 			t.Errorf("label entry %s, want the plugin's summary %s labelled", l.Raw, sum)
 		}
-		requireNoChildren(t)
+		testproc.RequireNoChildren(t)
 	})
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/pith-dev/pith/core/explore"
 	"github.com/pith-dev/pith/core/propose"
+	"github.com/pith-dev/pith/internal/testproc"
 	"github.com/pith-dev/pith/sdk/sdktest"
 )
 
@@ -226,7 +227,7 @@ func TestProposeCompactWritesNothing(t *testing.T) {
 	if after := dirState(t, dir); after != before {
 		t.Fatalf("the directory changed:\nbefore %s\nafter %s", before, after)
 	}
-	requireNoChildren(t) // every plugin stopped with the command
+	testproc.RequireNoChildren(t) // every plugin stopped with the command
 }
 
 // TestProposeCompactVetoAndPluginCompaction: a plugin's cancel is the

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/pith-dev/pith/internal/testproc"
 	"github.com/pith-dev/pith/sdk/sdktest"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -201,7 +202,7 @@ func TestTerminalOutputEscapesControls(t *testing.T) {
 	if !strings.Contains(out, `\x1b]0;owned`) {
 		t.Errorf("navigate does not show the message to edit (escaped):\n%s", out)
 	}
-	requireNoChildren(t)
+	testproc.RequireNoChildren(t)
 	if left, _ := os.ReadDir(tmp); len(left) > 0 {
 		t.Errorf("left in TMPDIR: %d files", len(left))
 	}

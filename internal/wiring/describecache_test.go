@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/internal/pluginhost"
+	"github.com/pith-dev/pith/internal/testproc"
 	"github.com/pith-dev/pith/internal/testtmp"
 	"github.com/pith-dev/pith/sdk/sdktest"
 )
@@ -85,7 +86,7 @@ func (d *describedCompaction) run() map[string]bool {
 	if err != nil {
 		t.Fatalf("compact: %v", err)
 	}
-	requireNoChildren(t)
+	testproc.RequireNoChildren(t)
 	got := map[string]bool{}
 	for name, f := range d.started {
 		_, err := os.Stat(f)

@@ -2,14 +2,10 @@ package wiring
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/session"
@@ -81,49 +77,4 @@ func lastCompaction(t *testing.T, path string) gjson.Result {
 		t.Fatalf("%s has no compaction", path)
 	}
 	return last
-}
-
-// children are the live child processes of the test binary (Linux).
-func children(t *testing.T) []int {
-	t.Helper()
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	var out []int
-	me := os.Getpid()
-	for _, s := range stats {
-		data, err := os.ReadFile(s)
-		if err != nil {
-			continue // exited meanwhile
-		}
-		// pid (comm) state ppid …; comm may hold spaces and parentheses.
-		rest := string(data[bytes.LastIndexByte(data, ')')+1:])
-		f := strings.Fields(rest)
-		if len(f) < 2 || f[0] == "Z" {
-			continue
-		}
-		if ppid, _ := strconv.Atoi(f[1]); ppid == me {
-			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(s)))
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// requireNoChildren waits for the plugin processes to be reaped and fails
-// if one is still alive after a generous grace period.
-func requireNoChildren(t *testing.T) {
-	t.Helper()
-	if _, err := os.Stat("/proc/self/stat"); err != nil {
-		return
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		left := children(t)
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("plugin processes still running: %v", left)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

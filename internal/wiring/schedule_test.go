@@ -14,6 +14,7 @@ import (
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/internal/dispatch"
 	"github.com/pith-dev/pith/internal/pluginhost"
+	"github.com/pith-dev/pith/internal/testproc"
 	"github.com/pith-dev/pith/sdk/sdktest"
 )
 
@@ -137,7 +138,7 @@ func TestScheduleRunsEachPluginForItsStretch(t *testing.T) {
 			t.Errorf("%s is %s after stop", name, st)
 		}
 	}
-	if left := children(t); len(left) > 0 {
+	if left := testproc.Children(t); len(left) > 0 {
 		t.Fatalf("plugin processes left after stop: %v", left)
 	}
 	data, err := os.ReadFile(rec)
@@ -190,7 +191,7 @@ func TestScheduleStopRightAfterStart(t *testing.T) {
 			t.Errorf("%s is %s after stop", name, st)
 		}
 	}
-	if left := children(t); len(left) > 0 {
+	if left := testproc.Children(t); len(left) > 0 {
 		t.Fatalf("plugin processes left after stop: %v", left)
 	}
 }
@@ -264,7 +265,7 @@ func TestScheduleOnReach(t *testing.T) {
 		q.passed(hooks.EventBeforeCompact, hooks.EventCompacting)
 		waitStopped(t, keeper)
 		q.stop()
-		if left := children(t); len(left) > 0 {
+		if left := testproc.Children(t); len(left) > 0 {
 			t.Fatalf("plugin processes left after stop: %v", left)
 		}
 	})

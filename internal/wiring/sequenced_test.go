@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/core/engine"
+	"github.com/pith-dev/pith/internal/testproc"
 	"github.com/pith-dev/pith/sdk/sdktest"
 )
 
@@ -64,7 +65,7 @@ func TestCompactRunsPluginsForTheirEvents(t *testing.T) {
 			if err != nil {
 				t.Fatalf("compact: %v", err)
 			}
-			requireNoChildren(t)
+			testproc.RequireNoChildren(t)
 			if left, _ := os.ReadDir(tmp); len(left) > 0 {
 				var names []string
 				for _, e := range left {
