@@ -19,6 +19,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/hashicorp/go-hclog"
+	"github.com/pith-dev/pith/internal/dirwatch"
 )
 
 // Watcher defaults.
@@ -103,11 +104,18 @@ type Watcher struct {
 	store           *Store
 	opts            WatcherOptions
 	log             hclog.Logger
-	fsw             *fsnotify.Watcher
+	// watch follows the file's directory (and its symlink target's);
+	// its callbacks only note a change on changed, whose one slot makes
+	// a burst of events one wake-up, kept until Run takes it.
+	watch   *dirwatch.Watch
+	changed chan struct{}
+	closed  chan struct{}
 
-	// target is where the path's symlinks lead; atomic because the event
-	// loop reads it while a reload may be busy.
-	target atomic.Pointer[symlinkTarget]
+	// target is where the path's symlinks lead; atomic because the
+	// watch's callbacks read it while a reload may be busy. stopTarget
+	// stops following target.dir (nil when none is followed).
+	target     atomic.Pointer[symlinkTarget]
+	stopTarget func()
 
 	mu      sync.Mutex // serializes reloads and guards the fields below
 	lastSum [sha256.Size]byte
@@ -189,20 +197,23 @@ func newWatcher(path string, opts WatcherOptions) (*Watcher, error) {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	fsw, err := fsnotify.NewWatcher()
+	watch, err := dirwatch.New(log.Named("config"))
 	if err != nil {
 		return nil, fmt.Errorf("watch configuration %s: %w", abs, err)
 	}
 	w := &Watcher{
-		path: abs,
-		dir:  filepath.Dir(abs),
-		base: filepath.Base(abs),
-		opts: opts,
-		log:  log.Named("config"),
-		fsw:  fsw,
+		path:    abs,
+		dir:     filepath.Dir(abs),
+		base:    filepath.Base(abs),
+		opts:    opts,
+		log:     log.Named("config"),
+		watch:   watch,
+		changed: make(chan struct{}, 1),
+		closed:  make(chan struct{}),
 	}
-	if err := fsw.Add(w.dir); err != nil {
-		fsw.Close()
+	// Close stops this follow with the watch.
+	if _, err := watch.FollowDir(w.dir, w.event); err != nil {
+		watch.Close()
 		return nil, fmt.Errorf("watch configuration directory %s: %w", w.dir, notFound(err))
 	}
 	w.mu.Lock()
@@ -216,13 +227,16 @@ func (w *Watcher) Path() string { return w.path }
 
 // Close stops watching. It is safe to call more than once and alongside Run.
 func (w *Watcher) Close() error {
-	w.closeOnce.Do(func() { w.closeErr = w.fsw.Close() })
+	w.closeOnce.Do(func() {
+		w.closeErr = w.watch.Close()
+		close(w.closed)
+	})
 	return w.closeErr
 }
 
 // Run handles file events until ctx is done, then closes the watcher; call
-// it once. It returns nil on cancellation and an error only when the event
-// source fails for good.
+// it once. It returns nil on cancellation and an error when the watcher
+// was closed under it.
 func (w *Watcher) Run(ctx context.Context) error {
 	defer w.Close()
 	var (
@@ -250,20 +264,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 				timer.Stop()
 			}
 			return nil
-		case ev, ok := <-w.fsw.Events:
-			if !ok {
-				return fmt.Errorf("watch configuration %s: event stream closed", w.path)
-			}
-			if w.relevant(ev) {
-				schedule()
-			}
-		case err, ok := <-w.fsw.Errors:
-			if !ok {
-				return fmt.Errorf("watch configuration %s: error stream closed", w.path)
-			}
-			// An overflow means events were lost; reloading is the safe
-			// answer to any watch error.
-			w.log.Warn("config watch error; reloading to be safe", "path", w.path, "error", err)
+		case <-w.closed:
+			return fmt.Errorf("watch configuration %s: the watch was closed", w.path)
+		case <-w.changed:
 			schedule()
 		case <-pending:
 			pending = nil
@@ -272,10 +275,25 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 }
 
+// event is the watch's callback for the directories followed: a change
+// that can alter what the path reads as is noted for Run. It runs on the
+// watch's goroutine, so it never blocks.
+func (w *Watcher) event(name string, _ fsnotify.Op) {
+	if name != "" && !w.relevant(name) {
+		return
+	}
+	// name "": the kernel dropped events, and the file may have changed
+	// meanwhile; reloading is the safe answer (an unchanged file is
+	// recognised by its checksum and left alone).
+	select {
+	case w.changed <- struct{}{}:
+	default: // a change is noted already
+	}
+}
+
 // relevant filters the directory's events down to those that can change
 // what the path reads as.
-func (w *Watcher) relevant(ev fsnotify.Event) bool {
-	name := filepath.Clean(ev.Name)
+func (w *Watcher) relevant(name string) bool {
 	dir, base := filepath.Dir(name), filepath.Base(name)
 	t := w.target.Load()
 	if dir == w.dir {
@@ -311,16 +329,19 @@ func (w *Watcher) syncTargetLocked() {
 	if want == current {
 		return
 	}
-	if current.dir != "" && current.dir != want.dir {
+	if current.dir != "" && current.dir != want.dir && w.stopTarget != nil {
 		// The old target may be gone already (a ConfigMap swap deletes
 		// it), which removes its watch by itself.
-		_ = w.fsw.Remove(current.dir)
+		w.stopTarget()
+		w.stopTarget = nil
 	}
 	if want.dir != "" && want.dir != current.dir {
-		if err := w.fsw.Add(want.dir); err != nil {
+		stop, err := w.watch.FollowDir(want.dir, w.event)
+		if err != nil {
 			w.log.Debug("cannot watch the config symlink target", "dir", want.dir, "error", err)
 			want.dir = ""
 		}
+		w.stopTarget = stop
 	}
 	w.target.Store(&want)
 }

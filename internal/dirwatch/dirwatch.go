@@ -7,8 +7,9 @@
 // default), and one per file let a viewer client spend them for every
 // program of the daemon's user. pith serve has one, shared by its viewer's
 // pages and the sessions its WatchEvents clients follow. A files store's
-// Watch follows whole directories through one too (FollowDir), so every
-// inotify event the program reads comes through this package.
+// Watch follows whole directories through one too (FollowDir), and so does
+// the configuration's hot reload (config.Watcher), so every inotify event
+// the program reads comes through this package.
 package dirwatch
 
 import (
@@ -132,7 +133,7 @@ func (d *Watch) run() {
 			if !ok {
 				return
 			}
-			d.log.Warn("watching the session files", "error", err)
+			d.log.Warn("file watch error; followers read their files again", "error", err)
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
 				d.overflowed()
 			}
