@@ -14,7 +14,7 @@ import (
 // BenchmarkCompactDemo is `pith compact` of the bundled demo session
 // without plugins and with the five example plugins (each listing its
 // events, as scripts/demo.sh configures them, and all five started when
-// none lists them), in process: the plugins' start, the compaction with
+// none lists them, and guard alone), in process: the plugins' start, the compaction with
 // their calls, and their stop — everything of a command but the pith
 // process's own start. BenchmarkCompactDemoProcess is the same as whole
 // processes, the way the ratio of issue 14 is measured.
@@ -75,7 +75,7 @@ type benchConfig struct{ name, config string }
 
 // demoBench builds the example plugins (statically, as make build does)
 // into dir (a new temporary directory when "") and returns the demo
-// session and the three configurations.
+// session and the four configurations.
 func demoBench(b *testing.B, dir string) ([]byte, []benchConfig) {
 	b.Helper()
 	demo, err := os.ReadFile("../../examples/demo-session.jsonl")
@@ -124,10 +124,14 @@ func demoBench(b *testing.B, dir string) ([]byte, []benchConfig) {
 		}
 		return writeBenchConfig(b, plugins)
 	}
+	// one-started is guard alone: the cost of one plugin process per
+	// command, the unit the five-plugin figure is made of.
+	guardOnly := []map[string]any{{"name": "guard", "path": filepath.Join(dir, "guard"), "priority": 10, "timeout": "60s", "events": events["guard"]}}
 	return demo, []benchConfig{
 		{"none", writeBenchConfig(b, nil)},
 		{"five-with-events", config(true)},
 		{"five-all-started", config(false)},
+		{"one-started", writeBenchConfig(b, guardOnly)},
 	}
 }
 
