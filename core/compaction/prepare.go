@@ -177,35 +177,29 @@ func Prepare(path []*session.Entry, settings Settings) (*Preparation, error) {
 func summaryMessages(entries []*session.Entry) []session.Message {
 	msgs := make([]session.Message, 0, len(entries))
 	for _, e := range entries {
-		if e.Type == session.TypeBranchSummary {
-			msgs = append(msgs, session.NewBranchSummary(e.Get("summary").String(), e.Get("fromId").String(), e.Timestamp(), e.ID))
-			continue
+		if m, ok := summaryMessage(e); ok {
+			msgs = append(msgs, m)
 		}
-		msgs = session.AppendEntryMessage(msgs, e)
 	}
 	return msgs
 }
 
 // summaryMessage is the message one entry contributes to a summary.
 func summaryMessage(e *session.Entry) (session.Message, bool) {
-	if e.Type == session.TypeBranchSummary {
-		return session.NewBranchSummary(e.Get("summary").String(), e.Get("fromId").String(), e.Timestamp(), e.ID), true
+	if m, ok := e.BranchSummaryMessage(); ok {
+		return m, true
 	}
 	return session.EntryMessage(e)
 }
 
 // summaryTokens is the estimate of summaryMessage(e), 0 when there is
-// none. A message entry's estimate is the entry's cached one, so
-// calibration, the cut point and prepare measure each entry only once.
-func summaryTokens(e *session.Entry) int {
-	if e.Type == session.TypeMessage {
-		return e.MessageTokens()
-	}
-	if m, ok := summaryMessage(e); ok {
-		return tokens.Estimate(m.Raw)
-	}
-	return 0
-}
+// none. It is the entry's cached estimate, so calibration, the cut point
+// and prepare measure each entry only once, and the message a
+// custom_message or branch_summary stands for is built once, for the
+// estimate, and then reused by summaryMessages. The one message
+// summaryMessage gives and a context leaves out, an empty branch_summary's,
+// estimates to 0 either way.
+func summaryTokens(e *session.Entry) int { return e.EntryMessageTokens() }
 
 // ContextTokens is the context size (docs/behaviour.md §3) of the context built from
 // path with its last entry as the leaf (docs/behaviour.md §2). It equals
@@ -232,20 +226,14 @@ func ContextTokens(path []*session.Entry) int {
 	}
 	trailing := 0
 	visit := func(e *session.Entry) (int, bool) {
-		m, ok := session.EntryMessage(e)
-		if !ok {
-			return 0, false
-		}
-		if m.Role == session.RoleAssistant {
-			if u, ok := tokens.UsageTokens(m.Raw); ok {
+		// Only a message entry's message can be an assistant's; the
+		// others' estimates are cached, their messages not built.
+		if e.Role() == session.RoleAssistant {
+			if u, ok := tokens.UsageTokens(e.MessageRaw()); ok {
 				return u, true
 			}
 		}
-		if e.Type == session.TypeMessage {
-			trailing += e.MessageTokens()
-		} else {
-			trailing += tokens.Estimate(m.Raw)
-		}
+		trailing += e.EntryMessageTokens()
 		return 0, false
 	}
 	for i := len(path) - 1; i > comp; i-- {

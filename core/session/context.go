@@ -105,14 +105,10 @@ func EntryMessage(e *Entry) (Message, bool) {
 			return Message{}, false
 		}
 		return Message{Role: e.Role(), Raw: raw, EntryID: e.ID, ToolPaths: e.toolPaths, ToolPathsKnown: e.toolsKnown}, true
-	case TypeCustomMessage:
-		return customFromEntry(e), true
-	case TypeBranchSummary:
-		s := e.Get("summary").String()
-		if s == "" {
-			return Message{}, false
+	case TypeCustomMessage, TypeBranchSummary:
+		if b := e.builtMessage(); !b.empty {
+			return b.msg, true
 		}
-		return NewBranchSummary(s, e.Get("fromId").String(), e.Timestamp(), e.ID), true
 	}
 	return Message{}, false
 }

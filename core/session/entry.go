@@ -44,6 +44,10 @@ type Entry struct {
 	// read and written atomically: entries are shared between goroutines
 	// of the daemon, and computing it twice is harmless.
 	msgTokens int64
+
+	// built caches the message of a custom_message or branch_summary
+	// (see entry_built.go), nil until it is first needed.
+	built atomic.Pointer[builtMessage]
 }
 
 // ToolPath is a read, write or edit tool call with its string "path"

@@ -123,27 +123,6 @@ func NewBranchSummary(summary, fromID, timestamp, entryID string) Message {
 	return Message{Role: RoleBranchSummary, Raw: raw, EntryID: entryID}
 }
 
-// customFromEntry builds the custom message of a custom_message entry,
-// carrying its customType, content, display and details unchanged.
-func customFromEntry(e *Entry) Message {
-	buf := make([]byte, 0, len(e.Raw)+32)
-	buf = append(buf, `{"role":"custom"`...)
-	for _, k := range []string{"customType", "content", "display", "details"} {
-		if v := e.Get(k); v.Exists() {
-			buf = append(buf, ',')
-			buf = append(buf, quote(k)...)
-			buf = append(buf, ':')
-			buf = append(buf, v.Raw...)
-		}
-	}
-	if ts := e.Get("timestamp"); ts.Exists() {
-		buf = append(buf, `,"timestamp":`...)
-		buf = append(buf, ts.Raw...)
-	}
-	buf = append(buf, '}')
-	return Message{Role: RoleCustom, Raw: buf, EntryID: e.ID}
-}
-
 func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)

@@ -106,4 +106,5 @@ func replaceRaw(e *Entry, raw []byte) {
 		panic("session: a migrated line does not scan: " + reason)
 	}
 	e.Line = line
+	e.built.Store(nil) // it was built from the old line
 }
