@@ -52,8 +52,8 @@ func (s *Server) Open(ctx context.Context, rel string, create bool, cwd string) 
 		}
 	}
 	// seen refuses a session over the size bound before it is parsed —
-	// one open already under another name of it too — and shares one
-	// open under another name.
+	// one open already under another name of it too, as its calls are
+	// (admit) — and shares one open under another name.
 	var shared *openSession
 	seen := func(key any, size int64) (bool, error) {
 		if err := served.OverBound(fmt.Sprintf("session %q is", rel), size, int64(limits.MaxSessionBytes)); err != nil {
@@ -228,12 +228,29 @@ func (s *Server) get(ctx context.Context, id string) (*openSession, error) {
 	if c := callerOf(ctx); !o.reachableBy(c) {
 		return nil, fmt.Errorf("%w: session %q", ErrForbidden, id)
 	}
+	if err := s.admit(o); err != nil {
+		return nil, err
+	}
 	o.touch()
 	return o, nil
 }
 
 // sessionBound is server.maxSessionBytes in force.
 func (s *Server) sessionBound() int64 { return int64(s.cfg.Load().Server.MaxSessionBytes) }
+
+// admit holds a session open here to server.maxSessionBytes in force at
+// every call, as an open of it is: a reload may have lowered the bound
+// below its size, or another writer grown its file past it (nothing of
+// which is read then). The calls are refused until the file shrinks (a
+// prune renamed a smaller one over it) or the bound is raised; its
+// streams end with the refusal.
+func (s *Server) admit(o *openSession) error {
+	err := served.OverBound("the session is", o.b.Size(), s.sessionBound())
+	if err != nil {
+		s.endStreams(o, err)
+	}
+	return err
+}
 
 // acquire is get plus the session's operation lock, with the file
 // reopened when it was replaced on disk. Release with o.release().
@@ -250,7 +267,7 @@ func (s *Server) acquire(ctx context.Context, id string) (*openSession, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := o.reopenIfReplaced(ctx, s); err != nil {
+		if err := s.bringUpToDate(ctx, o); err != nil {
 			o.release()
 			return nil, err
 		}
