@@ -2,7 +2,12 @@ package server
 
 import (
 	"context"
+	"errors"
 	"sync"
+	"time"
+
+	"github.com/pith-dev/pith/core/engine"
+	"github.com/pith-dev/pith/store"
 )
 
 // Following other writers: while a session has WatchEvents clients, its
@@ -13,7 +18,14 @@ import (
 // it only when some call of theirs read the session. A shared store's
 // session is followed the same way, woken by the store's watch of every
 // host's changes (storeChanged). Own writes wake the follower too; it
-// finds nothing new and stops there.
+// finds nothing new and stops there. A configuration applied wakes it as
+// well: a lowered server.maxSessionBytes may refuse the session now.
+//
+// A session refused by server.maxSessionBytes — grown past it by another
+// writer, or the bound lowered below it — ends its streams with the
+// refusal (ResourceExhausted), after the events queued before it: they
+// would otherwise wait for events that cannot come while every call is
+// refused. A watch begun then is refused the same way.
 
 // follower is an open session's following of other writers.
 type follower struct {
@@ -41,6 +53,10 @@ func (s *Server) followOutside(o *openSession) (stop func()) {
 	defer f.mu.Unlock()
 	if f.n++; f.n == 1 {
 		f.stop = s.startFollowing(o)
+	} else {
+		// A catch-up running now may have found the session refused
+		// before this stream was there to be told: one more look.
+		f.poke()
 	}
 	var once sync.Once
 	return func() {
@@ -73,6 +89,7 @@ func (s *Server) startFollowing(o *openSession) (stop func()) {
 	f.poke()
 	go func() {
 		for {
+			applied := *s.applied.Load()
 			select {
 			case <-ctx.Done():
 				return
@@ -81,8 +98,9 @@ func (s *Server) startFollowing(o *openSession) (stop func()) {
 			case <-s.shutdown:
 				return
 			case <-f.kick:
-				s.catchUp(ctx, o)
+			case <-applied:
 			}
+			s.catchUp(ctx, o)
 		}
 	}()
 	return func() {
@@ -96,15 +114,64 @@ func (s *Server) startFollowing(o *openSession) (stop func()) {
 // would: it waits for a running operation, which may already have read
 // it.
 func (s *Server) catchUp(ctx context.Context, o *openSession) {
-	if !o.stale() {
-		return
+	if s.admit(o) != nil || !o.stale() {
+		return // refused (its streams are told), or nothing new
 	}
 	if err := o.acquire(ctx); err != nil {
 		return // stopped following, or the session was closed
 	}
 	defer o.release()
-	if err := o.reopenIfReplaced(ctx, s); err != nil {
+	if err := s.bringUpToDate(ctx, o); err != nil && !overBound(err) {
 		s.log.Debug("following another writer of a session", "session", o.id, "error", err)
+	}
+}
+
+// bringUpToDate is reopenIfReplaced for a call or the follower: a
+// refusal by the size bound — the source refused to read what another
+// writer appended past it — ends o's streams too. Call with the op lock
+// held.
+func (s *Server) bringUpToDate(ctx context.Context, o *openSession) error {
+	err := o.reopenIfReplaced(ctx, s)
+	if overBound(err) {
+		s.endStreams(o, err)
+	}
+	return err
+}
+
+// overBound reports whether err is a refusal by server.maxSessionBytes of
+// what a session would take in: the daemon's own (ErrLimit) or a shared
+// store's (store.ErrTooLarge). ErrLimit's other refusals (the number of
+// open sessions, of names) come from an open, never from a catch-up.
+func overBound(err error) bool {
+	return errors.Is(err, ErrLimit) || errors.Is(err, store.ErrTooLarge)
+}
+
+// sessionRefused is the kind of the marker that ends a session's streams
+// with the refusal in its Error (refusedStream); it is never sent to a
+// client as an event.
+const sessionRefused engine.EventKind = "pith.session_refused"
+
+// endStreams ends the WatchEvents streams of o with err, a refusal by the
+// size bound, after the events they have queued. A Compact's progress
+// watcher (local) is left alone: its call holds the op lock, and ends
+// with its own answer.
+func (s *Server) endStreams(o *openSession, err error) {
+	if !o.watched() {
+		return
+	}
+	s.log.Warn("a session is over server.maxSessionBytes; its calls and streams are refused until it shrinks or the bound is raised", "session", o.id, "error", err)
+	end := &engine.Event{Kind: sessionRefused, Time: time.Now(), Error: refusalMessage(err)}
+	o.watchMu.Lock()
+	defer o.watchMu.Unlock()
+	for _, w := range o.watchers {
+		if w.local {
+			continue
+		}
+		select {
+		case w.ch <- end:
+		default:
+			w.once.Do(func() { close(w.overrun) })
+		}
 	}
 }
 

@@ -51,16 +51,17 @@ func (s *Server) Open(ctx context.Context, rel string, create bool, cwd string) 
 			return nil, false, err
 		}
 	}
-	// seen shares a session already open under another name of it, and
-	// refuses one over the size limit before it is parsed.
+	// seen refuses a session over the size bound before it is parsed —
+	// one open already under another name of it too, as its calls are
+	// (admit) — and shares one open under another name.
 	var shared *openSession
 	seen := func(key any, size int64) (bool, error) {
+		if err := served.OverBound(fmt.Sprintf("session %q is", rel), size, int64(limits.MaxSessionBytes)); err != nil {
+			return false, err
+		}
 		if o := s.byKey(key); o != nil {
 			shared = o
 			return true, o.addName(rel)
-		}
-		if size > int64(limits.MaxSessionBytes) {
-			return false, fmt.Errorf("%w: session %q is %d bytes, over server.maxSessionBytes (%d)", ErrLimit, rel, size, limits.MaxSessionBytes)
 		}
 		return false, nil
 	}
@@ -77,9 +78,9 @@ func (s *Server) Open(ctx context.Context, rel string, create bool, cwd string) 
 			b.Close()
 		}
 	}()
-	if size := b.Size(); size > int64(limits.MaxSessionBytes) {
-		// A store tells the size only once the session is read.
-		return nil, false, fmt.Errorf("%w: session %q is %d bytes, over server.maxSessionBytes (%d)", ErrLimit, rel, size, limits.MaxSessionBytes)
+	// A store may tell the size only once the session is read.
+	if err := served.OverBound(fmt.Sprintf("session %q is", rel), b.Size(), int64(limits.MaxSessionBytes)); err != nil {
+		return nil, false, err
 	}
 	store := b.Handle()
 	if store.File().Migrated {
@@ -227,8 +228,28 @@ func (s *Server) get(ctx context.Context, id string) (*openSession, error) {
 	if c := callerOf(ctx); !o.reachableBy(c) {
 		return nil, fmt.Errorf("%w: session %q", ErrForbidden, id)
 	}
+	if err := s.admit(o); err != nil {
+		return nil, err
+	}
 	o.touch()
 	return o, nil
+}
+
+// sessionBound is server.maxSessionBytes in force.
+func (s *Server) sessionBound() int64 { return int64(s.cfg.Load().Server.MaxSessionBytes) }
+
+// admit holds a session open here to server.maxSessionBytes in force at
+// every call, as an open of it is: a reload may have lowered the bound
+// below its size, or another writer grown its file past it (nothing of
+// which is read then). The calls are refused until the file shrinks (a
+// prune renamed a smaller one over it) or the bound is raised; its
+// streams end with the refusal.
+func (s *Server) admit(o *openSession) error {
+	err := served.OverBound("the session is", o.b.Size(), s.sessionBound())
+	if err != nil {
+		s.endStreams(o, err)
+	}
+	return err
 }
 
 // acquire is get plus the session's operation lock, with the file
@@ -246,7 +267,7 @@ func (s *Server) acquire(ctx context.Context, id string) (*openSession, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := o.reopenIfReplaced(ctx, s); err != nil {
+		if err := s.bringUpToDate(ctx, o); err != nil {
 			o.release()
 			return nil, err
 		}
@@ -441,8 +462,5 @@ func checkBytes(lim config.Server, n int, size int64, items int) error {
 	}
 	// Each entry gains its envelope (type, id, parentId, timestamp).
 	const envelope = 128
-	if after := size + int64(n) + int64(items*envelope); after > int64(lim.MaxSessionBytes) {
-		return fmt.Errorf("%w: the session would grow to %d bytes, over server.maxSessionBytes (%d)", ErrLimit, after, lim.MaxSessionBytes)
-	}
-	return nil
+	return served.OverBound("the session would grow to", size+int64(n)+int64(items*envelope), int64(lim.MaxSessionBytes))
 }

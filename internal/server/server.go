@@ -164,7 +164,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			Holder:    holder,
 			LeaseTTL:  opts.Config.Sessions.LeaseTTL,
 			Logger:    log,
-			MaxBytes:  func() int64 { return int64(s.cfg.Load().Server.MaxSessionBytes) },
+			MaxBytes:  s.sessionBound,
 			Changed:   s.storeChanged,
 			Published: relay.received,
 		})
@@ -174,7 +174,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		}
 		s.src, s.relay = src, relay
 	} else {
-		s.files = served.NewFiles(func() string { return s.cfg.Load().Sessions.Root }, func() bool { return hasTenants(s.cfg.Load()) }, log)
+		s.files = served.NewFiles(func() string { return s.cfg.Load().Sessions.Root }, func() bool { return hasTenants(s.cfg.Load()) }, s.sessionBound, log)
 		s.src = s.files
 	}
 	sum, err := opts.Summarizer(opts.Config)

@@ -292,6 +292,9 @@ func (v *service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 				// and reads the session.
 				return status.Error(codes.ResourceExhausted, errWatchOverrun.Error())
 			}
+			if ev.Kind == sessionRefused {
+				return refusedStream(ev) // over server.maxSessionBytes
+			}
 			// An event that arrives right after a reload is sent only
 			// once the caller passed the check again: revalidate runs
 			// beside this loop and may not have run yet (an Append right

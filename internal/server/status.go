@@ -59,6 +59,16 @@ func busyStatus(err error) error {
 	return st.Err()
 }
 
+// refusalMessage is the message of err's status, which a stream ended by
+// the refusal (endStreams) carries to refusedStream.
+func refusalMessage(err error) string { return status.Convert(toStatus(err)).Message() }
+
+// refusedStream is the status a stream ends with on a sessionRefused
+// marker: the one every call on the session gets, ResourceExhausted.
+func refusedStream(ev *engine.Event) error {
+	return status.Error(codes.ResourceExhausted, ev.Error)
+}
+
 // toStatus maps an error onto the gRPC code a client can branch on.
 func toStatus(err error) error {
 	if err == nil {

@@ -81,6 +81,8 @@ type Session struct {
 	// lastIntent is the record of this Session's last append that went
 	// through whole (the zero value when there is none).
 	lastIntent appendIntent
+	// admit is Options.Admit.
+	admit func(size int64) error
 }
 
 // Options tune Open and Create.
@@ -103,6 +105,13 @@ type Options struct {
 	// every name it is reached by (a hard link in another tenant's tree),
 	// and an error must not tell one caller another's name.
 	Display string
+	// Admit, when set, is asked with the file's size before every reading
+	// of it — whole, or the lines other writers appended — and its error
+	// refuses the read before a byte of it is taken in: the Session keeps
+	// the view it had, and the error comes back as it is. pith serve
+	// holds its sessions to server.maxSessionBytes so, however another
+	// writer grows them.
+	Admit func(size int64) error
 }
 
 // display is how a Session opened by name names its file in messages.
@@ -167,7 +176,7 @@ func OpenIn(root *os.Root, name string, opts Options) (*Session, error) {
 }
 
 func open(fsys FS, name, display string, opts Options) (*Session, error) {
-	s := &Session{fsys: fsys, name: name, path: display, hideName: opts.Display != "", log: opts.logger(), now: opts.clock(), rand: opts.random(), singleLink: opts.SingleLink}
+	s := &Session{fsys: fsys, name: name, path: display, hideName: opts.Display != "", log: opts.logger(), now: opts.clock(), rand: opts.random(), singleLink: opts.SingleLink, admit: opts.Admit}
 	fd, err := openRegular(fsys, name, os.O_RDWR|os.O_APPEND)
 	if errors.Is(err, fs.ErrPermission) {
 		// A read-only file can still be read; writes fail clearly.
@@ -222,7 +231,7 @@ func create(fsys FS, name, display, cwd string, opts Options) (*Session, error) 
 		fsys.Remove(name)
 		return nil, fmt.Errorf("%s: create: %w", display, err)
 	}
-	s := &Session{fsys: fsys, name: name, path: display, hideName: opts.Display != "", fd: fd, log: opts.logger(), now: opts.clock(), rand: opts.random(), singleLink: opts.SingleLink}
+	s := &Session{fsys: fsys, name: name, path: display, hideName: opts.Display != "", fd: fd, log: opts.logger(), now: opts.clock(), rand: opts.random(), singleLink: opts.SingleLink, admit: opts.Admit}
 	if err := s.load(); err != nil {
 		fd.Close()
 		return nil, err
@@ -267,17 +276,15 @@ func OpenReadOnly(path string) (io.ReadCloser, error) {
 	}{io.NewSectionReader(h, 0, st.Size()), h}, nil
 }
 
-// ErrTooLarge refuses a session over the size a LoadIn caller allows.
-var ErrTooLarge = errors.New("the session is larger than allowed")
-
-// LoadIn is Load of the file name inside root, read only when it is at
-// most maxBytes long (negative: any size): how a daemon reads a session
-// for another program's writer without opening it for writing.
-func LoadIn(root *os.Root, name string, maxBytes int64) (*session.File, error) {
-	return loadFS(NewRootFS(root), name, name, maxBytes)
+// LoadIn is Load of the file name inside root, read only when admit
+// (nil: any size) lets its size in — its error comes back as it is: how
+// a daemon reads a session for another program's writer without opening
+// it for writing.
+func LoadIn(root *os.Root, name string, admit func(size int64) error) (*session.File, error) {
+	return loadFS(NewRootFS(root), name, name, admit)
 }
 
-func loadFS(fsys FS, name, display string, maxBytes int64) (*session.File, error) {
+func loadFS(fsys FS, name, display string, admit func(size int64) error) (*session.File, error) {
 	h, err := openRegular(fsys, name, os.O_RDONLY)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", display, err)
@@ -287,8 +294,10 @@ func loadFS(fsys FS, name, display string, maxBytes int64) (*session.File, error
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", display, err)
 	}
-	if maxBytes >= 0 && st.Size() > maxBytes {
-		return nil, fmt.Errorf("%s: %w (%d bytes, at most %d)", display, ErrTooLarge, st.Size(), maxBytes)
+	if admit != nil {
+		if err := admit(st.Size()); err != nil {
+			return nil, err
+		}
 	}
 	data, err := readAll(h, st.Size())
 	if err != nil {
@@ -317,6 +326,9 @@ func (s *Session) loadLocked() error { return s.viewLocked(s.readLocked) }
 // readLocked reads and parses the first st.Size() bytes of the open file,
 // up to its last complete line.
 func (s *Session) readLocked(st fs.FileInfo) (*session.File, int64, error) {
+	if err := s.admitted(st.Size()); err != nil {
+		return nil, 0, err
+	}
 	data, err := readAll(s.fd, st.Size())
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: read: %w", s.path, err)
@@ -343,6 +355,14 @@ func (s *Session) readLocked(st fs.FileInfo) (*session.File, int64, error) {
 	f.TornTail = torn
 	session.LogWarnings(s.log, s.path, f.Warnings)
 	return f, int64(complete), nil
+}
+
+// admitted asks Options.Admit whether a file of size bytes may be read.
+func (s *Session) admitted(size int64) error {
+	if s.admit == nil {
+		return nil
+	}
+	return s.admit(size)
 }
 
 // viewLocked replaces the Session's view of its file; the caller holds a

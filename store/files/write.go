@@ -168,6 +168,10 @@ func (s *Session) catchUp(st fs.FileInfo) error {
 		s.stamp = changeStamp(st)
 		return nil
 	}
+	// Before the new bytes are read: the view stays as it was.
+	if err := s.admitted(st.Size()); err != nil {
+		return err
+	}
 	data := make([]byte, st.Size()-s.size)
 	if _, err := s.fd.ReadAt(data, s.size); err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("%s: read: %w", s.path, err)

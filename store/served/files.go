@@ -30,7 +30,10 @@ type Files struct {
 	// prefixes: then a session is reached through real directories only
 	// (checkDirs).
 	tenants func() bool
-	log     hclog.Logger
+	// bound is server.maxSessionBytes in force: every reading of a
+	// session file, whole or what others appended, is held to it.
+	bound SessionBound
+	log   hclog.Logger
 
 	mu sync.Mutex // guards the fields below
 	// root is sessions.root, opened once: every file operation under it
@@ -53,9 +56,9 @@ type Files struct {
 // NewFiles is the source of the files under rootPath() (sessions.root in
 // force); tenants reports whether tokens have prefixes in the
 // configuration in force (then sessions are reached through real
-// directories only).
-func NewFiles(rootPath func() string, tenants func() bool, log hclog.Logger) *Files {
-	return &Files{rootPath: rootPath, tenants: tenants, log: log}
+// directories only); bound is server.maxSessionBytes in force.
+func NewFiles(rootPath func() string, tenants func() bool, bound SessionBound, log hclog.Logger) *Files {
+	return &Files{rootPath: rootPath, tenants: tenants, bound: bound, log: log}
 }
 
 // openDir opens the directory of the session rel under root, checked by
@@ -132,9 +135,14 @@ const fileDisplay = "session file"
 // storeOptions are the Store options of the file opened by rel.
 func (f *Files) storeOptions(rel string) files.Options {
 	// SingleLink: a hard link could name a file outside the root; such a
-	// file is read but never written.
-	return files.Options{Logger: f.log.Named("session").With("path", rel), SingleLink: true, Display: fileDisplay}
+	// file is read but never written. Admit: what pi or another host
+	// appends past the bound is never read in, at the open or after.
+	return files.Options{Logger: f.log.Named("session").With("path", rel), SingleLink: true, Display: fileDisplay, Admit: f.admitFile}
 }
+
+// admitFile holds an open session file to the bound. The refusal names
+// no path (fileDisplay): it reaches whichever caller's call read the file.
+func (f *Files) admitFile(size int64) error { return f.bound.Admit(fileDisplay+" is", size) }
 
 // sessionsRoot returns the handle on sessions.root, opening it (and, with
 // create, making the directory: it is the operator's, not a client's) on
@@ -212,6 +220,9 @@ func (f *Files) Open(_ context.Context, rel string, create bool, cwd string, see
 	// Parse outside the registry lock: a large file takes a while, and
 	// every other call looks sessions up under that lock.
 	st, created, err := files.OpenOrCreateIn(sub, base, create, cwd, f.storeOptions(rel))
+	if errors.Is(err, ErrLimit) {
+		return nil, false, err // grown past the bound since the size seen above
+	}
 	if err != nil {
 		if strings.Contains(err.Error(), "path escapes from parent") {
 			err = ErrOutsideRoot
@@ -240,11 +251,13 @@ func (f *Files) Load(_ context.Context, rel string, maxBytes int64) (*session.Fi
 		return nil, fmt.Errorf("session %q: %w", rel, err)
 	}
 	defer sub.Close()
-	file, err := files.LoadIn(sub, base, maxBytes)
+	file, err := files.LoadIn(sub, base, func(size int64) error {
+		return OverBound(fmt.Sprintf("session %q is", rel), size, maxBytes)
+	})
+	if errors.Is(err, ErrLimit) {
+		return nil, err
+	}
 	if err != nil {
-		if errors.Is(err, files.ErrTooLarge) {
-			err = fmt.Errorf("%w: %w (server.maxSessionBytes)", ErrLimit, err)
-		}
 		return nil, fmt.Errorf("session %q: %w", rel, unprefix(err, base))
 	}
 	return file, nil
@@ -322,6 +335,9 @@ func (b *fileBacking) Reopen(accept func(session.Backend) error) (func(), Reopen
 	if !b.replacedBy(fi) {
 		// The same file: read what pi or a pith command appended.
 		st := b.st.Load()
+		// Past the bound, the Store refuses before it reads (admitFile)
+		// and keeps what it had: refused until the file shrinks or the
+		// bound is raised.
 		moved, err := st.Refresh()
 		if err != nil {
 			return nil, Reopened{}, err
@@ -344,6 +360,9 @@ func (b *fileBacking) Reopen(accept func(session.Backend) error) (func(), Reopen
 		return func() {}, Reopened{Rewritten: rewritten}, nil
 	}
 	st, err := files.OpenIn(b.sub, b.base, b.src.storeOptions(b.rel))
+	if errors.Is(err, ErrLimit) {
+		return nil, Reopened{}, err // the handle in use stays
+	}
 	if err != nil {
 		return nil, Reopened{}, fmt.Errorf("%s: reopen: %w", fileDisplay, unprefix(err, fileDisplay))
 	}

@@ -26,7 +26,7 @@ func TestOpenKnownByAnotherName(t *testing.T) {
 	if err := os.Symlink("team", filepath.Join(root, "alias")); err != nil {
 		t.Fatal(err)
 	}
-	f := NewFiles(func() string { return root }, func() bool { return false }, hclog.NewNullLogger())
+	f := NewFiles(func() string { return root }, func() bool { return false }, nil, hclog.NewNullLogger())
 	defer f.Close()
 	ctx := context.Background()
 	var first any
@@ -72,7 +72,7 @@ func TestFilesList(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f := NewFiles(func() string { return root }, func() bool { return false }, hclog.NewNullLogger())
+	f := NewFiles(func() string { return root }, func() bool { return false }, nil, hclog.NewNullLogger())
 	defer f.Close()
 	names, err := f.List(context.Background(), func(n string) bool { return n != "b/t.jsonl" }, 100)
 	if err != nil {
@@ -81,7 +81,7 @@ func TestFilesList(t *testing.T) {
 	if want := []string{"a/s.jsonl"}; !slices.Equal(names, want) {
 		t.Fatalf("listed %q, want %q", names, want)
 	}
-	missing := NewFiles(func() string { return filepath.Join(root, "none") }, func() bool { return false }, hclog.NewNullLogger())
+	missing := NewFiles(func() string { return filepath.Join(root, "none") }, func() bool { return false }, nil, hclog.NewNullLogger())
 	defer missing.Close()
 	if names, err := missing.List(context.Background(), func(string) bool { return true }, 100); err != nil || names != nil {
 		t.Fatalf("no root: %q, %v", names, err)

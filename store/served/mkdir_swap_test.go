@@ -23,7 +23,7 @@ func TestCreateDirSwappedForLink(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f := NewFiles(func() string { return root }, func() bool { return true }, hclog.NewNullLogger())
+	f := NewFiles(func() string { return root }, func() bool { return true }, nil, hclog.NewNullLogger())
 	defer f.Close()
 	f.beforeMkdir = func() {
 		if err := os.Symlink("../team-b", filepath.Join(root, "team-a/x")); err != nil {
@@ -59,7 +59,7 @@ func TestOpenDirMissingThenLinked(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "team-b/s.jsonl"), []byte(`{"type":"session","version":3,"id":"b","timestamp":"2026-01-01T00:00:00Z","cwd":"/b"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f := NewFiles(func() string { return root }, func() bool { return true }, hclog.NewNullLogger())
+	f := NewFiles(func() string { return root }, func() bool { return true }, nil, hclog.NewNullLogger())
 	defer f.Close()
 	f.afterCheck = func() {
 		if err := os.Symlink("../team-b", filepath.Join(root, "team-a/x")); err != nil {

@@ -137,8 +137,8 @@ func (s *Stored) Load(ctx context.Context, rel string, maxBytes int64) (*session
 	for _, e := range f.Entries {
 		n += int64(len(e.Raw) + 1)
 	}
-	if maxBytes >= 0 && n > maxBytes {
-		return nil, fmt.Errorf("%w: session %q is %d bytes, over server.maxSessionBytes (%d)", ErrLimit, rel, n, maxBytes)
+	if err := OverBound(fmt.Sprintf("session %q is", rel), n, maxBytes); err != nil {
+		return nil, err
 	}
 	return f, nil
 }
