@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	runtimemetrics "runtime/metrics"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,6 +34,10 @@ import (
 // PITH_LOAD_STORE=postgres runs it on a PostgreSQL store (internal/pgtest)
 // through PITH_LOAD_HOSTS in-process hosts (default 1), session i on host
 // i mod hosts: the figures of several hosts sharing one database.
+//
+// PITH_LOAD_PROFILE=PREFIX writes a CPU profile of the first and of the
+// last whole window (PREFIX-first.pprof, PREFIX-last.pprof): what grows
+// as the sessions do shows in `go tool pprof -diff_base`.
 func TestLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load test")
@@ -92,6 +97,7 @@ func TestLoad(t *testing.T) {
 	// rate holds as the sessions grow, not only its mean.
 	windows := make([]atomic.Int64, int(dur/loadWindow)+2)
 	cpu := sampleCPU(began, int(dur/loadWindow))
+	stopProfiles := profileWindows(t, os.Getenv("PITH_LOAD_PROFILE"), began, int(dur/loadWindow))
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
@@ -152,6 +158,7 @@ func TestLoad(t *testing.T) {
 	wg.Wait()
 	elapsed := time.Since(deadline.Add(-dur))
 	cpuSeconds := cpu()
+	stopProfiles()
 	for _, h := range hosts {
 		h.stop()
 	}
@@ -227,6 +234,51 @@ func sampleCPU(began time.Time, whole int) func() []float64 {
 		close(done)
 		wg.Wait()
 		return out
+	}
+}
+
+// profileWindows profiles the CPU of the first and the last of the
+// whole windows into prefix-first.pprof and prefix-last.pprof (nothing
+// when prefix is empty); the returned func stops it.
+func profileWindows(t *testing.T, prefix string, began time.Time, whole int) func() {
+	if prefix == "" || whole < 1 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for _, w := range []struct {
+			name  string
+			index int
+		}{{"first", 0}, {"last", whole - 1}} {
+			select {
+			case <-time.After(time.Until(began.Add(time.Duration(w.index) * loadWindow))):
+			case <-done:
+				return
+			}
+			f, err := os.Create(prefix + "-" + w.name + ".pprof")
+			if err != nil {
+				t.Errorf("profile: %v", err)
+				return
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				f.Close()
+				t.Errorf("profile: %v", err)
+				return
+			}
+			select {
+			case <-time.After(time.Until(began.Add(time.Duration(w.index+1) * loadWindow))):
+			case <-done:
+			}
+			pprof.StopCPUProfile()
+			f.Close()
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
 	}
 }
 

@@ -294,6 +294,9 @@ func (s *Store) Export(ctx context.Context, name string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// tailCall reads a session's lines after $2 and its line count.
+const tailCall = `SELECT last_seq, raw FROM pith_tail($1, $2)`
+
 // Tail reads only the rows after line after, and the line count, in one
 // snapshot.
 func (s *Store) Tail(ctx context.Context, name string, after int) ([]byte, int, error) {
@@ -301,14 +304,12 @@ func (s *Store) Tail(ctx context.Context, name string, after int) ([]byte, int, 
 		return nil, 0, err
 	}
 	// One statement, so one snapshot and one round trip without a
-	// transaction: the session's row joined with its lines after after
-	// (none: one row with a NULL line), every row carrying the count.
-	// pith serve calls this before every call on a stored session.
-	// (Planned at most calls: a function keeping one plan was measured
-	// slower, its call costing more than the planning.)
-	rows, err := s.pool.Query(ctx, `SELECT s.last_seq, l.raw FROM pith_sessions s
-		LEFT JOIN pith_lines l ON l.session = s.name AND l.seq > $2
-		WHERE s.name = $1 ORDER BY l.seq`, name, after)
+	// transaction: the session's lines after after (none: one row with a
+	// NULL line), every row carrying the count. pith serve calls this
+	// before every call on a stored session: pith_tail (migration 00009)
+	// keeps one plan, where the query as a statement was planned anew at
+	// every call once the sessions had grown.
+	rows, err := s.pool.Query(ctx, tailCall, name, after)
 	if err != nil {
 		return nil, 0, classify(err)
 	}
