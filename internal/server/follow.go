@@ -160,19 +160,7 @@ func (s *Server) endStreams(o *openSession, err error) {
 		return
 	}
 	s.log.Warn("a session is over server.maxSessionBytes; its calls and streams are refused until it shrinks or the bound is raised", "session", o.id, "error", err)
-	end := &engine.Event{Kind: sessionRefused, Time: time.Now(), Error: refusalMessage(err)}
-	o.watchMu.Lock()
-	defer o.watchMu.Unlock()
-	for _, w := range o.watchers {
-		if w.local {
-			continue
-		}
-		select {
-		case w.ch <- end:
-		default:
-			w.once.Do(func() { close(w.overrun) })
-		}
-	}
+	o.endRemoteWatchers(&engine.Event{Kind: sessionRefused, Time: time.Now(), Error: refusalMessage(err)})
 }
 
 // pokeFollowed wakes the catch-up of the session open under key, or of

@@ -308,10 +308,15 @@ func (o *openSession) broadcast(ev engine.Event, remote bool) {
 // streams that fell behind (errWatchOverrun), after the events they have
 // queued: another host lost events of the session before they reached
 // the store, and what came before the loss still counts.
-func (o *openSession) fellBehind() {
+func (o *openSession) fellBehind() { o.endRemoteWatchers(&engine.Event{Kind: eventsLost}) }
+
+// endRemoteWatchers ends the streams of o's watchers of other hosts'
+// events with end, after the events they have queued; one whose queue is
+// full ends as a stream that fell behind. A Compact's progress watcher
+// (local) is left alone.
+func (o *openSession) endRemoteWatchers(end *engine.Event) {
 	o.watchMu.Lock()
 	defer o.watchMu.Unlock()
-	end := &engine.Event{Kind: eventsLost}
 	for _, w := range o.watchers {
 		if w.local {
 			continue
