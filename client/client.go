@@ -298,6 +298,8 @@ type Compaction struct {
 	SplitTurn          bool
 	FromHook           bool
 	Plugin             string
+	// Strategy made the summary: summary or explore.
+	Strategy string
 }
 
 // Compact runs a manual compaction; progress, when set, gets the events
@@ -617,6 +619,7 @@ func compactionOf(r *pb.CompactionResult) *Compaction {
 		Reason: r.GetReason(), Entry: r.GetEntry(), EntryID: r.GetEntryId(), Summary: r.GetSummary(), ShortSummary: r.GetShortSummary(),
 		FirstKeptEntryID: r.GetFirstKeptEntryId(), TokensBefore: int(r.GetTokensBefore()), TokensAfter: int(r.GetTokensAfter()),
 		MessagesSummarized: int(r.GetMessagesSummarized()), SplitTurn: r.GetSplitTurn(), FromHook: r.GetFromHook(), Plugin: r.GetPlugin(),
+		Strategy: r.GetStrategy(),
 	}
 }
 

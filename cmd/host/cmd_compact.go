@@ -35,12 +35,15 @@ type compactFlags struct {
 	store            string
 	workspace        string
 	provider         providerFlags
+	// serve is the address of a running `pith serve` that compacts
+	// instead of this process (compact_serve.go); serveCA its CA file.
+	serve, serveCA string
 }
 
 func newCompactCommand() *cobra.Command {
 	var f compactFlags
 	cmd := &cobra.Command{
-		Use:   "compact FILE | --store URL NAME",
+		Use:   "compact FILE | --store URL NAME | --serve ADDR NAME",
 		Short: "Compact a session: summarize old history and keep the recent part",
 		Long: `Prepares a compaction on the path from the root to the current leaf (the last
 entry), summarizes the old part (the built-in summarizer by default: no
@@ -66,12 +69,29 @@ line). Wherever they are read, files on the deny list (private keys, .ssh,
 
 With --store, NAME is a session of that store (a postgres:// URL or a
 sessions directory); the compaction runs under the session's lease, so it
-is refused while a host is compacting or pruning the same session.`,
-		Args: positional([]arg{sessionArg}),
+is refused while a host is compacting or pruning the same session.
+
+With --serve ADDR, NAME is a session of a running ` + "`pith serve`" + ` (its path below
+the daemon's sessions.root) and the daemon compacts it: with its
+configuration and its plugins, which it started once for all its
+compactions, where a command starts and stops its own. Only --instructions,
+--json and -v go with it; PITH_TOKEN is the bearer token, and an address that
+is not loopback or a unix socket is reached over TLS (--serve-ca FILE for a
+private CA).`,
+		Args: positional([]arg{{"FILE", "the session file, or with --store or --serve its NAME"}}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			fl := cmd.Flags()
+			if f.serve != "" || fl.Changed("serve-ca") {
+				if f.serve == "" {
+					return usageError{errors.New("--serve-ca: only with --serve")}
+				}
+				if err := checkServeFlags(fl); err != nil {
+					return err
+				}
+				return runCompactServe(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], f)
+			}
 			return runCompact(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], f, func(name string) bool { return fl.Changed(name) })
 		},
 	}
@@ -93,6 +113,8 @@ is refused while a host is compacting or pruning the same session.`,
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log what the engine and the plugins do")
 	fl.StringVar(&f.workspace, "workspace", "", "also read the session's workspace (compaction.rehydrate, the explore worker's file tools) when it is DIR or below it; without it only one under the current directory or a workspace.roots directory is read")
 	addStoreFlag(cmd, &f.store)
+	fl.StringVar(&f.serve, "serve", "", "compact the session NAME in the running `pith serve` at ADDR (host:port or unix:/path), with its configuration and warm plugins")
+	fl.StringVar(&f.serveCA, "serve-ca", "", "with --serve: CA certificate (PEM) that verifies the daemon's TLS certificate")
 	f.provider.register(cmd)
 	return cmd
 }

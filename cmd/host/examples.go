@@ -31,7 +31,9 @@ var examples = map[string]string{
   # with a local OpenAI-compatible server and the plugins of a config file
   pith compact --provider openai --base-url http://127.0.0.1:11434/v1 --model qwen3 --config pith.yaml session.jsonl
   # a session shared by several hosts, under its lease (exit 5 while another host compacts it)
-  pith compact --store postgres://pith@db.internal/pith team-a/task-42.jsonl`,
+  pith compact --store postgres://pith@db.internal/pith team-a/task-42.jsonl
+  # in a running pith serve, whose plugins are already started (NAME below its sessions.root)
+  pith compact --serve 127.0.0.1:7420 team-a/task-42.jsonl`,
 	"pith propose": `  # what Pith would write for pi's compaction; the file is only read
   echo '{"reason":"manual"}' | pith propose compact --config pith.yaml session.jsonl
   # a branch summary for a tree navigation from pi's leaf

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -150,3 +155,124 @@ func writeBenchConfig(b *testing.B, plugins []map[string]any) string {
 	}
 	return path
 }
+
+// BenchmarkCompactDemoServe is `pith compact --serve ADDR NAME` of a fresh
+// copy of the demo session for each iteration, against a running `pith
+// serve` with no plugins and with the five examples (each listing its
+// events): the compaction a CLI user gets when the plugins are started
+// once for many commands. cpu-ms/op counts the command's CPU and the
+// daemon's (read from /proc before and after), so that the work moved
+// into the daemon is not hidden.
+func BenchmarkCompactDemoServe(b *testing.B) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		b.Skip("needs /proc for the daemon's CPU time")
+	}
+	dir := b.TempDir()
+	pith := buildPith(b, dir)
+	demo, configs := demoBench(b, dir)
+	for _, bc := range configs[:2] { // none, five-with-events
+		b.Run(bc.name, func(b *testing.B) {
+			root := filepath.Join(b.TempDir(), "sessions")
+			if err := os.Mkdir(root, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			cfg := serveBenchConfig(b, bc.config, root)
+			ready := filepath.Join(b.TempDir(), "ready")
+			daemon := exec.Command(pith, "serve", "--config", cfg, "--listen", "127.0.0.1:0", "--ready-file", ready)
+			if err := daemon.Start(); err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() {
+				_ = daemon.Process.Signal(syscall.SIGTERM)
+				_ = daemon.Wait()
+			})
+			addr := waitReady(b, ready)
+			n := 0
+			compact := func() time.Duration {
+				n++
+				name := fmt.Sprintf("s%d.jsonl", n)
+				if err := os.WriteFile(filepath.Join(root, name), demo, 0o644); err != nil {
+					b.Fatal(err)
+				}
+				cmd := exec.Command(pith, "compact", "--serve", addr, name)
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("pith compact --serve: %v\n%s", err, out)
+				}
+				return childCPU(cmd)
+			}
+			compact() // the daemon starts its plugins at its first compaction
+			var cpu time.Duration
+			before := procCPU(b, daemon.Process.Pid)
+			for b.Loop() {
+				cpu += compact()
+			}
+			cpu += procCPU(b, daemon.Process.Pid) - before
+			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
+		})
+	}
+}
+
+// serveBenchConfig is the plugins of the benchmark configuration at
+// plugins, with sessions.root and the keep-recent-tokens the CLI
+// benchmarks pass as a flag.
+func serveBenchConfig(b *testing.B, plugins, root string) string {
+	b.Helper()
+	var c map[string]any
+	data, err := os.ReadFile(plugins)
+	if err == nil {
+		err = json.Unmarshal(data, &c)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	c["sessions"] = map[string]any{"root": root}
+	c["compaction"] = map[string]any{"keepRecentTokens": 8000}
+	if data, err = json.Marshal(c); err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "serve.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// waitReady waits for the daemon's --ready-file and returns its address.
+func waitReady(b *testing.B, path string) string {
+	b.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if data, err := os.ReadFile(path); err == nil && len(bytes.TrimSpace(data)) > 0 {
+			return string(bytes.TrimSpace(data))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	b.Fatal("pith serve did not write its ready file within 30s")
+	return ""
+}
+
+// procCPU is the user and system CPU time pid has used so far, children
+// it has reaped included (its plugins, once they exit).
+func procCPU(b *testing.B, pid int) time.Duration {
+	b.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The fields after the command name, which is in parentheses and may
+	// hold spaces: utime is field 14, stime 15, cutime 16, cstime 17.
+	fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	var ticks int64
+	for _, f := range fields[11:15] {
+		v, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ticks += v
+	}
+	return time.Duration(ticks) * time.Second / clockTicks
+}
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat's times: 100 on every
+// Linux architecture Go runs on.
+const clockTicks = 100

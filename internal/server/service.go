@@ -403,7 +403,7 @@ func resultProto(r *engine.Result) *pb.CompactionResult {
 	out := &pb.CompactionResult{
 		Reason: string(r.Reason), Summary: r.Summary, ShortSummary: r.ShortSummary, FirstKeptEntryId: r.FirstKeptEntryID,
 		TokensBefore: int64(r.TokensBefore), TokensAfter: int64(r.TokensAfter), MessagesSummarized: int64(r.MessagesSummarized),
-		SplitTurn: r.SplitTurn, FromHook: r.FromHook, Plugin: r.Plugin,
+		SplitTurn: r.SplitTurn, FromHook: r.FromHook, Plugin: r.Plugin, Strategy: r.Strategy,
 	}
 	if r.Entry != nil {
 		out.Entry, out.EntryId = r.Entry.Raw, r.Entry.ID

@@ -648,8 +648,10 @@ type CompactionResult struct {
 	SplitTurn          bool   `protobuf:"varint,10,opt,name=split_turn,json=splitTurn,proto3" json:"split_turn,omitempty"`
 	FromHook           bool   `protobuf:"varint,11,opt,name=from_hook,json=fromHook,proto3" json:"from_hook,omitempty"`
 	Plugin             string `protobuf:"bytes,12,opt,name=plugin,proto3" json:"plugin,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// strategy is the strategy that made the summary: summary or explore.
+	Strategy      string `protobuf:"bytes,13,opt,name=strategy,proto3" json:"strategy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CompactionResult) Reset() {
@@ -762,6 +764,13 @@ func (x *CompactionResult) GetFromHook() bool {
 func (x *CompactionResult) GetPlugin() string {
 	if x != nil {
 		return x.Plugin
+	}
+	return ""
+}
+
+func (x *CompactionResult) GetStrategy() string {
+	if x != nil {
+		return x.Strategy
 	}
 	return ""
 }
@@ -1728,7 +1737,7 @@ const file_pith_session_v1_session_proto_rawDesc = "" +
 	"\x0fCompactResponse\x124\n" +
 	"\bprogress\x18\x01 \x01(\v2\x16.pith.session.v1.EventH\x00R\bprogress\x12;\n" +
 	"\x06result\x18\x02 \x01(\v2!.pith.session.v1.CompactionResultH\x00R\x06resultB\x06\n" +
-	"\x04kind\"\x96\x03\n" +
+	"\x04kind\"\xb2\x03\n" +
 	"\x10CompactionResult\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x14\n" +
 	"\x05entry\x18\x02 \x01(\fR\x05entry\x12\x19\n" +
@@ -1743,7 +1752,8 @@ const file_pith_session_v1_session_proto_rawDesc = "" +
 	"split_turn\x18\n" +
 	" \x01(\bR\tsplitTurn\x12\x1b\n" +
 	"\tfrom_hook\x18\v \x01(\bR\bfromHook\x12\x16\n" +
-	"\x06plugin\x18\f \x01(\tR\x06plugin\"\xd5\x01\n" +
+	"\x06plugin\x18\f \x01(\tR\x06plugin\x12\x1a\n" +
+	"\bstrategy\x18\r \x01(\tR\bstrategy\"\xd5\x01\n" +
 	"\x0fNavigateRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1b\n" +

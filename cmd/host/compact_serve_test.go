@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/pith-dev/pith/internal/server"
+	"github.com/tidwall/gjson"
+)
+
+// serveSessions writes a daemon configuration with plugins whose
+// sessions.root is a new directory, and copies the demo session into it
+// once for each name.
+func serveSessions(t *testing.T, plugins []map[string]any, names ...string) (cfg, root string) {
+	t.Helper()
+	dir := t.TempDir()
+	root = filepath.Join(dir, "sessions")
+	demo, err := os.ReadFile("../../examples/demo-session.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		p := filepath.Join(root, filepath.FromSlash(n))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, demo, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if plugins == nil {
+		plugins = []map[string]any{}
+	}
+	cfg = filepath.Join(dir, "pith.json")
+	writeConfigMap(t, cfg, map[string]any{"sessions": map[string]any{"root": root}, "plugins": plugins,
+		"server": map[string]any{"shutdownTimeout": "5s"}})
+	return cfg, root
+}
+
+// TestCompactServe: `pith compact --serve` compacts the daemon's session
+// and prints what the same compaction run here prints (the same summary,
+// cut and figures; only the new entry's id differs), the entry is in the
+// file, and the exit codes are the local ones: 3 for nothing to compact,
+// 4 for a plugin's veto, 2 for a flag the daemon decides, 1 for a session
+// the daemon does not have or a daemon that is not there.
+func TestCompactServe(t *testing.T) {
+	guard := testPlugin(t, "guard")
+	plugins := []map[string]any{{"name": "guard", "path": guard}}
+	cfg, root := serveSessions(t, plugins, "team/a.jsonl", "team/vetoed.jsonl")
+	p := startServe(t, cfg)
+
+	local := copyFile(t, "../../examples/demo-session.jsonl")
+	localCfg := writeConfig(t, plugins...)
+	want, stderr, code := runCLI(t, "compact", "--config", localCfg, "--json", local)
+	if code != 0 {
+		t.Fatalf("local compact: exit %d, %s", code, stderr)
+	}
+	got, stderr, code := runCLI(t, "compact", "--serve", p.addr, "--json", "team/a.jsonl")
+	if code != 0 {
+		t.Fatalf("compact --serve: exit %d, %s", code, stderr)
+	}
+	id := gjson.Get(got, "entryId").String()
+	if id == "" {
+		t.Fatalf("no entryId in %s", got)
+	}
+	if g, w := withoutEntryID(t, got), withoutEntryID(t, want); g != w {
+		t.Errorf("compact --serve printed\n%s\nthe same compaction here printed\n%s", g, w)
+	}
+	data, err := os.ReadFile(filepath.Join(root, "team", "a.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
+	if last := lines[len(lines)-1]; gjson.GetBytes(last, "type").String() != "compaction" || gjson.GetBytes(last, "id").String() != id {
+		t.Errorf("the file's last entry is %s, want the compaction %s", last, id)
+	}
+
+	text, stderr, code := runCLI(t, "compact", "--serve", p.addr, "team/a.jsonl")
+	if code != exitNothing || !strings.Contains(stderr, "nothing to compact") {
+		t.Errorf("compacting again: exit %d, %q %q; want %d, nothing to compact", code, text, stderr, exitNothing)
+	}
+
+	// The guard cancels a compaction of a session labelled no-compact.
+	vetoed := filepath.Join(root, "team", "vetoed.jsonl")
+	out, stderr, code := runCLI(t, "tree", "--json", vetoed)
+	leaf := gjson.Get(out, "leafId").String()
+	if code != 0 || leaf == "" {
+		t.Fatalf("tree: exit %d, %s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, "label", vetoed, leaf, "no-compact"); code != 0 {
+		t.Fatalf("label: %s", stderr)
+	}
+	if _, stderr, code := runCLI(t, "compact", "--serve", p.addr, "team/vetoed.jsonl"); code != exitCancelled || !strings.Contains(stderr, "no-compact") {
+		t.Errorf("a compaction the guard cancels: exit %d, %q; want %d and its reason", code, stderr, exitCancelled)
+	}
+
+	for _, flag := range [][]string{{"--keep-recent-tokens", "100"}, {"--config", localCfg}, {"--dry-run"}, {"--store", root}} {
+		args := append([]string{"compact", "--serve", p.addr, "team/a.jsonl"}, flag...)
+		if _, stderr, code := runCLI(t, args...); code != exitUsage || !strings.Contains(stderr, flag[0]) || !strings.Contains(stderr, "daemon's configuration") {
+			t.Errorf("%s with --serve: exit %d, %q; want %d naming the flag", flag[0], code, stderr, exitUsage)
+		}
+	}
+	if _, stderr, code := runCLI(t, "compact", "--serve-ca", localCfg, local); code != exitUsage || !strings.Contains(stderr, "--serve-ca") {
+		t.Errorf("--serve-ca without --serve: exit %d, %q", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, "compact", "--serve", p.addr, "team/missing.jsonl"); code != exitFailure || !strings.Contains(stderr, "not found") {
+		t.Errorf("a session the daemon does not have: exit %d, %q", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, "compact", "--serve", p.addr, "../outside.jsonl"); code != exitUsage {
+		t.Errorf("a NAME outside sessions.root: exit %d, %q; want %d", code, stderr, exitUsage)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-p.done // its stderr closed: it has exited
+	if _, stderr, code := runCLI(t, "compact", "--serve", p.addr, "team/a.jsonl"); code != exitFailure || !strings.Contains(stderr, "pith serve") {
+		t.Errorf("no daemon at the address: exit %d, %q", code, stderr)
+	}
+}
+
+// TestCompactServeToken: a daemon with TLS and tokens is reached with
+// --serve-ca and PITH_TOKEN, and only within the token's prefix; no token
+// is refused, and nothing is written.
+func TestCompactServeToken(t *testing.T) {
+	dir := t.TempDir()
+	pki := newTestPKI(t, dir)
+	cfg, root := serveSessions(t, nil, "team-a/s.jsonl", "team-b/s.jsonl")
+	var c map[string]any
+	data, err := os.ReadFile(cfg)
+	if err != nil || json.Unmarshal(data, &c) != nil {
+		t.Fatalf("read %s: %v", cfg, err)
+	}
+	c["server"] = map[string]any{"shutdownTimeout": "5s",
+		"tls":    map[string]any{"certFile": pki.serverCert, "keyFile": pki.serverKey},
+		"tokens": []map[string]any{{"name": "team-a", "sha256": server.HashToken("token-a"), "prefix": "team-a/"}}}
+	writeConfigMap(t, cfg, c)
+	p := startServe(t, cfg)
+
+	t.Setenv("PITH_TOKEN", "")
+	if _, stderr, code := runCLI(t, "compact", "--serve", p.addr, "--serve-ca", pki.caFile, "team-a/s.jsonl"); code == 0 || !strings.Contains(stderr, "unauthenticated") {
+		t.Errorf("no token: exit %d, %q", code, stderr)
+	}
+	t.Setenv("PITH_TOKEN", "token-a")
+	if _, stderr, code := runCLI(t, "compact", "--serve", p.addr, "--serve-ca", pki.caFile, "team-b/s.jsonl"); code == 0 || !strings.Contains(stderr, "permission denied") {
+		t.Errorf("another tenant's session: exit %d, %q", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, "compact", "--serve", p.addr, "--serve-ca", pki.caFile, "team-a/s.jsonl"); code != 0 {
+		t.Errorf("own session with the token: exit %d, %q", code, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "team-b", "s.jsonl"))
+	if err != nil || bytes.Contains(b, []byte(`"type":"compaction"`)) {
+		t.Errorf("team-b's session was compacted (or unreadable: %v)", err)
+	}
+	// Without --serve-ca a loopback address is dialled in clear text,
+	// which a TLS daemon does not answer.
+	if _, stderr, code := runCLI(t, "compact", "--serve", p.addr, "team-a/s.jsonl"); code == 0 {
+		t.Errorf("a TLS daemon in clear text: exit 0, %q", stderr)
+	}
+}
+
+// withoutEntryID is a compaction's JSON without its entry's id, which is
+// new at every compaction.
+func withoutEntryID(t *testing.T, s string) string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		t.Fatalf("%v: %s", err, s)
+	}
+	delete(m, "entryId")
+	out, _ := json.Marshal(m)
+	return string(out)
+}
