@@ -349,8 +349,20 @@ type Navigation struct {
 	OldLeafID, NewLeafID string
 	// SummaryEntry is the branch_summary entry written, nil for none.
 	SummaryEntry json.RawMessage
-	// EditorText is the text of the user message navigated to.
-	EditorText string
+	// EditorText is the text of the user message navigated to;
+	// HasEditorText tells an empty one from none.
+	EditorText    string
+	HasEditorText bool
+	// NoOp: the target was already the leaf, nothing was written.
+	NoOp bool
+	// TargetID is the entry navigated to; PositionID where the
+	// conversation continues from (its parent for a user message, ""
+	// for the start).
+	TargetID, PositionID string
+	// EntriesSummarized is how many entries the branch left behind had;
+	// FromHook: a plugin supplied its summary.
+	EntriesSummarized int
+	FromHook          bool
 }
 
 // Navigate moves the leaf to targetID (docs/behaviour.md §11).
@@ -359,7 +371,9 @@ func (s *Session) Navigate(ctx context.Context, targetID string, opts NavigateOp
 	if err != nil {
 		return nil, wrap("navigate", err)
 	}
-	n := &Navigation{OldLeafID: r.GetOldLeafId(), NewLeafID: r.GetNewLeafId(), EditorText: r.GetEditorText()}
+	n := &Navigation{OldLeafID: r.GetOldLeafId(), NewLeafID: r.GetNewLeafId(), EditorText: r.GetEditorText(),
+		NoOp: r.GetNoOp(), TargetID: r.GetTargetId(), PositionID: r.GetPositionId(), EntriesSummarized: int(r.GetEntriesSummarized()),
+		FromHook: r.GetFromHook(), HasEditorText: r.GetHasEditorText()}
 	if len(r.GetSummaryEntry()) > 0 {
 		n.SummaryEntry = r.GetSummaryEntry()
 	}

@@ -202,7 +202,9 @@ func (v *service) Navigate(ctx context.Context, req *pb.NavigateRequest) (*pb.Na
 		return nil, toStatus(err)
 	}
 	v.s.refreshViewer(o.rel) // a navigation has no engine event of its own
-	resp := &pb.NavigateResponse{OldLeafId: res.OldLeafID, NewLeafId: res.NewLeafID, EditorText: res.EditorText}
+	resp := &pb.NavigateResponse{OldLeafId: res.OldLeafID, NewLeafId: res.NewLeafID, EditorText: res.EditorText,
+		NoOp: res.NoOp, TargetId: res.TargetID, PositionId: res.PositionID, EntriesSummarized: int64(res.EntriesSummarized),
+		FromHook: res.FromHook, HasEditorText: res.HasEditorText}
 	if res.SummaryEntry != nil {
 		resp.SummaryEntry = res.SummaryEntry.Raw
 	}

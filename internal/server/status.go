@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pith-dev/pith/core/branch"
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/hooks"
@@ -134,11 +135,11 @@ func toStatus(err error) error {
 		code = codes.DeadlineExceeded
 	case errors.Is(err, context.Canceled), errors.Is(err, engine.ErrAborted):
 		code = codes.Canceled
-	case errors.Is(err, engine.ErrCancelled), errors.Is(err, hooks.ErrPluginFailed):
+	case errors.Is(err, engine.ErrCancelled), errors.Is(err, branch.ErrCancelled), errors.Is(err, hooks.ErrPluginFailed):
 		// A plugin's veto, or a `failure: closed` plugin that failed: the
 		// operation was refused as things stand, not broken.
 		code = codes.FailedPrecondition
-	case errors.Is(err, engine.ErrNothingToCompact), errors.Is(err, session.ErrOldVersion),
+	case errors.Is(err, engine.ErrNothingToCompact), errors.Is(err, branch.ErrNothingToSummarize), errors.Is(err, session.ErrOldVersion),
 		errors.Is(err, engine.ErrAutoCompactionDisabled), errors.Is(err, engine.ErrStillAboveThreshold):
 		code = codes.FailedPrecondition
 	case errors.Is(err, fs.ErrPermission):

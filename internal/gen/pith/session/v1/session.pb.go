@@ -871,8 +871,24 @@ type NavigateResponse struct {
 	SummaryEntry []byte `protobuf:"bytes,3,opt,name=summary_entry,json=summaryEntry,proto3" json:"summary_entry,omitempty"`
 	// editor_text is the text of the user message navigated to, for the
 	// agent to put back in its editor.
-	EditorText    string `protobuf:"bytes,4,opt,name=editor_text,json=editorText,proto3" json:"editor_text,omitempty"`
-	Cancelled     bool   `protobuf:"varint,5,opt,name=cancelled,proto3" json:"cancelled,omitempty"`
+	EditorText string `protobuf:"bytes,4,opt,name=editor_text,json=editorText,proto3" json:"editor_text,omitempty"`
+	// cancelled is never set: a plugin's veto ends the call with
+	// FAILED_PRECONDITION ("navigation cancelled by a hook: ...") instead.
+	//
+	// Deprecated: Marked as deprecated in pith/session/v1/session.proto.
+	Cancelled bool `protobuf:"varint,5,opt,name=cancelled,proto3" json:"cancelled,omitempty"`
+	// no_op: the target was already the leaf; nothing was written.
+	NoOp     bool   `protobuf:"varint,6,opt,name=no_op,json=noOp,proto3" json:"no_op,omitempty"`
+	TargetId string `protobuf:"bytes,7,opt,name=target_id,json=targetId,proto3" json:"target_id,omitempty"`
+	// position_id is where the conversation continues from: the target, or
+	// its parent for a user message or custom_message ("" = the start).
+	PositionId string `protobuf:"bytes,8,opt,name=position_id,json=positionId,proto3" json:"position_id,omitempty"`
+	// entries_summarized is how many entries the branch left behind had.
+	EntriesSummarized int64 `protobuf:"varint,9,opt,name=entries_summarized,json=entriesSummarized,proto3" json:"entries_summarized,omitempty"`
+	// from_hook: a session_before_tree plugin supplied the summary.
+	FromHook bool `protobuf:"varint,10,opt,name=from_hook,json=fromHook,proto3" json:"from_hook,omitempty"`
+	// has_editor_text tells an empty editor_text from none.
+	HasEditorText bool `protobuf:"varint,11,opt,name=has_editor_text,json=hasEditorText,proto3" json:"has_editor_text,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -935,9 +951,52 @@ func (x *NavigateResponse) GetEditorText() string {
 	return ""
 }
 
+// Deprecated: Marked as deprecated in pith/session/v1/session.proto.
 func (x *NavigateResponse) GetCancelled() bool {
 	if x != nil {
 		return x.Cancelled
+	}
+	return false
+}
+
+func (x *NavigateResponse) GetNoOp() bool {
+	if x != nil {
+		return x.NoOp
+	}
+	return false
+}
+
+func (x *NavigateResponse) GetTargetId() string {
+	if x != nil {
+		return x.TargetId
+	}
+	return ""
+}
+
+func (x *NavigateResponse) GetPositionId() string {
+	if x != nil {
+		return x.PositionId
+	}
+	return ""
+}
+
+func (x *NavigateResponse) GetEntriesSummarized() int64 {
+	if x != nil {
+		return x.EntriesSummarized
+	}
+	return 0
+}
+
+func (x *NavigateResponse) GetFromHook() bool {
+	if x != nil {
+		return x.FromHook
+	}
+	return false
+}
+
+func (x *NavigateResponse) GetHasEditorText() bool {
+	if x != nil {
+		return x.HasEditorText
 	}
 	return false
 }
@@ -1761,14 +1820,22 @@ const file_pith_session_v1_session_proto_rawDesc = "" +
 	"\tsummarize\x18\x03 \x01(\bR\tsummarize\x12/\n" +
 	"\x13custom_instructions\x18\x04 \x01(\tR\x12customInstructions\x12\x14\n" +
 	"\x05label\x18\x05 \x01(\tR\x05label\x12!\n" +
-	"\fno_summarize\x18\x06 \x01(\bR\vnoSummarize\"\xb6\x01\n" +
+	"\fno_summarize\x18\x06 \x01(\bR\vnoSummarize\"\x81\x03\n" +
 	"\x10NavigateResponse\x12\x1e\n" +
 	"\vold_leaf_id\x18\x01 \x01(\tR\toldLeafId\x12\x1e\n" +
 	"\vnew_leaf_id\x18\x02 \x01(\tR\tnewLeafId\x12#\n" +
 	"\rsummary_entry\x18\x03 \x01(\fR\fsummaryEntry\x12\x1f\n" +
 	"\veditor_text\x18\x04 \x01(\tR\n" +
-	"editorText\x12\x1c\n" +
-	"\tcancelled\x18\x05 \x01(\bR\tcancelled\"K\n" +
+	"editorText\x12 \n" +
+	"\tcancelled\x18\x05 \x01(\bB\x02\x18\x01R\tcancelled\x12\x13\n" +
+	"\x05no_op\x18\x06 \x01(\bR\x04noOp\x12\x1b\n" +
+	"\ttarget_id\x18\a \x01(\tR\btargetId\x12\x1f\n" +
+	"\vposition_id\x18\b \x01(\tR\n" +
+	"positionId\x12-\n" +
+	"\x12entries_summarized\x18\t \x01(\x03R\x11entriesSummarized\x12\x1b\n" +
+	"\tfrom_hook\x18\n" +
+	" \x01(\bR\bfromHook\x12&\n" +
+	"\x0fhas_editor_text\x18\v \x01(\bR\rhasEditorText\"K\n" +
 	"\x10AfterTurnRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +
