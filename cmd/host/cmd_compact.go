@@ -84,10 +84,7 @@ private CA).`,
 			defer stop()
 			fl := cmd.Flags()
 			if f.serve != "" || fl.Changed("serve-ca") {
-				if f.serve == "" {
-					return usageError{errors.New("--serve-ca: only with --serve")}
-				}
-				if err := checkServeFlags(fl); err != nil {
+				if err := checkServeFlags(fl, f.serve, "instructions", "json"); err != nil {
 					return err
 				}
 				return runCompactServe(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], f)
@@ -113,8 +110,7 @@ private CA).`,
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log what the engine and the plugins do")
 	fl.StringVar(&f.workspace, "workspace", "", "also read the session's workspace (compaction.rehydrate, the explore worker's file tools) when it is DIR or below it; without it only one under the current directory or a workspace.roots directory is read")
 	addStoreFlag(cmd, &f.store)
-	fl.StringVar(&f.serve, "serve", "", "compact the session NAME in the running `pith serve` at ADDR (host:port or unix:/path), with its configuration and warm plugins")
-	fl.StringVar(&f.serveCA, "serve-ca", "", "with --serve: CA certificate (PEM) that verifies the daemon's TLS certificate")
+	addServeFlags(fl, "compact", &f.serve, &f.serveCA)
 	f.provider.register(cmd)
 	return cmd
 }

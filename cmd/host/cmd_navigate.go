@@ -29,12 +29,15 @@ type navigateFlags struct {
 	verbose      bool
 	store        string
 	provider     providerFlags
+	// serve is a running `pith serve` that navigates instead of this
+	// process (via_serve.go); serveCA its CA file.
+	serve, serveCA string
 }
 
 func newNavigateCommand() *cobra.Command {
 	var f navigateFlags
 	cmd := &cobra.Command{
-		Use:   "navigate FILE --to ID | --store URL NAME --to ID",
+		Use:   "navigate FILE --to ID | --store URL NAME --to ID | --serve ADDR NAME --to ID",
 		Short: "Move the session's leaf to another entry, optionally summarizing the branch left behind",
 		Long: `Moves the current leaf (the last entry) to the entry --to. With --summarize
 (or branchSummary.enabled: true in the configuration, unless --no-summarize),
@@ -50,11 +53,30 @@ The move is durable: a small entry pi also reads records it, so reopening
 the file (in Pith or pi) continues from the new position. Plugins of
 --config see session_before_tree and session_tree.
 
---dry-run shows what would be summarized, changing nothing.`,
-		Args: positional([]arg{sessionArg}),
+--dry-run shows what would be summarized, changing nothing.
+
+With --serve ADDR, NAME is a session of a running ` + "`pith serve`" + ` (its path below
+the daemon's sessions.root) and the daemon navigates it, with its
+configuration and its plugins, already started; --to, --summarize,
+--no-summarize, --instructions, --label, --json and -v go with it.
+PITH_TOKEN is the bearer token; an address that is not loopback or a unix
+socket is reached over TLS (--serve-ca FILE for a private CA).`,
+		Args: positional([]arg{{"FILE", "the session file, or with --store or --serve its NAME"}}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.to == "" {
 				return errors.New("--to ID is required")
+			}
+			if fl := cmd.Flags(); f.serve != "" || fl.Changed("serve-ca") {
+				if err := checkServeFlags(fl, f.serve, "to", "summarize", "no-summarize", "instructions", "label", "json"); err != nil {
+					return err
+				}
+				mode, err := summarizeMode(cmd, f)
+				if err != nil {
+					return err
+				}
+				ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+				defer stop()
+				return runNavigateServe(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], f, mode)
 			}
 			if f.dryRun {
 				return dryRunNavigate(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], f)
@@ -97,6 +119,7 @@ the file (in Pith or pi) continues from the new position. Plugins of
 	fl.StringVar(&f.config, "config", "", "configuration file: budgets, summarizer and plugins (default $PITH_CONFIG, else ~/.config/pith/config.yaml if present)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log what the engine and the plugins do")
 	addStoreFlag(cmd, &f.store)
+	addServeFlags(fl, "navigate", &f.serve, &f.serveCA)
 	f.provider.register(cmd)
 	return cmd
 }

@@ -49,7 +49,9 @@ var examples = map[string]string{
 	"pith navigate": `  # move the leaf, summarizing the branch left behind
   pith navigate --to 3f2a9c1b --summarize session.jsonl
   pith navigate --to 3f2a9c1b --dry-run session.jsonl
-  pith navigate --store postgres://pith@db.internal/pith --to 3f2a9c1b team-a/task-42.jsonl`,
+  pith navigate --store postgres://pith@db.internal/pith --to 3f2a9c1b team-a/task-42.jsonl
+  # in a running pith serve, with its plugins
+  pith navigate --serve 127.0.0.1:7420 --to 3f2a9c1b --summarize team-a/task-42.jsonl`,
 	"pith label": `  pith label session.jsonl 3f2a9c1b no-compact
   pith label --clear session.jsonl 3f2a9c1b
   pith label --json session.jsonl 3f2a9c1b reviewed | jq -r .entryId

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/pith-dev/pith/client"
+	"github.com/pith-dev/pith/core/branch"
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
@@ -17,30 +19,43 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// A CLI compaction starts its plugins and stops them again: each is a
-// process that costs more CPU than the compaction itself (docs/plugins.md,
-// "What a plugin costs"). `pith compact --serve ADDR NAME` asks a running
-// `pith serve` instead, whose plugins are started once for all its
-// compactions: this process only dials, asks and prints.
+// A CLI compaction or navigation starts its plugins and stops them again:
+// each is a process that costs more CPU than the operation itself
+// (docs/plugins.md, "Starting and stopping plugins"). With --serve ADDR the
+// command asks a running `pith serve` instead, whose plugins are started
+// once for all its operations: this process only dials, asks and prints,
+// with the output and exit codes of the same operation run here.
 
-// viaServeFlags are the flags that mean something with --serve. The others
-// set the policy of a compaction this process runs; with --serve the
-// daemon's configuration decides, and a flag that would be ignored is
-// refused instead, so that nobody believes it is in force.
-var viaServeFlags = map[string]bool{"serve": true, "serve-ca": true, "instructions": true, "json": true, "verbose": true}
+// serveOnly are the flags that mean something with --serve, beside the
+// command's own (viaServe's keep). The others set the policy of an
+// operation this process runs; with --serve the daemon's configuration
+// decides, and a flag that would be ignored is refused instead, so that
+// nobody believes it is in force.
+var serveOnly = []string{"serve", "serve-ca", "verbose"}
 
-// checkServeFlags refuses, with --serve, every flag the daemon decides.
-func checkServeFlags(fl *pflag.FlagSet) error {
+// checkServeFlags refuses, with --serve, every flag set that is not in
+// keep or serveOnly; a --serve-ca without --serve is refused too.
+func checkServeFlags(fl *pflag.FlagSet, serve string, keep ...string) error {
+	if serve == "" {
+		return usageError{errors.New("--serve-ca: only with --serve")}
+	}
 	var refused []string
 	fl.Visit(func(f *pflag.Flag) {
-		if !viaServeFlags[f.Name] {
+		if !slices.Contains(serveOnly, f.Name) && !slices.Contains(keep, f.Name) {
 			refused = append(refused, "--"+f.Name)
 		}
 	})
 	if len(refused) > 0 {
-		return usageError{fmt.Errorf("%s: not with --serve, where the daemon's configuration decides (set it there, or compact the file here without --serve)", strings.Join(refused, ", "))}
+		return usageError{fmt.Errorf("%s: not with --serve, where the daemon's configuration decides (set it there, or run the command here without --serve)", strings.Join(refused, ", "))}
 	}
 	return nil
+}
+
+// addServeFlags registers --serve and --serve-ca; what names the daemon's
+// operation ("compact", "navigate") is for their help.
+func addServeFlags(fl *pflag.FlagSet, what string, serve, serveCA *string) {
+	fl.StringVar(serve, "serve", "", what+" the session NAME in the running `pith serve` at ADDR (host:port or unix:/path), with its configuration and its plugins, already started")
+	fl.StringVar(serveCA, "serve-ca", "", "with --serve: CA certificate (PEM) that verifies the daemon's TLS certificate")
 }
 
 // dialServe connects to the daemon at addr: in clear text to loopback or
@@ -68,25 +83,19 @@ func dialServe(addr, caFile string) (*client.Client, error) {
 // are those of a compaction run here.
 func runCompactServe(ctx context.Context, stdout, stderr io.Writer, name string, f compactFlags) error {
 	log := cliLogger(stderr, f.verbose)
-	c, err := dialServe(f.serve, f.serveCA)
+	c, s, err := openServe(ctx, f.serve, f.serveCA, name)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	defer c.Close()
-	s, err := c.Open(ctx, name)
-	if err != nil {
-		return serveError(ctx, f.serve, name, err)
-	}
 	prog := startProgress(stderr, "compacting in the daemon at "+f.serve)
 	res, err := s.Compact(ctx, f.instructions, func(ev client.Event) {
 		log.Debug("daemon event", "kind", ev.Kind, "plugin", ev.Plugin, "error", ev.Error)
 	})
 	prog.done()
-	// The daemon closes an idle session by itself; closing it here only
-	// frees it sooner, and a failure to do so changes nothing written.
-	_ = s.Close(context.WithoutCancel(ctx))
+	closeServe(ctx, s)
 	if err != nil {
-		return serveError(ctx, f.serve, name, err)
+		return serveError(ctx, "compaction", f.serve, name, err)
 	}
 	return printCompaction(stdout, &engine.Result{
 		Reason: engine.Reason(res.Reason), Entry: &session.Entry{ID: res.EntryID, Raw: res.Entry},
@@ -96,29 +105,51 @@ func runCompactServe(ctx context.Context, stdout, stderr io.Writer, name string,
 	}, f.asJSON)
 }
 
+// openServe dials the daemon at addr and opens its session name.
+func openServe(ctx context.Context, addr, caFile, name string) (*client.Client, *client.Session, error) {
+	c, err := dialServe(addr, caFile)
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	s, err := c.Open(ctx, name)
+	if err != nil {
+		c.Close()
+		return nil, nil, serveError(ctx, "open", addr, name, err)
+	}
+	return c, s, nil
+}
+
+// refusals are the local sentinels a daemon's FAILED_PRECONDITION may
+// stand for, told apart by their words, which start the daemon's message
+// (it sends the engine's error as is): nothing to compact, a plugin's
+// veto, nothing to summarize — each its own exit code (exitCode).
+var refusals = []error{compaction.ErrNothingToCompact, engine.ErrCancelled, branch.ErrCancelled, branch.ErrNothingToSummarize}
+
 // serveError is the daemon's refusal as the same command's error run
-// here: its exit code (exitCode) comes from the local sentinel it wraps.
-// The daemon sends a gRPC code and its own message; the message starts
-// with the words of the engine's sentinel, which is how a refusal for
-// nothing to compact is told from a plugin's veto (both
-// FAILED_PRECONDITION).
-func serveError(ctx context.Context, addr, name string, err error) error {
+// here, wrapping the local sentinel that gives its exit code. op names
+// the operation for an interruption.
+func serveError(ctx context.Context, op, addr, name string, err error) error {
 	msg := err.Error()
+	where := fmt.Sprintf("%s (daemon %s)", name, addr)
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s: %s interrupted; the daemon stops it and the session is unchanged: %w", where, op, ctx.Err())
+	}
+	if errors.Is(err, client.ErrFailedPrecondition) {
+		for _, r := range refusals {
+			if strings.Contains(msg, r.Error()) {
+				return fmt.Errorf("%s: %w", where, withText(r, msg))
+			}
+		}
+	}
 	switch {
-	case ctx.Err() != nil:
-		return fmt.Errorf("%s: compaction interrupted; the daemon stops it and the session is unchanged: %w", name, ctx.Err())
-	case errors.Is(err, client.ErrFailedPrecondition) && strings.Contains(msg, compaction.ErrNothingToCompact.Error()):
-		return fmt.Errorf("%s (daemon %s): %w", name, addr, withText(compaction.ErrNothingToCompact, msg))
-	case errors.Is(err, client.ErrFailedPrecondition) && strings.Contains(msg, engine.ErrCancelled.Error()):
-		return fmt.Errorf("%s (daemon %s): %w", name, addr, withText(engine.ErrCancelled, msg))
 	case errors.Is(err, client.ErrAborted):
-		return fmt.Errorf("%s (daemon %s): %w", name, addr, withText(session.ErrLeaseHeld, msg))
+		return fmt.Errorf("%s: %w", where, withText(session.ErrLeaseHeld, msg))
 	case errors.Is(err, client.ErrUnavailable):
 		return fmt.Errorf("daemon %s: %w (is `pith serve` running there?)", addr, err)
-	case errors.Is(err, client.ErrInvalidArgument), errors.Is(err, client.ErrUnauthenticated):
-		return usageError{fmt.Errorf("%s (daemon %s): %w", name, addr, err)}
+	case errors.Is(err, client.ErrInvalidArgument):
+		return usageError{fmt.Errorf("%s: %w", where, err)}
 	}
-	return fmt.Errorf("%s (daemon %s): %w", name, addr, err)
+	return fmt.Errorf("%s: %w", where, err)
 }
 
 // sentinelText is a local sentinel (for errors.Is and the exit code) that
@@ -132,3 +163,39 @@ func withText(sentinel error, text string) error { return sentinelText{sentinel,
 
 func (e sentinelText) Error() string { return e.text }
 func (e sentinelText) Unwrap() error { return e.sentinel }
+
+// closeServe closes the daemon's session: it would close an idle one by
+// itself, so this only frees it sooner, and a failure changes nothing
+// written.
+func closeServe(ctx context.Context, s *client.Session) { _ = s.Close(context.WithoutCancel(ctx)) }
+
+// runNavigateServe is `pith navigate --serve ADDR NAME --to ID`.
+func runNavigateServe(ctx context.Context, stdout, stderr io.Writer, name string, f navigateFlags, mode engine.SummarizeMode) error {
+	c, s, err := openServe(ctx, f.serve, f.serveCA, name)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	prog := startProgress(stderr, "navigating in the daemon at "+f.serve)
+	res, err := s.Navigate(ctx, f.to, client.NavigateOptions{
+		Summarize: mode == engine.SummarizeAlways, NoSummarize: mode == engine.SummarizeNever,
+		CustomInstructions: f.instructions, Label: f.label,
+	})
+	prog.done()
+	closeServe(ctx, s)
+	if err != nil {
+		return serveError(ctx, "navigation", f.serve, name, err)
+	}
+	out := &branch.NavigateResult{
+		NoOp: res.NoOp, TargetID: res.TargetID, OldLeafID: res.OldLeafID, PositionID: res.PositionID, NewLeafID: res.NewLeafID,
+		EntriesSummarized: res.EntriesSummarized, EditorText: res.EditorText, HasEditorText: res.HasEditorText, FromHook: res.FromHook,
+	}
+	if len(res.SummaryEntry) > 0 {
+		e, err := session.ParseEntry(res.SummaryEntry)
+		if err != nil {
+			return fmt.Errorf("%s (daemon %s): the branch summary entry it sent: %w", name, f.serve, err)
+		}
+		out.SummaryEntry = e
+	}
+	return printNavigation(stdout, out, f.asJSON)
+}

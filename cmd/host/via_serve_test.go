@@ -68,7 +68,7 @@ func TestCompactServe(t *testing.T) {
 	if id == "" {
 		t.Fatalf("no entryId in %s", got)
 	}
-	if g, w := withoutEntryID(t, got), withoutEntryID(t, want); g != w {
+	if g, w := withoutKeys(t, got, "entryId"), withoutKeys(t, want, "entryId"); g != w {
 		t.Errorf("compact --serve printed\n%s\nthe same compaction here printed\n%s", g, w)
 	}
 	data, err := os.ReadFile(filepath.Join(root, "team", "a.jsonl"))
@@ -163,15 +163,71 @@ func TestCompactServeToken(t *testing.T) {
 	}
 }
 
-// withoutEntryID is a compaction's JSON without its entry's id, which is
-// new at every compaction.
-func withoutEntryID(t *testing.T, s string) string {
+// TestNavigateServe: `pith navigate --serve` moves the daemon's session
+// and prints what the same navigation here prints (the new entries' ids
+// aside): with a branch summary, to a user message (its text to edit),
+// to where it already is; a session_before_tree plugin's veto is exit 4,
+// as it is here, and a flag the daemon decides is refused.
+func TestNavigateServe(t *testing.T) {
+	vetoer := testPlugin(t, "scripted")
+	cfg, root := serveSessions(t, nil, "a.jsonl", "b.jsonl", "c.jsonl")
+	p := startServe(t, cfg)
+	local := copyFile(t, "../../examples/demo-session.jsonl")
+
+	newIDs := []string{"summaryEntryId", "newLeafId", "oldLeafId"} // oldLeafId: the last step's new leaf
+	for _, step := range [][]string{
+		{"--to", demoBranchPoint, "--summarize"},
+		{"--to", demoUserMessage},
+		{"--to", demoUserMessage},
+		{"--to", demoLeaf, "--no-summarize", "--label", "back"},
+	} {
+		want, stderr, code := runCLI(t, append([]string{"navigate", "--json", local}, step...)...)
+		if code != 0 {
+			t.Fatalf("navigate %v here: exit %d, %s", step, code, stderr)
+		}
+		got, stderr, code := runCLI(t, append([]string{"navigate", "--json", "--serve", p.addr, "a.jsonl"}, step...)...)
+		if code != 0 {
+			t.Fatalf("navigate --serve %v: exit %d, %s", step, code, stderr)
+		}
+		if g, w := withoutKeys(t, got, newIDs...), withoutKeys(t, want, newIDs...); g != w {
+			t.Errorf("navigate --serve %v printed\n%s\nhere\n%s", step, g, w)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(root, "a.jsonl"))
+	if err != nil || !bytes.Contains(data, []byte(`"type":"branch_summary"`)) {
+		t.Errorf("no branch summary in the daemon's file (%v)", err)
+	}
+
+	text, stderr, code := runCLI(t, "navigate", "--serve", p.addr, "b.jsonl", "--to", demoUserMessage)
+	if code != 0 || !strings.Contains(text, "message to edit and send again") {
+		t.Errorf("navigate --serve to a user message: exit %d, %q %q", code, text, stderr)
+	}
+	if _, stderr, code := runCLI(t, "navigate", "--serve", p.addr, "b.jsonl", "--to", demoLeaf, "--dry-run"); code != exitUsage || !strings.Contains(stderr, "--dry-run") {
+		t.Errorf("--dry-run with --serve: exit %d, %q", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, "navigate", "--serve", p.addr, "b.jsonl", "--to", "nosuchid"); code == 0 {
+		t.Errorf("navigate --serve to a missing entry: exit 0, %q", stderr)
+	}
+
+	// A daemon whose plugin cancels every navigation.
+	vcfg, _ := serveSessions(t, []map[string]any{{"name": "vetoer", "path": vetoer, "args": []string{"--before-tree", "cancel"}}}, "c.jsonl")
+	vp := startServe(t, vcfg)
+	if _, stderr, code := runCLI(t, "navigate", "--serve", vp.addr, "c.jsonl", "--to", demoBranchPoint); code != exitCancelled || !strings.Contains(stderr, "cancelled") {
+		t.Errorf("a navigation a plugin cancels: exit %d, %q; want %d", code, stderr, exitCancelled)
+	}
+}
+
+// withoutKeys is a JSON object without keys: the ids of the entries an
+// operation writes, new at every run.
+func withoutKeys(t *testing.T, s string, keys ...string) string {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal([]byte(s), &m); err != nil {
 		t.Fatalf("%v: %s", err, s)
 	}
-	delete(m, "entryId")
+	for _, k := range keys {
+		delete(m, k)
+	}
 	out, _ := json.Marshal(m)
 	return string(out)
 }
