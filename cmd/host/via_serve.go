@@ -132,7 +132,10 @@ func serveError(ctx context.Context, op, addr, name string, err error) error {
 	msg := err.Error()
 	where := fmt.Sprintf("%s (daemon %s)", name, addr)
 	if ctx.Err() != nil {
-		return fmt.Errorf("%s: %s interrupted; the daemon stops it and the session is unchanged: %w", where, op, ctx.Err())
+		// The daemon ends the operation when the call is cancelled, but
+		// one it had just saved stays saved: the answer is lost, not the
+		// write, so this does not claim the session is unchanged.
+		return fmt.Errorf("%s: %s interrupted; the daemon stops it unless it had already saved it (read the session to know): %w", where, op, ctx.Err())
 	}
 	if errors.Is(err, client.ErrFailedPrecondition) {
 		for _, r := range refusals {

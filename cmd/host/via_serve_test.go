@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pith-dev/pith/internal/server"
+	"github.com/pith-dev/pith/internal/testtmp"
 	"github.com/tidwall/gjson"
 )
 
@@ -230,4 +231,18 @@ func withoutKeys(t *testing.T, s string, keys ...string) string {
 	}
 	out, _ := json.Marshal(m)
 	return string(out)
+}
+
+// TestCompactServeUnixSocket: a daemon on a unix socket is reached as
+// unix:/path, in clear text, as on loopback.
+func TestCompactServeUnixSocket(t *testing.T) {
+	cfg, _ := serveSessions(t, nil, "a.jsonl")
+	sock := filepath.Join(testtmp.Short(t), "pith.sock")
+	p := startServe(t, cfg, "--listen", "unix:"+sock)
+	if !strings.HasPrefix(p.addr, "unix:") {
+		t.Fatalf("the daemon listens on %q, want unix:%s", p.addr, sock)
+	}
+	if out, stderr, code := runCLI(t, "compact", "--serve", p.addr, "a.jsonl"); code != 0 || !strings.Contains(out, "compacted:") {
+		t.Errorf("compact --serve %s: exit %d, %q %q", p.addr, code, out, stderr)
+	}
 }
