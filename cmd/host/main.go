@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/pith-dev/pith/internal/mapfile"
 	"github.com/pith-dev/pith/internal/termsafe"
 	"github.com/spf13/cobra"
 )
@@ -41,7 +42,9 @@ func runIn(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.Execute()
+	// Read-only commands map the session (internal/mapfile): a file cut
+	// shorter in place under them is an error line here, not a crash.
+	err := mapfile.Guard(root.Execute)
 	if err != nil {
 		// An error can quote a plugin or the session: escaped (termsafe).
 		fmt.Fprintf(stderr, "pith: %s\n", termsafe.Line(oneLine(err)))

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/pith-dev/pith/internal/mapfile"
 	"github.com/tidwall/gjson"
 )
 
@@ -63,8 +64,22 @@ type ParseOptions struct {
 	Estimates bool
 }
 
-// ParseWith is Parse with options.
-func ParseWith(data []byte, opt ParseOptions) (*File, error) {
+// ParseWith is Parse with options. data may be a mapping of the file
+// (LoadOptions.Mapped): a file cut shorter in place under the parse is
+// mapfile.ErrCut, not a crash.
+func ParseWith(data []byte, opt ParseOptions) (f *File, err error) {
+	err = mapfile.Guard(func() error {
+		var perr error
+		f, perr = parseWith(data, opt)
+		return perr
+	})
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func parseWith(data []byte, opt ParseOptions) (*File, error) {
 	f := &File{}
 	// Header: the first non-empty line.
 	line := 0
@@ -94,9 +109,17 @@ func ParseWith(data []byte, opt ParseOptions) (*File, error) {
 	} else {
 		var wg sync.WaitGroup
 		for i := range chunks {
-			wg.Go(func() { results[i] = parseChunk(chunks[i]) })
+			wg.Go(func() {
+				// A goroutine of its own: the fault guard is per goroutine.
+				results[i].err = mapfile.Guard(func() error { results[i] = parseChunk(chunks[i]); return nil })
+			})
 		}
 		wg.Wait()
+		for _, r := range results {
+			if r.err != nil {
+				return nil, r.err
+			}
+		}
 	}
 	n := 0
 	for _, r := range results {
@@ -140,6 +163,8 @@ type chunkResult struct {
 	// lines is how many lines the piece has, the one before it
 	// included for the first piece (its firstLine).
 	lines int
+	// err is a fault reading the piece's bytes (mapfile.ErrCut).
+	err error
 }
 
 // renumber moves the line numbers of a piece's results by offset.

@@ -9,12 +9,14 @@
 // them.
 //
 // The one hazard of a mapping is a file cut shorter while it is mapped:
-// reading a page past the new end raises SIGBUS, and the process dies
-// with a fault instead of reading a torn file. Session files are not cut
-// in place: pi and Pith only append to them, and every rewrite (prune,
-// migrate, a compaction's rewrite) writes a new file and renames it over
-// the old, which leaves the mapped inode whole. A tool that truncates a
-// session in place under a running command is the case left; the caller
-// maps only for commands that write nothing, so such a fault never
-// interrupts a write.
+// reading a page past the new end raises SIGBUS. Session files are not
+// cut in place: pi and Pith only append to them, and every rewrite
+// (prune, migrate, a compaction's rewrite) writes a new file and renames
+// it over the old, which leaves the mapped inode whole. For a tool that
+// truncates a session in place under a running command, the readers of
+// mapped bytes run under Guard, which turns such a fault into ErrCut —
+// the session's parse and the CLI's main goroutine — so the command
+// fails with one line instead of a crash. The caller maps only for
+// commands that write nothing, so such a failure never interrupts a
+// write.
 package mapfile

@@ -33,5 +33,6 @@ func mapFile(f *os.File, size int64) ([]byte, error) {
 		_ = syscall.Munmap(data)
 		return nil, errors.New("the file shrank")
 	}
+	remember(f.Name(), data)
 	return data, nil
 }
