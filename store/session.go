@@ -25,12 +25,13 @@ type SessionOptions struct {
 	// Timeout bounds each call to the store; default 30s.
 	Timeout time.Duration
 	Logger  hclog.Logger
-	// MaxBytes, when set, bounds the session this handle takes in, asked
-	// at every reading (a daemon's limit may be reloaded): a whole read
-	// or a catch-up with what other hosts appended that would hold more
-	// is refused with ErrTooLarge, and the handle keeps what it had. 0 or
-	// less: no bound.
-	MaxBytes func() int64
+	// Admit, when set, is asked with the bytes the handle would hold
+	// before it takes in a whole read or a catch-up with what other hosts
+	// appended; its error refuses that reading, and the handle keeps what
+	// it had. The daemon's is served.SessionBound.Admit, the one check of
+	// server.maxSessionBytes, so a stored session is refused in the same
+	// words as a file.
+	Admit func(size int64) error
 }
 
 // DefaultLeaseTTL is SessionOptions.LeaseTTL's default.
@@ -226,13 +227,13 @@ func lastLine(view []byte) []byte {
 	return bytes.Clone(view[bytes.LastIndexByte(view, '\n')+1:])
 }
 
-// fits refuses a session of n bytes over MaxBytes.
+// fits asks SessionOptions.Admit whether the handle may hold n bytes.
 func (s *Session) fits(n int64) error {
-	if s.opts.MaxBytes == nil {
+	if s.opts.Admit == nil {
 		return nil
 	}
-	if limit := s.opts.MaxBytes(); limit > 0 && n > limit {
-		return fmt.Errorf("%s: %w: it would hold %d bytes, over the limit of %d", s.name, ErrTooLarge, n, limit)
+	if err := s.opts.Admit(n); err != nil {
+		return fmt.Errorf("%s: %w", s.name, err)
 	}
 	return nil
 }

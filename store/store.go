@@ -43,9 +43,6 @@ var (
 	// ErrUnavailable: the store cannot be reached; nothing was written.
 	// Retrying later is safe.
 	ErrUnavailable = errors.New("the session store is unavailable")
-	// ErrTooLarge: a Session would take in more of the session than its
-	// MaxBytes; it keeps what it had read.
-	ErrTooLarge = errors.New("the session is over its size limit")
 	// ErrPayloadTooLarge refuses a Publish payload over MaxPayload.
 	ErrPayloadTooLarge = errors.New("the event payload is too large")
 )

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/pith-dev/pith/core/engine"
-	"github.com/pith-dev/pith/store"
 )
 
 // Following other writers: while a session has WatchEvents clients, its
@@ -139,12 +138,10 @@ func (s *Server) bringUpToDate(ctx context.Context, o *openSession) error {
 }
 
 // overBound reports whether err is a refusal by server.maxSessionBytes of
-// what a session would take in: the daemon's own (ErrLimit) or a shared
-// store's (store.ErrTooLarge). ErrLimit's other refusals (the number of
-// open sessions, of names) come from an open, never from a catch-up.
-func overBound(err error) bool {
-	return errors.Is(err, ErrLimit) || errors.Is(err, store.ErrTooLarge)
-}
+// what a session would take in (served.OverBound, for files and stored
+// sessions alike). ErrLimit's other refusals (the number of open
+// sessions, of names) come from an open, never from a catch-up.
+func overBound(err error) bool { return errors.Is(err, ErrLimit) }
 
 // sessionRefused is the kind of the marker that ends a session's streams
 // with the refusal in its Error (refusedStream); it is never sent to a

@@ -164,7 +164,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			Holder:    holder,
 			LeaseTTL:  opts.Config.Sessions.LeaseTTL,
 			Logger:    log,
-			MaxBytes:  s.sessionBound,
+			Bound:     s.sessionBound,
 			Changed:   s.storeChanged,
 			Published: relay.received,
 		})

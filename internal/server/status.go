@@ -37,9 +37,8 @@ import (
 //
 // And the daemon's own: ErrBusy (a caller's calls in flight at their
 // bound) → Unavailable with a RetryInfo detail, retried by clients;
-// ErrLimit (a size or count limit) and store.ErrTooLarge (a stored
-// session grown past server.maxSessionBytes by another host) →
-// ResourceExhausted, final.
+// ErrLimit (a size or count limit, server.maxSessionBytes for files and
+// stored sessions alike) → ResourceExhausted, final.
 
 // busyRetryDelay is the back-off a busy refusal suggests: about a short
 // call's time, so a retry finds a slot given back.
@@ -108,11 +107,6 @@ func toStatus(err error) error {
 		code = codes.Unauthenticated
 	case errors.Is(err, ErrLimit):
 		code = codes.ResourceExhausted
-	case errors.Is(err, store.ErrTooLarge):
-		// Another host (or a pith command) grew a stored session past
-		// this host's limit: it is refused as one read whole would be.
-		code = codes.ResourceExhausted
-		err = fmt.Errorf("%w (server.maxSessionBytes)", err)
 	case errors.Is(err, files.ErrNotRegular), errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.ENOTDIR):
 		// A directory, FIFO or symlink where a session file should be, or
 		// a file where a directory should be.

@@ -126,8 +126,9 @@ func TestStoredSessionLimitHoldsForOtherHostsAppends(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := sa.Context(ctx); !errors.Is(err, client.ErrResourceExhausted) || !strings.Contains(err.Error(), "server.maxSessionBytes") {
-		t.Fatalf("GetContext of a session another host grew past this host's limit: %v, want ResourceExhausted naming server.maxSessionBytes", err)
+	// In the words of a file's refusal (served.OverBound): one check.
+	if _, err := sa.Context(ctx); !errors.Is(err, client.ErrResourceExhausted) || !strings.Contains(err.Error(), "bytes, over server.maxSessionBytes (65536)") {
+		t.Fatalf("GetContext of a session another host grew past this host's limit: %v, want ResourceExhausted in served.OverBound's words", err)
 	}
 	if _, err := sa.AppendMessages(ctx, userMsg("more", 10)); !errors.Is(err, client.ErrResourceExhausted) {
 		t.Fatalf("Append to it: %v, want ResourceExhausted", err)

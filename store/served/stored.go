@@ -56,10 +56,11 @@ type StoredOptions struct {
 	Holder   string
 	LeaseTTL time.Duration
 	Logger   hclog.Logger
-	// MaxBytes is server.maxSessionBytes as it is now: every reading of
-	// a session — whole, or what other hosts appended, before a call or
-	// while an append catches up — holds it (store.SessionOptions).
-	MaxBytes func() int64
+	// Bound is server.maxSessionBytes as it is now: every reading of a
+	// session — whole, or what other hosts appended, before a call or
+	// while an append catches up — is admitted by it
+	// (store.SessionOptions.Admit).
+	Bound SessionBound
 	// Changed tells of every change any host made to a session (the
 	// store event's kind), once the sessions open here know of it.
 	Changed func(name, kind string)
@@ -97,6 +98,9 @@ func NewStored(st store.Store, opts StoredOptions) (*Stored, error) {
 	return s, nil
 }
 
+// admit is the bound on what a stored session's handle takes in.
+func (s *Stored) admit(size int64) error { return s.opts.Bound.Admit("the session would hold", size) }
+
 // StoredKey is the key of the stored session named rel (Backing.Key).
 func StoredKey(rel string) any { return "store:" + rel }
 
@@ -105,7 +109,7 @@ func (s *Stored) Open(ctx context.Context, rel string, create bool, cwd string, 
 		return nil, false, err
 	}
 	created := false
-	opts := store.SessionOptions{Holder: s.opts.Holder, LeaseTTL: s.opts.LeaseTTL, Logger: s.opts.Logger.Named("store").With("session", rel), MaxBytes: s.opts.MaxBytes}
+	opts := store.SessionOptions{Holder: s.opts.Holder, LeaseTTL: s.opts.LeaseTTL, Logger: s.opts.Logger.Named("store").With("session", rel), Admit: s.admit}
 	h, err := store.OpenSession(ctx, s.st, rel, opts)
 	if errors.Is(err, store.ErrNotFound) && create {
 		err = s.st.Create(ctx, rel, files.Options{}.HeaderLine(cwd))

@@ -117,14 +117,21 @@ func RunSession(t *testing.T, open Opener) {
 		}
 	})
 
-	t.Run("MaxBytes", func(t *testing.T) {
+	t.Run("Admit", func(t *testing.T) {
 		// A handle's bound holds for what other hosts append, read by a
 		// catch-up before a call or inside an append's retry.
 		hosts := open(t)
 		a, b := hosts(), hosts()
 		mustCreate(t, a, "s/max.jsonl", Sample)
 		ha := mustOpen(t, a, "s/max.jsonl", "A")
-		hb, err := store.OpenSession(ctx, b, "s/max.jsonl", store.SessionOptions{Holder: "B", MaxBytes: func() int64 { return 4 << 10 }})
+		errOver := errors.New("over the test's bound")
+		admit := func(size int64) error {
+			if size > 4<<10 {
+				return fmt.Errorf("%w: %d bytes", errOver, size)
+			}
+			return nil
+		}
+		hb, err := store.OpenSession(ctx, b, "s/max.jsonl", store.SessionOptions{Holder: "B", Admit: admit})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,14 +139,14 @@ func RunSession(t *testing.T, open Opener) {
 			t.Fatal(err)
 		}
 		before := len(hb.File().Entries)
-		if _, err := hb.Append(msg("behind")); !errors.Is(err, store.ErrTooLarge) {
-			t.Fatalf("append that catches up past the bound: %v, want ErrTooLarge", err)
+		if _, err := hb.Append(msg("behind")); !errors.Is(err, errOver) {
+			t.Fatalf("append that catches up past the bound: %v, want Admit's refusal", err)
 		}
-		if err := hb.Refresh(ctx); !errors.Is(err, store.ErrTooLarge) {
-			t.Fatalf("refresh past the bound: %v, want ErrTooLarge", err)
+		if err := hb.Refresh(ctx); !errors.Is(err, errOver) {
+			t.Fatalf("refresh past the bound: %v, want Admit's refusal", err)
 		}
-		if err := hb.Reload(ctx); !errors.Is(err, store.ErrTooLarge) {
-			t.Fatalf("reload past the bound: %v, want ErrTooLarge", err)
+		if err := hb.Reload(ctx); !errors.Is(err, errOver) {
+			t.Fatalf("reload past the bound: %v, want Admit's refusal", err)
 		}
 		if n := len(hb.File().Entries); n != before {
 			t.Fatalf("the handle took in %d entries past its bound", n-before)
