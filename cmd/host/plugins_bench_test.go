@@ -191,7 +191,7 @@ func BenchmarkCompactDemoServe(b *testing.B) {
 			compact := func() time.Duration {
 				n++
 				name := fmt.Sprintf("s%d.jsonl", n)
-				if err := os.WriteFile(filepath.Join(root, name), demo, 0o644); err != nil {
+				if err := os.WriteFile(filepath.Join(root, name), demoWithID(demo, n), 0o644); err != nil {
 					b.Fatal(err)
 				}
 				cmd := exec.Command(pith, "compact", "--serve", addr, name)
@@ -276,3 +276,14 @@ func procCPU(b *testing.B, pid int) time.Duration {
 // clockTicks is USER_HZ, the unit of /proc/PID/stat's times: 100 on every
 // Linux architecture Go runs on.
 const clockTicks = 100
+
+// demoSessionID is the header id of examples/demo-session.jsonl.
+const demoSessionID = "55605c23-3a44-4837-b751-490d998e8b52"
+
+// demoWithID is the demo session with a header id of its own for n: a
+// daemon holds one session per id and refuses a second file with an id
+// it has open.
+func demoWithID(demo []byte, n int) []byte {
+	id := fmt.Sprintf("%08x%s", n, demoSessionID[8:])
+	return bytes.Replace(demo, []byte(`"id":"`+demoSessionID+`"`), []byte(`"id":"`+id+`"`), 1)
+}

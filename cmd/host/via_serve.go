@@ -27,7 +27,7 @@ import (
 // with the output and exit codes of the same operation run here.
 
 // serveOnly are the flags that mean something with --serve, beside the
-// command's own (viaServe's keep). The others set the policy of an
+// command's own (checkServeFlags' keep). The others set the policy of an
 // operation this process runs; with --serve the daemon's configuration
 // decides, and a flag that would be ignored is refused instead, so that
 // nobody believes it is in force.
@@ -93,7 +93,6 @@ func runCompactServe(ctx context.Context, stdout, stderr io.Writer, name string,
 		log.Debug("daemon event", "kind", ev.Kind, "plugin", ev.Plugin, "error", ev.Error)
 	})
 	prog.done()
-	closeServe(ctx, s)
 	if err != nil {
 		return serveError(ctx, "compaction", f.serve, name, err)
 	}
@@ -105,7 +104,10 @@ func runCompactServe(ctx context.Context, stdout, stderr io.Writer, name string,
 	}, f.asJSON)
 }
 
-// openServe dials the daemon at addr and opens its session name.
+// openServe dials the daemon at addr and opens its session name. The
+// session is left open: the daemon shares it with every client (an agent
+// may be driving it and watching its events, which CloseSession would
+// end) and closes it once idle (server.idleTimeout).
 func openServe(ctx context.Context, addr, caFile, name string) (*client.Client, *client.Session, error) {
 	c, err := dialServe(addr, caFile)
 	if err != nil {
@@ -167,11 +169,6 @@ func withText(sentinel error, text string) error { return sentinelText{sentinel,
 func (e sentinelText) Error() string { return e.text }
 func (e sentinelText) Unwrap() error { return e.sentinel }
 
-// closeServe closes the daemon's session: it would close an idle one by
-// itself, so this only frees it sooner, and a failure changes nothing
-// written.
-func closeServe(ctx context.Context, s *client.Session) { _ = s.Close(context.WithoutCancel(ctx)) }
-
 // runNavigateServe is `pith navigate --serve ADDR NAME --to ID`.
 func runNavigateServe(ctx context.Context, stdout, stderr io.Writer, name string, f navigateFlags, mode engine.SummarizeMode) error {
 	c, s, err := openServe(ctx, f.serve, f.serveCA, name)
@@ -185,7 +182,6 @@ func runNavigateServe(ctx context.Context, stdout, stderr io.Writer, name string
 		CustomInstructions: f.instructions, Label: f.label,
 	})
 	prog.done()
-	closeServe(ctx, s)
 	if err != nil {
 		return serveError(ctx, "navigation", f.serve, name, err)
 	}

@@ -2,13 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/pith-dev/pith/client"
 	"github.com/pith-dev/pith/internal/server"
 	"github.com/pith-dev/pith/internal/testtmp"
 	"github.com/tidwall/gjson"
@@ -25,12 +28,12 @@ func serveSessions(t *testing.T, plugins []map[string]any, names ...string) (cfg
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range names {
+	for i, n := range names {
 		p := filepath.Join(root, filepath.FromSlash(n))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p, demo, 0o644); err != nil {
+		if err := os.WriteFile(p, demoWithID(demo, i), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -245,4 +248,49 @@ func TestCompactServeUnixSocket(t *testing.T) {
 	if out, stderr, code := runCLI(t, "compact", "--serve", p.addr, "a.jsonl"); code != 0 || !strings.Contains(out, "compacted:") {
 		t.Errorf("compact --serve %s: exit %d, %q %q", p.addr, code, out, stderr)
 	}
+}
+
+// TestCompactServeLeavesOtherClients: the daemon shares a session with
+// every client, so the command leaves it open: an agent watching it sees
+// the compaction and goes on watching (a CloseSession from the command
+// would end its stream with NOT_FOUND).
+func TestCompactServeLeavesOtherClients(t *testing.T) {
+	cfg, _ := serveSessions(t, nil, "a.jsonl")
+	p := startServe(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := client.Dial(p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s, err := c.Open(ctx, "a.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, stderr, code := runCLI(t, "compact", "--serve", p.addr, "a.jsonl"); code != 0 {
+		t.Fatalf("compact --serve: exit %d, %s", code, stderr)
+	}
+	next := func(kind string) client.Event {
+		t.Helper()
+		for {
+			ev, err := w.Next()
+			if err != nil {
+				t.Fatalf("the agent's watch waiting for %s: %v", kind, err)
+			}
+			if ev.Kind == kind {
+				return ev
+			}
+		}
+	}
+	next("compaction_end")
+	if _, err := s.AppendMessages(ctx, json.RawMessage(`{"role":"user","content":"still here","timestamp":1}`)); err != nil {
+		t.Fatalf("the agent's append after the command: %v", err)
+	}
+	next("entries_appended")
 }
