@@ -13,6 +13,8 @@ var ErrDenied = deny.ErrDenied
 // link to ~/.ssh/id_ed25519 is denied by what it leads to.
 func DeniedPath(path string) bool { return deny.Builtin().Denies(path) }
 
-// DeniedContent reports whether b holds a private key's header, which the
-// built-in deny list refuses whatever the file's name.
+// DeniedContent reports whether b holds a private key's header or an API
+// token of a well-known format (AWS, GitHub, GitLab, Slack, Stripe,
+// OpenAI, Anthropic, Google, npm, Hugging Face, PyPI), which the built-in
+// deny list refuses whatever the file's name.
 func DeniedContent(b []byte) bool { return deny.Builtin().RefusesContent(b) }

@@ -174,3 +174,42 @@ func TestUnder(t *testing.T) {
 	}
 	w.Close()
 }
+
+// TestDenyTokenInContent: a file that holds an API token in a known
+// format — a config file, a script — is refused as a private key is, in
+// any window of it; with workspace.denyDefaults: false it is read.
+func TestDenyTokenInContent(t *testing.T) {
+	token := "ghp_" + strings.Repeat("aB3", 12) // built, not written out: see deny/token_test.go
+	files := map[string]string{
+		"proj/config.py":  "DEBUG = False\nGITHUB_TOKEN = \"" + token + "\"\nTIMEOUT = 30\n",
+		"proj/deploy.sh":  "#!/bin/sh\nexport AWS_ACCESS_KEY_ID=AKIA" + strings.Repeat("Q7", 8) + "\naws s3 sync . s3://bucket\n",
+		"proj/tokens.md":  "GitHub tokens start with ghp_ and AWS key ids with AKIA.\n",
+		"proj/handler.go": "package proj\n\nfunc skLearn() string { return \"sk-learn\" }\n",
+	}
+	w, dir := newWorkspace(t, files)
+	for _, p := range []string{"proj/config.py", "proj/deploy.sh"} {
+		if _, err := w.Read(p, ReadOptions{}); !errors.Is(err, ErrDenied) {
+			t.Errorf("Read(%q) = %v; want denied", p, err)
+		}
+	}
+	if _, err := w.Read("proj/config.py", ReadOptions{Offset: 3}); !errors.Is(err, ErrDenied) {
+		t.Errorf("a window after the token's line: %v; want denied", err)
+	}
+	for _, p := range []string{"proj/tokens.md", "proj/handler.go"} {
+		if _, err := w.Read(p, ReadOptions{}); err != nil {
+			t.Errorf("Read(%q): %v", p, err)
+		}
+	}
+	own, err := NewDenyList(nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2, err := Open(dir, Options{Deny: own})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Close()
+	if f, err := w2.Read("proj/config.py", ReadOptions{}); err != nil || !strings.Contains(f.Content, token) {
+		t.Errorf("without the defaults: %v, %v", f, err)
+	}
+}

@@ -1,5 +1,6 @@
 // Package deny is the workspace deny list: the files no model is given,
-// by a name on their path or by a private key in their content. It is a
+// by a name on their path or by a private key or an API token in their
+// content. It is a
 // leaf of the standard library alone, so the plugin SDK can hand the
 // host's own list to a plugin that reads a workspace itself.
 package deny
@@ -15,7 +16,7 @@ import (
 
 // ErrDenied: the file is on the workspace deny list (by a name on its
 // path, by the name of what a link on the way leads to, or by a private
-// key in its content). A model told so learns nothing else of the file:
+// key or an API token in its content). A model told so learns nothing else of the file:
 // not whether it exists, not its size.
 var ErrDenied = errors.New("denied by the workspace deny list")
 
@@ -133,10 +134,13 @@ var (
 	puttyKey = []byte("PuTTY-User-Key-File-")
 )
 
-// RefusesContent reports whether b holds a private key's header and d
-// refuses such content (the built-in list does). Read checks every line
-// it reads; a reader of its own (a plugin) checks what it read.
-func (d *List) RefusesContent(b []byte) bool { return d != nil && d.keys && privateKeyAt(b) }
+// RefusesContent reports whether b holds a private key's header or an
+// API token of a well-known format (tokenAt), and d refuses such content
+// (the built-in list does). Read checks every line it reads; a reader of
+// its own (a plugin) checks what it read.
+func (d *List) RefusesContent(b []byte) bool {
+	return d != nil && d.keys && (privateKeyAt(b) || tokenAt(b))
+}
 
 // privateKeyAt reports whether b holds the header of a private key:
 // a PEM block "-----BEGIN <LABEL> PRIVATE KEY-----" (PKCS#1/#8, EC,

@@ -21,7 +21,8 @@
 //
 // Whatever names them, a file denied by Pith's built-in workspace deny
 // list (a private key by name, by its real path with links resolved, or
-// by a key's header in its content; .ssh, .aws, .env*, .netrc, ...:
+// by a key's header or an API token in its content; .ssh, .aws, .env*,
+// .netrc, ...:
 // sdk.DeniedPath, sdk.DeniedContent) is not read: an AGENTS.md that is a link to
 // ~/.ssh/id_ed25519 would hand the key to the summarizer.
 //
