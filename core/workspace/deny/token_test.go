@@ -1,6 +1,8 @@
 package deny
 
 import (
+	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -76,4 +78,47 @@ func BenchmarkTokenAt(b *testing.B) {
 			b.Fatal("a token in plain code")
 		}
 	}
+}
+
+// tokenOracle is tokenAt written as one regular expression per format:
+// the prefix at a word's start, the body's bytes, then no more of them.
+var tokenOracle = func() []*regexp.Regexp {
+	var out []*regexp.Regexp
+	class := func(f tokenFormat) string {
+		var b strings.Builder
+		b.WriteString("[")
+		for c := range 256 {
+			if f.bodyChar(byte(c)) {
+				b.WriteString(regexp.QuoteMeta(string(rune(c))))
+			}
+		}
+		return b.String() + "]"
+	}
+	for _, f := range tokenFormats {
+		c := class(f)
+		n := fmt.Sprintf("{%d,}", f.min)
+		if f.max > 0 {
+			n = fmt.Sprintf("{%d}", f.max)
+		}
+		out = append(out, regexp.MustCompile(`(?:^|[^A-Za-z0-9_])`+regexp.QuoteMeta(f.prefix)+c+n+`(?:$|[^`+c[1:]+`)`))
+	}
+	return out
+}()
+
+func FuzzTokenAt(f *testing.F) {
+	for _, s := range []string{"AKIA" + rep("Q7", 8), "x ghp_" + rep("a", 36) + " y", "sk-" + rep("a", 41), "xoxb-" + rep("1", 9), "AIza" + rep("S", 36), "_hf_" + rep("h", 40)} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want := false
+		for _, re := range tokenOracle {
+			if re.Match(b) {
+				want = true
+				break
+			}
+		}
+		if got := tokenAt(b); got != want {
+			t.Fatalf("tokenAt(%q) = %v, the regular expressions say %v", b, got, want)
+		}
+	})
 }
