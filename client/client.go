@@ -300,6 +300,11 @@ type Compaction struct {
 	Plugin             string
 	// Strategy made the summary: summary or explore.
 	Strategy string
+	// Explore is the explore strategy's figures as JSON (nil for the
+	// summary strategy); AutoReadEntryID the entry with the files it put
+	// back, "" for none.
+	Explore         json.RawMessage
+	AutoReadEntryID string
 }
 
 // Compact runs a manual compaction; progress, when set, gets the events
@@ -629,12 +634,16 @@ func compactionOf(r *pb.CompactionResult) *Compaction {
 	if r == nil {
 		return nil
 	}
-	return &Compaction{
+	c := &Compaction{
 		Reason: r.GetReason(), Entry: r.GetEntry(), EntryID: r.GetEntryId(), Summary: r.GetSummary(), ShortSummary: r.GetShortSummary(),
 		FirstKeptEntryID: r.GetFirstKeptEntryId(), TokensBefore: int(r.GetTokensBefore()), TokensAfter: int(r.GetTokensAfter()),
 		MessagesSummarized: int(r.GetMessagesSummarized()), SplitTurn: r.GetSplitTurn(), FromHook: r.GetFromHook(), Plugin: r.GetPlugin(),
-		Strategy: r.GetStrategy(),
+		Strategy: r.GetStrategy(), AutoReadEntryID: r.GetAutoReadEntryId(),
 	}
+	if len(r.GetExplore()) > 0 {
+		c.Explore = r.GetExplore()
+	}
+	return c
 }
 
 func outcomeOf(o *pb.TurnOutcome) *Outcome {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"github.com/pith-dev/pith/core/branch"
 	"github.com/pith-dev/pith/core/compaction"
 	"github.com/pith-dev/pith/core/engine"
+	"github.com/pith-dev/pith/core/explore"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/internal/netaddr"
 	"github.com/spf13/pflag"
@@ -96,12 +98,22 @@ func runCompactServe(ctx context.Context, stdout, stderr io.Writer, name string,
 	if err != nil {
 		return serveError(ctx, "compaction", f.serve, name, err)
 	}
-	return printCompaction(stdout, &engine.Result{
+	out := &engine.Result{
 		Reason: engine.Reason(res.Reason), Entry: &session.Entry{ID: res.EntryID, Raw: res.Entry},
 		Summary: res.Summary, ShortSummary: res.ShortSummary, FirstKeptEntryID: res.FirstKeptEntryID,
 		TokensBefore: res.TokensBefore, TokensAfter: res.TokensAfter, MessagesSummarized: res.MessagesSummarized,
 		SplitTurn: res.SplitTurn, FromHook: res.FromHook, Plugin: res.Plugin, Strategy: res.Strategy,
-	}, f.asJSON)
+	}
+	if len(res.Explore) > 0 {
+		out.Explore = new(explore.Stats)
+		if err := json.Unmarshal(res.Explore, out.Explore); err != nil {
+			return fmt.Errorf("%s (daemon %s): the explore figures it sent: %w", name, f.serve, err)
+		}
+	}
+	if res.AutoReadEntryID != "" {
+		out.AutoReadEntry = &session.Entry{ID: res.AutoReadEntryID}
+	}
+	return printCompaction(stdout, out, f.asJSON)
 }
 
 // openServe dials the daemon at addr and opens its session name. The

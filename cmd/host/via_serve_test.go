@@ -294,3 +294,50 @@ func TestCompactServeLeavesOtherClients(t *testing.T) {
 	}
 	next("entries_appended")
 }
+
+// TestCompactServeExplore: a daemon whose compactions use the explore
+// strategy (a loopback model server scripted as in
+// TestCompactExploreEndToEnd) prints through --serve what the same
+// compaction here prints: the strategy, the worker's figures and the
+// auto-read entry included.
+func TestCompactServeExplore(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	_, localURL := startWorkerServer(t, "openai", exploringWorker...)
+	_, daemonURL := startWorkerServer(t, "openai", exploringWorker...)
+	path, ws := exploreSession(t)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, stderr, code := runCLI(t, "compact", path, "--strategy", "explore", "--provider", "openai", "--base-url", localURL,
+		"--model", "worker-model", "--keep-recent-tokens", "2000", "--workspace", ws, "--json")
+	if code != 0 {
+		t.Fatalf("here: exit %d: %s", code, stderr)
+	}
+
+	root := filepath.Join(t.TempDir(), "sessions")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "x.jsonl"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "pith.json")
+	writeConfigMap(t, cfg, map[string]any{
+		"sessions":   map[string]any{"root": root},
+		"server":     map[string]any{"shutdownTimeout": "5s", "workspaceRoot": ws},
+		"summarizer": map[string]any{"provider": "openai", "baseUrl": daemonURL, "model": "worker-model"},
+		"compaction": map[string]any{"strategy": "explore", "retainedTokens": 2000},
+	})
+	p := startServe(t, cfg)
+	got, stderr, code := runCLI(t, "compact", "--serve", p.addr, "--json", "x.jsonl")
+	if code != 0 {
+		t.Fatalf("--serve: exit %d: %s", code, stderr)
+	}
+	if gjson.Get(got, "strategy").String() != "explore" || gjson.Get(got, "autoReadEntryId").String() == "" || gjson.Get(got, "explore.turns").Int() != 4 {
+		t.Errorf("--serve printed %s", got)
+	}
+	if g, w := withoutKeys(t, got, "entryId", "autoReadEntryId"), withoutKeys(t, want, "entryId", "autoReadEntryId"); g != w {
+		t.Errorf("--serve printed\n%s\nhere\n%s", g, w)
+	}
+}

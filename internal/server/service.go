@@ -410,6 +410,12 @@ func resultProto(r *engine.Result) *pb.CompactionResult {
 	if r.Entry != nil {
 		out.Entry, out.EntryId = r.Entry.Raw, r.Entry.ID
 	}
+	if r.Explore != nil {
+		out.Explore, _ = json.Marshal(r.Explore) // plain numbers, strings and maps: cannot fail
+	}
+	if r.AutoReadEntry != nil {
+		out.AutoReadEntryId = r.AutoReadEntry.ID
+	}
 	return out
 }
 

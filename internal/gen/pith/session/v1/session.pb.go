@@ -649,9 +649,16 @@ type CompactionResult struct {
 	FromHook           bool   `protobuf:"varint,11,opt,name=from_hook,json=fromHook,proto3" json:"from_hook,omitempty"`
 	Plugin             string `protobuf:"bytes,12,opt,name=plugin,proto3" json:"plugin,omitempty"`
 	// strategy is the strategy that made the summary: summary or explore.
-	Strategy      string `protobuf:"bytes,13,opt,name=strategy,proto3" json:"strategy,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Strategy string `protobuf:"bytes,13,opt,name=strategy,proto3" json:"strategy,omitempty"`
+	// explore is the explore strategy's figures, the JSON object `pith
+	// compact --json` prints as "explore" (turns, tokens, tool calls, the
+	// files put back, warnings); empty for the summary strategy.
+	Explore []byte `protobuf:"bytes,14,opt,name=explore,proto3" json:"explore,omitempty"`
+	// auto_read_entry_id is the custom_message entry holding the files the
+	// explore worker put back into the context, "" for none.
+	AutoReadEntryId string `protobuf:"bytes,15,opt,name=auto_read_entry_id,json=autoReadEntryId,proto3" json:"auto_read_entry_id,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *CompactionResult) Reset() {
@@ -771,6 +778,20 @@ func (x *CompactionResult) GetPlugin() string {
 func (x *CompactionResult) GetStrategy() string {
 	if x != nil {
 		return x.Strategy
+	}
+	return ""
+}
+
+func (x *CompactionResult) GetExplore() []byte {
+	if x != nil {
+		return x.Explore
+	}
+	return nil
+}
+
+func (x *CompactionResult) GetAutoReadEntryId() string {
+	if x != nil {
+		return x.AutoReadEntryId
 	}
 	return ""
 }
@@ -1796,7 +1817,7 @@ const file_pith_session_v1_session_proto_rawDesc = "" +
 	"\x0fCompactResponse\x124\n" +
 	"\bprogress\x18\x01 \x01(\v2\x16.pith.session.v1.EventH\x00R\bprogress\x12;\n" +
 	"\x06result\x18\x02 \x01(\v2!.pith.session.v1.CompactionResultH\x00R\x06resultB\x06\n" +
-	"\x04kind\"\xb2\x03\n" +
+	"\x04kind\"\xf9\x03\n" +
 	"\x10CompactionResult\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x14\n" +
 	"\x05entry\x18\x02 \x01(\fR\x05entry\x12\x19\n" +
@@ -1812,7 +1833,9 @@ const file_pith_session_v1_session_proto_rawDesc = "" +
 	" \x01(\bR\tsplitTurn\x12\x1b\n" +
 	"\tfrom_hook\x18\v \x01(\bR\bfromHook\x12\x16\n" +
 	"\x06plugin\x18\f \x01(\tR\x06plugin\x12\x1a\n" +
-	"\bstrategy\x18\r \x01(\tR\bstrategy\"\xd5\x01\n" +
+	"\bstrategy\x18\r \x01(\tR\bstrategy\x12\x18\n" +
+	"\aexplore\x18\x0e \x01(\fR\aexplore\x12+\n" +
+	"\x12auto_read_entry_id\x18\x0f \x01(\tR\x0fautoReadEntryId\"\xd5\x01\n" +
 	"\x0fNavigateRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1b\n" +
