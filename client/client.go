@@ -453,6 +453,17 @@ type Event struct {
 	TokensBefore   int
 	TokensAfter    int
 	EntryID        string
+	// Progress is a compaction_progress event's figures, nil for any
+	// other kind.
+	Progress *Progress
+}
+
+// Progress is one finished turn of the explore strategy's worker: the
+// tools it called, and its conversation's estimate against its budget.
+type Progress struct {
+	Turn, MaxTurns int
+	Tools          []string
+	Tokens, Max    int
 }
 
 // Watcher receives a session's events.
@@ -622,12 +633,16 @@ func rawsOf(b [][]byte) []json.RawMessage {
 }
 
 func eventOf(e *pb.Event) Event {
-	return Event{
+	ev := Event{
 		Kind: e.GetKind(), SessionID: e.GetSessionId(), Time: time.Unix(0, e.GetTimeUnixNano()), Reason: e.GetReason(),
 		Aborted: e.GetAborted(), Cancelled: e.GetCancelled(), WillRetry: e.GetWillRetry(), ContinuePrompt: e.GetContinuePrompt(),
 		Error: e.GetError(), Plugin: e.GetPlugin(), TokensBefore: int(e.GetTokensBefore()), TokensAfter: int(e.GetTokensAfter()),
 		EntryID: e.GetEntryId(),
 	}
+	if p := e.GetProgress(); p != nil {
+		ev.Progress = &Progress{Turn: int(p.GetTurn()), MaxTurns: int(p.GetMaxTurns()), Tools: p.GetTools(), Tokens: int(p.GetTokens()), Max: int(p.GetMaxTokens())}
+	}
+	return ev
 }
 
 func compactionOf(r *pb.CompactionResult) *Compaction {

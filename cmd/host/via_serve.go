@@ -92,6 +92,10 @@ func runCompactServe(ctx context.Context, stdout, stderr io.Writer, name string,
 	defer c.Close()
 	prog := startProgress(stderr, "compacting in the daemon at "+f.serve)
 	res, err := s.Compact(ctx, f.instructions, func(ev client.Event) {
+		if p := ev.Progress; p != nil {
+			prog.line(workerTurnLine(&explore.Progress{Turn: p.Turn, MaxTurns: p.MaxTurns, Tools: p.Tools, Tokens: p.Tokens, Max: p.Max}))
+			return
+		}
 		log.Debug("daemon event", "kind", ev.Kind, "plugin", ev.Plugin, "error", ev.Error)
 	})
 	prog.done()

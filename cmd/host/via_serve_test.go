@@ -299,7 +299,7 @@ func TestCompactServeLeavesOtherClients(t *testing.T) {
 // strategy (a loopback model server scripted as in
 // TestCompactExploreEndToEnd) prints through --serve what the same
 // compaction here prints: the strategy, the worker's figures and the
-// auto-read entry included.
+// auto-read entry included, and the worker's turns on stderr.
 func TestCompactServeExplore(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-test")
 	_, localURL := startWorkerServer(t, "openai", exploringWorker...)
@@ -333,6 +333,10 @@ func TestCompactServeExplore(t *testing.T) {
 	got, stderr, code := runCLI(t, "compact", "--serve", p.addr, "--json", "x.jsonl")
 	if code != 0 {
 		t.Fatalf("--serve: exit %d: %s", code, stderr)
+	}
+	// The worker's turns as they happen, from the daemon's progress events.
+	if !strings.Contains(stderr, "explore: turn 4/20: write_summary") {
+		t.Errorf("no live turn lines: %q", stderr)
 	}
 	if gjson.Get(got, "strategy").String() != "explore" || gjson.Get(got, "autoReadEntryId").String() == "" || gjson.Get(got, "explore.turns").Int() != 4 {
 		t.Errorf("--serve printed %s", got)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/core/engine"
+	"github.com/pith-dev/pith/core/explore"
 	"github.com/pith-dev/pith/store"
 	"github.com/pith-dev/pith/store/served"
 )
@@ -276,6 +277,8 @@ type wireEvent struct {
 	TokensBefore int    `json:"tokensBefore,omitempty"`
 	TokensAfter  int    `json:"tokensAfter,omitempty"`
 	EntryID      string `json:"entryId,omitempty"`
+	// Progress is a compaction_progress event's worker turn.
+	Progress *explore.Progress `json:"progress,omitempty"`
 }
 
 // maxWireText bounds each free-text field at first; encode cuts further
@@ -298,6 +301,7 @@ func wireOf(host string, ev engine.Event) wireEvent {
 		Host: host, Kind: string(ev.Kind), Time: ev.Time.UnixNano(), Reason: string(ev.Reason),
 		Aborted: ev.Aborted, Cancelled: ev.Cancelled, WillRetry: ev.WillRetry, Continue: ev.Continue,
 		Error: ev.Error, Plugin: ev.Plugin, TokensBefore: ev.TokensBefore, TokensAfter: ev.TokensAfter, EntryID: ev.EntryID,
+		Progress: ev.Progress,
 	}
 }
 
@@ -318,5 +322,6 @@ func (w wireEvent) event() engine.Event {
 		Kind: engine.EventKind(w.Kind), Time: time.Unix(0, w.Time), Reason: engine.Reason(w.Reason),
 		Aborted: w.Aborted, Cancelled: w.Cancelled, WillRetry: w.WillRetry, Continue: w.Continue,
 		Error: w.Error, Plugin: w.Plugin, TokensBefore: w.TokensBefore, TokensAfter: w.TokensAfter, EntryID: w.EntryID,
+		Progress: w.Progress,
 	}
 }

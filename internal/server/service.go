@@ -390,12 +390,16 @@ func entryBytes(es []*session.Entry) [][]byte {
 }
 
 func eventProto(sessionID string, ev engine.Event) *pb.Event {
-	return &pb.Event{
+	out := &pb.Event{
 		Kind: string(ev.Kind), SessionId: sessionID, TimeUnixNano: ev.Time.UnixNano(), Reason: string(ev.Reason),
 		Aborted: ev.Aborted, Cancelled: ev.Cancelled, WillRetry: ev.WillRetry, ContinuePrompt: ev.Continue,
 		Error: ev.Error, Plugin: ev.Plugin, TokensBefore: int64(ev.TokensBefore), TokensAfter: int64(ev.TokensAfter),
 		EntryId: ev.EntryID,
 	}
+	if p := ev.Progress; p != nil {
+		out.Progress = &pb.ExploreProgress{Turn: int32(p.Turn), MaxTurns: int32(p.MaxTurns), Tools: p.Tools, Tokens: int64(p.Tokens), MaxTokens: int64(p.Max)}
+	}
+	return out
 }
 
 func resultProto(r *engine.Result) *pb.CompactionResult {

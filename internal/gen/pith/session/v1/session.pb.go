@@ -1536,8 +1536,11 @@ type Event struct {
 	TokensBefore   int64  `protobuf:"varint,11,opt,name=tokens_before,json=tokensBefore,proto3" json:"tokens_before,omitempty"`
 	TokensAfter    int64  `protobuf:"varint,12,opt,name=tokens_after,json=tokensAfter,proto3" json:"tokens_after,omitempty"`
 	EntryId        string `protobuf:"bytes,13,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// progress is a compaction_progress event's figures, the explore
+	// worker's turn; unset for every other kind.
+	Progress      *ExploreProgress `protobuf:"bytes,14,opt,name=progress,proto3" json:"progress,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Event) Reset() {
@@ -1661,6 +1664,92 @@ func (x *Event) GetEntryId() string {
 	return ""
 }
 
+func (x *Event) GetProgress() *ExploreProgress {
+	if x != nil {
+		return x.Progress
+	}
+	return nil
+}
+
+// ExploreProgress is one finished turn of the explore strategy's worker.
+type ExploreProgress struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Turn     int32                  `protobuf:"varint,1,opt,name=turn,proto3" json:"turn,omitempty"`
+	MaxTurns int32                  `protobuf:"varint,2,opt,name=max_turns,json=maxTurns,proto3" json:"max_turns,omitempty"`
+	// tools are the tools the worker called in the turn, in order.
+	Tools []string `protobuf:"bytes,3,rep,name=tools,proto3" json:"tools,omitempty"`
+	// tokens is the worker conversation's estimate; max_tokens its budget.
+	Tokens        int64 `protobuf:"varint,4,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	MaxTokens     int64 `protobuf:"varint,5,opt,name=max_tokens,json=maxTokens,proto3" json:"max_tokens,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExploreProgress) Reset() {
+	*x = ExploreProgress{}
+	mi := &file_pith_session_v1_session_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExploreProgress) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExploreProgress) ProtoMessage() {}
+
+func (x *ExploreProgress) ProtoReflect() protoreflect.Message {
+	mi := &file_pith_session_v1_session_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExploreProgress.ProtoReflect.Descriptor instead.
+func (*ExploreProgress) Descriptor() ([]byte, []int) {
+	return file_pith_session_v1_session_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ExploreProgress) GetTurn() int32 {
+	if x != nil {
+		return x.Turn
+	}
+	return 0
+}
+
+func (x *ExploreProgress) GetMaxTurns() int32 {
+	if x != nil {
+		return x.MaxTurns
+	}
+	return 0
+}
+
+func (x *ExploreProgress) GetTools() []string {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+func (x *ExploreProgress) GetTokens() int64 {
+	if x != nil {
+		return x.Tokens
+	}
+	return 0
+}
+
+func (x *ExploreProgress) GetMaxTokens() int64 {
+	if x != nil {
+		return x.MaxTokens
+	}
+	return 0
+}
+
 type ProposeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// path names the session file as OpenSession's path does (relative to
@@ -1677,7 +1766,7 @@ type ProposeRequest struct {
 
 func (x *ProposeRequest) Reset() {
 	*x = ProposeRequest{}
-	mi := &file_pith_session_v1_session_proto_msgTypes[21]
+	mi := &file_pith_session_v1_session_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1689,7 +1778,7 @@ func (x *ProposeRequest) String() string {
 func (*ProposeRequest) ProtoMessage() {}
 
 func (x *ProposeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pith_session_v1_session_proto_msgTypes[21]
+	mi := &file_pith_session_v1_session_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1702,7 +1791,7 @@ func (x *ProposeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProposeRequest.ProtoReflect.Descriptor instead.
 func (*ProposeRequest) Descriptor() ([]byte, []int) {
-	return file_pith_session_v1_session_proto_rawDescGZIP(), []int{21}
+	return file_pith_session_v1_session_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ProposeRequest) GetPath() string {
@@ -1738,7 +1827,7 @@ type ProposeResponse struct {
 
 func (x *ProposeResponse) Reset() {
 	*x = ProposeResponse{}
-	mi := &file_pith_session_v1_session_proto_msgTypes[22]
+	mi := &file_pith_session_v1_session_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1750,7 +1839,7 @@ func (x *ProposeResponse) String() string {
 func (*ProposeResponse) ProtoMessage() {}
 
 func (x *ProposeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pith_session_v1_session_proto_msgTypes[22]
+	mi := &file_pith_session_v1_session_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1763,7 +1852,7 @@ func (x *ProposeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProposeResponse.ProtoReflect.Descriptor instead.
 func (*ProposeResponse) Descriptor() ([]byte, []int) {
-	return file_pith_session_v1_session_proto_rawDescGZIP(), []int{22}
+	return file_pith_session_v1_session_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ProposeResponse) GetEvent() []byte {
@@ -1894,7 +1983,7 @@ const file_pith_session_v1_session_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"C\n" +
 	"\x13WatchEventsResponse\x12,\n" +
-	"\x05event\x18\x01 \x01(\v2\x16.pith.session.v1.EventR\x05event\"\x89\x03\n" +
+	"\x05event\x18\x01 \x01(\v2\x16.pith.session.v1.EventR\x05event\"\xc7\x03\n" +
 	"\x05Event\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x1d\n" +
 	"\n" +
@@ -1911,7 +2000,15 @@ const file_pith_session_v1_session_proto_rawDesc = "" +
 	" \x01(\tR\x06plugin\x12#\n" +
 	"\rtokens_before\x18\v \x01(\x03R\ftokensBefore\x12!\n" +
 	"\ftokens_after\x18\f \x01(\x03R\vtokensAfter\x12\x19\n" +
-	"\bentry_id\x18\r \x01(\tR\aentryId\"\\\n" +
+	"\bentry_id\x18\r \x01(\tR\aentryId\x12<\n" +
+	"\bprogress\x18\x0e \x01(\v2 .pith.session.v1.ExploreProgressR\bprogress\"\x8f\x01\n" +
+	"\x0fExploreProgress\x12\x12\n" +
+	"\x04turn\x18\x01 \x01(\x05R\x04turn\x12\x1b\n" +
+	"\tmax_turns\x18\x02 \x01(\x05R\bmaxTurns\x12\x14\n" +
+	"\x05tools\x18\x03 \x03(\tR\x05tools\x12\x16\n" +
+	"\x06tokens\x18\x04 \x01(\x03R\x06tokens\x12\x1d\n" +
+	"\n" +
+	"max_tokens\x18\x05 \x01(\x03R\tmaxTokens\"\\\n" +
 	"\x0eProposeRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1c\n" +
 	"\toperation\x18\x02 \x01(\tR\toperation\x12\x18\n" +
@@ -1944,7 +2041,7 @@ func file_pith_session_v1_session_proto_rawDescGZIP() []byte {
 }
 
 var file_pith_session_v1_session_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_pith_session_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_pith_session_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_pith_session_v1_session_proto_goTypes = []any{
 	(TurnOutcome_Action)(0),      // 0: pith.session.v1.TurnOutcome.Action
 	(*OpenSessionRequest)(nil),   // 1: pith.session.v1.OpenSessionRequest
@@ -1968,8 +2065,9 @@ var file_pith_session_v1_session_proto_goTypes = []any{
 	(*WatchEventsRequest)(nil),   // 19: pith.session.v1.WatchEventsRequest
 	(*WatchEventsResponse)(nil),  // 20: pith.session.v1.WatchEventsResponse
 	(*Event)(nil),                // 21: pith.session.v1.Event
-	(*ProposeRequest)(nil),       // 22: pith.session.v1.ProposeRequest
-	(*ProposeResponse)(nil),      // 23: pith.session.v1.ProposeResponse
+	(*ExploreProgress)(nil),      // 22: pith.session.v1.ExploreProgress
+	(*ProposeRequest)(nil),       // 23: pith.session.v1.ProposeRequest
+	(*ProposeResponse)(nil),      // 24: pith.session.v1.ProposeResponse
 }
 var file_pith_session_v1_session_proto_depIdxs = []int32{
 	21, // 0: pith.session.v1.CompactResponse.progress:type_name -> pith.session.v1.Event
@@ -1979,31 +2077,32 @@ var file_pith_session_v1_session_proto_depIdxs = []int32{
 	9,  // 4: pith.session.v1.TurnOutcome.compaction:type_name -> pith.session.v1.CompactionResult
 	0,  // 5: pith.session.v1.TurnOutcome.action:type_name -> pith.session.v1.TurnOutcome.Action
 	21, // 6: pith.session.v1.WatchEventsResponse.event:type_name -> pith.session.v1.Event
-	1,  // 7: pith.session.v1.SessionService.OpenSession:input_type -> pith.session.v1.OpenSessionRequest
-	3,  // 8: pith.session.v1.SessionService.Append:input_type -> pith.session.v1.AppendRequest
-	5,  // 9: pith.session.v1.SessionService.GetContext:input_type -> pith.session.v1.GetContextRequest
-	7,  // 10: pith.session.v1.SessionService.Compact:input_type -> pith.session.v1.CompactRequest
-	10, // 11: pith.session.v1.SessionService.Navigate:input_type -> pith.session.v1.NavigateRequest
-	12, // 12: pith.session.v1.SessionService.AfterTurn:input_type -> pith.session.v1.AfterTurnRequest
-	14, // 13: pith.session.v1.SessionService.ReportError:input_type -> pith.session.v1.ReportErrorRequest
-	19, // 14: pith.session.v1.SessionService.WatchEvents:input_type -> pith.session.v1.WatchEventsRequest
-	17, // 15: pith.session.v1.SessionService.CloseSession:input_type -> pith.session.v1.CloseSessionRequest
-	22, // 16: pith.session.v1.SessionService.Propose:input_type -> pith.session.v1.ProposeRequest
-	2,  // 17: pith.session.v1.SessionService.OpenSession:output_type -> pith.session.v1.OpenSessionResponse
-	4,  // 18: pith.session.v1.SessionService.Append:output_type -> pith.session.v1.AppendResponse
-	6,  // 19: pith.session.v1.SessionService.GetContext:output_type -> pith.session.v1.GetContextResponse
-	8,  // 20: pith.session.v1.SessionService.Compact:output_type -> pith.session.v1.CompactResponse
-	11, // 21: pith.session.v1.SessionService.Navigate:output_type -> pith.session.v1.NavigateResponse
-	13, // 22: pith.session.v1.SessionService.AfterTurn:output_type -> pith.session.v1.AfterTurnResponse
-	15, // 23: pith.session.v1.SessionService.ReportError:output_type -> pith.session.v1.ReportErrorResponse
-	20, // 24: pith.session.v1.SessionService.WatchEvents:output_type -> pith.session.v1.WatchEventsResponse
-	18, // 25: pith.session.v1.SessionService.CloseSession:output_type -> pith.session.v1.CloseSessionResponse
-	23, // 26: pith.session.v1.SessionService.Propose:output_type -> pith.session.v1.ProposeResponse
-	17, // [17:27] is the sub-list for method output_type
-	7,  // [7:17] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	22, // 7: pith.session.v1.Event.progress:type_name -> pith.session.v1.ExploreProgress
+	1,  // 8: pith.session.v1.SessionService.OpenSession:input_type -> pith.session.v1.OpenSessionRequest
+	3,  // 9: pith.session.v1.SessionService.Append:input_type -> pith.session.v1.AppendRequest
+	5,  // 10: pith.session.v1.SessionService.GetContext:input_type -> pith.session.v1.GetContextRequest
+	7,  // 11: pith.session.v1.SessionService.Compact:input_type -> pith.session.v1.CompactRequest
+	10, // 12: pith.session.v1.SessionService.Navigate:input_type -> pith.session.v1.NavigateRequest
+	12, // 13: pith.session.v1.SessionService.AfterTurn:input_type -> pith.session.v1.AfterTurnRequest
+	14, // 14: pith.session.v1.SessionService.ReportError:input_type -> pith.session.v1.ReportErrorRequest
+	19, // 15: pith.session.v1.SessionService.WatchEvents:input_type -> pith.session.v1.WatchEventsRequest
+	17, // 16: pith.session.v1.SessionService.CloseSession:input_type -> pith.session.v1.CloseSessionRequest
+	23, // 17: pith.session.v1.SessionService.Propose:input_type -> pith.session.v1.ProposeRequest
+	2,  // 18: pith.session.v1.SessionService.OpenSession:output_type -> pith.session.v1.OpenSessionResponse
+	4,  // 19: pith.session.v1.SessionService.Append:output_type -> pith.session.v1.AppendResponse
+	6,  // 20: pith.session.v1.SessionService.GetContext:output_type -> pith.session.v1.GetContextResponse
+	8,  // 21: pith.session.v1.SessionService.Compact:output_type -> pith.session.v1.CompactResponse
+	11, // 22: pith.session.v1.SessionService.Navigate:output_type -> pith.session.v1.NavigateResponse
+	13, // 23: pith.session.v1.SessionService.AfterTurn:output_type -> pith.session.v1.AfterTurnResponse
+	15, // 24: pith.session.v1.SessionService.ReportError:output_type -> pith.session.v1.ReportErrorResponse
+	20, // 25: pith.session.v1.SessionService.WatchEvents:output_type -> pith.session.v1.WatchEventsResponse
+	18, // 26: pith.session.v1.SessionService.CloseSession:output_type -> pith.session.v1.CloseSessionResponse
+	24, // 27: pith.session.v1.SessionService.Propose:output_type -> pith.session.v1.ProposeResponse
+	18, // [18:28] is the sub-list for method output_type
+	8,  // [8:18] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_pith_session_v1_session_proto_init() }
@@ -2021,7 +2120,7 @@ func file_pith_session_v1_session_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pith_session_v1_session_proto_rawDesc), len(file_pith_session_v1_session_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   23,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
