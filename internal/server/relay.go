@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -301,8 +302,34 @@ func wireOf(host string, ev engine.Event) wireEvent {
 		Host: host, Kind: string(ev.Kind), Time: ev.Time.UnixNano(), Reason: string(ev.Reason),
 		Aborted: ev.Aborted, Cancelled: ev.Cancelled, WillRetry: ev.WillRetry, Continue: ev.Continue,
 		Error: ev.Error, Plugin: ev.Plugin, TokensBefore: ev.TokensBefore, TokensAfter: ev.TokensAfter, EntryID: ev.EntryID,
-		Progress: ev.Progress,
+		Progress: wireProgress(ev.Progress),
 	}
+}
+
+// maxWireTools bounds the tool names of a relayed worker turn: a model
+// may call any number of tools in one turn, and the event must stay
+// within the store's payload limit.
+const (
+	maxWireTools = 32
+	maxWireTool  = 64 // bytes of one name: worker tools have short names
+)
+
+// wireProgress is p with at most maxWireTools tool names, each cut to
+// maxWireTool bytes (the last name says how many were left out).
+func wireProgress(p *explore.Progress) *explore.Progress {
+	if p == nil {
+		return nil
+	}
+	out := *p
+	out.Tools = nil
+	for i, t := range p.Tools {
+		if i == maxWireTools {
+			out.Tools = append(out.Tools, fmt.Sprintf("… %d more", len(p.Tools)-i))
+			break
+		}
+		out.Tools = append(out.Tools, cut(t, maxWireTool))
+	}
+	return &out
 }
 
 // encode is the event's JSON within store.MaxPayload: the free text is

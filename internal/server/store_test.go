@@ -23,6 +23,7 @@ import (
 	"github.com/pith-dev/pith/client"
 	"github.com/pith-dev/pith/config"
 	"github.com/pith-dev/pith/core/engine"
+	"github.com/pith-dev/pith/core/explore"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/internal/pgtest"
 	"github.com/pith-dev/pith/store"
@@ -368,6 +369,33 @@ func TestWireEventFits(t *testing.T) {
 	got := w.event()
 	if got.Kind != ev.Kind || !got.Time.Equal(ev.Time) || got.TokensBefore != 7 || !strings.HasPrefix(huge, strings.TrimSuffix(got.Error, "…")) {
 		t.Fatalf("round trip: %+v", got)
+	}
+}
+
+// TestWireEventProgressFits: a worker turn whose model called a
+// thousand tools of absurd names still fits the payload limit, with its
+// figures and a count of the names left out.
+func TestWireEventProgressFits(t *testing.T) {
+	tools := make([]string, 1000)
+	for i := range tools {
+		tools[i] = strings.Repeat("\"é", 500)
+	}
+	ev := engine.Event{Kind: engine.EventCompactionProgress, Time: time.Unix(0, 42),
+		Progress: &explore.Progress{Turn: 3, MaxTurns: 20, Tools: tools, Tokens: 900, Max: 1000}}
+	b, err := wireOf("host/1", ev).encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > store.MaxPayload {
+		t.Fatalf("payload of %d bytes, over %d", len(b), store.MaxPayload)
+	}
+	var w wireEvent
+	if err := json.Unmarshal(b, &w); err != nil {
+		t.Fatal(err)
+	}
+	p := w.event().Progress
+	if p == nil || p.Turn != 3 || p.Tokens != 900 || len(p.Tools) != maxWireTools+1 || p.Tools[maxWireTools] != "… 968 more" {
+		t.Fatalf("round trip: %+v", p)
 	}
 }
 
