@@ -50,8 +50,8 @@ func (t *Tree) BuildContext(leafID string) Context {
 		ctx.Model = &model
 	}
 	compactionAt := facts.compactionAt
-	msgs := make([]Message, 0, len(path))
 	if compactionAt < 0 {
+		msgs := make([]Message, 0, len(path))
 		for _, e := range path {
 			msgs = AppendEntryMessage(msgs, e)
 		}
@@ -59,22 +59,16 @@ func (t *Tree) BuildContext(leafID string) Context {
 		return ctx
 	}
 	c := path[compactionAt]
+	from := t.firstKept(path[:compactionAt], c.Get("firstKeptEntryId").String())
+	// Room for the summary, the kept entries and those after the
+	// compaction, not for the whole path: a long session's context is a
+	// small part of it, and a slice sized by the path cost every
+	// compaction and every rebuild an allocation (cleared, and scanned by
+	// the collector while it lived) that grew with the session.
+	msgs := make([]Message, 0, 1+(compactionAt-from)+(len(path)-compactionAt-1))
 	msgs = append(msgs, NewCompactionSummary(c.Get("summary").String(), int(c.Get("tokensBefore").Int()), c.Timestamp(), c.ID))
-	firstKept := c.Get("firstKeptEntryId").String()
-	found := false
-	if from, ok := t.keptFrom(path[:compactionAt], firstKept); ok {
-		for _, e := range path[from:compactionAt] {
-			msgs = AppendEntryMessage(msgs, e)
-		}
-	} else {
-		for _, e := range path[:compactionAt] {
-			if e.ID == firstKept {
-				found = true
-			}
-			if found {
-				msgs = AppendEntryMessage(msgs, e)
-			}
-		}
+	for _, e := range path[from:compactionAt] {
+		msgs = AppendEntryMessage(msgs, e)
 	}
 	ctx.SinceCompaction = len(msgs)
 	for _, e := range path[compactionAt+1:] {
@@ -111,6 +105,21 @@ func EntryMessage(e *Entry) (Message, bool) {
 		}
 	}
 	return Message{}, false
+}
+
+// firstKept is the index in before (the path up to a compaction) of the
+// compaction's first kept entry: the first entry with that id; len(before)
+// (nothing kept) when there is none.
+func (t *Tree) firstKept(before []*Entry, firstKept string) int {
+	if from, ok := t.keptFrom(before, firstKept); ok {
+		return from
+	}
+	for i, e := range before {
+		if e.ID == firstKept {
+			return i
+		}
+	}
+	return len(before)
 }
 
 // keptFrom is where on before the first entry with the id firstKept is,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	runtimemetrics "runtime/metrics"
 	"runtime/pprof"
 	"slices"
@@ -36,8 +37,10 @@ import (
 // i mod hosts: the figures of several hosts sharing one database.
 //
 // PITH_LOAD_PROFILE=PREFIX writes a CPU profile of the first and of the
-// last whole window (PREFIX-first.pprof, PREFIX-last.pprof): what grows
-// as the sessions do shows in `go tool pprof -diff_base`.
+// last whole window (PREFIX-first.pprof, PREFIX-last.pprof) and a heap
+// profile at the end of each (PREFIX-first.heap.pprof,
+// PREFIX-last.heap.pprof): what grows as the sessions do shows in `go
+// tool pprof -diff_base`, the memory kept in -sample_index=inuse_space.
 func TestLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load test")
@@ -157,7 +160,7 @@ func TestLoad(t *testing.T) {
 	}
 	wg.Wait()
 	elapsed := time.Since(deadline.Add(-dur))
-	cpuSeconds := cpu()
+	use := cpu()
 	stopProfiles()
 	for _, h := range hosts {
 		h.stop()
@@ -202,35 +205,36 @@ func TestLoad(t *testing.T) {
 		firstNonEmpty(os.Getenv("PITH_LOAD_STORE"), "files"), len(hosts), n, dur, total, float64(total)/elapsed.Seconds(), compactions,
 		pct(appendLat, 50), pct(appendLat, 99), len(appendLat), pct(ctxLat, 50), pct(ctxLat, 99), len(ctxLat))
 	t.Logf("appends/s by %s window: %s", loadWindow, windowRates(windows, int(dur/loadWindow)))
-	t.Logf("this process's CPU per message by %s window (clients and hosts, not the database): %s", loadWindow, windowCPU(cpuSeconds, windows))
+	t.Logf("this process's CPU per message by %s window (clients and hosts, not the database; the collector's share; bytes allocated): %s", loadWindow, windowCPU(use, windows))
 }
 
 // sampleCPU reads the process's CPU time (the Go runtime's account of
-// it: the clients and the hosts, not a database server) at began and at
-// the end of each of the first whole windows; the returned func stops
-// it and gives the CPU seconds of each window sampled. A rate that falls
-// while the CPU per message holds is the machine (other work on it), not
-// the code.
-func sampleCPU(began time.Time, whole int) func() []float64 {
+// it: the clients and the hosts, not a database server), the part of it
+// the garbage collector took, and the bytes allocated, at began and at
+// the end of each of the first whole windows; the returned func stops it
+// and gives what each window sampled used. A rate that falls while the
+// CPU per message holds is the machine (other work on it), not the code;
+// allocations per message that grow with the sessions are work that does.
+func sampleCPU(began time.Time, whole int) func() []runtimeUse {
 	done := make(chan struct{})
-	var out []float64
+	var out []runtimeUse
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		prev := busyCPU()
+		prev := readUse()
 		for i := 1; i <= whole; i++ {
 			select {
 			case <-time.After(time.Until(began.Add(time.Duration(i) * loadWindow))):
 			case <-done:
 				return
 			}
-			now := busyCPU()
-			out = append(out, now-prev)
+			now := readUse()
+			out = append(out, runtimeUse{cpu: now.cpu - prev.cpu, gc: now.gc - prev.gc, alloc: now.alloc - prev.alloc})
 			prev = now
 		}
 	}()
-	return func() []float64 {
+	return func() []runtimeUse {
 		close(done)
 		wg.Wait()
 		return out
@@ -238,8 +242,10 @@ func sampleCPU(began time.Time, whole int) func() []float64 {
 }
 
 // profileWindows profiles the CPU of the first and the last of the
-// whole windows into prefix-first.pprof and prefix-last.pprof (nothing
-// when prefix is empty); the returned func stops it.
+// whole windows into prefix-first.pprof and prefix-last.pprof, and
+// writes the heap at the end of each into prefix-first.heap.pprof and
+// prefix-last.heap.pprof (nothing when prefix is empty); the returned
+// func stops it.
 func profileWindows(t *testing.T, prefix string, began time.Time, whole int) func() {
 	if prefix == "" || whole < 1 {
 		return func() {}
@@ -274,6 +280,10 @@ func profileWindows(t *testing.T, prefix string, began time.Time, whole int) fun
 			}
 			pprof.StopCPUProfile()
 			f.Close()
+			if err := writeHeap(prefix + "-" + w.name + ".heap.pprof"); err != nil {
+				t.Errorf("heap profile: %v", err)
+				return
+			}
 		}
 	}()
 	return func() {
@@ -282,22 +292,51 @@ func profileWindows(t *testing.T, prefix string, began time.Time, whole int) fun
 	}
 }
 
-// busyCPU is the CPU seconds the process's goroutines and its garbage
-// collector used so far, as the Go runtime estimates them: its time not
-// idle, which counts a P held in a short syscall as busy, so it reads
-// higher than the kernel's account; compare windows, not figures.
-func busyCPU() float64 {
-	s := []runtimemetrics.Sample{{Name: "/cpu/classes/total:cpu-seconds"}, {Name: "/cpu/classes/idle:cpu-seconds"}}
-	runtimemetrics.Read(s)
-	return s[0].Value.Float64() - s[1].Value.Float64()
+// writeHeap writes the heap profile as of a collection made now: the
+// memory still reachable at this point of the run, not as of whichever
+// cycle last ran. One forced collection per window profiled is nothing
+// next to the run's own.
+func writeHeap(path string) error {
+	runtime.GC()
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
-// windowCPU is each sampled window's CPU per message, in microseconds.
-func windowCPU(cpu []float64, windows []atomic.Int64) string {
+// runtimeUse is what the Go runtime says the process used: CPU seconds
+// of its goroutines and its garbage collector (its time not idle, which
+// counts a P held in a short syscall as busy, so it reads higher than the
+// kernel's account; compare windows, not figures), the collector's part
+// of them, and the bytes allocated on the heap.
+type runtimeUse struct {
+	cpu, gc float64
+	alloc   uint64
+}
+
+func readUse() runtimeUse {
+	s := []runtimemetrics.Sample{
+		{Name: "/cpu/classes/total:cpu-seconds"},
+		{Name: "/cpu/classes/idle:cpu-seconds"},
+		{Name: "/cpu/classes/gc/total:cpu-seconds"},
+		{Name: "/gc/heap/allocs:bytes"},
+	}
+	runtimemetrics.Read(s)
+	return runtimeUse{cpu: s[0].Value.Float64() - s[1].Value.Float64(), gc: s[2].Value.Float64(), alloc: s[3].Value.Uint64()}
+}
+
+// windowCPU is each sampled window's CPU per message in microseconds,
+// the collector's share of it, and the bytes allocated per message.
+func windowCPU(use []runtimeUse, windows []atomic.Int64) string {
 	var out []string
-	for i, c := range cpu {
+	for i, u := range use {
 		if n := windows[i].Load(); n > 0 {
-			out = append(out, fmt.Sprintf("%.0fµs", c/float64(n)*1e6))
+			out = append(out, fmt.Sprintf("%.0fµs (GC %.0f%%, %.0f kB)", u.cpu/float64(n)*1e6, 100*u.gc/u.cpu, float64(u.alloc)/float64(n)/1e3))
 		}
 	}
 	return strings.Join(out, " ")
