@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -38,7 +39,11 @@ context"), so an agent can send the list as it is.`,
 		Args: positional([]arg{sessionArg}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
-			_, tree, err := loadReadOnly(cmd.Context(), cmd.ErrOrStderr(), storeURL, path, session.LoadOptions{})
+			// The table shows every message's estimate: measured while the
+			// lines are scanned, as a dry run does, rather than in a pass
+			// of its own afterwards.
+			table := !llm && !asJSON
+			_, tree, err := loadReadOnly(cmd.Context(), cmd.ErrOrStderr(), storeURL, path, session.LoadOptions{ParseOptions: session.ParseOptions{Estimates: table}})
 			if err != nil {
 				return err
 			}
@@ -55,7 +60,7 @@ context"), so an agent can send the list as it is.`,
 			if asJSON {
 				return writeContextJSON(cmd.OutOrStdout(), ctx, est)
 			}
-			return writeContextTable(cmd.OutOrStdout(), ctx, est, window)
+			return writeContextTable(cmd.OutOrStdout(), tree, ctx, est, window)
 		},
 	}
 	cmd.Flags().StringVar(&leaf, "leaf", "", "build the context for this entry id instead of the current leaf")
@@ -118,13 +123,15 @@ func writeLLMContextJSON(w io.Writer, ctx session.Context, est tokens.ContextEst
 	return enc.Encode(out)
 }
 
-func writeContextTable(w io.Writer, ctx session.Context, est tokens.ContextEstimate, window int) error {
+func writeContextTable(out io.Writer, tree *session.Tree, ctx session.Context, est tokens.ContextEstimate, window int) error {
+	// tabwriter writes a line at a time: buffered, not a write each.
+	w := bufio.NewWriterSize(out, 64<<10)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tROLE\tTOKENS\tMESSAGE")
 	for i, m := range ctx.Messages {
 		// Session text, escaped for the terminal (termsafe); a tab would
 		// shift the columns.
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\n", i+1, cell(m.Role), tokens.Estimate(m.Raw), cell(entryview.Preview(m, 80)))
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\n", i+1, cell(m.Role), messageTokens(tree, m), cell(entryview.Preview(m, 80)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -143,7 +150,19 @@ func writeContextTable(w io.Writer, ctx session.Context, est tokens.ContextEstim
 		pct = 100 * float64(est.Tokens) / float64(window)
 	}
 	fmt.Fprintf(w, "context: %d / %d tokens (%.1f%%; %s)\n", est.Tokens, window, pct, how)
-	return nil
+	return w.Flush()
+}
+
+// messageTokens is tokens.Estimate of m: the one its entry keeps (measured
+// while the file was scanned) when m is that entry's own message, else
+// measured now (a compaction's summary, built for the context).
+func messageTokens(tree *session.Tree, m session.Message) int {
+	if e := tree.Get(m.EntryID); e != nil {
+		if own, ok := session.EntryMessage(e); ok && len(own.Raw) == len(m.Raw) && len(m.Raw) > 0 && &own.Raw[0] == &m.Raw[0] {
+			return e.EntryMessageTokens()
+		}
+	}
+	return tokens.Estimate(m.Raw)
 }
 
 // cell is a table cell of session text: escaped as termsafe.Line, and its

@@ -10,6 +10,15 @@ import (
 
 // Preview is the first line of a message, for tables and trees.
 func Preview(m session.Message, width int) string {
+	if s, ok := fastPreview(m, width); ok {
+		return ClipLine(s, width)
+	}
+	return decodedPreview(m, width)
+}
+
+// decodedPreview is Preview from the whole message decoded: for what
+// fastPreview cannot vouch for, and the reference it is tested against.
+func decodedPreview(m session.Message, width int) string {
 	am, err := m.Decode()
 	if err != nil {
 		return "(unreadable message)"
