@@ -355,6 +355,16 @@ func TestSharedStoreTenantTokens(t *testing.T) {
 func TestWireEventFits(t *testing.T) {
 	huge := strings.Repeat("\x01é\"", 20000)
 	ev := engine.Event{Kind: engine.EventCompactionEnd, Time: time.Unix(0, 42), Error: huge, Continue: huge, Plugin: huge, EntryID: huge, TokensBefore: 7}
+	got := relayed(t, ev)
+	if got.Kind != ev.Kind || !got.Time.Equal(ev.Time) || got.TokensBefore != 7 || !strings.HasPrefix(huge, strings.TrimSuffix(got.Error, "…")) {
+		t.Fatalf("round trip: %+v", got)
+	}
+}
+
+// relayed is ev as another host reads it from the store, after checking
+// its payload fits the store's limit.
+func relayed(t *testing.T, ev engine.Event) engine.Event {
+	t.Helper()
 	b, err := wireOf("host/1", ev).encode()
 	if err != nil {
 		t.Fatal(err)
@@ -366,10 +376,7 @@ func TestWireEventFits(t *testing.T) {
 	if err := json.Unmarshal(b, &w); err != nil {
 		t.Fatal(err)
 	}
-	got := w.event()
-	if got.Kind != ev.Kind || !got.Time.Equal(ev.Time) || got.TokensBefore != 7 || !strings.HasPrefix(huge, strings.TrimSuffix(got.Error, "…")) {
-		t.Fatalf("round trip: %+v", got)
-	}
+	return w.event()
 }
 
 // TestWireEventProgressFits: a worker turn whose model called a
@@ -382,18 +389,7 @@ func TestWireEventProgressFits(t *testing.T) {
 	}
 	ev := engine.Event{Kind: engine.EventCompactionProgress, Time: time.Unix(0, 42),
 		Progress: &explore.Progress{Turn: 3, MaxTurns: 20, Tools: tools, Tokens: 900, Max: 1000}}
-	b, err := wireOf("host/1", ev).encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(b) > store.MaxPayload {
-		t.Fatalf("payload of %d bytes, over %d", len(b), store.MaxPayload)
-	}
-	var w wireEvent
-	if err := json.Unmarshal(b, &w); err != nil {
-		t.Fatal(err)
-	}
-	p := w.event().Progress
+	p := relayed(t, ev).Progress
 	if p == nil || p.Turn != 3 || p.Tokens != 900 || len(p.Tools) != maxWireTools+1 || p.Tools[maxWireTools] != "… 968 more" {
 		t.Fatalf("round trip: %+v", p)
 	}
