@@ -42,16 +42,16 @@ func fastPreview(m session.Message, width int) (s string, ok bool) {
 		return str("summary")
 	}
 	var b strings.Builder
-	g := gathered{width: width}
+	parts := 0
 	// add appends a part as strings.Join(parts, " ") would, and reports
 	// whether the preview is decided.
 	add := func(part string) bool {
-		if g.parts > 0 {
+		if parts > 0 {
 			b.WriteByte(' ')
 		}
-		g.parts++
+		parts++
 		b.WriteString(part)
-		return g.enough(b.String())
+		return decided(b.String(), width)
 	}
 	content := r.Get("content")
 	switch {
@@ -62,35 +62,31 @@ func fastPreview(m session.Message, width int) (s string, ok bool) {
 		add(content.Str)
 	case content.IsArray():
 		ok := true
+		fail := func() bool { ok = false; return false } // ends the ForEach
 		content.ForEach(func(_, block gjson.Result) bool {
 			if !block.IsObject() {
-				ok = false
-				return false
+				return fail()
 			}
 			typ := block.Get("type")
 			if typ.Type != gjson.String {
-				ok = false
-				return false
+				return fail()
 			}
 			var part string
 			switch typ.Str {
 			case "text":
 				t := block.Get("text")
 				if t.Exists() && t.Type != gjson.String || !utf8.ValidString(t.Str) {
-					ok = false
-					return false
+					return fail()
 				}
 				part = t.Str
 			case "toolCall":
 				n := block.Get("name")
 				if n.Exists() && n.Type != gjson.String || !utf8.ValidString(n.Str) {
-					ok = false
-					return false
+					return fail()
 				}
 				args := block.Get("arguments") // as raw as a json.RawMessage: null stays "null"
 				if !utf8.ValidString(args.Raw) {
-					ok = false
-					return false
+					return fail()
 				}
 				part = "→ " + n.Str + "(" + args.Raw + ")"
 			case "image":
@@ -119,15 +115,11 @@ func fastPreview(m session.Message, width int) (s string, ok bool) {
 	return s, true
 }
 
-// gathered tells when the parts of a preview gathered so far decide
-// ClipLine's result: the first line has ended (a line break after some
-// text, and more text after it, or TrimSpace would drop the break), or
-// it holds more than width letters, so the cut falls inside it.
-type gathered struct {
-	width, parts int
-}
-
-func (g gathered) enough(s string) bool {
+// decided reports whether s, the parts of a preview gathered so far,
+// decides ClipLine's result: the first line has ended (a line break after
+// some text, and more text after it, or TrimSpace would drop the break),
+// or it holds more than width letters, so the cut falls inside it.
+func decided(s string, width int) bool {
 	letters := 0
 	seen, broken := false, false
 	for _, c := range s {
@@ -140,7 +132,7 @@ func (g gathered) enough(s string) bool {
 		}
 		seen = true
 		letters++
-		if letters > g.width {
+		if letters > width {
 			return true
 		}
 	}
