@@ -21,10 +21,14 @@ func OpenOrCreateIn(dir *os.Root, name string, create bool, cwd string, opts Opt
 		if create && errors.Is(err, session.ErrNotSession) {
 			// Another call (of this daemon, or pi) may be creating it:
 			// the file exists before its header is written. Read it
-			// again, and again while it is still empty.
+			// again, and again while it was empty when that read began:
+			// its size taken after a failed read could be the header's,
+			// landed just after the read, and hide that the refusal
+			// was only the creation under way.
 			for wait := time.Millisecond; wait <= maxCreateWait; wait *= 2 {
 				time.Sleep(wait)
-				if s, err = OpenIn(dir, name, opts); !emptyFile(dir, name, err) {
+				wasEmpty := emptyFile(dir, name)
+				if s, err = OpenIn(dir, name, opts); !wasEmpty || !errors.Is(err, session.ErrNotSession) {
 					break
 				}
 			}
@@ -48,11 +52,8 @@ func OpenOrCreateIn(dir *os.Root, name string, create bool, cwd string, opts Opt
 // all) for a session file another caller is creating to get its header.
 const maxCreateWait = 512 * time.Millisecond
 
-// emptyFile reports whether err refused name in dir for being empty.
-func emptyFile(dir *os.Root, name string, err error) bool {
-	if !errors.Is(err, session.ErrNotSession) {
-		return false
-	}
-	fi, serr := dir.Lstat(name)
-	return serr == nil && fi.Mode().IsRegular() && fi.Size() == 0
+// emptyFile reports whether name in dir is an empty regular file.
+func emptyFile(dir *os.Root, name string) bool {
+	fi, err := dir.Lstat(name)
+	return err == nil && fi.Mode().IsRegular() && fi.Size() == 0
 }
