@@ -209,6 +209,12 @@ func TestDatabaseRestartUnderServeLoad(t *testing.T) {
 		as[i] = &agent{s: s}
 	}
 	var progress atomic.Int64
+	// Agents hold at a quarter of the load until the database is down, so
+	// that work is left for after the restart however fast the machine:
+	// unheld, they could finish before the stop took effect, and the test
+	// would see no progress to resume.
+	const holdAt = agents * turns / 4
+	stopped := make(chan struct{})
 	var wg sync.WaitGroup
 	errs := make(chan error, agents)
 	for i, a := range as {
@@ -222,7 +228,9 @@ func TestDatabaseRestartUnderServeLoad(t *testing.T) {
 				case err == nil:
 					a.acked = append(a.acked, tag)
 					n++
-					progress.Add(1)
+					if progress.Add(1) >= holdAt {
+						<-stopped
+					}
 					continue
 				case errors.Is(err, client.ErrAborted):
 					continue // another agent appended first
@@ -265,10 +273,11 @@ func TestDatabaseRestartUnderServeLoad(t *testing.T) {
 			}
 		}
 	}
-	waitProgress(agents * turns / 4)
+	waitProgress(holdAt)
 	pgtest.Stop(t)
-	time.Sleep(500 * time.Millisecond) // calls fail meanwhile
 	stalled := progress.Load()
+	close(stopped)
+	time.Sleep(500 * time.Millisecond) // calls fail meanwhile
 	pgtest.Restart(t)
 	wg.Wait()
 	close(errs)
