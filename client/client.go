@@ -549,7 +549,11 @@ func wrap(op string, err error) error {
 	// The daemon's message often starts with the kind itself (its own
 	// sentinel has the same words): said once.
 	msg := strings.TrimPrefix(st.Message(), sentinel.Error()+": ")
-	return fmt.Errorf("%s: %w: %s", op, sentinel, msg)
+	e := &callError{msg: fmt.Sprintf("%s: %s: %s", op, sentinel, msg), kinds: []error{sentinel}}
+	if r := reasonOf(st); r != nil {
+		e.kinds = append(e.kinds, r)
+	}
+	return e
 }
 
 // maxBusyWait bounds one wait between the retries of a busy refusal.

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"testing"
 
+	pb "github.com/pith-dev/pith/internal/gen/pith/session/v1"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -91,5 +93,37 @@ func TestWrapSaysTheKindOnce(t *testing.T) {
 	}
 	if got, want := err.Error(), "open s1: unauthenticated: unknown or revoked token"; got != want {
 		t.Errorf("message %q, want %q", got, want)
+	}
+}
+
+// TestWrapMatchesReasons: an error with an ErrorInfo reason matches its
+// code's sentinel and the reason's, reads as without it, and every
+// reason of session.proto has one.
+func TestWrapMatchesReasons(t *testing.T) {
+	for v, name := range pb.ErrorReason_name {
+		if pb.ErrorReason(v) == pb.ErrorReason_ERROR_REASON_UNSPECIFIED {
+			continue
+		}
+		want, ok := reasons[name]
+		if !ok {
+			t.Errorf("reason %s has no error", name)
+			continue
+		}
+		st, err := status.New(codes.FailedPrecondition, "refused").WithDetails(&errdetails.ErrorInfo{Reason: name, Domain: errorDomain})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := wrap("compact x", st.Err())
+		if !errors.Is(got, want) || !errors.Is(got, ErrFailedPrecondition) {
+			t.Errorf("%s: %v does not match %v and %v", name, got, want, ErrFailedPrecondition)
+		}
+		if got.Error() != "compact x: failed precondition: refused" {
+			t.Errorf("%s: message %q", name, got)
+		}
+	}
+	// Another domain's reason is not the daemon's.
+	st, _ := status.New(codes.FailedPrecondition, "refused").WithDetails(&errdetails.ErrorInfo{Reason: "ERROR_REASON_NOTHING_TO_COMPACT", Domain: "example.com"})
+	if err := wrap("compact x", st.Err()); errors.Is(err, ErrNothingToCompact) {
+		t.Error("a reason of another domain matched")
 	}
 }

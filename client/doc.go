@@ -49,4 +49,8 @@
 //   - ErrResourceExhausted, ErrInvalidArgument, ErrPermissionDenied,
 //     ErrFailedPrecondition, ErrNotFound, ErrUnauthenticated: the same call
 //     fails the same way again.
+//
+// An ErrFailedPrecondition or ErrAborted error also matches the daemon's
+// reason when it gave one (ErrNothingToCompact, ErrCancelledByPlugin,
+// ErrBusyElsewhere, ...: reasons.go): branch on those, not on the words.
 package client

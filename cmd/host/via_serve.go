@@ -137,11 +137,17 @@ func openServe(ctx context.Context, addr, caFile, name string) (*client.Client, 
 	return c, s, nil
 }
 
-// refusals are the local sentinels a daemon's FAILED_PRECONDITION may
-// stand for, told apart by their words, which start the daemon's message
-// (it sends the engine's error as is): nothing to compact, a plugin's
-// veto, nothing to summarize — each its own exit code (exitCode).
-var refusals = []error{compaction.ErrNothingToCompact, engine.ErrCancelled, branch.ErrCancelled, branch.ErrNothingToSummarize}
+// refusals are the local sentinels the daemon's reasons for refusing
+// stand for (session.proto's ErrorReason, which the client matches as
+// its own errors): each gives the exit code the command run here would
+// (exitCode).
+var refusals = []struct{ reason, local error }{
+	{client.ErrNothingToCompact, compaction.ErrNothingToCompact},
+	{client.ErrNothingToSummarize, branch.ErrNothingToSummarize},
+	{client.ErrCancelledByPlugin, engine.ErrCancelled},
+	{client.ErrConflict, session.ErrConflict},
+	{client.ErrBusyElsewhere, session.ErrLeaseHeld},
+}
 
 // serveError is the daemon's refusal as the same command's error run
 // here, wrapping the local sentinel that gives its exit code. op names
@@ -155,15 +161,14 @@ func serveError(ctx context.Context, op, addr, name string, err error) error {
 		// write, so this does not claim the session is unchanged.
 		return fmt.Errorf("%s: %s interrupted; the daemon stops it unless it had already saved it (read the session to know): %w", where, op, ctx.Err())
 	}
-	if errors.Is(err, client.ErrFailedPrecondition) {
-		for _, r := range refusals {
-			if strings.Contains(msg, r.Error()) {
-				return fmt.Errorf("%s: %w", where, withText(r, msg))
-			}
+	for _, r := range refusals {
+		if errors.Is(err, r.reason) {
+			return fmt.Errorf("%s: %w", where, withText(r.local, msg))
 		}
 	}
 	switch {
 	case errors.Is(err, client.ErrAborted):
+		// Nothing was written, whatever the reason: busy, as here.
 		return fmt.Errorf("%s: %w", where, withText(session.ErrLeaseHeld, msg))
 	case errors.Is(err, client.ErrUnavailable):
 		return fmt.Errorf("daemon %s: %w (is `pith serve` running there?)", addr, err)

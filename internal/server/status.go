@@ -12,6 +12,7 @@ import (
 	"github.com/pith-dev/pith/core/engine"
 	"github.com/pith-dev/pith/core/session"
 	"github.com/pith-dev/pith/hooks"
+	pb "github.com/pith-dev/pith/internal/gen/pith/session/v1"
 	"github.com/pith-dev/pith/store"
 	"github.com/pith-dev/pith/store/files"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -80,7 +81,7 @@ func toStatus(err error) error {
 	if errors.Is(err, ErrBusy) {
 		return busyStatus(err)
 	}
-	code := codes.Internal
+	code, reason := codes.Internal, pb.ErrorReason_ERROR_REASON_UNSPECIFIED
 	switch {
 	case errors.Is(err, store.ErrUnavailable):
 		// The shared store is down or unreachable. Nothing was written
@@ -94,11 +95,11 @@ func toStatus(err error) error {
 		// Another host moved the session to another branch or rewrote
 		// it under the call (store.Session catches up with plain
 		// appends itself): read it again and decide.
-		code = codes.Aborted
+		code, reason = codes.Aborted, pb.ErrorReason_ERROR_REASON_CONFLICT
 	case errors.Is(err, store.ErrLeaseHeld), errors.Is(err, store.ErrLeaseLost), errors.Is(err, engine.ErrCompactingElsewhere):
 		// Another host compacts or prunes the session now: a conflict
 		// in time, retry later (its result arrives as an event).
-		code = codes.Aborted
+		code, reason = codes.Aborted, pb.ErrorReason_ERROR_REASON_BUSY_ELSEWHERE
 	case errors.Is(err, store.ErrNotFound):
 		code = codes.NotFound
 	case errors.Is(err, store.ErrExists):
@@ -114,7 +115,7 @@ func toStatus(err error) error {
 	case errors.Is(err, files.ErrHardLinked):
 		code = codes.PermissionDenied
 	case errors.Is(err, session.ErrReadOnly):
-		code = codes.FailedPrecondition
+		code, reason = codes.FailedPrecondition, pb.ErrorReason_ERROR_REASON_READ_ONLY
 	case errors.Is(err, ErrOutsideRoot), errors.Is(err, ErrForbidden):
 		code = codes.PermissionDenied
 	case errors.Is(err, ErrInvalidPath), errors.Is(err, errInvalid), errors.Is(err, session.ErrInvalidClientInput), errors.Is(err, engine.ErrNotAssistant):
@@ -129,15 +130,37 @@ func toStatus(err error) error {
 		code = codes.DeadlineExceeded
 	case errors.Is(err, context.Canceled), errors.Is(err, engine.ErrAborted):
 		code = codes.Canceled
-	case errors.Is(err, engine.ErrCancelled), errors.Is(err, branch.ErrCancelled), errors.Is(err, hooks.ErrPluginFailed):
-		// A plugin's veto, or a `failure: closed` plugin that failed: the
-		// operation was refused as things stand, not broken.
-		code = codes.FailedPrecondition
-	case errors.Is(err, engine.ErrNothingToCompact), errors.Is(err, branch.ErrNothingToSummarize), errors.Is(err, session.ErrOldVersion),
-		errors.Is(err, engine.ErrAutoCompactionDisabled), errors.Is(err, engine.ErrStillAboveThreshold):
-		code = codes.FailedPrecondition
+	case errors.Is(err, engine.ErrCancelled), errors.Is(err, branch.ErrCancelled):
+		// A plugin's veto: the operation was refused as things stand,
+		// not broken.
+		code, reason = codes.FailedPrecondition, pb.ErrorReason_ERROR_REASON_CANCELLED_BY_PLUGIN
+	case errors.Is(err, hooks.ErrPluginFailed):
+		// A `failure: closed` plugin that failed.
+		code, reason = codes.FailedPrecondition, pb.ErrorReason_ERROR_REASON_PLUGIN_FAILED
+	case errors.Is(err, engine.ErrNothingToCompact):
+		code, reason = codes.FailedPrecondition, pb.ErrorReason_ERROR_REASON_NOTHING_TO_COMPACT
+	case errors.Is(err, branch.ErrNothingToSummarize):
+		code, reason = codes.FailedPrecondition, pb.ErrorReason_ERROR_REASON_NOTHING_TO_SUMMARIZE
+	case errors.Is(err, session.ErrOldVersion):
+		code, reason = codes.FailedPrecondition, pb.ErrorReason_ERROR_REASON_OLD_VERSION
+	case errors.Is(err, engine.ErrAutoCompactionDisabled):
+		code, reason = codes.FailedPrecondition, pb.ErrorReason_ERROR_REASON_AUTO_COMPACTION_DISABLED
+	case errors.Is(err, engine.ErrStillAboveThreshold):
+		code, reason = codes.FailedPrecondition, pb.ErrorReason_ERROR_REASON_STILL_ABOVE_THRESHOLD
 	case errors.Is(err, fs.ErrPermission):
 		code = codes.PermissionDenied
 	}
-	return status.Error(code, err.Error())
+	st := status.New(code, err.Error())
+	if reason != pb.ErrorReason_ERROR_REASON_UNSPECIFIED {
+		// The reason tells apart what one code covers (nothing to
+		// compact, a veto, ...), so that no client matches words.
+		if d, derr := st.WithDetails(&errdetails.ErrorInfo{Reason: reason.String(), Domain: errorDomain}); derr == nil {
+			st = d
+		}
+	}
+	return st.Err()
 }
+
+// errorDomain is the domain of the google.rpc.ErrorInfo a refusal
+// carries (session.proto's ErrorReason).
+const errorDomain = "pith.session.v1"

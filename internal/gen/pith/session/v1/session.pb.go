@@ -27,6 +27,106 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ErrorReason says why a call failed where its status code alone does not:
+// a FAILED_PRECONDITION or an ABORTED status carries a google.rpc.ErrorInfo
+// detail whose domain is "pith.session.v1" and whose reason is one of these
+// names, spelled as here (for example "ERROR_REASON_NOTHING_TO_COMPACT").
+// A client branches on the reason; the status message is for people and
+// its words may change. A reason a client does not know is handled as its
+// status code says.
+type ErrorReason int32
+
+const (
+	ErrorReason_ERROR_REASON_UNSPECIFIED ErrorReason = 0 // FAILED_PRECONDITION reasons: the call was refused as things stand.
+	// ERROR_REASON_NOTHING_TO_COMPACT: the context has nothing old enough to
+	// summarize (Compact, and an automatic compaction).
+	ErrorReason_ERROR_REASON_NOTHING_TO_COMPACT ErrorReason = 1
+	// ERROR_REASON_NOTHING_TO_SUMMARIZE: the abandoned branch has nothing to
+	// summarize (Navigate with summarize).
+	ErrorReason_ERROR_REASON_NOTHING_TO_SUMMARIZE ErrorReason = 2
+	// ERROR_REASON_CANCELLED_BY_PLUGIN: a plugin vetoed the compaction or
+	// the navigation; nothing was written.
+	ErrorReason_ERROR_REASON_CANCELLED_BY_PLUGIN ErrorReason = 3
+	// ERROR_REASON_PLUGIN_FAILED: a plugin configured with `failure: closed`
+	// failed, so the operation did not run.
+	ErrorReason_ERROR_REASON_PLUGIN_FAILED ErrorReason = 4
+	// ERROR_REASON_OLD_VERSION: the session file is of an older format
+	// version; `pith migrate` brings it up to date.
+	ErrorReason_ERROR_REASON_OLD_VERSION ErrorReason = 5
+	// ERROR_REASON_READ_ONLY: the session is open read-only (a file with
+	// more than one hard link is never written, for one).
+	ErrorReason_ERROR_REASON_READ_ONLY ErrorReason = 6
+	// ERROR_REASON_AUTO_COMPACTION_DISABLED: automatic compaction is off,
+	// by configuration or after repeated failures.
+	ErrorReason_ERROR_REASON_AUTO_COMPACTION_DISABLED ErrorReason = 7
+	// ERROR_REASON_STILL_ABOVE_THRESHOLD: a compaction ran but the context
+	// is still above the threshold.
+	ErrorReason_ERROR_REASON_STILL_ABOVE_THRESHOLD ErrorReason = 8
+	// ERROR_REASON_CONFLICT: another host changed the session under the
+	// call (moved its leaf or rewrote it).
+	ErrorReason_ERROR_REASON_CONFLICT ErrorReason = 20
+	// ERROR_REASON_BUSY_ELSEWHERE: another host holds the session's lease:
+	// it is compacting or pruning it (or this host lost the lease mid-way).
+	ErrorReason_ERROR_REASON_BUSY_ELSEWHERE ErrorReason = 21
+)
+
+// Enum value maps for ErrorReason.
+var (
+	ErrorReason_name = map[int32]string{
+		0:  "ERROR_REASON_UNSPECIFIED",
+		1:  "ERROR_REASON_NOTHING_TO_COMPACT",
+		2:  "ERROR_REASON_NOTHING_TO_SUMMARIZE",
+		3:  "ERROR_REASON_CANCELLED_BY_PLUGIN",
+		4:  "ERROR_REASON_PLUGIN_FAILED",
+		5:  "ERROR_REASON_OLD_VERSION",
+		6:  "ERROR_REASON_READ_ONLY",
+		7:  "ERROR_REASON_AUTO_COMPACTION_DISABLED",
+		8:  "ERROR_REASON_STILL_ABOVE_THRESHOLD",
+		20: "ERROR_REASON_CONFLICT",
+		21: "ERROR_REASON_BUSY_ELSEWHERE",
+	}
+	ErrorReason_value = map[string]int32{
+		"ERROR_REASON_UNSPECIFIED":              0,
+		"ERROR_REASON_NOTHING_TO_COMPACT":       1,
+		"ERROR_REASON_NOTHING_TO_SUMMARIZE":     2,
+		"ERROR_REASON_CANCELLED_BY_PLUGIN":      3,
+		"ERROR_REASON_PLUGIN_FAILED":            4,
+		"ERROR_REASON_OLD_VERSION":              5,
+		"ERROR_REASON_READ_ONLY":                6,
+		"ERROR_REASON_AUTO_COMPACTION_DISABLED": 7,
+		"ERROR_REASON_STILL_ABOVE_THRESHOLD":    8,
+		"ERROR_REASON_CONFLICT":                 20,
+		"ERROR_REASON_BUSY_ELSEWHERE":           21,
+	}
+)
+
+func (x ErrorReason) Enum() *ErrorReason {
+	p := new(ErrorReason)
+	*p = x
+	return p
+}
+
+func (x ErrorReason) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ErrorReason) Descriptor() protoreflect.EnumDescriptor {
+	return file_pith_session_v1_session_proto_enumTypes[0].Descriptor()
+}
+
+func (ErrorReason) Type() protoreflect.EnumType {
+	return &file_pith_session_v1_session_proto_enumTypes[0]
+}
+
+func (x ErrorReason) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ErrorReason.Descriptor instead.
+func (ErrorReason) EnumDescriptor() ([]byte, []int) {
+	return file_pith_session_v1_session_proto_rawDescGZIP(), []int{0}
+}
+
 type TurnOutcome_Action int32
 
 const (
@@ -62,11 +162,11 @@ func (x TurnOutcome_Action) String() string {
 }
 
 func (TurnOutcome_Action) Descriptor() protoreflect.EnumDescriptor {
-	return file_pith_session_v1_session_proto_enumTypes[0].Descriptor()
+	return file_pith_session_v1_session_proto_enumTypes[1].Descriptor()
 }
 
 func (TurnOutcome_Action) Type() protoreflect.EnumType {
-	return &file_pith_session_v1_session_proto_enumTypes[0]
+	return &file_pith_session_v1_session_proto_enumTypes[1]
 }
 
 func (x TurnOutcome_Action) Number() protoreflect.EnumNumber {
@@ -2014,7 +2114,19 @@ const file_pith_session_v1_session_proto_rawDesc = "" +
 	"\toperation\x18\x02 \x01(\tR\toperation\x12\x18\n" +
 	"\arequest\x18\x03 \x01(\fR\arequest\"'\n" +
 	"\x0fProposeResponse\x12\x14\n" +
-	"\x05event\x18\x01 \x01(\fR\x05event2\xe4\x06\n" +
+	"\x05event\x18\x01 \x01(\fR\x05event*\x86\x03\n" +
+	"\vErrorReason\x12\x1c\n" +
+	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12#\n" +
+	"\x1fERROR_REASON_NOTHING_TO_COMPACT\x10\x01\x12%\n" +
+	"!ERROR_REASON_NOTHING_TO_SUMMARIZE\x10\x02\x12$\n" +
+	" ERROR_REASON_CANCELLED_BY_PLUGIN\x10\x03\x12\x1e\n" +
+	"\x1aERROR_REASON_PLUGIN_FAILED\x10\x04\x12\x1c\n" +
+	"\x18ERROR_REASON_OLD_VERSION\x10\x05\x12\x1a\n" +
+	"\x16ERROR_REASON_READ_ONLY\x10\x06\x12)\n" +
+	"%ERROR_REASON_AUTO_COMPACTION_DISABLED\x10\a\x12&\n" +
+	"\"ERROR_REASON_STILL_ABOVE_THRESHOLD\x10\b\x12\x19\n" +
+	"\x15ERROR_REASON_CONFLICT\x10\x14\x12\x1f\n" +
+	"\x1bERROR_REASON_BUSY_ELSEWHERE\x10\x152\xe4\x06\n" +
 	"\x0eSessionService\x12X\n" +
 	"\vOpenSession\x12#.pith.session.v1.OpenSessionRequest\x1a$.pith.session.v1.OpenSessionResponse\x12I\n" +
 	"\x06Append\x12\x1e.pith.session.v1.AppendRequest\x1a\x1f.pith.session.v1.AppendResponse\x12U\n" +
@@ -2040,64 +2152,65 @@ func file_pith_session_v1_session_proto_rawDescGZIP() []byte {
 	return file_pith_session_v1_session_proto_rawDescData
 }
 
-var file_pith_session_v1_session_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_pith_session_v1_session_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_pith_session_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_pith_session_v1_session_proto_goTypes = []any{
-	(TurnOutcome_Action)(0),      // 0: pith.session.v1.TurnOutcome.Action
-	(*OpenSessionRequest)(nil),   // 1: pith.session.v1.OpenSessionRequest
-	(*OpenSessionResponse)(nil),  // 2: pith.session.v1.OpenSessionResponse
-	(*AppendRequest)(nil),        // 3: pith.session.v1.AppendRequest
-	(*AppendResponse)(nil),       // 4: pith.session.v1.AppendResponse
-	(*GetContextRequest)(nil),    // 5: pith.session.v1.GetContextRequest
-	(*GetContextResponse)(nil),   // 6: pith.session.v1.GetContextResponse
-	(*CompactRequest)(nil),       // 7: pith.session.v1.CompactRequest
-	(*CompactResponse)(nil),      // 8: pith.session.v1.CompactResponse
-	(*CompactionResult)(nil),     // 9: pith.session.v1.CompactionResult
-	(*NavigateRequest)(nil),      // 10: pith.session.v1.NavigateRequest
-	(*NavigateResponse)(nil),     // 11: pith.session.v1.NavigateResponse
-	(*AfterTurnRequest)(nil),     // 12: pith.session.v1.AfterTurnRequest
-	(*AfterTurnResponse)(nil),    // 13: pith.session.v1.AfterTurnResponse
-	(*ReportErrorRequest)(nil),   // 14: pith.session.v1.ReportErrorRequest
-	(*ReportErrorResponse)(nil),  // 15: pith.session.v1.ReportErrorResponse
-	(*TurnOutcome)(nil),          // 16: pith.session.v1.TurnOutcome
-	(*CloseSessionRequest)(nil),  // 17: pith.session.v1.CloseSessionRequest
-	(*CloseSessionResponse)(nil), // 18: pith.session.v1.CloseSessionResponse
-	(*WatchEventsRequest)(nil),   // 19: pith.session.v1.WatchEventsRequest
-	(*WatchEventsResponse)(nil),  // 20: pith.session.v1.WatchEventsResponse
-	(*Event)(nil),                // 21: pith.session.v1.Event
-	(*ExploreProgress)(nil),      // 22: pith.session.v1.ExploreProgress
-	(*ProposeRequest)(nil),       // 23: pith.session.v1.ProposeRequest
-	(*ProposeResponse)(nil),      // 24: pith.session.v1.ProposeResponse
+	(ErrorReason)(0),             // 0: pith.session.v1.ErrorReason
+	(TurnOutcome_Action)(0),      // 1: pith.session.v1.TurnOutcome.Action
+	(*OpenSessionRequest)(nil),   // 2: pith.session.v1.OpenSessionRequest
+	(*OpenSessionResponse)(nil),  // 3: pith.session.v1.OpenSessionResponse
+	(*AppendRequest)(nil),        // 4: pith.session.v1.AppendRequest
+	(*AppendResponse)(nil),       // 5: pith.session.v1.AppendResponse
+	(*GetContextRequest)(nil),    // 6: pith.session.v1.GetContextRequest
+	(*GetContextResponse)(nil),   // 7: pith.session.v1.GetContextResponse
+	(*CompactRequest)(nil),       // 8: pith.session.v1.CompactRequest
+	(*CompactResponse)(nil),      // 9: pith.session.v1.CompactResponse
+	(*CompactionResult)(nil),     // 10: pith.session.v1.CompactionResult
+	(*NavigateRequest)(nil),      // 11: pith.session.v1.NavigateRequest
+	(*NavigateResponse)(nil),     // 12: pith.session.v1.NavigateResponse
+	(*AfterTurnRequest)(nil),     // 13: pith.session.v1.AfterTurnRequest
+	(*AfterTurnResponse)(nil),    // 14: pith.session.v1.AfterTurnResponse
+	(*ReportErrorRequest)(nil),   // 15: pith.session.v1.ReportErrorRequest
+	(*ReportErrorResponse)(nil),  // 16: pith.session.v1.ReportErrorResponse
+	(*TurnOutcome)(nil),          // 17: pith.session.v1.TurnOutcome
+	(*CloseSessionRequest)(nil),  // 18: pith.session.v1.CloseSessionRequest
+	(*CloseSessionResponse)(nil), // 19: pith.session.v1.CloseSessionResponse
+	(*WatchEventsRequest)(nil),   // 20: pith.session.v1.WatchEventsRequest
+	(*WatchEventsResponse)(nil),  // 21: pith.session.v1.WatchEventsResponse
+	(*Event)(nil),                // 22: pith.session.v1.Event
+	(*ExploreProgress)(nil),      // 23: pith.session.v1.ExploreProgress
+	(*ProposeRequest)(nil),       // 24: pith.session.v1.ProposeRequest
+	(*ProposeResponse)(nil),      // 25: pith.session.v1.ProposeResponse
 }
 var file_pith_session_v1_session_proto_depIdxs = []int32{
-	21, // 0: pith.session.v1.CompactResponse.progress:type_name -> pith.session.v1.Event
-	9,  // 1: pith.session.v1.CompactResponse.result:type_name -> pith.session.v1.CompactionResult
-	16, // 2: pith.session.v1.AfterTurnResponse.outcome:type_name -> pith.session.v1.TurnOutcome
-	16, // 3: pith.session.v1.ReportErrorResponse.outcome:type_name -> pith.session.v1.TurnOutcome
-	9,  // 4: pith.session.v1.TurnOutcome.compaction:type_name -> pith.session.v1.CompactionResult
-	0,  // 5: pith.session.v1.TurnOutcome.action:type_name -> pith.session.v1.TurnOutcome.Action
-	21, // 6: pith.session.v1.WatchEventsResponse.event:type_name -> pith.session.v1.Event
-	22, // 7: pith.session.v1.Event.progress:type_name -> pith.session.v1.ExploreProgress
-	1,  // 8: pith.session.v1.SessionService.OpenSession:input_type -> pith.session.v1.OpenSessionRequest
-	3,  // 9: pith.session.v1.SessionService.Append:input_type -> pith.session.v1.AppendRequest
-	5,  // 10: pith.session.v1.SessionService.GetContext:input_type -> pith.session.v1.GetContextRequest
-	7,  // 11: pith.session.v1.SessionService.Compact:input_type -> pith.session.v1.CompactRequest
-	10, // 12: pith.session.v1.SessionService.Navigate:input_type -> pith.session.v1.NavigateRequest
-	12, // 13: pith.session.v1.SessionService.AfterTurn:input_type -> pith.session.v1.AfterTurnRequest
-	14, // 14: pith.session.v1.SessionService.ReportError:input_type -> pith.session.v1.ReportErrorRequest
-	19, // 15: pith.session.v1.SessionService.WatchEvents:input_type -> pith.session.v1.WatchEventsRequest
-	17, // 16: pith.session.v1.SessionService.CloseSession:input_type -> pith.session.v1.CloseSessionRequest
-	23, // 17: pith.session.v1.SessionService.Propose:input_type -> pith.session.v1.ProposeRequest
-	2,  // 18: pith.session.v1.SessionService.OpenSession:output_type -> pith.session.v1.OpenSessionResponse
-	4,  // 19: pith.session.v1.SessionService.Append:output_type -> pith.session.v1.AppendResponse
-	6,  // 20: pith.session.v1.SessionService.GetContext:output_type -> pith.session.v1.GetContextResponse
-	8,  // 21: pith.session.v1.SessionService.Compact:output_type -> pith.session.v1.CompactResponse
-	11, // 22: pith.session.v1.SessionService.Navigate:output_type -> pith.session.v1.NavigateResponse
-	13, // 23: pith.session.v1.SessionService.AfterTurn:output_type -> pith.session.v1.AfterTurnResponse
-	15, // 24: pith.session.v1.SessionService.ReportError:output_type -> pith.session.v1.ReportErrorResponse
-	20, // 25: pith.session.v1.SessionService.WatchEvents:output_type -> pith.session.v1.WatchEventsResponse
-	18, // 26: pith.session.v1.SessionService.CloseSession:output_type -> pith.session.v1.CloseSessionResponse
-	24, // 27: pith.session.v1.SessionService.Propose:output_type -> pith.session.v1.ProposeResponse
+	22, // 0: pith.session.v1.CompactResponse.progress:type_name -> pith.session.v1.Event
+	10, // 1: pith.session.v1.CompactResponse.result:type_name -> pith.session.v1.CompactionResult
+	17, // 2: pith.session.v1.AfterTurnResponse.outcome:type_name -> pith.session.v1.TurnOutcome
+	17, // 3: pith.session.v1.ReportErrorResponse.outcome:type_name -> pith.session.v1.TurnOutcome
+	10, // 4: pith.session.v1.TurnOutcome.compaction:type_name -> pith.session.v1.CompactionResult
+	1,  // 5: pith.session.v1.TurnOutcome.action:type_name -> pith.session.v1.TurnOutcome.Action
+	22, // 6: pith.session.v1.WatchEventsResponse.event:type_name -> pith.session.v1.Event
+	23, // 7: pith.session.v1.Event.progress:type_name -> pith.session.v1.ExploreProgress
+	2,  // 8: pith.session.v1.SessionService.OpenSession:input_type -> pith.session.v1.OpenSessionRequest
+	4,  // 9: pith.session.v1.SessionService.Append:input_type -> pith.session.v1.AppendRequest
+	6,  // 10: pith.session.v1.SessionService.GetContext:input_type -> pith.session.v1.GetContextRequest
+	8,  // 11: pith.session.v1.SessionService.Compact:input_type -> pith.session.v1.CompactRequest
+	11, // 12: pith.session.v1.SessionService.Navigate:input_type -> pith.session.v1.NavigateRequest
+	13, // 13: pith.session.v1.SessionService.AfterTurn:input_type -> pith.session.v1.AfterTurnRequest
+	15, // 14: pith.session.v1.SessionService.ReportError:input_type -> pith.session.v1.ReportErrorRequest
+	20, // 15: pith.session.v1.SessionService.WatchEvents:input_type -> pith.session.v1.WatchEventsRequest
+	18, // 16: pith.session.v1.SessionService.CloseSession:input_type -> pith.session.v1.CloseSessionRequest
+	24, // 17: pith.session.v1.SessionService.Propose:input_type -> pith.session.v1.ProposeRequest
+	3,  // 18: pith.session.v1.SessionService.OpenSession:output_type -> pith.session.v1.OpenSessionResponse
+	5,  // 19: pith.session.v1.SessionService.Append:output_type -> pith.session.v1.AppendResponse
+	7,  // 20: pith.session.v1.SessionService.GetContext:output_type -> pith.session.v1.GetContextResponse
+	9,  // 21: pith.session.v1.SessionService.Compact:output_type -> pith.session.v1.CompactResponse
+	12, // 22: pith.session.v1.SessionService.Navigate:output_type -> pith.session.v1.NavigateResponse
+	14, // 23: pith.session.v1.SessionService.AfterTurn:output_type -> pith.session.v1.AfterTurnResponse
+	16, // 24: pith.session.v1.SessionService.ReportError:output_type -> pith.session.v1.ReportErrorResponse
+	21, // 25: pith.session.v1.SessionService.WatchEvents:output_type -> pith.session.v1.WatchEventsResponse
+	19, // 26: pith.session.v1.SessionService.CloseSession:output_type -> pith.session.v1.CloseSessionResponse
+	25, // 27: pith.session.v1.SessionService.Propose:output_type -> pith.session.v1.ProposeResponse
 	18, // [18:28] is the sub-list for method output_type
 	8,  // [8:18] is the sub-list for method input_type
 	8,  // [8:8] is the sub-list for extension type_name
@@ -2119,7 +2232,7 @@ func file_pith_session_v1_session_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pith_session_v1_session_proto_rawDesc), len(file_pith_session_v1_session_proto_rawDesc)),
-			NumEnums:      1,
+			NumEnums:      2,
 			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
