@@ -57,6 +57,9 @@ func ClipLine(s string, width int) string {
 	}
 	s = strings.Join(strings.Fields(s), " ")
 	if utf8.RuneCountInString(s) > width {
+		if width < 1 {
+			return "" // no room even for the ellipsis
+		}
 		r := []rune(s)
 		s = string(r[:width-1]) + "…"
 	}
