@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pith-dev/pith/store"
 )
@@ -113,5 +114,64 @@ func runExportWithin(t *testing.T, open Opener) {
 	used = Allocated(func() { data, err = s.ExportWithin(ctx, "x/big.jsonl", func(int64) error { return nil }) })
 	if err != nil || !bytes.Equal(data, []byte(big)) || used < uint64(len(big)) {
 		t.Fatalf("admitted export of the large session: %d bytes allocated, %v", used, err)
+	}
+}
+
+// runSessionBoundUnread: a Session's whole reads (an open, a reload
+// after another host grew the session) are refused by SessionOptions.Admit
+// before the session is read, in the words of the refusal it always gave
+// (the session's name, then Admit's error), and the handle keeps what it
+// had.
+func runSessionBoundUnread(t *testing.T, open Opener) {
+	ctx := context.Background()
+	hosts := open(t)
+	a, b := hosts(), hosts()
+	errOver := errors.New("over the test's bound")
+	admit := func(size int64) error {
+		if size > 64<<10 {
+			return fmt.Errorf("%w: %d bytes", errOver, size)
+		}
+		return nil
+	}
+	refusal := func(what, name string, err error) {
+		t.Helper()
+		if !errors.Is(err, errOver) || !strings.HasPrefix(err.Error(), name+": "+errOver.Error()) {
+			t.Fatalf("%s: %v, want %q then the bound's refusal", what, err, name+": ")
+		}
+	}
+
+	big := bigSession(bigBytes)
+	mustCreate(t, a, "s/big.jsonl", big)
+	var err error
+	used := Allocated(func() {
+		_, err = store.OpenSession(ctx, b, "s/big.jsonl", store.SessionOptions{Holder: "B", Admit: admit})
+	})
+	refusal("open of a session over the bound", "s/big.jsonl", err)
+	if used > bigBytes/4 {
+		t.Fatalf("refusing to open a session of %d bytes allocated %d bytes: it was read first", len(big), used)
+	}
+
+	// Grown past the bound by another host, then rewritten (a reload,
+	// not a catch-up, is what reads it).
+	mustCreate(t, a, "s/grown.jsonl", Sample)
+	hb, err := store.OpenSession(ctx, b, "s/grown.jsonl", store.SessionOptions{Holder: "B", Admit: admit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := hb.File()
+	l, err := a.AcquireLease(ctx, "s/grown.jsonl", "A", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Rewrite(ctx, l, "aaaa0002", []byte(big)); err != nil {
+		t.Fatal(err)
+	}
+	used = Allocated(func() { err = hb.Reload(ctx) })
+	refusal("reload of a session rewritten past the bound", "s/grown.jsonl", err)
+	if used > bigBytes/4 {
+		t.Fatalf("refusing to reload a session of %d bytes allocated %d bytes: it was read first", len(big), used)
+	}
+	if hb.File() != file {
+		t.Fatal("a refused reload changed the handle's view")
 	}
 }
