@@ -28,9 +28,12 @@ type SessionOptions struct {
 	// Admit, when set, is asked with the bytes the handle would hold
 	// before it takes in a whole read or a catch-up with what other hosts
 	// appended; its error refuses that reading, and the handle keeps what
-	// it had. The daemon's is served.SessionBound.Admit, the one check of
-	// server.maxSessionBytes, so a stored session is refused in the same
-	// words as a file.
+	// it had. A whole read (an open, a reload after a rewrite) asks it
+	// with the session's size, a torn last line included, before a byte
+	// is read (Store.ExportWithin), so a session far over the bound is
+	// refused without being read into memory. The daemon's is
+	// served.SessionBound.Admit, the one check of server.maxSessionBytes,
+	// so a stored session is refused in the same words as a file.
 	Admit func(size int64) error
 }
 
@@ -173,16 +176,21 @@ func (s *Session) Reload(ctx context.Context) error {
 // entry is still there and nothing was added, else it is the last entry.
 // The caller holds s.mu.
 func (s *Session) reload(ctx context.Context) error {
-	data, err := s.st.Export(ctx, s.name)
+	// The bound is asked before the read, with every byte the read would
+	// take (a torn last line's too, though the view leaves it out): a
+	// check after the read would come once the bytes were in memory, the
+	// very thing it is there to prevent.
+	var admit func(int64) error
+	if s.opts.Admit != nil {
+		admit = s.fits
+	}
+	data, err := s.st.ExportWithin(ctx, s.name, admit)
 	if err != nil {
 		return err
 	}
 	complete := session.ViewEnd(data)
 	if complete == 0 {
 		complete = len(data) // not even the header is finished
-	}
-	if err := s.fits(int64(complete)); err != nil {
-		return err
 	}
 	f, err := session.Parse(data[:complete])
 	if err != nil {

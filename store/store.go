@@ -60,6 +60,15 @@ type Store interface {
 	Create(ctx context.Context, name string, data []byte) error
 	// Export returns the session's exact bytes.
 	Export(ctx context.Context, name string) ([]byte, error)
+	// ExportWithin is Export that first asks admit (nil: any size) with
+	// the session's size, a torn last line's bytes included, and reads
+	// nothing when admit refuses: its error comes back as it is. The size
+	// is taken under the same lock, or in the same snapshot, as the read,
+	// and the read takes exactly those bytes, so what a session grew by
+	// in between is never read unasked. It is how a bound on what a host
+	// holds (SessionOptions.Admit) keeps a session of gigabytes out of
+	// memory, instead of refusing it once it is in.
+	ExportWithin(ctx context.Context, name string, admit func(size int64) error) ([]byte, error)
 	// Load parses the session.
 	Load(ctx context.Context, name string) (*session.File, error)
 	// Tail returns the session's lines after the first after lines (each

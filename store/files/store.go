@@ -195,7 +195,14 @@ func removeStaleImports(dir *os.Root, base string) {
 
 // Export reads the file under a shared lock, so no locked writer is
 // midway through an append.
-func (f *Store) Export(_ context.Context, name string) ([]byte, error) {
+func (f *Store) Export(ctx context.Context, name string) ([]byte, error) {
+	return f.ExportWithin(ctx, name, nil)
+}
+
+// ExportWithin is Export that asks admit with the file's size, stat'ed
+// under the shared lock, before a byte is read; the read stops at that
+// size.
+func (f *Store) ExportWithin(_ context.Context, name string, admit func(size int64) error) ([]byte, error) {
 	dir, base, err := f.dirOf(name, false)
 	if err != nil {
 		return nil, err
@@ -217,8 +224,13 @@ func (f *Store) Export(_ context.Context, name string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	data := make([]byte, st.Size())
-	if _, err := h.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
+	if admit != nil {
+		if err := admit(st.Size()); err != nil {
+			return nil, err
+		}
+	}
+	data, err := readAll(h, st.Size())
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return data, nil

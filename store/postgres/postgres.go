@@ -270,7 +270,46 @@ func (s *Store) Export(ctx context.Context, name string) ([]byte, error) {
 	if err := store.CheckName(name); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT raw FROM pith_lines WHERE session = $1 ORDER BY seq`, name)
+	return export(ctx, s.pool, name)
+}
+
+// ExportWithin is Export that asks admit with the session's size before
+// a line is fetched: the size (a sum of the lines' lengths, which the
+// server finds without detoasting a long line, and sends none of them)
+// and the lines are read in one read-only transaction at REPEATABLE
+// READ, so in one snapshot: an append committed between the two is not
+// read.
+func (s *Store) ExportWithin(ctx context.Context, name string, admit func(size int64) error) ([]byte, error) {
+	if err := store.CheckName(name); err != nil {
+		return nil, err
+	}
+	if admit == nil {
+		return export(ctx, s.pool, name)
+	}
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	var lines, size int64
+	if err := tx.QueryRow(ctx, `SELECT count(*), coalesce(sum(octet_length(raw)), 0) FROM pith_lines WHERE session = $1`, name).Scan(&lines, &size); err != nil {
+		return nil, classify(err)
+	}
+	if lines == 0 {
+		return nil, fmt.Errorf("%s: %w", name, store.ErrNotFound)
+	}
+	if err := admit(size); err != nil {
+		return nil, err
+	}
+	return export(ctx, tx, name)
+}
+
+// export reads the session's lines in order through q, the pool (one
+// statement, one snapshot) or a transaction.
+func export(ctx context.Context, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, name string) ([]byte, error) {
+	rows, err := q.Query(ctx, `SELECT raw FROM pith_lines WHERE session = $1 ORDER BY seq`, name)
 	if err != nil {
 		return nil, classify(err)
 	}

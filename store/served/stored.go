@@ -132,17 +132,22 @@ func (s *Stored) Open(ctx context.Context, rel string, create bool, cwd string, 
 	return b, created, nil
 }
 
+// Load is Files.Load for a stored session: its size is asked before it
+// is read (Store.ExportWithin), where the whole session used to be read
+// and parsed first and its entries' bytes counted after.
 func (s *Stored) Load(ctx context.Context, rel string, maxBytes int64) (*session.File, error) {
-	f, err := s.st.Load(ctx, rel)
+	data, err := s.st.ExportWithin(ctx, rel, func(size int64) error {
+		return OverBound(fmt.Sprintf("session %q is", rel), size, maxBytes)
+	})
+	if errors.Is(err, ErrLimit) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("session %q: %w", rel, err)
 	}
-	n := int64(len(f.Header.Raw) + 1)
-	for _, e := range f.Entries {
-		n += int64(len(e.Raw) + 1)
-	}
-	if err := OverBound(fmt.Sprintf("session %q is", rel), n, maxBytes); err != nil {
-		return nil, err
+	f, err := session.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("session %q: %w", rel, err)
 	}
 	return f, nil
 }

@@ -153,6 +153,8 @@ func RunSession(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("AdmitBeforeRead", func(t *testing.T) { runSessionBoundUnread(t, open) })
+
 	t.Run("LastLineWithoutNewline", func(t *testing.T) {
 		// pi reads a last line without its newline that is a whole entry
 		// (an editor dropped the newline): it is the session's leaf. A

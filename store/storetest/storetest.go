@@ -66,6 +66,7 @@ func Run(t *testing.T, open Opener) {
 			t.Fatalf("List = %v, %v", names, err)
 		}
 	})
+	t.Run("ExportWithin", func(t *testing.T) { runExportWithin(t, open) })
 	t.Run("AppendChecksLast", func(t *testing.T) {
 		s := open(t)()
 		name := "a.jsonl"
