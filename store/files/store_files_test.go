@@ -116,7 +116,7 @@ func BenchmarkFilesSessionRefresh(b *testing.B) {
 // TestFilesTailIncremental: Tail, which reads on from where it stopped,
 // agrees with TailOf on the whole file at every step: lines appended by
 // another writer, a torn line and its completion, a rename over the file,
-// a reader behind the mark.
+// a reader behind the mark, a reader reading its last line again.
 func TestFilesTailIncremental(t *testing.T) {
 	dir := t.TempDir()
 	s, err := files.OpenStore(dir, files.Options{})
@@ -150,6 +150,11 @@ func TestFilesTailIncremental(t *testing.T) {
 	n := check("start", 0)
 	raw(`{"type":"custom","id":"c1","parentId":"aaaa0002","timestamp":"2026-01-01T00:00:03.000Z","customType":"x"}` + "\n")
 	n = check("appended", n)
+	// store.Session's catch-up reads its last line again.
+	check("the last line again", n-1)
+	raw(`{"type":"custom","id":"c0","parentId":"c1","timestamp":"2026-01-01T00:00:03.500Z","customType":"x"}` + "\n")
+	n = check("appended after the last line again", n-1)
+	check("the last line again, twice", n-1)
 	raw(`{"type":"custom","id":"c2","par`)
 	check("torn", n)
 	raw(`entId":"c1","timestamp":"2026-01-01T00:00:04.000Z","customType":"x"}` + "\n")

@@ -43,8 +43,16 @@ func (f *Store) Tail(_ context.Context, name string, after int) ([]byte, int, er
 	f.mu.Lock()
 	m, ok := f.marks[name]
 	f.mu.Unlock()
-	if ok && os.SameFile(m.file, st) && m.off <= st.Size() && m.lines <= after && m.still(h) {
-		from = m
+	if ok && os.SameFile(m.file, st) && m.off <= st.Size() && m.still(h) {
+		switch {
+		case m.lines <= after:
+			from = m
+		case m.lines > 0 && m.lines-1 <= after && lineStartsAt(h, m.lastOff):
+			// A reader that reads its last line again, to see that the
+			// session was not rewritten (store.Session's catch-up), starts
+			// at that line.
+			from = tailMark{lines: m.lines - 1, off: m.lastOff}
+		}
 	}
 	data := make([]byte, st.Size()-from.off)
 	if _, err := h.ReadAt(data, from.off); err != nil && !errors.Is(err, io.EOF) {
@@ -59,23 +67,25 @@ func (f *Store) Tail(_ context.Context, name string, after int) ([]byte, int, er
 	mark := tailMark{file: st, lines: from.lines + bytes.Count(data[:complete], []byte("\n")), off: from.off + int64(complete)}
 	if k := min(complete, len(mark.end)); k > 0 {
 		mark.endLen = copy(mark.end[:], data[complete-k:complete])
+		mark.lastOff = from.off + int64(bytes.LastIndexByte(data[:complete-1], '\n')+1)
 	} else {
-		mark.end, mark.endLen = from.end, from.endLen
+		mark.end, mark.endLen, mark.lastOff = from.end, from.endLen, from.lastOff
 	}
 	f.marks[name] = mark
 	f.mu.Unlock()
 	return tail, from.lines + n, nil
 }
 
-// tailMark says lines complete lines of file end at offset off, and
-// what the bytes before off were: a file that got the same inode after a
-// rewrite freed it is told apart by them.
+// tailMark says lines complete lines of file end at offset off, the last
+// of them starting at lastOff, and what the bytes before off were: a file
+// that got the same inode after a rewrite freed it is told apart by them.
 type tailMark struct {
-	file   fs.FileInfo
-	lines  int
-	off    int64
-	end    [64]byte
-	endLen int
+	file    fs.FileInfo
+	lines   int
+	off     int64
+	lastOff int64
+	end     [64]byte
+	endLen  int
 }
 
 // still reports whether h has the mark's bytes before its offset.
@@ -88,6 +98,17 @@ func (m tailMark) still(h Handle) bool {
 		return false
 	}
 	return bytes.Equal(buf, m.end[:m.endLen])
+}
+
+// lineStartsAt reports whether a line of h starts at off: the file's
+// start, or just after a newline.
+func lineStartsAt(h Handle, off int64) bool {
+	if off == 0 {
+		return true
+	}
+	var b [1]byte
+	_, err := h.ReadAt(b[:], off-1)
+	return err == nil && b[0] == '\n'
 }
 
 // maxMarks bounds the remembered tail positions.
