@@ -8,7 +8,6 @@ import (
 	"html/template"
 	"io"
 	"io/fs"
-	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -384,13 +383,21 @@ const storeReadTimeout = 30 * time.Second
 // page.
 func (v *Viewer) resolveStored(name string) (viewer.Source, error) {
 	st := v.s.opts.Store
-	// A Tail after every line reads none: it only says the session is
-	// there (one indexed row in PostgreSQL).
+	// The session's size, asked without reading it: it says the session
+	// is there, one over the limit is refused before a byte is read, and
+	// the viewer makes room for the size before its first reading.
+	var size int64
 	ctx, cancel := context.WithTimeout(context.Background(), storeReadTimeout)
-	_, _, err := st.Tail(ctx, name, math.MaxInt)
+	_, err := st.ExportWithin(ctx, name, func(n int64) error {
+		size = n
+		return errSized
+	})
 	cancel()
-	if err != nil {
+	if !errors.Is(err, errSized) {
 		return viewer.Source{}, err
+	}
+	if limit, _ := v.readLimit(); size > limit {
+		return viewer.Source{}, v.tooLarge(name)
 	}
 	// read is what this viewer has read of the session since its last
 	// whole reading: the limit holds for a session that grows by appends
@@ -402,7 +409,7 @@ func (v *Viewer) resolveStored(name string) (viewer.Source, error) {
 	tail := func(after int) ([]byte, int, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), storeReadTimeout)
 		defer cancel()
-		data, n, err := st.Tail(ctx, name, after)
+		data, n, err := readStored(ctx, st, name, after, v.admitWhole(name))
 		if err != nil {
 			return nil, 0, err
 		}
@@ -427,7 +434,35 @@ func (v *Viewer) resolveStored(name string) (viewer.Source, error) {
 		}
 		return io.NopCloser(bytes.NewReader(data)), nil
 	}
-	return viewer.Source{Name: name, Tail: tail, OpenArchive: archive}, nil
+	return viewer.Source{Name: name, Size: size, Tail: tail, OpenArchive: archive}, nil
+}
+
+// errSized stops ExportWithin once it has told the size.
+var errSized = errors.New("sized")
+
+// admitWhole refuses a whole reading of the session name over readLimit
+// before it is read.
+func (v *Viewer) admitWhole(name string) func(int64) error {
+	return func(n int64) error {
+		if limit, _ := v.readLimit(); n > limit {
+			return v.tooLarge(name)
+		}
+		return nil
+	}
+}
+
+// readStored is Tail of a stored session, except that a reading from the
+// start, a whole one, asks admit before a byte is read.
+func readStored(ctx context.Context, st store.Store, name string, after int, admit func(int64) error) ([]byte, int, error) {
+	if after > 0 {
+		return st.Tail(ctx, name, after)
+	}
+	data, err := st.ExportWithin(ctx, name, admit)
+	if err != nil {
+		return nil, 0, err
+	}
+	tail, n := store.TailOf(data, 0)
+	return tail, n, nil
 }
 
 // storedRead is how much of a stored session the viewer holds: its

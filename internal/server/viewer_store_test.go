@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pith-dev/pith/viewer"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -379,5 +380,45 @@ func TestViewerStoredSessionLimitCountsRereadOnce(t *testing.T) {
 	}
 	if _, _, err := src.Tail(n - 1); err != nil {
 		t.Fatalf("a small append within the limit: %v", err)
+	}
+}
+
+// TestViewerStoredSessionSizedBeforeRead: resolving a stored session asks
+// the store its size without reading it: one over server.maxSessionBytes
+// is refused there, before the viewer makes room or reads a byte, and one
+// within it tells its size, for which the viewer makes room before its
+// first reading.
+func TestViewerStoredSessionSizedBeforeRead(t *testing.T) {
+	a, b, _, _, _ := storeViewerHosts(t)
+	ctx := context.Background()
+	const name = "team-a/sized.jsonl"
+	sa, err := a.client.Create(ctx, name, "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sa.AppendMessages(ctx, userMsg("some text", 200)); err != nil {
+		t.Fatal(err)
+	}
+	v := b.srv.NewViewer(false)
+	defer v.Close()
+	src, err := v.resolveStored(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, _, err := src.Tail(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src.Size != int64(len(whole)) {
+		t.Fatalf("resolved size %d, the session holds %d bytes", src.Size, len(whole))
+	}
+	next := b.srv.cfg.Load().Clone()
+	next.Server.MaxSessionBytes = len(whole) - 1
+	b.srv.cfg.Store(next)
+	if _, err := v.resolveStored(name); !errors.Is(err, ErrLimit) || !errors.Is(err, viewer.ErrLargerThanBudget) {
+		t.Fatalf("a session over the limit resolved: %v", err)
+	}
+	if _, _, err := src.Tail(0); !errors.Is(err, ErrLimit) {
+		t.Fatalf("a whole reading over the limit: %v, want ErrLimit", err)
 	}
 }
