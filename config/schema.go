@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/pith-dev/pith/internal/redact"
 )
 
 // The Config struct is the schema: its koanf tags are the key names. The
@@ -423,7 +425,7 @@ func toMap(v reflect.Value, hint string, mask bool) any {
 		for iter.Next() {
 			k, val := iter.Key().String(), iter.Value().String()
 			if mask && (hint == "envmap" && secretName(k) || looksSecret(val)) {
-				val = Masked
+				val = redact.Mask
 			}
 			out[k] = val
 		}
@@ -435,7 +437,7 @@ func toMap(v reflect.Value, hint string, mask bool) any {
 				s = maskURL(s)
 			}
 			if looksSecret(s) {
-				s = Masked
+				s = redact.Mask
 			}
 		}
 		return s

@@ -8,9 +8,6 @@ import (
 	"github.com/pith-dev/pith/internal/redact"
 )
 
-// Masked replaces a secret in anything shown to people.
-const Masked = "********"
-
 // Credentials belong in the environment, referred to by name (authEnv,
 // apiKeyEnv). Values can still slip into free-form places — a plugin's env
 // and args, a URL's user info — so display masks whatever looks secret
@@ -90,18 +87,18 @@ func maskArgs(args []any) []any {
 		s, _ := a.(string)
 		switch {
 		case maskNext:
-			s, maskNext = Masked, false
+			s, maskNext = redact.Mask, false
 		case strings.HasPrefix(s, "-"):
 			name, _, hasValue := strings.Cut(strings.TrimLeft(s, "-"), "=")
 			if secretName(name) {
 				if hasValue {
-					s = s[:strings.Index(s, "=")+1] + Masked
+					s = s[:strings.Index(s, "=")+1] + redact.Mask
 				} else {
 					maskNext = true
 				}
 			}
 		case looksSecret(s):
-			s = Masked
+			s = redact.Mask
 		}
 		out[i] = s
 	}

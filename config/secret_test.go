@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pith-dev/pith/internal/redact"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -73,7 +75,7 @@ func TestMaskURL(t *testing.T) {
 
 func TestMaskArgs(t *testing.T) {
 	in := []any{"--file", "a.jsonl", "--token", "abc", "--api-key=xyz", "-v", "sk-abcdefghijklmnop", "--password"}
-	want := []any{"--file", "a.jsonl", "--token", Masked, "--api-key=" + Masked, "-v", Masked, "--password"}
+	want := []any{"--file", "a.jsonl", "--token", redact.Mask, "--api-key=" + redact.Mask, "-v", redact.Mask, "--password"}
 	if got := maskArgs(in); !reflect.DeepEqual(got, want) {
 		t.Errorf("maskArgs = %v, want %v", got, want)
 	}
