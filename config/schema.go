@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/pith-dev/pith/internal/credential"
 	"github.com/pith-dev/pith/internal/redact"
 )
 
@@ -424,7 +425,7 @@ func toMap(v reflect.Value, hint string, mask bool) any {
 		iter := v.MapRange()
 		for iter.Next() {
 			k, val := iter.Key().String(), iter.Value().String()
-			if mask && (hint == "envmap" && secretName(k) || looksSecret(val)) {
+			if mask && (hint == "envmap" && secretName(k) || credential.Is(val)) {
 				val = redact.Mask
 			}
 			out[k] = val
@@ -436,7 +437,7 @@ func toMap(v reflect.Value, hint string, mask bool) any {
 			if hint == "url" {
 				s = maskURL(s)
 			}
-			if looksSecret(s) {
+			if credential.Is(s) {
 				s = redact.Mask
 			}
 		}
