@@ -169,6 +169,25 @@ func BenchmarkIndex(b *testing.B) {
 	}
 }
 
+// BenchmarkIndexRepeatedPrefix: a line of "AIza-" again and again, each
+// at a word's start and inside the body run of the one before (AIza's
+// body takes '-', and it has a longest length, so no run is a token).
+// The throughput is the same at either length: Index's cost grows with
+// the line, not with its square.
+func BenchmarkIndexRepeatedPrefix(b *testing.B) {
+	for _, size := range []int{4 << 10, 64 << 10} {
+		line := []byte(rep("AIza-", size/5))
+		b.Run(fmt.Sprintf("%dKiB", size>>10), func(b *testing.B) {
+			b.SetBytes(int64(len(line)))
+			for b.Loop() {
+				if Index(line) >= 0 {
+					b.Fatal("a token in a line of prefixes")
+				}
+			}
+		})
+	}
+}
+
 // class is a regular expression's class of the bytes of f's body.
 func class(f format) string {
 	var b strings.Builder

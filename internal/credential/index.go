@@ -43,9 +43,17 @@ func tokenHere(b []byte, f format) bool {
 	if len(b) < len(f.prefix)+f.min || string(b[:len(f.prefix)]) != f.prefix {
 		return false
 	}
+	// The body is counted only as far as decides: to min when it may be
+	// longer, one past max when it may not. Counted to the run's end, a
+	// line of "AIza-AIza-…" would cost its length at every "AIza" ('-' is
+	// a body byte and starts a word), quadratic in the line.
+	limit := f.max + 1
+	if f.max == 0 {
+		limit = f.min
+	}
 	n := 0
 	for _, c := range b[len(f.prefix):] {
-		if !f.body(c) {
+		if n == limit || !f.body(c) {
 			break
 		}
 		n++
