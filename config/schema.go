@@ -10,6 +10,9 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/pith-dev/pith/internal/credential"
+	"github.com/pith-dev/pith/internal/redact"
 )
 
 // The Config struct is the schema: its koanf tags are the key names. The
@@ -422,8 +425,8 @@ func toMap(v reflect.Value, hint string, mask bool) any {
 		iter := v.MapRange()
 		for iter.Next() {
 			k, val := iter.Key().String(), iter.Value().String()
-			if mask && (hint == "envmap" && secretName(k) || looksSecret(val)) {
-				val = Masked
+			if mask && (hint == "envmap" && secretName(k) || credential.Is(val)) {
+				val = redact.Mask
 			}
 			out[k] = val
 		}
@@ -434,8 +437,8 @@ func toMap(v reflect.Value, hint string, mask bool) any {
 			if hint == "url" {
 				s = maskURL(s)
 			}
-			if looksSecret(s) {
-				s = Masked
+			if credential.Is(s) {
+				s = redact.Mask
 			}
 		}
 		return s

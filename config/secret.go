@@ -1,20 +1,17 @@
 package config
 
 import (
-	"regexp"
 	"strings"
-	"sync"
 
+	"github.com/pith-dev/pith/internal/credential"
 	"github.com/pith-dev/pith/internal/redact"
 )
-
-// Masked replaces a secret in anything shown to people.
-const Masked = "********"
 
 // Credentials belong in the environment, referred to by name (authEnv,
 // apiKeyEnv). Values can still slip into free-form places — a plugin's env
 // and args, a URL's user info — so display masks whatever looks secret
-// there.
+// there: by its name (secretName) or by its value (credential.Is, the
+// token formats the workspace deny list knows too).
 
 // secretWords mark a name (an environment variable, a flag, a query
 // parameter) whose value is a credential.
@@ -56,27 +53,6 @@ func secretName(name string) bool {
 	return n == "key" || strings.HasSuffix(n, "key")
 }
 
-// secretValue matches values in well-known credential formats, wherever
-// they appear.
-var secretValue = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(?:` +
-		`sk-[A-Za-z0-9_-]{8,}|` + // OpenAI, Anthropic
-		`sk_(?:live|test)_[A-Za-z0-9]{8,}|` + // Stripe
-		`gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|` + // GitHub
-		`xox[abposr]-[A-Za-z0-9-]{10,}|` + // Slack
-		`AKIA[0-9A-Z]{16}|` + // AWS access key id
-		`AIza[0-9A-Za-z_-]{30,}|` + // Google API key
-		`glpat-[A-Za-z0-9_-]{20,}|` + // GitLab
-		`(?i:bearer|basic|token)\s+\S{8,}|` + // an Authorization header value
-		`eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*` + // a JWT
-		`)$`)
-})
-
-// looksSecret reports whether a value is in a known credential format.
-func looksSecret(s string) bool {
-	return secretValue().MatchString(strings.TrimSpace(s))
-}
-
 // maskURL hides the user info and the values of secret-looking query
 // parameters; the rest of the URL stays readable.
 func maskURL(s string) string { return redact.URL(s, secretName) }
@@ -90,18 +66,18 @@ func maskArgs(args []any) []any {
 		s, _ := a.(string)
 		switch {
 		case maskNext:
-			s, maskNext = Masked, false
+			s, maskNext = redact.Mask, false
 		case strings.HasPrefix(s, "-"):
 			name, _, hasValue := strings.Cut(strings.TrimLeft(s, "-"), "=")
 			if secretName(name) {
 				if hasValue {
-					s = s[:strings.Index(s, "=")+1] + Masked
+					s = s[:strings.Index(s, "=")+1] + redact.Mask
 				} else {
 					maskNext = true
 				}
 			}
-		case looksSecret(s):
-			s = Masked
+		case credential.Is(s):
+			s = redact.Mask
 		}
 		out[i] = s
 	}

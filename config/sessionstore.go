@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/pith-dev/pith/internal/redact"
 )
 
 // sessions.store names the store of the daemon's sessions: empty for the
@@ -72,7 +74,7 @@ func (s Sessions) Scrub(text string) string {
 		text = strings.ReplaceAll(text, s.Store, maskURL(s.Store))
 	}
 	for _, secret := range storeSecrets(s.Store) {
-		text = strings.ReplaceAll(text, secret, "xxxxx")
+		text = strings.ReplaceAll(text, secret, redact.Mask)
 	}
 	return text
 }

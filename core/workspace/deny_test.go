@@ -179,7 +179,7 @@ func TestUnder(t *testing.T) {
 // format — a config file, a script — is refused as a private key is, in
 // any window of it; with workspace.denyDefaults: false it is read.
 func TestDenyTokenInContent(t *testing.T) {
-	token := "ghp_" + strings.Repeat("aB3", 12) // built, not written out: see deny/token_test.go
+	token := "ghp_" + strings.Repeat("aB3", 12) // built, not written out: see internal/credential
 	files := map[string]string{
 		"proj/config.py":  "DEBUG = False\nGITHUB_TOKEN = \"" + token + "\"\nTIMEOUT = 30\n",
 		"proj/deploy.sh":  "#!/bin/sh\nexport AWS_ACCESS_KEY_ID=AKIA" + strings.Repeat("Q7", 8) + "\naws s3 sync . s3://bucket\n",

@@ -6,7 +6,11 @@ package redact
 
 import "net/url"
 
-// Mask is what a hidden value is replaced with.
+// Mask is what a hidden value is replaced with, in a URL and everywhere
+// else a credential is kept from people (`pith config show`, errors), so
+// that one string means "masked" wherever it is seen. Letters, because a
+// URL percent-encodes most punctuation: "********" would show as
+// "%2A%2A…" in user info and query values.
 const Mask = "xxxxx"
 
 // URL returns raw with its credentials masked: the password of the user

@@ -1,8 +1,8 @@
 // Package deny is the workspace deny list: the files no model is given,
 // by a name on their path or by a private key or an API token in their
-// content. It is a
-// leaf of the standard library alone, so the plugin SDK can hand the
-// host's own list to a plugin that reads a workspace itself.
+// content. It imports the standard library and internal/credential (the
+// token formats, itself standard library only) alone, so the plugin SDK
+// can hand the host's own list to a plugin that reads a workspace itself.
 package deny
 
 import (
@@ -12,6 +12,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/pith-dev/pith/internal/credential"
 )
 
 // ErrDenied: the file is on the workspace deny list (by a name on its
@@ -135,11 +137,13 @@ var (
 )
 
 // RefusesContent reports whether b holds a private key's header or an
-// API token of a well-known format (tokenAt), and d refuses such content
-// (the built-in list does). Read checks every line it reads; a reader of
-// its own (a plugin) checks what it read.
+// API token of a well-known format (credential.Index: a token pasted
+// into a config file, a script or a test is refused as a private key
+// is), and d refuses such content (the built-in list does). Read checks
+// every line it reads; a reader of its own (a plugin) checks what it
+// read.
 func (d *List) RefusesContent(b []byte) bool {
-	return d != nil && d.keys && (privateKeyAt(b) || tokenAt(b))
+	return d != nil && d.keys && (privateKeyAt(b) || credential.Index(b) >= 0)
 }
 
 // privateKeyAt reports whether b holds the header of a private key:

@@ -1,6 +1,9 @@
 package deny
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // privateKeyAt knows the key formats and not prose or code about them.
 func TestPrivateKeyAt(t *testing.T) {
@@ -22,5 +25,22 @@ func TestPrivateKeyAt(t *testing.T) {
 		if got := privateKeyAt([]byte(s)); got != want {
 			t.Errorf("privateKeyAt(%q) = %v", s, got)
 		}
+	}
+}
+
+// TestRefusesContentTokens: the built-in list refuses a token; a list
+// without the defaults (workspace.denyDefaults: false) does not. The
+// token is built rather than written out: see internal/credential.
+func TestRefusesContentTokens(t *testing.T) {
+	line := []byte("export GITHUB_TOKEN=ghp_" + strings.Repeat("aB3", 12) + "\n")
+	if !Builtin().RefusesContent(line) {
+		t.Error("the built-in list does not refuse a GitHub token")
+	}
+	own, err := New([]string{"secrets.*"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if own.RefusesContent(line) {
+		t.Error("a list without the defaults refuses a token")
 	}
 }
