@@ -28,7 +28,11 @@ import (
 // take its exit status from os/exec.
 var reaper struct {
 	on atomic.Bool
-	mu sync.Mutex
+	// lazy: SubreapOnFirstStart was called, and Start calls Subreap
+	// (once) before the first child it starts.
+	lazy atomic.Bool
+	once sync.Once
+	mu   sync.Mutex
 	// started counts the live processes started with Start, by pid (a
 	// count: a pid can be reused by a new start before the old one's
 	// Waited).
@@ -52,8 +56,9 @@ type reaping struct {
 // plugins are re-parented to it, and reaps those that exit by themselves
 // (a re-parented process that exits stays a zombie until its parent waits
 // for it). It reports whether it did. Call it once, from main, before any
-// child is started, and only in a program all of whose children are
-// started with Start: any other child would be taken for an orphan.
+// child is started (or SubreapOnFirstStart), and only in a program all of
+// whose children are started with Start: any other child would be taken
+// for an orphan.
 func Subreap() bool {
 	if reaper.on.Load() {
 		return true
@@ -127,12 +132,22 @@ var leaderAdopts = sync.OnceValue(func() bool {
 // orphans.
 const reapDelay = 100 * time.Millisecond
 
+// SubreapOnFirstStart is Subreap, put off until Start starts the first
+// child: a command that starts no plugin (pith --version, pith context)
+// does not pay for the prctl, the SIGCHLD handler and the goroutine that
+// reaps. The rule of Subreap holds from the call on: every child of the
+// program is started with Start. Call it from main.
+func SubreapOnFirstStart() { reaper.lazy.Store(true) }
+
 // Subreaping reports whether Subreap made this process a subreaper.
 func Subreaping() bool { return reaper.on.Load() }
 
 // Start starts cmd, registered as a process the caller waits for itself;
 // call Waited with its pid once cmd.Wait has returned.
 func Start(cmd *exec.Cmd) error {
+	if reaper.lazy.Load() && !reaper.on.Load() {
+		reaper.once.Do(func() { Subreap() })
+	}
 	if !reaper.on.Load() {
 		return cmd.Start()
 	}

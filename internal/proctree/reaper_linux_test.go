@@ -2,6 +2,7 @@ package proctree
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -89,10 +90,23 @@ func reaperHelper() int {
 			fmt.Printf("%s ok\n", name)
 		}
 	}
-	if !Subreap() {
+	// As the pith command sets it up: subreaping from the first child on.
+	SubreapOnFirstStart()
+	if Subreaping() {
+		report("lazy", errors.New("subreaping before any child was started"))
+	}
+	first := exec.Command("true")
+	if err := Start(first); err != nil {
+		report("lazy", err)
+		return 0
+	}
+	_ = first.Wait()
+	Waited(first.Process.Pid)
+	if !Subreaping() {
 		fmt.Println("subreap SKIP")
 		return 0
 	}
+	report("lazy", nil)
 
 	// A leader whose helper is double-forked but stays in its group: the
 	// helper is re-parented here and is the running leader's, so
@@ -280,7 +294,7 @@ func TestReaper(t *testing.T) {
 	if strings.Contains(text, "subreap SKIP") {
 		t.Skip("SKIP: PR_SET_CHILD_SUBREAPER refused here")
 	}
-	for _, name := range []string{"group-helper", "daemon", "zombie", "stuck"} {
+	for _, name := range []string{"lazy", "group-helper", "daemon", "zombie", "stuck"} {
 		if !strings.Contains(text, name+" ok\n") {
 			t.Errorf("%s: want ok; the helper said:\n%s", name, text)
 		}

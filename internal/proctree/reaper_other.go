@@ -9,6 +9,9 @@ import "os/exec"
 // plugin escapes, as the package documentation says.
 func Subreap() bool { return false }
 
+// SubreapOnFirstStart does nothing here.
+func SubreapOnFirstStart() {}
+
 // Subreaping reports false here.
 func Subreaping() bool { return false }
 
