@@ -40,6 +40,10 @@ import (
 // bound) → Unavailable with a RetryInfo detail, retried by clients;
 // ErrLimit (a size or count limit, server.maxSessionBytes for files and
 // stored sessions alike) → ResourceExhausted, final.
+//
+// Where one code covers several causes (FailedPrecondition, Aborted), the
+// status also carries a google.rpc.ErrorInfo naming the cause, a value of
+// session.proto's ErrorReason: clients branch on it, not on the words.
 
 // busyRetryDelay is the back-off a busy refusal suggests: about a short
 // call's time, so a retry finds a slot given back.
