@@ -263,7 +263,9 @@ func (s *Session) catchUp(ctx context.Context) error {
 	if recheck {
 		from--
 	}
-	data, n, err := s.st.Tail(ctx, s.name, from)
+	// A store that knows the session's size before reading (files) is
+	// refused there what would take the handle past its bound.
+	data, n, err := s.st.TailWithin(ctx, s.name, from, s.fits)
 	if err != nil {
 		return err
 	}

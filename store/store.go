@@ -76,6 +76,16 @@ type Store interface {
 	// now: how a reader that has the head catches up with appends. After
 	// a rewrite (EventRewritten) line numbers change: Load again.
 	Tail(ctx context.Context, name string, after int) ([]byte, int, error)
+	// TailWithin is Tail that first asks admit (nil: any size) with the
+	// session's whole size, a torn last line's bytes included, when the
+	// store can tell it without reading, and reads nothing when admit
+	// refuses. The files store can (a stat under the read's lock), so a
+	// file another program grew by gigabytes is refused unread.
+	// PostgreSQL cannot without summing the session's rows at every
+	// catch-up, so it does not ask: what it returns are other hosts'
+	// appends, each admitted by the host that made it, and its caller
+	// checks what it got.
+	TailWithin(ctx context.Context, name string, after int, admit func(size int64) error) ([]byte, int, error)
 	// Append adds drafts as a chain of new entries, the first a child of
 	// Draft.Parent or else of expectLast, in one all-or-nothing step that
 	// commits only when the session's last entry (in order; "" for none)

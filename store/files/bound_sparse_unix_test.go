@@ -17,8 +17,8 @@ import (
 )
 
 // TestSessionOverTheBoundUnread: a stored session file of gigabytes (a
-// sparse one, which takes no disk) is refused by a store.Session's open
-// and reload with the daemon's own refusal, before it is read: the heap
+// sparse one, which takes no disk) is refused by a store.Session's open,
+// catch-up and reload with the daemon's own refusal, before it is read: the heap
 // does not grow by anything near the file's size. Before, the whole file
 // was read into memory and only then refused.
 func TestSessionOverTheBoundUnread(t *testing.T) {
@@ -61,7 +61,17 @@ func TestSessionOverTheBoundUnread(t *testing.T) {
 			t.Fatalf("%s: %v, want %q", what, err, want)
 		}
 	}
-	used := storetest.Allocated(func() { err = h.Reload(ctx) })
+	// A catch-up reads only what follows its last line, but that is
+	// gigabytes here: refused from the file's size, unread.
+	used := storetest.Allocated(func() { err = h.Refresh(ctx) })
+	refused("catch-up with the grown file", err)
+	if used > 64<<20 {
+		t.Fatalf("refusing a catch-up with a %d-byte file allocated %d bytes", huge, used)
+	}
+	if h.File() != file {
+		t.Fatal("a refused catch-up changed the handle's view")
+	}
+	used = storetest.Allocated(func() { err = h.Reload(ctx) })
 	refused("reload of the grown file", err)
 	if used > 64<<20 {
 		t.Fatalf("refusing a reload of a %d-byte file allocated %d bytes", huge, used)

@@ -16,7 +16,13 @@ import (
 // many lines end before which offset of which file, so a reader catching
 // up reads only the bytes appended since (a rename over the session, a
 // rewrite, is another file: read whole).
-func (f *Store) Tail(_ context.Context, name string, after int) ([]byte, int, error) {
+func (f *Store) Tail(ctx context.Context, name string, after int) ([]byte, int, error) {
+	return f.TailWithin(ctx, name, after, nil)
+}
+
+// TailWithin is Tail that asks admit with the file's size, stat'ed under
+// the shared lock, before a byte is read; the read stops at that size.
+func (f *Store) TailWithin(_ context.Context, name string, after int, admit func(size int64) error) ([]byte, int, error) {
 	dir, base, err := f.dirOf(name, false)
 	if err != nil {
 		return nil, 0, err
@@ -38,6 +44,11 @@ func (f *Store) Tail(_ context.Context, name string, after int) ([]byte, int, er
 	st, err := h.Stat()
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", name, err)
+	}
+	if admit != nil {
+		if err := admit(st.Size()); err != nil {
+			return nil, 0, err
+		}
 	}
 	var from tailMark
 	f.mu.Lock()
