@@ -5,9 +5,7 @@ package files_test
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/pith-dev/pith/store"
@@ -44,16 +42,7 @@ func TestSessionOverTheBoundUnread(t *testing.T) {
 
 	// Another writer grows the file far past the bound.
 	path := filepath.Join(dir, "huge.jsonl")
-	if err := os.Truncate(path, huge); err != nil {
-		t.Fatal(err)
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sys, ok := fi.Sys().(*syscall.Stat_t); !ok || sys.Blocks*512 > 1<<20 {
-		t.Skip("the file system does not keep the file sparse")
-	}
+	storetest.GrowSparse(t, path, huge)
 	want := "huge.jsonl: limit reached: the session would hold 4294967296 bytes, over server.maxSessionBytes (536870912)"
 	refused := func(what string, err error) {
 		t.Helper()

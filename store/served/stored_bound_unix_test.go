@@ -5,9 +5,7 @@ package served
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/pith-dev/pith/store/files"
@@ -45,16 +43,7 @@ func TestStoredLoadOverTheBoundUnread(t *testing.T) {
 	}
 
 	path := filepath.Join(dir, "huge.jsonl")
-	if err := os.Truncate(path, huge); err != nil {
-		t.Fatal(err)
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sys, ok := fi.Sys().(*syscall.Stat_t); !ok || sys.Blocks*512 > 1<<20 {
-		t.Skip("the file system does not keep the file sparse")
-	}
+	storetest.GrowSparse(t, path, huge)
 	used := storetest.Allocated(func() { _, err = s.Load(ctx, "huge.jsonl", limit) })
 	want := `limit reached: session "huge.jsonl" is 4294967296 bytes, over server.maxSessionBytes (536870912)`
 	if !errors.Is(err, ErrLimit) || err.Error() != want {
