@@ -31,7 +31,9 @@ type SessionOptions struct {
 	// it had. A whole read (an open, a reload after a rewrite) asks it
 	// with the session's size, a torn last line included, before a byte
 	// is read (Store.ExportWithin), so a session far over the bound is
-	// refused without being read into memory. The daemon's is
+	// refused without being read into memory; so is a catch-up, where
+	// the store knows the size before reading (Store.TailWithin: the
+	// files store). The daemon's is
 	// served.SessionBound.Admit, the one check of server.maxSessionBytes,
 	// so a stored session is refused in the same words as a file.
 	Admit func(size int64) error
