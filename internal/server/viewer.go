@@ -451,11 +451,13 @@ func (v *Viewer) admitWhole(name string) func(int64) error {
 	}
 }
 
-// readStored is Tail of a stored session, except that a reading from the
-// start, a whole one, asks admit before a byte is read.
+// readStored is Tail of a stored session that asks admit with the
+// session's size before a byte is read: always for a reading from the
+// start, a whole one (ExportWithin), and for a catch-up where the store
+// can tell the size (TailWithin).
 func readStored(ctx context.Context, st store.Store, name string, after int, admit func(int64) error) ([]byte, int, error) {
 	if after > 0 {
-		return st.Tail(ctx, name, after)
+		return st.TailWithin(ctx, name, after, admit)
 	}
 	data, err := st.ExportWithin(ctx, name, admit)
 	if err != nil {
