@@ -141,10 +141,14 @@ func openRegular(fsys FS, name string, flag int) (Handle, error) {
 }
 
 // readAll reads the first size bytes of h.
-func readAll(h Handle, size int64) ([]byte, error) {
-	data := make([]byte, size)
-	n, err := h.ReadAt(data, 0)
-	if err != nil && !(errors.Is(err, io.EOF) && int64(n) == size) {
+func readAll(h Handle, size int64) ([]byte, error) { return readRange(h, 0, size) }
+
+// readRange reads the n bytes of h from off: all of them, or an error (a
+// file cut shorter under the read is not zero bytes).
+func readRange(h Handle, off, n int64) ([]byte, error) {
+	data := make([]byte, n)
+	got, err := h.ReadAt(data, off)
+	if err != nil && !(errors.Is(err, io.EOF) && int64(got) == n) {
 		return nil, err
 	}
 	return data, nil

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 
@@ -65,8 +64,8 @@ func (f *Store) TailWithin(_ context.Context, name string, after int, admit func
 			from = tailMark{lines: m.lines - 1, off: m.lastOff}
 		}
 	}
-	data := make([]byte, st.Size()-from.off)
-	if _, err := h.ReadAt(data, from.off); err != nil && !errors.Is(err, io.EOF) {
+	data, err := readRange(h, from.off, st.Size()-from.off)
+	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", name, err)
 	}
 	tail, n := store.TailOf(data, after-from.lines)
