@@ -387,17 +387,18 @@ func (v *Viewer) resolveStored(name string) (viewer.Source, error) {
 	// is there, one over the limit is refused before a byte is read, and
 	// the viewer makes room for the size before its first reading.
 	var size int64
+	admit := v.admitRead(name)
 	ctx, cancel := context.WithTimeout(context.Background(), storeReadTimeout)
 	_, err := st.ExportWithin(ctx, name, func(n int64) error {
+		if err := admit(n); err != nil {
+			return err
+		}
 		size = n
 		return errSized
 	})
 	cancel()
 	if !errors.Is(err, errSized) {
 		return viewer.Source{}, err
-	}
-	if limit, _ := v.readLimit(); size > limit {
-		return viewer.Source{}, v.tooLarge(name)
 	}
 	// read is what this viewer has read of the session since its last
 	// whole reading: the limit holds for a session that grows by appends
@@ -409,7 +410,7 @@ func (v *Viewer) resolveStored(name string) (viewer.Source, error) {
 	tail := func(after int) ([]byte, int, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), storeReadTimeout)
 		defer cancel()
-		data, n, err := readStored(ctx, st, name, after, v.admitWhole(name))
+		data, n, err := readStored(ctx, st, name, after, admit)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -440,9 +441,9 @@ func (v *Viewer) resolveStored(name string) (viewer.Source, error) {
 // errSized stops ExportWithin once it has told the size.
 var errSized = errors.New("sized")
 
-// admitWhole refuses a whole reading of the session name over readLimit
-// before it is read.
-func (v *Viewer) admitWhole(name string) func(int64) error {
+// admitRead refuses a reading of the session name, of the size it is
+// asked with, over readLimit before it is read.
+func (v *Viewer) admitRead(name string) func(int64) error {
 	return func(n int64) error {
 		if limit, _ := v.readLimit(); n > limit {
 			return v.tooLarge(name)
