@@ -109,7 +109,7 @@ func TestWrapMatchesReasons(t *testing.T) {
 			t.Errorf("reason %s has no error", name)
 			continue
 		}
-		st, err := status.New(codes.FailedPrecondition, "refused").WithDetails(&errdetails.ErrorInfo{Reason: name, Domain: errorDomain})
+		st, err := status.New(codes.FailedPrecondition, "refused").WithDetails(&errdetails.ErrorInfo{Reason: name, Domain: errorDomain()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -61,14 +61,15 @@ var reasons = map[string]error{
 	pb.ErrorReason_ERROR_REASON_BUSY_ELSEWHERE.String():           ErrBusyElsewhere,
 }
 
-// errorDomain is the ErrorInfo domain of the daemon's reasons.
-const errorDomain = "pith.session.v1"
+// errorDomain is the ErrorInfo domain of the daemon's reasons: the
+// package of session.proto, which defines them.
+func errorDomain() string { return string(pb.File_pith_session_v1_session_proto.Package()) }
 
 // reasonOf is the error the status's ErrorInfo reason stands for, nil
 // when it has none this client knows.
 func reasonOf(st *status.Status) error {
 	for _, d := range st.Details() {
-		if ei, ok := d.(*errdetails.ErrorInfo); ok && ei.GetDomain() == errorDomain {
+		if ei, ok := d.(*errdetails.ErrorInfo); ok && ei.GetDomain() == errorDomain() {
 			return reasons[ei.GetReason()]
 		}
 	}

@@ -20,6 +20,9 @@ import (
 // session.proto is given for some error (a reason no error gives is one
 // clients wait for in vain).
 func TestErrorReasons(t *testing.T) {
+	if d := errorDomain(); d != "pith.session.v1" {
+		t.Fatalf("ErrorInfo domain %q, docs/serve.md and session.proto say pith.session.v1", d)
+	}
 	given := map[pb.ErrorReason]bool{}
 	for _, tc := range []struct {
 		err    error
@@ -63,7 +66,7 @@ func TestErrorReasons(t *testing.T) {
 func reasonIn(st *status.Status) string {
 	for _, d := range st.Details() {
 		if ei, ok := d.(*errdetails.ErrorInfo); ok {
-			if ei.GetDomain() != errorDomain {
+			if ei.GetDomain() != errorDomain() {
 				return "domain " + ei.GetDomain()
 			}
 			return ei.GetReason()

@@ -158,7 +158,7 @@ func toStatus(err error) error {
 	if reason != pb.ErrorReason_ERROR_REASON_UNSPECIFIED {
 		// The reason tells apart what one code covers (nothing to
 		// compact, a veto, ...), so that no client matches words.
-		if d, derr := st.WithDetails(&errdetails.ErrorInfo{Reason: reason.String(), Domain: errorDomain}); derr == nil {
+		if d, derr := st.WithDetails(&errdetails.ErrorInfo{Reason: reason.String(), Domain: errorDomain()}); derr == nil {
 			st = d
 		}
 	}
@@ -166,5 +166,5 @@ func toStatus(err error) error {
 }
 
 // errorDomain is the domain of the google.rpc.ErrorInfo a refusal
-// carries (session.proto's ErrorReason).
-const errorDomain = "pith.session.v1"
+// carries: the package of session.proto, which defines ErrorReason.
+func errorDomain() string { return string(pb.File_pith_session_v1_session_proto.Package()) }
