@@ -182,11 +182,7 @@ func (s *Session) reload(ctx context.Context) error {
 	// take (a torn last line's too, though the view leaves it out): a
 	// check after the read would come once the bytes were in memory, the
 	// very thing it is there to prevent.
-	var admit func(int64) error
-	if s.opts.Admit != nil {
-		admit = s.fits
-	}
-	data, err := s.st.ExportWithin(ctx, s.name, admit)
+	data, err := s.st.ExportWithin(ctx, s.name, s.admit())
 	if err != nil {
 		return err
 	}
@@ -237,6 +233,15 @@ func lastLine(view []byte) []byte {
 	return bytes.Clone(view[bytes.LastIndexByte(view, '\n')+1:])
 }
 
+// admit is fits for a store's read, nil when there is no bound: a
+// store then reads without asking (PostgreSQL without a transaction).
+func (s *Session) admit() func(int64) error {
+	if s.opts.Admit == nil {
+		return nil
+	}
+	return s.fits
+}
+
 // fits asks SessionOptions.Admit whether the handle may hold n bytes.
 func (s *Session) fits(n int64) error {
 	if s.opts.Admit == nil {
@@ -267,7 +272,7 @@ func (s *Session) catchUp(ctx context.Context) error {
 	}
 	// A store that knows the session's size before reading (files) is
 	// refused there what would take the handle past its bound.
-	data, n, err := s.st.TailWithin(ctx, s.name, from, s.fits)
+	data, n, err := s.st.TailWithin(ctx, s.name, from, s.admit())
 	if err != nil {
 		return err
 	}
