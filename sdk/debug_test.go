@@ -62,7 +62,7 @@ func startDebug(t *testing.T, ctx context.Context, h Handler, cfg config) *debug
 	var out syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- serveDebug(ctx, serveConfig(newServer(handlerOf(h), cfg)), &out)
+		done <- serveDebug(ctx, newServer(handlerOf(h), cfg), &out)
 	}()
 
 	var line string
@@ -87,7 +87,7 @@ func startDebug(t *testing.T, ctx context.Context, h Handler, cfg config) *debug
 		t.Fatal(err)
 	}
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig: wire.Handshake,
+		HandshakeConfig: plugin.HandshakeConfig(wire.Handshake),
 		// A reattaching client takes Plugins: there is no version to
 		// negotiate.
 		Plugins:          plugin.PluginSet{wire.PluginName: attachPlugin{}},

@@ -9,7 +9,9 @@
 // Serve, the older form, takes any value and checks it at start-up; it
 // still works.
 //
-// The SDK hides go-plugin and gRPC: it performs the handshake, reports the
+// The SDK hides go-plugin's protocol and gRPC (it speaks the protocol
+// without linking go-plugin, whose server side would slow every plugin's
+// start): it performs the handshake, reports the
 // implemented events, turns panics into errors, exits when the host dies,
 // logs to the host through Logger, and gives handlers the host's API
 // through Host. Events cut to the plugin's limits say so (PathTruncated,

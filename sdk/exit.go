@@ -9,8 +9,8 @@ import (
 	"syscall"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/go-plugin"
 	"github.com/pith-dev/pith/internal/proctree"
+	"github.com/pith-dev/pith/internal/wire"
 )
 
 // hostGone ends the plugin and every process it started: a plugin's
@@ -32,7 +32,7 @@ func hostGone(log hclog.Logger, why string) {
 // directory named as go-plugin names it is removed: the variable comes
 // from the host, but a plugin run by hand may have anything there.
 func removeSocketDir() {
-	dir := os.Getenv(plugin.EnvUnixSocketDir)
+	dir := os.Getenv(wire.EnvUnixSocketDir)
 	if dir == "" || !filepath.IsAbs(dir) || !strings.HasPrefix(filepath.Base(dir), "plugin-dir") {
 		return
 	}

@@ -2,31 +2,30 @@ package sdk
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
+	"net"
 	"sync"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/go-plugin"
-	"github.com/hashicorp/go-plugin/runner"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/internal/dispatch"
 	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
 	"github.com/pith-dev/pith/internal/wire"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 )
 
 // InProcessPlugin is a handler served inside the calling process over a
-// real gRPC connection: the server is the one Serve runs (go-plugin's, with
-// the SDK's handler adaptation, panic guard and message limits), listening
-// on a local socket; the caller's side is a go-plugin client with the
-// host's dial options, sending each event through the host's protobuf
-// conversion. Deadlines, status codes, message size limits and the wire
-// conversion therefore behave exactly as with a plugin subprocess. Only
-// the process and the handshake (cookie, TLS) are left out.
+// real gRPC connection: the server is the one Serve runs (the SDK's
+// handler adaptation, panic guard, codec and message limits), listening on
+// a unix socket in a private temporary directory; the caller's side is a
+// gRPC client with the host's dial options, sending each event through the
+// host's protobuf conversion. Deadlines, status codes, message size limits
+// and the wire conversion therefore behave exactly as with a plugin
+// subprocess. Only the process and the handshake (cookie, TLS) are left
+// out.
 //
 // The host API is the one difference: a subprocess reaches the host
 // over its own connection to the host API listener, an in-process handler gets the HostAPI of
@@ -39,9 +38,9 @@ type InProcessPlugin struct {
 	info   hooks.PluginInfo
 	events []hooks.EventID
 	rpc    pb.HooksClient
-	conn   plugin.ClientProtocol
-	stop   context.CancelFunc
-	closed chan struct{}
+	conn   *grpc.ClientConn
+	server *grpcServer
+	served chan struct{} // closed when the server's serve has returned
 	grants localGrants
 	once   sync.Once
 }
@@ -63,14 +62,9 @@ func StartInProcess(info hooks.PluginInfo, h Handler) (*InProcessPlugin, error) 
 	if name == "" {
 		name = "in-process"
 	}
-	ip := &InProcessPlugin{info: info, closed: make(chan struct{})}
-	rc, err := ip.serve(serveConfig(newServer(handlerOf(h), config{name: name, version: "0.0.0"})))
-	if err != nil {
-		return nil, err
-	}
-	if err := ip.connect(rc); err != nil {
-		_ = ip.Close()
-		return nil, err
+	ip := &InProcessPlugin{info: info, served: make(chan struct{})}
+	if err := ip.start(newServer(handlerOf(h), config{name: name, version: "0.0.0"})); err != nil {
+		return nil, fmt.Errorf("sdk: in-process plugin %q: %w", name, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), describeTimeout)
 	defer cancel()
@@ -83,80 +77,46 @@ func StartInProcess(info hooks.PluginInfo, h Handler) (*InProcessPlugin, error) 
 	return ip, nil
 }
 
-// serve starts go-plugin's server for sc in test mode (in this process, on
-// a local socket, no handshake) and returns where it listens.
-func (ip *InProcessPlugin) serve(sc *plugin.ServeConfig) (*plugin.ReattachConfig, error) {
-	newServer := sc.GRPCServer
-	sc.GRPCServer = func(opts []grpc.ServerOption) *grpc.Server {
-		return newServer(append(opts, grpc.ChainUnaryInterceptor(ip.grants.intercept)))
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	ip.stop = stop
-	ch := make(chan *plugin.ReattachConfig, 1)
-	sc.Test = &plugin.ServeTestConfig{Context: ctx, ReattachConfigCh: ch, CloseCh: ip.closed}
-	go plugin.Serve(sc)
-	select {
-	case rc := <-ch:
-		return rc, nil
-	case <-ip.closed:
-		stop()
-		return nil, errors.New("sdk: the in-process plugin server stopped before it served")
-	}
-}
-
-// connect attaches a go-plugin client, configured as the host's, to the
-// server at rc.
-func (ip *InProcessPlugin) connect(rc *plugin.ReattachConfig) error {
-	// The attached "process" is this one: it is gone when the server has
-	// stopped, and stopping it stops the server.
-	rc.ReattachFunc = func() (runner.AttachedRunner, error) { return serverRunner{ip}, nil }
-	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig: wire.Handshake,
-		// A reattached test-mode client negotiates no version: it takes
-		// its plugin set from Plugins.
-		Plugins:          plugin.PluginSet{wire.PluginName: callerSide{}},
-		Reattach:         rc,
-		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		GRPCDialOptions:  wire.DialOptions(),
-		Logger:           hclog.NewNullLogger(),
-	})
-	conn, err := client.Client()
+// start serves srv on a socket of its own and connects a client to it.
+func (ip *InProcessPlugin) start(srv *server) error {
+	l, err := listen("")
 	if err != nil {
-		return fmt.Errorf("sdk: connect to the in-process plugin: %w", err)
+		close(ip.served)
+		return fmt.Errorf("listen: %w", err)
 	}
-	ip.conn = conn
-	raw, err := conn.Dispense(wire.PluginName)
+	ip.server = newGRPCServer(srv, nil, grpc.ChainUnaryInterceptor(ip.grants.intercept))
+	go func() {
+		defer close(ip.served)
+		_ = ip.server.serve(l)
+	}()
+	network, addr := l.Addr().Network(), l.Addr().String()
+	var d net.Dialer
+	conn, err := grpc.NewClient("passthrough:///localhost", append([]grpc.DialOption{
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, network, addr)
+		}),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+	}, wire.DialOptions()...)...)
 	if err != nil {
-		return fmt.Errorf("sdk: connect to the in-process plugin: %w", err)
+		_ = ip.Close()
+		return fmt.Errorf("connect: %w", err)
 	}
-	ip.rpc = raw.(pb.HooksClient)
+	ip.conn, ip.rpc = conn, pb.NewHooksClient(conn)
 	return nil
 }
-
-// closeGrace is how long Close waits for the server to stop at the
-// client's goodbye before stopping it itself.
-const closeGrace = 5 * time.Second
 
 // Close ends the connection and stops the server; calls after it fail. It
 // does not call the handler's Close (sdk.Closer), which the host's Shutdown
 // would: in-process, the test owns the handler value and closes it.
 func (ip *InProcessPlugin) Close() error {
 	ip.once.Do(func() {
-		defer ip.stop()
 		if ip.conn != nil {
-			// go-plugin's goodbye: its controller stops the server, which
-			// then returns quietly (a closed listener would log an error).
 			_ = ip.conn.Close()
-			select {
-			case <-ip.closed:
-				return
-			case <-time.After(closeGrace):
-			}
 		}
-		// No goodbye reached the server: stop it through Serve's context.
-		// (Not both at once: two stops race inside go-plugin.)
-		ip.stop()
-		<-ip.closed
+		if ip.server != nil {
+			ip.server.stop()
+		}
+		<-ip.served
 	})
 	return nil
 }
@@ -273,45 +233,6 @@ func (f failedPlugin) BeforeTree(context.Context, *hooks.BeforeTreeEvent) (*hook
 }
 
 func (f failedPlugin) Tree(context.Context, *hooks.TreeEvent) error { return f.err }
-
-// callerSide is the go-plugin glue on the calling (host) side: it hands
-// out the Hooks client.
-type callerSide struct{ plugin.NetRPCUnsupportedPlugin }
-
-func (callerSide) GRPCServer(*plugin.GRPCBroker, *grpc.Server) error { return errNotHost }
-
-func (callerSide) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return pb.NewHooksClient(c), nil
-}
-
-// serverRunner is the "process" go-plugin's client attaches to: the
-// in-process server. It has exited when the server has stopped.
-type serverRunner struct{ ip *InProcessPlugin }
-
-func (r serverRunner) Wait(ctx context.Context) error {
-	select {
-	case <-r.ip.closed:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (r serverRunner) Kill(context.Context) error {
-	r.ip.stop()
-	<-r.ip.closed
-	return nil
-}
-
-func (serverRunner) ID() string { return "in-process" }
-
-func (serverRunner) PluginToHost(network, addr string) (string, string, error) {
-	return network, addr, nil
-}
-
-func (serverRunner) HostToPlugin(network, addr string) (string, string, error) {
-	return network, addr, nil
-}
 
 // localGrants carries the caller's host API across the connection with the
 // host's capabilities (wire.Grants): each call sends a fresh token in the

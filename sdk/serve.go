@@ -11,14 +11,12 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-hclog"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/internal/gcstart"
-	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
 	"github.com/pith-dev/pith/internal/plugintls"
 	"github.com/pith-dev/pith/internal/reattach"
 	"github.com/pith-dev/pith/internal/wire"
-	"google.golang.org/grpc"
 )
 
 // Option configures ServePlugin and Serve.
@@ -120,11 +118,10 @@ func serve(h Handler, opts []Option) error {
 		return err
 	}
 	srv := newServer(handlerOf(h), cfg)
-	sc := serveConfig(srv)
 	if cfg.debug {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 		defer stop()
-		return serveDebug(ctx, sc, os.Stdout)
+		return serveDebug(ctx, srv, os.Stdout)
 	}
 	if !byHost {
 		reportStartError(log, false, ErrNotLaunchedByHost)
@@ -132,63 +129,83 @@ func serve(h Handler, opts []Option) error {
 		return ErrNotLaunchedByHost // when exitRunByHand is a test's
 	}
 	gcstart.Defer(startingHeap)
-	id, tlsCfg, err := serveTLS(sc, os.Getenv(plugintls.EnvClientCert))
-	if err != nil {
+	if err := serveHost(srv, log); err != nil {
 		log.Error(err.Error())
 		return err
 	}
-	srv.tls = tlsCfg
-	if id != nil {
-		if err := announceCertificate(id); err != nil {
-			log.Error(err.Error())
-			return err
-		}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	onTerminate(log)
-	go watchParent(ctx, func() { hostGone(log, "host process is gone") })
-	plugin.Serve(sc)
 	return nil
 }
 
-// serveConfig is go-plugin's configuration for serving srv.
-func serveConfig(srv *server) *plugin.ServeConfig {
-	return &plugin.ServeConfig{
-		HandshakeConfig: wire.Handshake,
-		VersionedPlugins: map[int]plugin.PluginSet{
-			wire.ProtocolVersion: {wire.PluginName: &grpcPlugin{srv: srv}},
-		},
-		GRPCServer: wire.NewPluginServer,
-		Logger:     Logger(),
-	}
-}
-
-// serveDebug serves sc in go-plugin's test mode and prints the reattach
-// configuration on out; it returns once serving has ended.
-func serveDebug(ctx context.Context, sc *plugin.ServeConfig, out io.Writer) error {
-	ch := make(chan *plugin.ReattachConfig, 1)
-	closed := make(chan struct{})
-	sc.Test = &plugin.ServeTestConfig{Context: ctx, ReattachConfigCh: ch, CloseCh: closed}
-	go plugin.Serve(sc)
-	var rc *plugin.ReattachConfig
-	select {
-	case rc = <-ch:
-	case <-closed:
-		return errors.New("sdk: debug mode: the plugin server stopped before it served")
-	}
-	line, err := reattach.Config{
-		Protocol: string(rc.Protocol), ProtocolVersion: rc.ProtocolVersion, Pid: rc.Pid, Test: true,
-		Addr: reattach.Addr{Network: rc.Addr.Network(), String: rc.Addr.String()},
-	}.Line()
+// serveHost serves srv to the host that started the process, as
+// go-plugin's Serve would: the version the host offers, TLS when the host
+// passed its certificate, a socket in the directory it made, the handshake
+// line on stdout. It returns once the host has stopped the server.
+func serveHost(srv *server, log hclog.Logger) error {
+	version, err := negotiate(os.Getenv(wire.EnvProtocolVersions))
 	if err != nil {
 		return err
 	}
-	if _, err := fmt.Fprintln(out, line); err != nil {
+	id, tlsCfg, err := serveTLS(os.Getenv(plugintls.EnvClientCert))
+	if err != nil {
 		return err
 	}
-	<-closed
-	return nil
+	srv.tls = tlsCfg
+	l, err := listen(os.Getenv(wire.EnvUnixSocketDir))
+	if err != nil {
+		return fmt.Errorf("sdk: listen: %w", err)
+	}
+	gs := newGRPCServer(srv, tlsCfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	onTerminate(log)
+	ignoreInterrupts()
+	go watchParent(ctx, func() { hostGone(log, "host process is gone") })
+	if err := announce(os.Stdout, handshakeLine(version, l.Addr(), id)); err != nil {
+		_ = l.Close()
+		return err
+	}
+	// After the handshake line nobody reads the plugin's stdout (go-plugin
+	// reads and drops it): what the plugin's code prints there goes to
+	// stderr instead, which the host logs.
+	os.Stdout = os.Stderr
+	return gs.serve(l)
+}
+
+// ignoreInterrupts keeps SIGINT from ending the plugin: a Ctrl-C at the
+// terminal reaches the host's whole process group, and it is the host that
+// decides when its plugins stop (go-plugin's Serve does the same).
+func ignoreInterrupts() {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt)
+	go func() {
+		for range ch {
+		}
+	}()
+}
+
+// serveDebug serves srv without TLS on a socket of its own and prints the
+// reattach configuration on out; it returns once a client has stopped the
+// server (go-plugin's controller) or ctx has ended.
+func serveDebug(ctx context.Context, srv *server, out io.Writer) error {
+	l, err := listen("")
+	if err != nil {
+		return fmt.Errorf("sdk: debug mode: listen: %w", err)
+	}
+	line, err := reattach.Config{
+		Protocol: "grpc", ProtocolVersion: wire.ProtocolVersion, Pid: os.Getpid(), Test: true,
+		Addr: reattach.Addr{Network: l.Addr().Network(), String: l.Addr().String()},
+	}.Line()
+	if err == nil {
+		_, err = fmt.Fprintln(out, line)
+	}
+	if err != nil {
+		_ = l.Close()
+		return err
+	}
+	gs := newGRPCServer(srv, nil)
+	stop := context.AfterFunc(ctx, gs.stop)
+	defer stop()
+	return gs.serve(l)
 }
 
 // CheckHandler reports whether h handles at least one event, as Serve
@@ -237,22 +254,6 @@ func methodList() string {
 		names[i] = m.name
 	}
 	return strings.Join(names, ", ")
-}
-
-// grpcPlugin is the go-plugin glue: it registers the Hooks service.
-type grpcPlugin struct {
-	plugin.NetRPCUnsupportedPlugin
-	srv *server
-}
-
-func (g *grpcPlugin) GRPCServer(broker *plugin.GRPCBroker, s *grpc.Server) error {
-	g.srv.broker = broker
-	pb.RegisterHooksServer(s, g.srv)
-	return nil
-}
-
-func (g *grpcPlugin) GRPCClient(context.Context, *plugin.GRPCBroker, *grpc.ClientConn) (any, error) {
-	return nil, errNotHost
 }
 
 // Events reports the events p (a handler value or a ServeOpts) handles,

@@ -8,7 +8,6 @@ import (
 	"runtime/debug"
 	"sync"
 
-	"github.com/hashicorp/go-plugin"
 	"github.com/pith-dev/pith/hooks"
 	"github.com/pith-dev/pith/internal/dispatch"
 	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
@@ -27,7 +26,6 @@ type server struct {
 	p      any
 	cfg    config
 	plugin hooks.Plugin
-	broker *plugin.GRPCBroker
 	// tls is the plugin's TLS configuration (serveTLS), with which the
 	// host API is dialled; nil when the host asked for no TLS.
 	tls *tls.Config
@@ -42,27 +40,15 @@ func newServer(p any, cfg config) *server {
 }
 
 func (s *server) Describe(ctx context.Context, req *pb.DescribeRequest) (*pb.DescribeResponse, error) {
-	var (
-		conn *grpc.ClientConn
-		err  error
-	)
-	switch id := req.GetHostApiBrokerId(); {
-	case req.GetHostApiAddress() != "":
-		// The host gives its API's address: connect on the first host
-		// call, if one ever comes.
-		conn, err = dialHostLazily(req.GetHostApiAddress(), s.tls)
+	// The host gives its API's address: connect on the first host call, if
+	// one ever comes. (Hosts before host_api_address existed gave only a
+	// go-plugin broker id, which the SDK, serving without go-plugin, no
+	// longer dials: a plugin of this SDK has no host API under them.)
+	if addr := req.GetHostApiAddress(); addr != "" {
+		conn, err := dialHostLazily(addr, s.tls)
 		if err != nil {
 			return nil, status.Error(codes.InvalidArgument, err.Error())
 		}
-	case id != 0 && s.broker != nil:
-		// An older host gives only the broker id; dial now, while the
-		// broker still holds the connection info (about 5 s).
-		conn, err = s.broker.DialWithOptions(id, wire.DialOptions()...)
-		if err != nil {
-			return nil, status.Errorf(codes.Unavailable, "dial the host API: %v", err)
-		}
-	}
-	if conn != nil {
 		s.mu.Lock()
 		old := s.conn
 		s.conn, s.host = conn, newHostClient(pb.NewHostAPIClient(conn))

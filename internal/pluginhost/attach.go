@@ -36,7 +36,7 @@ func (s *Supervisor) attach() (*instance, *remote, error) {
 	s.log.Warn("attaching to a plugin running in debug mode: no sha256 check, no TLS; the host will not stop or restart it",
 		"pid", rc.Pid, "address", rc.Addr.String, "sha256_ignored", s.spec.SHA256 != "")
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig: wire.Handshake,
+		HandshakeConfig: goPluginHandshake,
 		// No version is negotiated when attaching: the plugin set is the
 		// one of the version the plugin printed.
 		Plugins: plugin.PluginSet{wire.PluginName: &hostPlugin{}},

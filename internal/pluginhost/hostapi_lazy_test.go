@@ -192,15 +192,19 @@ func TestHostAPIStoppedWithPlugin(t *testing.T) {
 	}
 }
 
-// TestHostAPIOlderHost: from a host that sends only the broker id, as
-// hosts did before host_api_address, the SDK dials through go-plugin's
-// broker at Describe, as before — which is also how plugins without the
-// Go SDK find the listener.
+// TestHostAPIOlderHost: from a host that sends only go-plugin's broker id,
+// as hosts did before host_api_address, a plugin of this SDK — which
+// serves without go-plugin, so has no broker to dial through — still
+// starts and answers, with no host API: it makes no connection, and what
+// it asks the host fails (ErrNoHost) rather than hanging.
 func TestHostAPIOlderHost(t *testing.T) {
 	pluginhost.ActAsOlderHost(t)
 	h, d := startAll(t, pluginhost.Options{Host: hostWithSession()}, nil, spec("old", 1, "-before-compact", "host"))
-	callHost(t, d)
-	wantConnections(t, h.Supervisor("old"), 1)
+	out, err := d.BeforeCompact(context.Background(), preparedEvent(), limits)
+	if err == nil && out.Compaction != nil && out.Compaction.Summary == hostSummary {
+		t.Fatal("the summary was made through a host API the plugin has no way to reach")
+	}
+	wantConnections(t, h.Supervisor("old"), 0)
 }
 
 // TestHostAPIAttachedPlugin: a plugin in debug mode, which speaks no TLS,

@@ -186,6 +186,10 @@ func newInstanceLogs(log hclog.Logger, lim hooks.Limits) instanceLogs {
 
 func (l instanceLogs) writers() []*logWriter { return []*logWriter{l.stderr, l.syncErr, l.syncOut} }
 
+// goPluginHandshake is the handshake (cookie, protocol version) as
+// go-plugin's client takes it.
+var goPluginHandshake = plugin.HandshakeConfig(wire.Handshake)
+
 // processClientConfig is go-plugin's configuration for starting cmd. TLS is
 // Pith's own (tlsCfg, internal/plugintls) rather than go-plugin's AutoMTLS,
 // whose P-521 keys cost most of a plugin's start; the scheme is the same.
@@ -194,7 +198,7 @@ func (l instanceLogs) writers() []*logWriter { return []*logWriter{l.stderr, l.s
 // when it starts the process; its path is stored in inst.socketDir.
 func (s *Supervisor) processClientConfig(cmd *exec.Cmd, tlsCfg *tls.Config, logs instanceLogs, inst *instance) *plugin.ClientConfig {
 	return &plugin.ClientConfig{
-		HandshakeConfig:  wire.Handshake,
+		HandshakeConfig:  goPluginHandshake,
 		VersionedPlugins: map[int]plugin.PluginSet{wire.ProtocolVersion: {wire.PluginName: &hostPlugin{}}},
 		// go-plugin's own runner would give the plugin the host's stdin;
 		// it passes its handshake variables on the placeholder command.

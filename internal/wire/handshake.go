@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 )
 
@@ -27,12 +26,40 @@ const EnvHostPID = "PITH_HOST_PID"
 const CapabilityKey = "pith-capability"
 
 // Handshake is the magic cookie that keeps a plugin binary from being run by
-// hand and from being confused with another program's plugins.
-var Handshake = plugin.HandshakeConfig{
+// hand and from being confused with another program's plugins. It has the
+// fields of go-plugin's HandshakeConfig, which the host converts it to: the
+// package does not import go-plugin, so that a plugin built with the SDK
+// links none of it (go-plugin's server side brings net/rpc, gob, yamux and
+// gRPC reflection, whose package initialisation alone is about a third of
+// a plugin process's start).
+var Handshake = HandshakeConfig{
 	ProtocolVersion:  ProtocolVersion,
 	MagicCookieKey:   "PITH_PLUGIN_MAGIC_COOKIE",
 	MagicCookieValue: "5b1c1d0e-pith-hooks-v1-8f3a2c77d9e4",
 }
+
+// HandshakeConfig is go-plugin's plugin.HandshakeConfig, field for field
+// (TestHandshakeConfigIsGoPlugins), so that plugin.HandshakeConfig(h)
+// converts it.
+type HandshakeConfig struct {
+	ProtocolVersion  uint
+	MagicCookieKey   string
+	MagicCookieValue string
+}
+
+// The rest of go-plugin's handshake, as a plugin process sees it: what the
+// host puts in its environment and what it expects back on stdout
+// (docs/protocol.md). Tests check them against go-plugin's own.
+const (
+	// CoreProtocolVersion is the first field of the handshake line.
+	CoreProtocolVersion = 1
+	// EnvProtocolVersions lists, comma-separated, the application
+	// protocol versions the host speaks.
+	EnvProtocolVersions = "PLUGIN_PROTOCOL_VERSIONS"
+	// EnvUnixSocketDir is the private directory (mode 0700) the host made
+	// for the plugin's socket.
+	EnvUnixSocketDir = "PLUGIN_UNIX_SOCKET_DIR"
+)
 
 // ServerOptions raise the message limits of a gRPC server to MaxMessageSize.
 func ServerOptions() []grpc.ServerOption {
@@ -47,8 +74,8 @@ func DialOptions() []grpc.DialOption {
 	)}
 }
 
-// NewServer is a gRPC server constructor for go-plugin (ServeConfig.GRPCServer,
-// GRPCBroker.AcceptAndServe) with the raised limits.
+// NewServer is a gRPC server constructor with the raised limits (also for
+// go-plugin: ServeConfig.GRPCServer, GRPCBroker.AcceptAndServe).
 func NewServer(opts []grpc.ServerOption) *grpc.Server {
 	return grpc.NewServer(append(opts, ServerOptions()...)...)
 }
