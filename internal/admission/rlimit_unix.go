@@ -13,5 +13,7 @@ func DescriptorLimit() uint64 {
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		return 0
 	}
-	return lim.Cur
+	// The field is unsigned on Linux and signed on the BSDs, where a
+	// negative value is no limit this can report.
+	return uint64(max(lim.Cur, 0))
 }
