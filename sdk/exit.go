@@ -56,6 +56,10 @@ func onTerminate(log hclog.Logger) {
 // can see Serve refuse without ending.
 var exitRunByHand = func() { os.Exit(1) }
 
+// exitStartFailed ends a plugin the host started that could not serve:
+// status 1, as go-plugin's Serve exits then.
+var exitStartFailed = func() { os.Exit(1) }
+
 // reportStartError says why the plugin does not serve: as a JSON log line
 // when Pith started it (forHost) and parses its stderr, as one plain line
 // when a person ran it and reads the terminal.

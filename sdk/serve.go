@@ -81,7 +81,8 @@ const startingHeap = 16 << 20
 // names the method sets it looked at, a handler that handles no event.
 // Run by hand, outside Pith and not in debug mode, it says so on stderr
 // (ErrNotLaunchedByHost) and exits with status 1, as go-plugin's Serve
-// does. Call it from main:
+// does; so does a plugin the host started that cannot serve (no protocol
+// version in common, no socket), after a log line that says why. Call it from main:
 //
 //	if err := sdk.Serve(h, sdk.WithName("guard")); err != nil {
 //		fmt.Fprintln(os.Stderr, err)
@@ -130,7 +131,11 @@ func serve(h Handler, opts []Option) error {
 	}
 	gcstart.Defer(startingHeap)
 	if err := serveHost(srv, log); err != nil {
+		// go-plugin's Serve exits here, and plugins written for it
+		// ignore the error: without the exit such a plugin would end
+		// with status 0 and the host would be told nothing was wrong.
 		log.Error(err.Error())
+		exitStartFailed()
 		return err
 	}
 	return nil
