@@ -81,9 +81,15 @@ var examplePlugins = in("plugins/examples/...")
 // new directory), and none links a provider SDK: a plugin starts in
 // milliseconds and carries no LLM client. The binaries are found in the
 // graph, not listed, so a new plugin is covered the day it is added.
+//
+// Nor does one link go-plugin's server side: the SDK speaks the protocol
+// with gRPC alone (sdk/grpcserve.go), and go-plugin's net/rpc, gob, yamux
+// and gRPC reflection would cost every plugin process their package
+// initialisation at start. (A plugin written against plain go-plugin does
+// not link the SDK and is not checked.)
 var pluginBinaryRule = DepRule{
-	Name:   "plugin binaries link no provider SDK",
-	Forbid: llmSDKs,
+	Name:   "plugin binaries link no provider SDK and no go-plugin",
+	Forbid: slices.Concat(llmSDKs, []string{"github.com/hashicorp/go-plugin/...", "net/rpc", "encoding/gob", "google.golang.org/grpc/reflection/..."}),
 }
 
 // hiddenPackages must not show through any public package's API: the

@@ -2,7 +2,8 @@
 //   - the core (core/..., except the summarizers that speak HTTP) links no
 //     net/http or crypto/tls;
 //   - plugin binaries — every command that links the SDK, wherever it is —
-//     and the light core packages link no LLM provider SDK;
+//     and the light core packages link no LLM provider SDK, and plugin
+//     binaries no go-plugin (whose server side the SDK does without);
 //   - the pure core links neither go-plugin nor gRPC;
 //   - the wire adapter (internal/wire) and the generated protobuf Go
 //     (internal/gen) are imported only by the host, SDK and adapter
