@@ -57,7 +57,11 @@ type hostAPIEndpoint struct {
 func serveHostAPI(ctx context.Context, broker *plugin.GRPCBroker, id uint32, tlsCfg *tls.Config, api *hostAPIServer, noBroker *atomic.Bool, dir string) (*hostAPIEndpoint, error) {
 	var ln net.Listener
 	err := ctx.Err()
-	if err == nil && !noBroker.Load() {
+	// An attached plugin (dir "") gets no broker listener: go-plugin would
+	// make it in the temporary directory, and leave it there when the
+	// plugin serves no broker (the Go SDK's, in debug mode) and Accept
+	// fails; such a plugin reaches the host at the address.
+	if err == nil && !noBroker.Load() && dir != "" {
 		if ln, err = acceptBroker(ctx, broker, id); err != nil && ctx.Err() == nil {
 			noBroker.Store(true)
 		}
