@@ -3,6 +3,7 @@ package sdk
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net"
 	"strings"
 	"sync"
@@ -17,6 +18,8 @@ import (
 	"github.com/pith-dev/pith/internal/wire"
 	"google.golang.org/grpc"
 )
+
+var errNotHost = errors.New("sdk: a plugin cannot act as the host")
 
 // attachPlugin is the host side of the hooks plugin for go-plugin's client.
 type attachPlugin struct{ plugin.NetRPCUnsupportedPlugin }

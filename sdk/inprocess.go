@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"sync"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
 	"github.com/pith-dev/pith/internal/wire"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -89,14 +87,9 @@ func (ip *InProcessPlugin) start(srv *server) error {
 		defer close(ip.served)
 		_ = ip.server.serve(l)
 	}()
-	network, addr := l.Addr().Network(), l.Addr().String()
-	var d net.Dialer
-	conn, err := grpc.NewClient("passthrough:///localhost", append([]grpc.DialOption{
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
-			return d.DialContext(ctx, network, addr)
-		}),
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-	}, wire.DialOptions()...)...)
+	// The host's dial options, without TLS: the same lazy client a plugin
+	// makes of the host API.
+	conn, err := dialHostLazily(l.Addr().Network()+":"+l.Addr().String(), nil)
 	if err != nil {
 		_ = ip.Close()
 		return fmt.Errorf("connect: %w", err)

@@ -82,7 +82,8 @@ const startingHeap = 16 << 20
 // Run by hand, outside Pith and not in debug mode, it says so on stderr
 // (ErrNotLaunchedByHost) and exits with status 1, as go-plugin's Serve
 // does; so does a plugin the host started that cannot serve (no protocol
-// version in common, no socket), after a log line that says why. Call it from main:
+// version in common, no socket), after a log line that says why. Call it
+// from main:
 //
 //	if err := sdk.Serve(h, sdk.WithName("guard")); err != nil {
 //		fmt.Fprintln(os.Stderr, err)
@@ -178,7 +179,9 @@ func serveHost(srv *server, log hclog.Logger) error {
 
 // ignoreInterrupts keeps SIGINT from ending the plugin: a Ctrl-C at the
 // terminal reaches the host's whole process group, and it is the host that
-// decides when its plugins stop (go-plugin's Serve does the same).
+// decides when its plugins stop (go-plugin's Serve does the same). A
+// handler rather than signal.Ignore, whose SIG_IGN the plugin's own child
+// processes would inherit across exec.
 func ignoreInterrupts() {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, os.Interrupt)

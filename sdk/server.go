@@ -18,8 +18,6 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-var errNotHost = errors.New("sdk: a plugin cannot act as the host")
-
 // server adapts the plugin's handlers to the Hooks gRPC service.
 type server struct {
 	pb.UnimplementedHooksServer
