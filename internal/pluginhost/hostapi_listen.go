@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sync/atomic"
@@ -13,6 +12,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/pith-dev/pith/internal/dispatch"
 	pb "github.com/pith-dev/pith/internal/gen/pith/hooks/v1"
+	"github.com/pith-dev/pith/internal/privsock"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 )
@@ -102,28 +102,7 @@ func listenPrivate(dir string) (net.Listener, error) {
 	if dir != "" {
 		return net.Listen("unix", filepath.Join(dir, "host-api"))
 	}
-	dir, err := os.MkdirTemp(socketTempDir(), "pith-host-api")
-	if err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("unix", filepath.Join(dir, "s"))
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	return removingListener{Listener: ln, dir: dir}, nil
-}
-
-// removingListener removes its directory when closed.
-type removingListener struct {
-	net.Listener
-	dir string
-}
-
-func (l removingListener) Close() error {
-	err := l.Listener.Close()
-	os.RemoveAll(l.dir)
-	return err
+	return privsock.Listen(socketTempDir(), "pith-host-api", "s")
 }
 
 // acceptBroker is broker.Accept(id) bounded by ctx. Accept blocks until
